@@ -1,0 +1,44 @@
+"""Shared fixtures: one local Spark session per run, one Tansu broker per test module."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from pyspark.sql import SparkSession
+
+    import ticdc_sink
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("ticdc-sink-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    ticdc_sink.register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[object]:
+    from tests.support.broker import TansuBroker
+
+    with TansuBroker() as running:
+        yield running

@@ -1,0 +1,134 @@
+"""KafkaProducer against a real Kafka-protocol broker (Tansu on loopback): topic creation,
+partition counts, a 10k-message round trip, null vs empty keys, an unreachable broker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.broker import TansuBroker, free_port
+from ticdc_sink.config import KafkaConfig
+from ticdc_sink.errors import DeliveryError
+from ticdc_sink.producer import KafkaProducer
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[TansuBroker]:
+    with TansuBroker() as running:
+        yield running
+
+
+def kafka_config(broker: TansuBroker, **changes: Any) -> KafkaConfig:
+    return KafkaConfig(
+        bootstrap_servers=broker.bootstrap,
+        client_config={"linger.ms": "5"},
+        broker_timeout_ms=10_000,
+        **changes,
+    )
+
+
+def test_round_trip_of_10k_messages_across_partitions(broker: TansuBroker) -> None:
+    topic = "round_trip"
+    with KafkaProducer(kafka_config(broker, partition_num=4)) as producer:
+        assert producer.partition_count(topic) == 4
+        sent: dict[int, list[tuple[bytes, bytes]]] = {p: [] for p in range(4)}
+        for i in range(10_000):
+            partition = (i * 7) % 4
+            key, value = b"key-%d" % i, b'{"row":%d,"pad":"%s"}' % (i, b"x" * (i % 50))
+            producer.send(topic, partition, key, value)
+            sent[partition].append((key, value))
+        producer.flush()
+        delivered = producer.delivered
+
+    assert {tp: stats.messages for tp, stats in delivered.items()} == {
+        (topic, p): len(sent[p]) for p in range(4)
+    }
+    assert sum(stats.bytes for stats in delivered.values()) == sum(
+        len(k) + len(v) for rows in sent.values() for k, v in rows
+    )
+    records = broker.consume_all(topic)
+    assert len(records) == 10_000
+    for partition in range(4):
+        got = [r for r in records if r.partition == partition]
+        assert [r.offset for r in got] == list(range(len(sent[partition])))
+        assert [(r.key, r.value) for r in got] == sent[partition]
+
+
+def test_null_and_empty_keys_and_values_are_kept_apart(broker: TansuBroker) -> None:
+    topic = "keys"
+    with KafkaProducer(kafka_config(broker, partition_num=1)) as producer:
+        producer.partition_count(topic)
+        producer.send(topic, 0, None, b"null key")  # TiCDC watermark
+        producer.send(topic, 0, b"", b"empty key")  # TiCDC simple rows (sarama StringEncoder)
+        producer.send(topic, 0, b"k", None)  # tombstone
+        producer.send(topic, 0, b"k", b"")
+        producer.flush()
+    records = broker.consume_all(topic)
+    assert [(r.key, r.value) for r in records] == [
+        (None, b"null key"),
+        (b"", b"empty key"),
+        (b"k", None),
+        (b"k", b""),
+    ]
+
+
+def test_missing_topic_is_created_with_partition_num_not_broker_default(
+    broker: TansuBroker,
+) -> None:
+    # Tansu auto-creates topics with 4 partitions on a metadata request that allows it.
+    with KafkaProducer(kafka_config(broker)) as producer:
+        assert producer.partition_count("created_default") == 3
+    assert broker.partition_count("created_default") == 3
+    with KafkaProducer(kafka_config(broker, partition_num=6)) as producer:
+        assert producer.partition_count("created_six") == 6
+    assert broker.partition_count("created_six") == 6
+
+
+def test_existing_topic_partition_count_is_used(broker: TansuBroker) -> None:
+    broker.create_topic("existing", 5)
+    with KafkaProducer(kafka_config(broker, partition_num=3)) as producer:
+        assert producer.partition_count("existing") == 5
+        producer.send("existing", 4, b"k", b"last partition")
+        producer.flush()
+    assert [(r.partition, r.value) for r in broker.consume_all("existing")] == [
+        (4, b"last partition")
+    ]
+
+
+def test_tasks_creating_the_same_topic_at_once_agree(broker: TansuBroker) -> None:
+    counts: list[int] = []
+    errors: list[BaseException] = []
+
+    def task() -> None:
+        try:
+            with KafkaProducer(kafka_config(broker, partition_num=2)) as producer:
+                counts.append(producer.partition_count("raced"))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=task) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Counter(counts) == Counter({2: 4})
+
+
+def test_unreachable_broker_fails_within_broker_timeout_and_names_it() -> None:
+    closed = f"127.0.0.1:{free_port()}"
+    config = KafkaConfig(bootstrap_servers=closed, broker_timeout_ms=1500)
+    started = time.monotonic()
+    with KafkaProducer(config) as producer, pytest.raises(DeliveryError) as info:
+        producer.partition_count("anything")
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5 + 3.0  # the bound plus client start-up and shutdown
+    assert closed in str(info.value) and info.value.brokers == closed
+    assert "broker-timeout-ms 1500" in str(info.value)

@@ -1,0 +1,1 @@
+"""Test helpers shared by the unit and integration tests: a loopback Kafka broker."""

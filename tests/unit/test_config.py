@@ -1,0 +1,631 @@
+"""SinkConfig.from_options: layers, sink-uri, TOML, validation, redaction, the options table."""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import re
+from pathlib import Path
+
+import attrs
+import pytest
+
+from ticdc_sink import config as config_module
+from ticdc_sink.config import (
+    CodecConfig,
+    EncodingFormat,
+    FrozenMap,
+    InputConfig,
+    KafkaConfig,
+    LargeMessageHandleOption,
+    PartitionRule,
+    Protocol,
+    RoutingConfig,
+    SinkConfig,
+    parse_sink_uri,
+)
+from ticdc_sink.errors import ConfigError
+
+BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
+SECRET = "pa55-W0rd-xyzzy"
+
+
+def build(**options: str) -> SinkConfig:
+    return SinkConfig.from_options({**BASE, **{k.replace("_", "-"): v for k, v in options.items()}})
+
+
+def error(options: dict) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        SinkConfig.from_options(options)
+    return info.value
+
+
+# -- defaults and basic values ----------------------------------------------------------------
+
+
+def test_defaults() -> None:
+    c = SinkConfig.from_options(BASE)
+    assert c.kafka.bootstrap_servers == "broker:9092"
+    assert dict(c.kafka.client_config) == {}
+    assert c.kafka.partition_num is None
+    assert (c.kafka.replication_factor, c.kafka.broker_timeout_ms) == (1, 30000)
+    assert c.routing == RoutingConfig(topic="orders")
+    assert c.routing.partition is PartitionRule.DEFAULT
+    assert c.codec == CodecConfig()
+    assert c.codec.protocol is Protocol.SIMPLE
+    assert c.codec.max_message_bytes == c.kafka.max_message_bytes == 10 * 1024 * 1024
+    assert c.input == InputConfig()
+    assert c.input.layout_fields()["op_column"] == "_op"
+    assert c.checkpoint_location is None
+
+
+def test_every_option_converts() -> None:
+    c = SinkConfig.from_options(
+        {
+            **BASE,
+            "topic": "tidb_{schema}_{table}",
+            "partition": "Columns",
+            "partition-columns": "id, region",
+            "partition-num": "6",
+            "replication-factor": "3",
+            "auto-create-topic": "false",
+            "broker-timeout-ms": "5000",
+            "max-message-bytes": "1048576",
+            "protocol": "simple",
+            "encoding-format": "AVRO",
+            "enable-tidb-extension": "True",
+            "time-zone": "Asia/Shanghai",
+            "large-message-handle-option": "handle-key-only",
+            "send-bootstrap-interval-in-sec": "60",
+            "send-bootstrap-in-msg-count": "500",
+            "send-bootstrap-to-all-partition": "false",
+            "database": "shop",
+            "table": "orders",
+            "primary-key": "id,region",
+            "column-types": '{"price": "decimal(10,2)"}',
+            "table-ddl": "CREATE TABLE t (id int primary key)",
+            "table-id": "42",
+            "schema-version": "7",
+            "op-column": "op",
+            "commit-ts-column": "ts",
+            "before-column": "old",
+            "database-column": "db",
+            "table-column": "tbl",
+            "checkpointlocation": "/chk",
+            "path": "ignored-by-the-sink",
+        }
+    )
+    assert c.routing.partition is PartitionRule.COLUMNS
+    assert c.routing.partition_columns == ("id", "region")
+    assert (c.kafka.partition_num, c.kafka.replication_factor) == (6, 3)
+    assert c.kafka.auto_create_topic is False
+    assert c.kafka.broker_timeout_ms == 5000
+    assert c.codec.max_message_bytes == c.kafka.max_message_bytes == 1048576
+    assert c.codec.encoding_format is EncodingFormat.AVRO
+    assert c.codec.enable_tidb_extension is True
+    assert c.codec.time_zone == "Asia/Shanghai"
+    assert c.codec.large_message_handle_option is LargeMessageHandleOption.HANDLE_KEY_ONLY
+    assert (c.codec.send_bootstrap_interval_in_sec, c.codec.send_bootstrap_in_msg_count) == (
+        60,
+        500,
+    )
+    assert c.codec.send_bootstrap_to_all_partition is False
+    assert c.input.primary_key == ("id", "region")
+    assert dict(c.input.column_types) == {"price": "decimal(10,2)"}
+    assert (c.input.table_id, c.input.schema_version) == (42, 7)
+    assert c.input.layout_fields() == {
+        "op_column": "op",
+        "commit_ts_column": "ts",
+        "before_column": "old",
+        "database_column": "db",
+        "table_column": "tbl",
+    }
+    assert c.checkpoint_location == "/chk"
+
+
+def test_bootstrap_can_be_turned_off_as_in_ticdc() -> None:
+    # tiflow ShouldSendBootstrapMsg: both must be > 0, else no bootstrap messages
+    c = build(send_bootstrap_interval_in_sec="0", send_bootstrap_in_msg_count="-1")
+    assert (c.codec.send_bootstrap_interval_in_sec, c.codec.send_bootstrap_in_msg_count) == (0, -1)
+
+
+def test_keys_are_case_insensitive() -> None:
+    c = SinkConfig.from_options({**BASE, "checkpointLocation": "/chk", "Partition-Num": "2"})
+    assert c.checkpoint_location == "/chk"
+    assert c.kafka.partition_num == 2
+
+
+@pytest.mark.parametrize("name", ["simple", "avro", "flat-avro", "debezium", "canal-json"])
+def test_every_protocol_name_is_accepted(name: str) -> None:
+    topic = "{schema}_{table}" if "avro" in name else "t"
+    c = build(protocol=name, topic=topic)
+    assert c.codec.protocol.value == name.replace("flat-", "")
+
+
+# -- the options table ------------------------------------------------------------------------
+
+
+def _table_rows(doc: str, header: str) -> list[list[str]]:
+    block = doc.split(header, 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in block.splitlines()[2:]:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        rows.append(cells)
+    return rows
+
+
+OPTIONS = _table_rows(config_module.__doc__, "| option | part | default | meaning |")
+TICDC = _table_rows(config_module.__doc__, "| option | librdkafka setting | note |")
+PARTS = {
+    "sink": SinkConfig,
+    "kafka": KafkaConfig,
+    "routing": RoutingConfig,
+    "codec": CodecConfig,
+    "input": InputConfig,
+}
+
+
+def test_options_table_matches_the_fields() -> None:
+    documented: dict[str, set[str]] = {}
+    for option, parts, _default, _meaning in OPTIONS:
+        documented[option.strip("`")] = {p.strip() for p in parts.split(",")}
+    assert len(documented) == len(OPTIONS), "an option is documented twice"
+    fields: dict[str, set[str]] = {}
+    for part_name, part in PARTS.items():
+        for field in attrs.fields(part):
+            option = field.metadata.get("option")
+            if option == "kafka.*":
+                option = "kafka.<name>"
+            if option:
+                fields.setdefault(option, set()).add(part_name)
+    layers = {o for o, parts in documented.items() if parts == {"layer"}}
+    assert layers == {"sink-uri", "config"}
+    assert {o: p for o, p in documented.items() if o not in layers} == fields
+
+
+def _render(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, FrozenMap):
+        return str(dict(value))
+    return str(getattr(value, "value", value))
+
+
+def test_options_table_defaults_match_the_fields() -> None:
+    for option, parts, default, _meaning in OPTIONS:
+        part = PARTS.get(parts.split(",")[0].strip())
+        if part is None or not default:
+            continue
+        field = next(f for f in attrs.fields(part) if f.metadata.get("option") == option.strip("`"))
+        assert _render(field.default) == default, option
+
+
+SAMPLES = {
+    "kafka-client-id": "spark-1",
+    "compression": "zstd",
+    "required-acks": "-1",
+    "dial-timeout": "10s",
+    "read-timeout": "1m30s",
+    "write-timeout": "500ms",
+    "sasl-user": "u",
+    "sasl-password": SECRET,
+    "sasl-mechanism": "scram-sha-512",
+    "sasl-gssapi-auth-type": "keytab",
+    "sasl-gssapi-keytab-path": "/k.keytab",
+    "sasl-gssapi-service-name": "kafka",
+    "sasl-gssapi-user": "cdc",
+    "sasl-gssapi-realm": "EXAMPLE.COM",
+    "sasl-oauth-client-id": "cid",
+    "sasl-oauth-client-secret": base64.b64encode(SECRET.encode()).decode(),
+    "sasl-oauth-token-url": "https://idp/token",
+    "sasl-oauth-scopes": "a,b",
+    "sasl-oauth-grant-type": "client_credentials",
+    "enable-tls": "true",
+    "ca": "/ca.pem",
+    "cert": "/cert.pem",
+    "key": "/key.pem",
+    "insecure-skip-verify": "true",
+}
+
+
+@pytest.mark.parametrize(("option", "setting", "_note"), TICDC, ids=[r[0] for r in TICDC])
+def test_ticdc_kafka_parameters_become_librdkafka_settings(option, setting, _note) -> None:
+    option = option.strip("`")
+    extra = {"ca": "/ca.pem"} if option in ("cert", "key", "insecure-skip-verify") else {}
+    c = SinkConfig.from_options({**BASE, **extra, option: SAMPLES[option]})
+    if not setting.startswith("("):
+        assert setting in c.kafka.client_config, (option, dict(c.kafka.client_config))
+
+
+def test_ticdc_kafka_parameter_values() -> None:
+    c = SinkConfig.from_options({**BASE, **SAMPLES})
+    cc = c.kafka.client_config
+    assert cc["client.id"] == "spark-1"
+    assert cc["compression.type"] == "zstd"
+    assert cc["acks"] == "all"
+    assert cc["socket.connection.setup.timeout.ms"] == "10000"
+    assert cc["socket.timeout.ms"] == "90000"
+    assert cc["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert cc["sasl.password"] == SECRET
+    assert cc["sasl.oauthbearer.client.secret"] == SECRET  # base64-decoded, as TiCDC
+    assert cc["sasl.kerberos.principal"] == "cdc@EXAMPLE.COM"
+    assert cc["sasl.oauthbearer.scope"] == "a b"
+    assert cc["security.protocol"] == "SASL_SSL"
+    assert cc["enable.ssl.certificate.verification"] == "false"
+
+
+def test_sasl_without_tls_and_tls_without_sasl() -> None:
+    sasl = build(sasl_user="u", sasl_password="p").kafka.client_config
+    assert (sasl["security.protocol"], sasl["sasl.mechanism"]) == ("SASL_PLAINTEXT", "PLAIN")
+    tls = build(ca="/ca.pem").kafka.client_config
+    assert tls["security.protocol"] == "SSL"
+    assert build(enable_tls="true").kafka.client_config["security.protocol"] == "SSL"
+
+
+def test_kafka_options_win_over_ticdc_parameters() -> None:
+    c = build(**{"kafka-client-id": "a"}, **{"kafka.client.id": "b"})
+    assert c.kafka.client_config["client.id"] == "b"
+    c = SinkConfig.from_options({**BASE, "sasl-user": "u", "kafka.security.protocol": "SASL_SSL"})
+    assert c.kafka.client_config["security.protocol"] == "SASL_SSL"
+
+
+def test_tls_rules_of_ticdc() -> None:
+    assert "ca" in str(error({**BASE, "cert": "/c.pem"}))
+    assert error({**BASE, "ca": "/ca.pem", "enable-tls": "false"}).option == "enable-tls"
+
+
+# -- producer config --------------------------------------------------------------------------
+
+
+def test_producer_config_defaults_and_overrides() -> None:
+    c = build()
+    pc = c.kafka.producer_config()
+    assert pc["bootstrap.servers"] == "broker:9092"
+    assert (pc["enable.idempotence"], pc["acks"]) == ("true", "all")
+    assert int(pc["message.max.bytes"]) > c.kafka.max_message_bytes
+    pc = build(**{"kafka.acks": "1", "kafka.enable.idempotence": "false"}).kafka.producer_config()
+    assert (pc["acks"], pc["enable.idempotence"]) == ("1", "false")
+    assert "message.max.bytes" not in build(max_message_bytes="100000").kafka.producer_config()
+
+
+# -- sink-uri ---------------------------------------------------------------------------------
+
+
+def test_sink_uri_examples_from_ticdc_docs() -> None:
+    c = SinkConfig.from_options(
+        {
+            "sink-uri": "kafka://127.0.0.1:9092/topic-name?protocol=canal-json"
+            "&kafka-version=2.4.0&partition-num=6&max-message-bytes=67108864"
+            "&replication-factor=1&enable-tidb-extension=true"
+        }
+    )
+    assert c.kafka.bootstrap_servers == "127.0.0.1:9092"
+    assert c.routing.topic == "topic-name"
+    assert c.codec.protocol is Protocol.CANAL_JSON
+    assert c.codec.enable_tidb_extension is True
+    assert (c.kafka.partition_num, c.kafka.replication_factor) == (6, 1)
+    assert c.codec.max_message_bytes == c.kafka.max_message_bytes == 67108864
+
+    c = SinkConfig.from_options(
+        {
+            "sink-uri": "kafka://10.0.10.1:9092,10.0.10.2:9092,10.0.10.3:9092/cdc-test?protocol=simple"
+        }
+    )
+    assert c.kafka.bootstrap_servers == "10.0.10.1:9092,10.0.10.2:9092,10.0.10.3:9092"
+
+
+def test_parse_sink_uri() -> None:
+    assert parse_sink_uri("kafka+ssl://h:9093/t%20x/?protocol=avro") == {
+        "kafka.bootstrap.servers": "h:9093",
+        "topic": "t x",
+        "enable-tls": "true",
+        "protocol": "avro",
+    }
+    assert "topic" not in parse_sink_uri("kafka://h:9092")
+
+
+@pytest.mark.parametrize(
+    ("uri", "match"),
+    [
+        ("mysql://h:3306/", r"kafka or kafka\+ssl"),
+        ("kafka:///t", "no broker"),
+        ("kafka://h:9092/t?protocol=simple&protocol=avro", "twice"),
+        ("kafka://h:9092/t?protocl=simple", "did you mean 'protocol'"),
+        ("kafka://h:9092/t?sink-uri=x", "only accepted as an option"),
+    ],
+)
+def test_bad_sink_uris(uri: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        SinkConfig.from_options({"sink-uri": uri})
+
+
+def test_sink_uri_unknown_parameter_names_its_source() -> None:
+    e = error({"sink-uri": "kafka://h:9092/t?partition-nums=3"})
+    assert str(e).startswith("ticdc: sink-uri parameter 'partition-nums' is unknown")
+    assert "did you mean 'partition-num'" in str(e)
+
+
+def test_required_brokers_and_topic() -> None:
+    assert error({"topic": "t"}).option == "kafka.bootstrap.servers"
+    assert error({"kafka.bootstrap.servers": "b:9092"}).option == "topic"
+    assert error({"sink-uri": "kafka://b:9092"}).option == "topic"
+
+
+# -- layers -----------------------------------------------------------------------------------
+
+TOML = """
+case-sensitive = false
+[filter]
+rules = ['*.*']
+
+[sink]
+protocol = "canal-json"
+send-bootstrap-in-msg-count = 7
+encoder-concurrency = 32
+dispatchers = [
+  {matcher = ['*.*'], topic = "file_{schema}_{table}", partition = "index-value", index = "uk"},
+]
+kafka.acks = "1"
+kafka.socket.keepalive.enable = true
+
+[sink.kafka-config]
+partition-num = 2
+replication-factor = 2
+max-message-bytes = 1000
+sasl-user = "file-user"
+sasl-password = "SECRET"
+
+[sink.kafka-config.codec-config]
+enable-tidb-extension = true
+encoding-format = "json"
+
+[sink.kafka-config.large-message-handle]
+large-message-handle-option = "handle-key-only"
+""".replace("SECRET", SECRET)
+
+
+@pytest.fixture
+def toml_file(tmp_path: Path) -> str:
+    path = tmp_path / "changefeed.toml"
+    path.write_text(TOML)
+    return str(path)
+
+
+def test_toml_file_layer(toml_file: str) -> None:
+    c = SinkConfig.from_options({"config": toml_file, "kafka.bootstrap.servers": "b:9092"})
+    assert c.codec.protocol is Protocol.CANAL_JSON
+    assert c.codec.send_bootstrap_in_msg_count == 7
+    assert c.codec.enable_tidb_extension is True
+    assert c.codec.large_message_handle_option is LargeMessageHandleOption.HANDLE_KEY_ONLY
+    assert c.routing.topic == "file_{schema}_{table}"
+    assert c.routing.partition is PartitionRule.INDEX_VALUE
+    assert c.routing.index == "uk"
+    assert (c.kafka.partition_num, c.kafka.replication_factor) == (2, 2)
+    assert c.codec.max_message_bytes == 1000
+    cc = c.kafka.client_config
+    assert cc["acks"] == "1"
+    assert cc["socket.keepalive.enable"] == "true"
+    assert (cc["sasl.username"], cc["sasl.password"]) == ("file-user", SECRET)
+
+
+def test_precedence_defaults_toml_uri_options(toml_file: str) -> None:
+    c = SinkConfig.from_options(
+        {
+            "config": toml_file,
+            "sink-uri": "kafka://uri:9092/uri-topic?partition-num=4&max-message-bytes=2000"
+            "&sasl-user=uri-user",
+            "partition-num": "8",
+            "kafka.acks": "all",
+        }
+    )
+    assert c.kafka.partition_num == 8  # option > uri > file
+    assert c.codec.max_message_bytes == 2000  # uri > file
+    assert c.kafka.replication_factor == 2  # file > default
+    assert c.routing.topic == "uri-topic"  # uri path > file dispatcher
+    assert c.kafka.client_config["sasl.username"] == "uri-user"
+    assert c.kafka.client_config["acks"] == "all"
+    assert c.codec.time_zone == "UTC"  # default
+    assert c.kafka.bootstrap_servers == "uri:9092"
+    c = SinkConfig.from_options(
+        {"sink-uri": "kafka://uri:9092/uri-topic", "kafka.bootstrap.servers": "opt:9092"}
+    )
+    assert c.kafka.bootstrap_servers == "opt:9092"
+
+
+def test_toml_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[sink]\nprotocl = 'simple'\n")
+    e = error({**BASE, "config": str(bad)})
+    assert "[sink] key 'protocl' is unknown; did you mean 'protocol'?" in str(e)
+    bad.write_text("[sink\n")
+    assert "not valid TOML" in str(error({**BASE, "config": str(bad)}))
+    assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
+    bad.write_text("[sink]\ndispatchers = [{matcher = ['db.*'], topic = 'x'}]\n")
+    assert "matcher" in str(error({**BASE, "config": str(bad)}))
+    bad.write_text("[sink]\nonly-output-updated-columns = true\n")
+    assert "does not support" in str(error({**BASE, "config": str(bad)}))
+
+
+# -- unknown options and invalid values -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [
+        ("partiton", "partition"),
+        ("topik", "topic"),
+        ("primary-keys", "primary-key"),
+        ("timezone", "time-zone"),
+        ("sink_uri", "sink-uri"),
+        ("enable-tidb-extensions", "enable-tidb-extension"),
+    ],
+)
+def test_unknown_option_suggests(key: str, suggestion: str) -> None:
+    e = error({**BASE, key: "x"})
+    assert str(e) == f"ticdc: option '{key}' is unknown; did you mean '{suggestion}'?"
+    assert e.option == key
+
+
+def test_unknown_option_without_a_close_match() -> None:
+    assert "options table" in str(error({**BASE, "zzzzzz": "1"}))
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("partition", "hash", "use one of default, table, index-value, ts, columns"),
+        ("protocol", "json", "use one of simple, avro, debezium, canal-json"),
+        ("encoding-format", "xml", "use one of json, avro"),
+        ("enable-tidb-extension", "maybe", "use true or false"),
+        ("partition-num", "many", "use an integer from 1 to 2147483647"),
+        ("partition-num", "-1", "use an integer from 1 to 2147483647"),
+        ("max-message-bytes", "0", "use an integer from 1"),
+        ("time-zone", "Mars/Olympus", "IANA time zone"),
+        ("time-zone", "../etc/passwd", "IANA time zone"),
+        ("large-message-handle-option", "drop", "none, handle-key-only, claim-check"),
+        ("primary-key", "id,,x", "comma-separated list"),
+        ("primary-key", "id,ID", "distinct"),
+        ("column-types", "{price: decimal}", "JSON object"),
+        ("column-types", '{"a": 1}', "JSON object"),
+        ("table-id", "0", "integer from 1"),
+        ("op-column", "", "non-empty name"),
+        ("required-acks", "2", "-1 (all), 0 or 1"),
+        ("compression", "brotli", "none, gzip, snappy, lz4, zstd"),
+        ("dial-timeout", "10", "Go duration"),
+        ("kafka-client-id", "a b", "A-Z a-z 0-9"),
+        ("sasl-mechanism", "kerberos", "PLAIN"),
+        ("sasl-gssapi-auth-type", "user", "keytab"),
+        ("sasl-oauth-grant-type", "password", "client_credentials"),
+    ],
+)
+def test_invalid_values_name_option_value_and_allowed(option, value, allowed) -> None:
+    e = error({**BASE, option: value})
+    assert e.option == option
+    first_line = str(e).splitlines()[0]
+    assert first_line.startswith(f"ticdc: option '{option}' is '{value}'; ")
+    assert allowed in first_line
+
+
+def test_cross_field_rules() -> None:
+    assert error({**BASE, "partition": "columns"}).option == "partition-columns"
+    assert error({**BASE, "partition-columns": "a"}).option == "partition-columns"
+    assert error({**BASE, "index": "uk"}).option == "index"
+    assert error({**BASE, "protocol": "avro", "topic": "{schema}"}).option == "topic"
+    e = error({**BASE, "protocol": "debezium", "large-message-handle-option": "claim-check"})
+    assert e.option == "large-message-handle-option"
+    e = error({**BASE, "op-column": "x", "table-column": "x"})
+    assert "each metadata column" in str(e)
+
+
+def test_unsupported_ticdc_settings_say_so() -> None:
+    e = error({**BASE, "schema-registry": "http://r:8081"})
+    assert "does not support yet" in str(e)
+
+
+def test_unsupported_ticdc_settings_at_their_default_are_accepted(tmp_path: Path) -> None:
+    exported = tmp_path / "exported.toml"
+    exported.write_text(
+        "[sink]\nonly-output-updated-columns = false\nschema-registry = ''\n"
+        "content-compatible = false\ndispatchers = []\n"
+        "[sink.debezium]\noutput-old-value = true\n[sink.open]\noutput-old-value = true\n"
+        "[sink.kafka-config.codec-config]\navro-decimal-handling-mode = 'precise'\n"
+        "[sink.kafka-config.large-message-handle]\nlarge-message-handle-compression = 'none'\n"
+        "claim-check-raw-value = false\n"
+    )
+    assert SinkConfig.from_options({**BASE, "config": str(exported)}) == build()
+    assert build(only_output_updated_columns="false") == build()
+    assert error({**BASE, "avro-decimal-handling-mode": "string"}).option == (
+        "avro-decimal-handling-mode"
+    )
+
+
+def test_ignored_ticdc_settings() -> None:
+    c = build(kafka_version="2.4.0", max_batch_size="16")
+    assert c == build()
+
+
+# -- secrets ----------------------------------------------------------------------------------
+
+
+def _secret_configs(toml_file: str) -> list[SinkConfig]:
+    return [
+        build(sasl_user="u", sasl_password=SECRET),
+        SinkConfig.from_options(
+            {"sink-uri": f"kafka://b:9092/t?sasl-user=u&sasl-password={SECRET}"}
+        ),
+        build(**{"kafka.sasl.password": SECRET, "kafka.ssl.key.password": SECRET}),
+        build(**{"kafka.sasl.oauthbearer.client.secret": SECRET}),
+        build(sasl_oauth_client_secret=base64.b64encode(SECRET.encode()).decode()),
+        SinkConfig.from_options({"config": toml_file, "kafka.bootstrap.servers": "b:9092"}),
+    ]
+
+
+def test_secrets_never_in_repr_or_str(toml_file: str) -> None:
+    for c in _secret_configs(toml_file):
+        for text in (repr(c), str(c), repr(c.kafka), str(c.kafka.redacted())):
+            assert SECRET not in text
+            assert "***" in text
+        assert SECRET in c.kafka.producer_config().values()  # the producer still gets it
+
+
+def test_secrets_never_in_errors() -> None:
+    cases = [
+        {**BASE, "sasl-password": SECRET, "partition": "bogus"},
+        {**BASE, "sasl-oauth-client-secret": SECRET + "!not-base64"},
+        {"sink-uri": f"mysql://u:{SECRET}@h/t?sasl-password={SECRET}"},
+        {"sink-uri": f"kafka://u:{SECRET}@h:9092/t"},
+        {"sink-uri": f"kafka://h:9092/t?sasl-password={SECRET}&sasl-password={SECRET}"},
+        {"sink-uri": f"kafka://h:9092/t?sasl-password={SECRET}&bogus=1"},
+        {**BASE, "kafka.sasl.password": SECRET, "sasl-mechanism": "nope"},
+    ]
+    for options in cases:
+        e = error(options)
+        assert SECRET not in str(e)
+        assert SECRET not in repr(e)
+        assert SECRET not in str(e.value)
+        assert e.__cause__ is None or SECRET not in str(e.__cause__)
+
+
+# -- frozen, hashable, picklable, evolve ------------------------------------------------------
+
+
+def test_pickle_hash_and_evolve(toml_file: str) -> None:
+    c = SinkConfig.from_options(
+        {
+            "config": toml_file,
+            "kafka.bootstrap.servers": "b:9092",
+            "column-types": '{"a": "int"}',
+            "primary-key": "a",
+        }
+    )
+    again = pickle.loads(pickle.dumps(c))
+    assert again == c
+    assert hash(again) == hash(c)
+    assert {c: 1}[again] == 1
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        c.codec = CodecConfig()  # type: ignore[misc]
+    changed = attrs.evolve(c, codec=attrs.evolve(c.codec, time_zone="Europe/Berlin"))
+    assert changed.codec.time_zone == "Europe/Berlin"
+    assert c.codec.time_zone == "UTC"
+    with pytest.raises(ConfigError):
+        attrs.evolve(c.codec, time_zone="Nowhere/Land")
+    with pytest.raises(ConfigError):
+        attrs.evolve(
+            c,
+            routing=attrs.evolve(c.routing, topic="{schema}"),
+            codec=CodecConfig(protocol=Protocol.AVRO),
+        )
+
+
+def test_frozen_map() -> None:
+    m = FrozenMap({"a": "1"})
+    assert m == {"a": "1"}
+    assert hash(m) == hash(FrozenMap({"a": "1"}))
+    assert pickle.loads(pickle.dumps(m)) == m
+    with pytest.raises(TypeError):
+        m["b"] = "2"  # type: ignore[index]
+
+
+def test_config_error_first_line_stands_alone() -> None:
+    e = error({**BASE, "partition": "hash"})
+    assert re.fullmatch(r"ticdc: option 'partition' is 'hash'; use one of [a-z, -]+", str(e))

@@ -1,0 +1,380 @@
+"""KafkaProducer against a fake librdkafka: metadata, topic creation, back-pressure,
+delivery tracking and the errors a task fails with. No broker needed."""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import Future
+from types import SimpleNamespace
+from typing import Any
+
+import attrs
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from ticdc_sink.config import KafkaConfig
+from ticdc_sink.errors import DeliveryError
+from ticdc_sink.producer import DEFAULT_PARTITION_NUM, KafkaProducer, PartitionStats
+
+BROKERS = "broker-a:9092,broker-b:9092"
+SECRET = "hunter2-secret"
+
+
+def kafka_config(**changes: Any) -> KafkaConfig:
+    changes.setdefault("bootstrap_servers", BROKERS)
+    changes.setdefault("broker_timeout_ms", 2000)
+    return KafkaConfig(**changes)
+
+
+class FakeMessage:
+    def __init__(self, topic: str, partition: int, key: bytes | None, value: bytes | None):
+        self._topic, self._partition, self._key, self._value = topic, partition, key, value
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def __len__(self) -> int:
+        return len(self._value) if self._value is not None else 0
+
+
+@attrs.define
+class FakeCluster:
+    """What the fake clients share: the topics, and how the broker misbehaves."""
+
+    topics: dict[str, int] = attrs.field(factory=dict)
+    reachable: bool = True
+    failing_partitions: dict[tuple[str, int], KafkaError] = attrs.field(factory=dict)
+    acks_per_poll: int | None = None  # None: every queued message per poll
+    stuck: bool = False  # nothing is ever acknowledged
+    create_error: KafkaError | None = None
+    race_partitions: int | None = None  # another task creates the topic first
+    producers: list[FakeProducer] = attrs.field(factory=list)
+    admins: list[FakeAdmin] = attrs.field(factory=list)
+
+
+class FakeProducer:
+    """confluent_kafka.Producer with a bounded queue of `capacity` messages."""
+
+    def __init__(self, config: dict[str, Any], cluster: FakeCluster, capacity: int = 100_000):
+        self.config = config
+        self.cluster = cluster
+        self.capacity = capacity
+        self.queue: deque[tuple[FakeMessage, Any]] = deque()
+        self.max_queued = 0
+        self.buffer_errors = 0
+        self.polls: list[float] = []
+        self.flush_timeouts: list[float] = []
+        self.metadata_timeouts: list[float] = []
+        self.closed = False
+        self.purged = False
+        cluster.producers.append(self)
+
+    def produce(self, topic, value=None, key=None, partition=-1, on_delivery=None) -> None:
+        if len(self.queue) >= self.capacity:
+            self.buffer_errors += 1
+            raise BufferError("Local: Queue full")
+        self.queue.append((FakeMessage(topic, partition, key, value), on_delivery))
+        self.max_queued = max(self.max_queued, len(self.queue))
+
+    def _ack(self, limit: int | None) -> int:
+        if self.cluster.stuck:
+            return 0
+        served = 0
+        while self.queue and (limit is None or served < limit):
+            message, callback = self.queue.popleft()
+            error = self.cluster.failing_partitions.get((message.topic(), message.partition()))
+            callback(error, message)
+            served += 1
+        return served
+
+    def poll(self, timeout: float = -1) -> int:
+        self.polls.append(timeout)
+        return self._ack(self.cluster.acks_per_poll)
+
+    def flush(self, timeout: float = -1) -> int:
+        self.flush_timeouts.append(timeout)
+        self._ack(None)
+        return len(self.queue)
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        self.metadata_timeouts.append(timeout)
+        if not self.cluster.reachable:
+            raise KafkaException(
+                KafkaError(KafkaError._TRANSPORT, "Failed to get metadata: Local: Broker transport")
+            )
+        count = self.cluster.topics.get(topic)
+        if count is None:
+            meta = SimpleNamespace(
+                error=KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART), partitions={}
+            )
+        else:
+            meta = SimpleNamespace(error=None, partitions={p: None for p in range(count)})
+        return SimpleNamespace(topics={topic: meta})
+
+    def purge(self) -> None:
+        self.purged = True
+        self.queue.clear()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+
+class FakeAdmin:
+    def __init__(self, config: dict[str, Any], cluster: FakeCluster):
+        self.config = config
+        self.cluster = cluster
+        self.created: list[Any] = []
+        cluster.admins.append(self)
+
+    def create_topics(self, new_topics, request_timeout=None, operation_timeout=None):
+        futures = {}
+        for new in new_topics:
+            self.created.append(new)
+            future: Future[None] = Future()
+            if self.cluster.create_error is not None:
+                future.set_exception(KafkaException(self.cluster.create_error))
+            elif self.cluster.race_partitions is not None or new.topic in self.cluster.topics:
+                self.cluster.topics.setdefault(new.topic, self.cluster.race_partitions or 1)
+                future.set_exception(KafkaException(KafkaError(KafkaError.TOPIC_ALREADY_EXISTS)))
+            else:
+                self.cluster.topics[new.topic] = new.num_partitions
+                future.set_result(None)
+            futures[new.topic] = future
+        return futures
+
+
+def make_producer(
+    cluster: FakeCluster,
+    config: KafkaConfig | None = None,
+    *,
+    capacity: int = 100_000,
+    flush_timeout_s: float | None = None,
+) -> KafkaProducer:
+    return KafkaProducer(
+        config or kafka_config(),
+        factory=lambda conf: FakeProducer(conf, cluster, capacity),
+        admin_factory=lambda conf: FakeAdmin(conf, cluster),
+        flush_timeout_s=flush_timeout_s,
+    )
+
+
+# -- metadata and topic creation ------------------------------------------------------
+
+
+def test_existing_topic_uses_its_real_partition_count_and_caches_it():
+    cluster = FakeCluster(topics={"orders": 7})
+    producer = make_producer(cluster, kafka_config(partition_num=3))
+    assert producer.partition_count("orders") == 7
+    assert producer.partition_count("orders") == 7
+    assert len(cluster.producers[0].metadata_timeouts) == 1
+    assert cluster.admins == []  # nothing created, no admin client made
+
+
+def test_missing_topic_is_created_with_default_partition_num():
+    cluster = FakeCluster()
+    producer = make_producer(cluster, kafka_config(replication_factor=2))
+    assert producer.partition_count("t1") == DEFAULT_PARTITION_NUM == 3
+    (admin,) = cluster.admins
+    (created,) = admin.created
+    assert (created.topic, created.num_partitions, created.replication_factor) == ("t1", 3, 2)
+    assert cluster.topics == {"t1": 3}
+
+
+def test_missing_topic_is_created_with_partition_num():
+    cluster = FakeCluster()
+    producer = make_producer(cluster, kafka_config(partition_num=6))
+    assert producer.partition_count("t1") == 6
+    assert cluster.topics == {"t1": 6}
+
+
+def test_admin_client_is_plain_and_never_auto_creates():
+    cluster = FakeCluster()
+    config = kafka_config(client_config={"sasl.username": "u", "sasl.password": SECRET})
+    make_producer(cluster, config).partition_count("t1")
+    admin_config = cluster.admins[0].config
+    assert "enable.idempotence" not in admin_config and "acks" not in admin_config
+    assert admin_config["allow.auto.create.topics"] == "false"
+    assert admin_config["sasl.password"] == SECRET  # the admin must authenticate too
+    assert admin_config["bootstrap.servers"] == BROKERS
+
+
+def test_missing_topic_without_auto_create_topic_fails_naming_it():
+    cluster = FakeCluster()
+    producer = make_producer(cluster, kafka_config(auto_create_topic=False))
+    with pytest.raises(DeliveryError) as info:
+        producer.partition_count("t1")
+    assert "topic t1 does not exist on Kafka brokers " + BROKERS in str(info.value)
+    assert "auto-create-topic" in str(info.value)
+    assert cluster.admins == [] and cluster.topics == {}
+
+
+def test_topic_created_concurrently_by_another_task_uses_its_count():
+    cluster = FakeCluster(race_partitions=5)
+    producer = make_producer(cluster, kafka_config(partition_num=3))
+    assert producer.partition_count("t1") == 5
+
+
+def test_topic_creation_refused_names_topic_options_brokers_and_reason():
+    cluster = FakeCluster(
+        create_error=KafkaError(
+            KafkaError.INVALID_REPLICATION_FACTOR, "Replication factor: 3 larger than brokers: 1"
+        )
+    )
+    config = kafka_config(replication_factor=3, client_config={"sasl.password": SECRET})
+    with pytest.raises(DeliveryError) as info:
+        make_producer(cluster, config).partition_count("t1")
+    text = str(info.value)
+    assert "topic t1" in text and "replication-factor 3" in text and "partition-num 3" in text
+    assert "larger than brokers" in text and BROKERS in text
+    assert SECRET not in text
+    assert info.value.brokers == BROKERS
+
+
+def test_unreachable_broker_fails_within_broker_timeout_and_names_brokers():
+    cluster = FakeCluster(reachable=False)
+    config = kafka_config(broker_timeout_ms=1500, client_config={"sasl.password": SECRET})
+    producer = make_producer(cluster, config)
+    with pytest.raises(DeliveryError) as info:
+        producer.partition_count("t1")
+    text = str(info.value)
+    assert text.startswith("ticdc: cannot reach Kafka brokers " + BROKERS)
+    assert "broker-timeout-ms 1500" in text and "_TRANSPORT" in text
+    assert SECRET not in text
+    (timeout,) = cluster.producers[0].metadata_timeouts
+    assert 0 < timeout <= 1.5
+
+
+# -- producer settings ----------------------------------------------------------------
+
+
+def test_producer_config_defaults_and_user_overrides():
+    cluster = FakeCluster()
+    make_producer(cluster)
+    config = cluster.producers[0].config
+    assert config["enable.idempotence"] == "true" and config["acks"] == "all"
+    assert config["allow.auto.create.topics"] == "false"
+    assert config["queue.buffering.max.kbytes"] == "65536"
+    assert callable(config["error_cb"])
+
+    override = kafka_config(client_config={"queue.buffering.max.kbytes": 1024})
+    make_producer(cluster, override)
+    assert cluster.producers[1].config["queue.buffering.max.kbytes"] == "1024"
+
+
+def test_flush_waits_for_the_message_timeout_plus_grace():
+    cluster = FakeCluster()
+    make_producer(cluster).flush()
+    assert cluster.producers[0].flush_timeouts == [305.0]  # librdkafka default 300 s
+    config = kafka_config(client_config={"message.timeout.ms": "20000"})
+    make_producer(cluster, config).flush()
+    assert cluster.producers[1].flush_timeouts == [25.0]
+
+
+# -- sending, back-pressure, accounting -----------------------------------------------
+
+
+def test_full_queue_waits_for_acknowledgements_instead_of_buffering():
+    cluster = FakeCluster(acks_per_poll=3)
+    producer = make_producer(cluster, capacity=10)
+    for i in range(1000):
+        producer.send("t", i % 4, b"k%d" % i, b"v" * 10)
+    fake = cluster.producers[0]
+    assert fake.buffer_errors > 0
+    assert fake.max_queued == 10
+    producer.flush()
+    assert sum(stats.messages for stats in producer.delivered.values()) == 1000
+    assert producer.sent == 1000
+
+
+def test_delivered_counts_messages_and_key_plus_value_bytes_per_partition():
+    cluster = FakeCluster()
+    producer = make_producer(cluster)
+    producer.send("a", 0, b"key", b"value")  # 8 bytes
+    producer.send("a", 0, None, b"xy")  # 2
+    producer.send("a", 1, b"", None)  # 0
+    producer.send("b", 0, b"k", b"v")  # 2
+    producer.flush()
+    assert producer.delivered == {
+        ("a", 0): PartitionStats(messages=2, bytes=10),
+        ("a", 1): PartitionStats(messages=1, bytes=0),
+        ("b", 0): PartitionStats(messages=1, bytes=2),
+    }
+
+
+def test_delivery_failure_fails_flush_with_the_broker_error():
+    error = KafkaError(KafkaError.NOT_ENOUGH_REPLICAS, "Broker: Not enough in-sync replicas")
+    cluster = FakeCluster(failing_partitions={("t", 1): error})
+    producer = make_producer(cluster, kafka_config(client_config={"sasl.password": SECRET}))
+    for i in range(10):
+        producer.send("t", i % 2, None, b"v")
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    text = str(info.value)
+    assert "5 of 10 messages were not delivered" in text
+    assert "topic t partition 1" in text and "Not enough in-sync replicas" in text
+    assert "NOT_ENOUGH_REPLICAS" in text and BROKERS in text
+    assert SECRET not in text
+    assert producer.delivered == {("t", 0): PartitionStats(5, 5)}
+
+
+def test_send_after_a_failed_delivery_fails_at_once():
+    error = KafkaError(KafkaError._MSG_TIMED_OUT)
+    cluster = FakeCluster(failing_partitions={("t", 0): error}, acks_per_poll=1)
+    producer = make_producer(cluster, capacity=1)
+    producer.send("t", 0, None, b"v")
+    with pytest.raises(DeliveryError, match="_MSG_TIMED_OUT"):
+        producer.send("t", 0, None, b"v")  # queue full -> poll -> failure seen
+
+
+def test_messages_still_queued_after_flush_timeout_fail_flush():
+    cluster = FakeCluster(stuck=True)
+    producer = make_producer(cluster, flush_timeout_s=0.01)
+    producer.send("t", 0, None, b"v")
+    producer.send("t", 1, None, b"v")
+    fake = cluster.producers[0]
+    fake.config["error_cb"](KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    text = str(info.value)
+    assert "2 of 2 messages were not acknowledged by Kafka brokers " + BROKERS in text
+    assert "1/1 brokers are down" in text
+
+
+def test_queue_that_never_drains_fails_send_after_the_flush_timeout():
+    cluster = FakeCluster(stuck=True)
+    producer = make_producer(cluster, capacity=2, flush_timeout_s=0.01)
+    producer.send("t", 0, None, b"v")
+    producer.send("t", 0, None, b"v")
+    with pytest.raises(DeliveryError, match="2 of 2 messages were not acknowledged"):
+        producer.send("t", 0, None, b"v")
+    assert cluster.producers[0].max_queued == 2
+
+
+def test_fatal_client_error_fails_the_next_send():
+    cluster = FakeCluster()
+    producer = make_producer(cluster)
+    fatal = KafkaError(KafkaError._FATAL, "Producer fenced", fatal=True)
+    cluster.producers[0].config["error_cb"](fatal)
+    with pytest.raises(DeliveryError, match="the Kafka producer failed on brokers"):
+        producer.send("t", 0, None, b"v")
+
+
+def test_close_drops_unacknowledged_messages_and_is_idempotent():
+    cluster = FakeCluster(stuck=True)
+    with make_producer(cluster) as producer:
+        producer.send("t", 0, None, b"v")
+    fake = cluster.producers[0]
+    assert fake.purged and fake.closed and len(fake) == 0
+    producer.close()

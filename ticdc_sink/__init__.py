@@ -1,0 +1,56 @@
+"""ticdc_sink: write Spark DataFrames to Kafka as TiCDC change events.
+
+    import ticdc_sink
+    ticdc_sink.register(spark)
+    df.write.format("ticdc").mode("append").option(...).save()
+
+Importing the package registers nothing and starts nothing; `register` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ticdc_sink.errors import (
+    ConfigError,
+    DecodeError,
+    DeliveryError,
+    InputError,
+    MessageTooLargeError,
+    RegistryError,
+    SchemaError,
+    TiCDCSinkError,
+)
+
+__all__ = [
+    "ConfigError",
+    "DecodeError",
+    "DeliveryError",
+    "InputError",
+    "MessageTooLargeError",
+    "RegistryError",
+    "SchemaError",
+    "TiCDCDataSource",
+    "TiCDCSinkError",
+    "__version__",
+    "register",
+]
+
+__version__ = "0.1.0"
+
+
+def register(spark: Any) -> None:
+    """Register `format("ticdc")` with a SparkSession (classic or Spark Connect)."""
+    from ticdc_sink.datasource import TiCDCDataSource
+
+    spark.dataSource.register(TiCDCDataSource)
+
+
+def __getattr__(name: str) -> Any:
+    # The data source imports pyspark; load it on first use so that `ticdc_sink.decode`
+    # and the codec work in processes without Spark.
+    if name == "TiCDCDataSource":
+        from ticdc_sink.datasource import TiCDCDataSource
+
+        return TiCDCDataSource
+    raise AttributeError(f"module 'ticdc_sink' has no attribute {name!r}")

@@ -1,0 +1,161 @@
+"""Go `encoding/json` compatible output, fast: orjson writes, a byte pass fixes escaping.
+
+Go's `json.Marshal` (Go 1.22+, reference §1.8) and orjson agree on `"` `\\`, the short
+forms `\\b \\f \\n \\r \\t`, other C0 controls as lowercase `\\u00xx`, DEL and non-ASCII
+UTF-8 written raw, and compact separators. They differ in four places, handled here:
+
+* HTML characters: Go writes `<` `>` `&` as `\\u003c` `\\u003e` `\\u0026`; orjson raw.
+* U+2028 / U+2029: Go writes `\\u2028` / `\\u2029`; orjson raw.
+* Invalid UTF-8: Go writes one U+FFFD per invalid byte; orjson refuses lone surrogates.
+  Strings with lone surrogates are rewritten to Go's result before writing.
+* Floats: Go uses shortest digits in 'f' form, switching to 'e' below 1e-6 and from 1e21
+  with `e-07` cleaned to `e-7`; wrap floats in `GoFloat` to get Go's text (orjson 3.8
+  has no raw fragments, so a GoFloat is written as a per-call unique placeholder string
+  that is then replaced by the number).
+
+The first two can only occur inside JSON strings (never in numbers or punctuation), so a
+byte replacement over the whole document is exact. Dict key order is kept: callers that
+mirror a Go map sort keys themselves (Go sorts map keys bytewise, which for valid strings
+is Python's code point order).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from typing import Any
+
+import attrs
+import orjson
+
+from ticdc_sink.codec._mysql import format_float, format_float_exp, to_float32
+
+__all__ = ["GoFloat", "dumps", "go_float_text", "go_string"]
+
+_UNSAFE = re.compile(rb"[<>&]|\xe2\x80[\xa8\xa9]")
+_ESCAPES = {
+    b"<": b"\\u003c",
+    b">": b"\\u003e",
+    b"&": b"\\u0026",
+    b"\xe2\x80\xa8": b"\\u2028",
+    b"\xe2\x80\xa9": b"\\u2029",
+}
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    return _ESCAPES[match.group()]
+
+
+@attrs.frozen
+class GoFloat:
+    """A float that `dumps` writes as Go's encoding/json writes a float64 (bits=64) or a
+    float32 (bits=32)."""
+
+    value: float
+    bits: int = 64
+
+
+def dumps(obj: Any) -> bytes:
+    """Serialise like Go's `json.Marshal` of the equivalent Go value.
+
+    Supports dict (str keys, order kept), list/tuple, str, int (up to uint64), bool, None
+    and `GoFloat`. The object must hold no plain Python float: orjson's float text differs
+    from Go's (95.0 vs 95) and, for speed, this is not checked.
+
+    Raises:
+        TypeError: an unsupported value or an int beyond 64 bits.
+        ValueError: a GoFloat that is NaN or infinite.
+    """
+    floats: list[bytes] = []
+    nonce = ""
+
+    def default(value: object) -> str:
+        nonlocal nonce
+        if not isinstance(value, GoFloat):
+            raise TypeError(f"Go JSON cannot write a {type(value).__name__}")
+        nonce = nonce or uuid.uuid4().hex
+        floats.append(go_float_text(value.value, value.bits).encode())
+        return f"{nonce}:{len(floats) - 1}"
+
+    try:
+        out = _dump(obj, default)
+    except orjson.JSONEncodeError as exc:
+        raise TypeError(f"cannot write Go JSON: {exc}") from exc
+    if floats:
+        placeholder = re.compile(b'"' + nonce.encode() + rb':(\d+)"')
+        out = placeholder.sub(lambda m: floats[int(m.group(1))], out)
+    if _UNSAFE.search(out) is None:
+        return out
+    return _UNSAFE.sub(_escape, out)
+
+
+def _dump(obj: Any, default: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, default=default)
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        return orjson.dumps(_without_surrogates(obj), default=default)
+
+
+def _without_surrogates(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return go_string(obj)
+    if isinstance(obj, dict):
+        return {go_string(k): _without_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_without_surrogates(v) for v in obj]
+    return obj
+
+
+# Go compares float32(abs) with the constants 1e-6 and 1e21 converted to float32.
+_F32_LOW = to_float32(1e-6)
+_F32_HIGH = to_float32(1e21)
+
+
+def go_string(value: str | bytes) -> str:
+    """The text Go's JSON writer produces for a Go string holding these bytes (a str is
+    taken as its UTF-8 bytes, lone surrogates included): each byte of an invalid UTF-8
+    sequence becomes one U+FFFD, as Go's utf8.DecodeRune returns (RuneError, 1) for it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            data = value.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(value)
+    parts: list[str] = []
+    while True:
+        try:
+            parts.append(data.decode("utf-8"))
+            return "".join(parts)
+        except UnicodeDecodeError as exc:
+            parts.append(data[: exc.start].decode("utf-8"))
+            parts.append("\ufffd" * (exc.end - exc.start))
+            data = data[exc.end :]
+
+
+def go_float_text(value: float, bits: int = 64) -> str:
+    """Go `encoding/json` text of a float64 (bits=64) or float32 (bits=32): shortest digits,
+    'f' notation unless 0 < |v| < 1e-6 or |v| >= 1e21 (compared as float32 for bits=32),
+    then 'e' notation with a negative exponent's leading zero dropped (1e-7, 1e+21).
+
+    Raises:
+        ValueError: NaN or infinity (Go's json.Marshal fails with UnsupportedValueError).
+    """
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"Go JSON cannot write {value!r}")
+    if bits == 32:
+        value = to_float32(value)
+        low, high = _F32_LOW, _F32_HIGH
+    else:
+        low, high = 1e-6, 1e21
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < low or magnitude >= high):
+        text = format_float_exp(value, bits)
+        if text[-4:-1] == "e-0":  # Go: "clean up e-09 to e-9"
+            text = text[:-2] + text[-1]
+        return text
+    return format_float(value, bits)

@@ -1,0 +1,1062 @@
+"""SinkConfig: every option of the sink, parsed and validated once on the driver.
+
+`SinkConfig.from_options(options)` is the only code that reads raw option strings. It
+merges four layers, later winning key by key:
+
+    defaults  <  TOML file (`config`), section [sink]  <  `sink-uri`  <  explicit options
+
+Keys are case-insensitive (Spark lowercases them). Spark's own `path` is ignored. An
+unknown key is an error with a close match suggested. The result is frozen, hashable and
+picklable; change it with `attrs.evolve`. This module knows option names, TiCDC's
+sink-uri and changefeed-file names and librdkafka setting names; it opens no connection.
+
+Options. Each field is the snake_case twin of its option and keeps the name in
+`metadata["option"]`; the section says which part holds it. Defaults in brackets.
+
+| option | part | default | meaning |
+| --- | --- | --- | --- |
+| `sink-uri` | layer | | `kafka://host:port[,host:port]/topic?param=value&...` (TiCDC's) |
+| `config` | layer | | path of a TiCDC changefeed TOML file, `[sink]` read (below) |
+| `checkpointlocation` | sink | None | Spark's checkpoint dir; batch jobs may set it too |
+| `kafka.bootstrap.servers` | kafka | | brokers; required here or as sink-uri hosts |
+| `kafka.<name>` | kafka | | librdkafka setting -> `client_config[<name>]` |
+| `partition-num` | kafka | None | partitions of a topic the sink creates (then 3) |
+| `replication-factor` | kafka | 1 | replication factor of a topic the sink creates |
+| `auto-create-topic` | kafka | true | create a missing topic; false: missing is an error |
+| `broker-timeout-ms` | kafka | 30000 | bound for metadata and topic creation |
+| `max-message-bytes` | kafka, codec | 10485760 | largest key + value + 36, as TiCDC checks it |
+| `topic` | routing | | topic or expression (`{schema}`, `{table}`), or the URI path |
+| `partition` | routing | default | default, table, index-value (rowid), ts, columns |
+| `partition-columns` | routing | () | comma list for partition=columns, any case |
+| `index` | routing | None | unique index for index-value (else the handle key) |
+| `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json |
+| `encoding-format` | codec | json | json, avro (simple protocol) |
+| `enable-tidb-extension` | codec | false | TiDB fields in the message |
+| `time-zone` | codec | UTC | IANA zone TIMESTAMP values are rendered in |
+| `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
+| `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
+| `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
+| `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
+| `database` | input | None | database when there is no `_database` column |
+| `table` | input | None | table when there is no `_table` column |
+| `primary-key` | input | () | comma list of primary key columns |
+| `column-types` | input | {} | JSON object column -> MySQL type (TOML: a table) |
+| `table-ddl` | input | None | CREATE TABLE statement as SHOW CREATE TABLE prints it |
+| `table-id` | input | None | table id on the wire (else derived from the names) |
+| `schema-version` | input | None | schema version on the wire (else derived) |
+| `op-column` | input | _op | name of the operation column |
+| `commit-ts-column` | input | _commit_ts | name of the commit ts column |
+| `before-column` | input | _before | name of the before-image column |
+| `database-column` | input | _database | name of the database column |
+| `table-column` | input | _table | name of the table column |
+
+TiCDC's Kafka parameters (tiflow `pkg/sink/kafka/options.go`) become librdkafka settings
+in `kafka.client_config`; a `kafka.*` option for the same setting wins:
+
+| option | librdkafka setting | note |
+| --- | --- | --- |
+| `kafka-client-id` | client.id | `[A-Za-z0-9._-]+` |
+| `compression` | compression.type | none, gzip, snappy, lz4, zstd |
+| `required-acks` | acks | -1 (all), 0, 1 |
+| `dial-timeout` | socket.connection.setup.timeout.ms | Go duration (10s, 500ms) |
+| `read-timeout` | socket.timeout.ms | Go duration; the larger of read/write |
+| `write-timeout` | socket.timeout.ms | Go duration |
+| `sasl-user` | sasl.username | turns SASL on; mechanism PLAIN unless given |
+| `sasl-password` | sasl.password | secret |
+| `sasl-mechanism` | sasl.mechanism | plain, scram-sha-256/512, gssapi, oauthbearer |
+| `sasl-gssapi-auth-type` | (checked) | only keytab |
+| `sasl-gssapi-keytab-path` | sasl.kerberos.keytab | |
+| `sasl-gssapi-service-name` | sasl.kerberos.service.name | |
+| `sasl-gssapi-user` | sasl.kerberos.principal | user@realm with the realm |
+| `sasl-gssapi-realm` | (in the principal) | realm of sasl-gssapi-user |
+| `sasl-oauth-client-id` | sasl.oauthbearer.client.id | also sasl.oauthbearer.method=oidc |
+| `sasl-oauth-client-secret` | sasl.oauthbearer.client.secret | base64 as in TiCDC; secret |
+| `sasl-oauth-token-url` | sasl.oauthbearer.token.endpoint.url | |
+| `sasl-oauth-scopes` | sasl.oauthbearer.scope | comma list (TOML: array) |
+| `sasl-oauth-grant-type` | (checked) | only client_credentials |
+| `enable-tls` | security.protocol | SSL / SASL_SSL; on with `ca` or `kafka+ssl://` |
+| `ca` | ssl.ca.location | |
+| `cert` | ssl.certificate.location | needs ca (TiCDC rule) |
+| `key` | ssl.key.location | needs ca (TiCDC rule) |
+| `insecure-skip-verify` | enable.ssl.certificate.verification | true: no verification |
+
+The changefeed file: `[sink]` keys that are options above, `[sink.kafka-config]` (the
+TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
+`[sink.kafka-config.large-message-handle]`, and `dispatchers` when it is one rule
+matching `*.*` (its topic, partition/dispatcher, index, columns). `[sink] kafka.<name>`
+keys (TOML dotted keys) are `kafka.*` options. Other sections of the file (filter,
+mounter, ...) are TiCDC's, not the sink's, and are ignored.
+
+Accepted and ignored, since they do not change what is written: kafka-version,
+max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
+advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
+change the output but are not implemented (e.g. schema-registry, only-output-updated-columns)
+are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
+
+Secrets (`sasl-password`, `sasl-oauth-client-secret`, and `kafka.*` settings whose names
+contain password, secret, jaas, key.pem or oauthbearer.config) never appear in `repr`,
+`str` or errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import enum
+import functools
+import json
+import re
+import tomllib
+import urllib.parse
+import zoneinfo
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.routing import PartitionRule, validate_topic_expression
+
+__all__ = [
+    "CodecConfig",
+    "EncodingFormat",
+    "FrozenMap",
+    "InputConfig",
+    "KafkaConfig",
+    "LargeMessageHandleOption",
+    "PartitionRule",
+    "Protocol",
+    "RoutingConfig",
+    "SinkConfig",
+    "is_secret",
+    "parse_sink_uri",
+]
+
+_MASK = "***"
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
+class Protocol(enum.StrEnum):
+    SIMPLE = "simple"
+    AVRO = "avro"
+    DEBEZIUM = "debezium"
+    CANAL_JSON = "canal-json"
+
+
+class EncodingFormat(enum.StrEnum):
+    JSON = "json"
+    AVRO = "avro"
+
+
+class LargeMessageHandleOption(enum.StrEnum):
+    NONE = "none"
+    HANDLE_KEY_ONLY = "handle-key-only"
+    CLAIM_CHECK = "claim-check"
+
+
+# -- secrets and immutable mappings ----------------------------------------------------
+
+_SECRET_OPTIONS = frozenset({"sasl-password", "sasl-oauth-client-secret", "sasl-gssapi-password"})
+_SECRET_MARKERS = ("password", "secret", "jaas", "key.pem", "oauthbearer.config")
+
+
+def is_secret(name: str) -> bool:
+    """Whether an option or librdkafka setting holds a secret (masked everywhere)."""
+    name = name.lower()
+    return name in _SECRET_OPTIONS or any(marker in name for marker in _SECRET_MARKERS)
+
+
+class FrozenMap(Mapping[str, str]):
+    """An immutable str -> str mapping that hashes and pickles, for config fields."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, str] | None = None) -> None:
+        self._data = dict(data or {})
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._data == dict(other)
+        return NotImplemented
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenMap, (self._data,))
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+
+def _masked(mapping: Mapping[str, str]) -> dict[str, str]:
+    return {k: (_MASK if is_secret(k) else v) for k, v in mapping.items()}
+
+
+def _masked_repr(mapping: Mapping[str, str]) -> str:
+    return repr(_masked(mapping))
+
+
+# -- errors and field helpers ------------------------------------------------------------
+
+
+class _Invalid(ValueError):
+    """Raised by a parser; the field wrapper turns it into a ConfigError naming the option."""
+
+    def __init__(self, allowed: str, choices: tuple[str, ...] | None = None) -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+        self.choices = choices
+
+
+def _shown(option: str, value: object) -> str:
+    if is_secret(option) or option == "kafka.*":
+        return _MASK
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _invalid(
+    option: str, value: object, allowed: str, choices: tuple[str, ...] | None = None
+) -> ConfigError:
+    shown = _shown(option, value)
+    return ConfigError(
+        f"option '{option}' is '{shown}'; {allowed}", option=option, value=shown, allowed=choices
+    )
+
+
+def _field(
+    option: str,
+    default: Any = attrs.NOTHING,
+    parse: Callable[[Any], Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """An attrs field for `option`: `parse` converts raw (string) or typed values and
+    raises `_Invalid`, reported as a ConfigError that names the option."""
+
+    def convert(value: Any) -> Any:
+        if parse is None:
+            return value
+        try:
+            return parse(value)
+        except _Invalid as exc:
+            # `from None`: the chained error could quote a secret value.
+            raise _invalid(option, value, exc.allowed, exc.choices) from None
+
+    return attrs.field(default=default, converter=convert, metadata={"option": option}, **kwargs)
+
+
+def _int(lo: int, hi: int, *, optional: bool = False) -> Callable[[Any], int | None]:
+    def parse(value: Any) -> int | None:
+        if optional and (value is None or value == ""):
+            return None
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise _Invalid(f"use an integer from {lo} to {hi}")
+        return value
+
+    return parse
+
+
+_TRUE = {"1", "t", "true"}
+_FALSE = {"0", "f", "false"}
+
+
+def _bool(value: Any) -> bool:
+    # Go strconv.ParseBool, as TiCDC reads its URI parameters (any case here).
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise _Invalid("use true or false", ("true", "false"))
+
+
+def _enum(cls: type[enum.StrEnum], aliases: Mapping[str, str] | None = None) -> Callable:
+    def parse(value: Any) -> Any:
+        text = str(value).strip().lower()
+        text = (aliases or {}).get(text, text)
+        try:
+            return cls(text)
+        except ValueError:
+            choices = tuple(member.value for member in cls)
+            raise _Invalid(f"use one of {', '.join(choices)}", choices) from None
+
+    return parse
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Invalid("use a string")
+    return value
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid("use a non-empty name")
+    return value
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A comma list ("a, b") or a sequence of names; no empty or duplicate names."""
+    if value is None or value == "":
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(str(item).strip() for item in items)
+    if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
+        raise _Invalid("use a comma-separated list of distinct column names, e.g. id,region")
+    return names
+
+
+def _string_map(value: Any) -> FrozenMap:
+    """A JSON object (or a mapping) of str -> str, e.g. column-types."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            raise _Invalid(
+                'use a JSON object of column -> MySQL type, e.g. {"price": "decimal(10,2)"}'
+            ) from None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _Invalid('use a JSON object of column -> MySQL type, e.g. {"price": "decimal(10,2)"}')
+    return value if isinstance(value, FrozenMap) else FrozenMap(value)
+
+
+def _client_map(value: Any) -> FrozenMap:
+    if not isinstance(value, Mapping):
+        raise _Invalid("use a mapping of librdkafka settings")
+    return FrozenMap({str(k): _setting(v) for k, v in value.items()})
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _zone(value: Any) -> str:
+    text = str(value).strip()
+    try:
+        zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
+        raise _Invalid("use an IANA time zone name such as UTC or Asia/Shanghai") from None
+    return text
+
+
+def _partition_rule(value: Any) -> PartitionRule:
+    try:
+        return PartitionRule.parse(value)
+    except ConfigError as exc:
+        raise _Invalid(exc.message.split("; ", 1)[1], exc.allowed) from None
+
+
+# -- the config classes ------------------------------------------------------------------
+
+
+@attrs.frozen
+class KafkaConfig:
+    """Where and how to produce: brokers, librdkafka settings, topic creation."""
+
+    bootstrap_servers: str = _field("kafka.bootstrap.servers", parse=_name)
+    client_config: FrozenMap = _field("kafka.*", FrozenMap(), parse=_client_map, repr=_masked_repr)
+    partition_num: int | None = _field("partition-num", None, _int(1, _INT32_MAX, optional=True))
+    replication_factor: int = _field("replication-factor", 1, _int(1, 32767))
+    auto_create_topic: bool = _field("auto-create-topic", True, _bool)
+    broker_timeout_ms: int = _field("broker-timeout-ms", 30000, _int(1, _INT32_MAX))
+    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+
+    def producer_config(self) -> dict[str, str]:
+        """Settings for `confluent_kafka.Producer`: the idempotent producer with acks=all
+        (design §5) and room for messages up to max-message-bytes, under the user's
+        `kafka.*` settings, which win."""
+        config = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "enable.idempotence": "true",
+            "acks": "all",
+        }
+        # librdkafka refuses messages above message.max.bytes (default 1000000) before
+        # sending; TiCDC's max-message-bytes defaults to 10 MiB, plus record overhead.
+        # Batches stay bounded by batch.size (1000000), so brokers see no larger batches.
+        if self.max_message_bytes + 128 > 1_000_000:
+            config["message.max.bytes"] = str(min(self.max_message_bytes + 128, 1_000_000_000))
+        config.update(self.client_config)
+        return config
+
+    def redacted(self) -> dict[str, str]:
+        """`producer_config()` with secrets masked, for logs."""
+        return _masked(self.producer_config())
+
+
+@attrs.frozen
+class RoutingConfig:
+    """Topic expression and partition dispatcher (routing.py applies them)."""
+
+    topic: str = _field("topic", parse=_name)
+    partition: PartitionRule = _field("partition", PartitionRule.DEFAULT, _partition_rule)
+    partition_columns: tuple[str, ...] = _field("partition-columns", (), _names)
+    index: str | None = _field("index", None, _opt_str)
+
+    def __attrs_post_init__(self) -> None:
+        if self.partition is PartitionRule.COLUMNS and not self.partition_columns:
+            raise ConfigError(
+                "option 'partition' is 'columns' but 'partition-columns' is empty; "
+                "name the columns to hash, e.g. partition-columns=id,region",
+                option="partition-columns",
+                value="",
+            )
+        if self.partition_columns and self.partition is not PartitionRule.COLUMNS:
+            raise ConfigError(
+                f"option 'partition-columns' is set but 'partition' is "
+                f"'{self.partition.value}'; set partition=columns or drop partition-columns",
+                option="partition-columns",
+                value=",".join(self.partition_columns),
+            )
+        if self.index and self.partition is not PartitionRule.INDEX_VALUE:
+            raise ConfigError(
+                f"option 'index' is set but 'partition' is '{self.partition.value}'; "
+                "set partition=index-value or drop index",
+                option="index",
+                value=self.index,
+            )
+
+
+@attrs.frozen
+class CodecConfig:
+    """What the encoders need to know."""
+
+    protocol: Protocol = _field("protocol", Protocol.SIMPLE, _enum(Protocol, {"flat-avro": "avro"}))
+    encoding_format: EncodingFormat = _field(
+        "encoding-format", EncodingFormat.JSON, _enum(EncodingFormat)
+    )
+    enable_tidb_extension: bool = _field("enable-tidb-extension", False, _bool)
+    time_zone: str = _field("time-zone", "UTC", _zone)
+    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    large_message_handle_option: LargeMessageHandleOption = _field(
+        "large-message-handle-option",
+        LargeMessageHandleOption.NONE,
+        _enum(LargeMessageHandleOption),
+    )
+    send_bootstrap_interval_in_sec: int = _field(
+        "send-bootstrap-interval-in-sec", 120, _int(-_INT64_MAX - 1, _INT64_MAX)
+    )
+    send_bootstrap_in_msg_count: int = _field(
+        "send-bootstrap-in-msg-count", 10000, _int(-_INT32_MAX - 1, _INT32_MAX)
+    )
+    send_bootstrap_to_all_partition: bool = _field("send-bootstrap-to-all-partition", True, _bool)
+
+    def __attrs_post_init__(self) -> None:
+        # tiflow LargeMessageHandleConfig.Validate: only simple and canal-json (the latter
+        # with the TiDB extension) may shrink or offload large messages.
+        option = self.large_message_handle_option
+        if option is LargeMessageHandleOption.NONE:
+            return
+        if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON):
+            raise ConfigError(
+                f"option 'large-message-handle-option' is '{option.value}' but protocol "
+                f"'{self.protocol.value}' does not support it; use none, or protocol simple "
+                "or canal-json",
+                option="large-message-handle-option",
+                value=option.value,
+            )
+        if self.protocol is Protocol.CANAL_JSON and not self.enable_tidb_extension:
+            raise ConfigError(
+                f"option 'large-message-handle-option' is '{option.value}' with protocol "
+                "canal-json; that needs enable-tidb-extension=true",
+                option="large-message-handle-option",
+                value=option.value,
+            )
+
+
+@attrs.frozen
+class InputConfig:
+    """How DataFrame rows map to a table: metadata columns and table schema refinements."""
+
+    op_column: str = _field("op-column", "_op", _name)
+    commit_ts_column: str = _field("commit-ts-column", "_commit_ts", _name)
+    before_column: str = _field("before-column", "_before", _name)
+    database_column: str = _field("database-column", "_database", _name)
+    table_column: str = _field("table-column", "_table", _name)
+    database: str | None = _field("database", None, _opt_str)
+    table: str | None = _field("table", None, _opt_str)
+    primary_key: tuple[str, ...] = _field("primary-key", (), _names)
+    column_types: FrozenMap = _field("column-types", FrozenMap(), _string_map)
+    table_ddl: str | None = _field("table-ddl", None, _opt_str)
+    table_id: int | None = _field("table-id", None, _int(1, _INT64_MAX, optional=True))
+    schema_version: int | None = _field("schema-version", None, _int(0, _INT64_MAX, optional=True))
+
+    def __attrs_post_init__(self) -> None:
+        columns = self.layout_fields()
+        seen: dict[str, str] = {}
+        for field_name, column in columns.items():
+            option = field_name.replace("_", "-")
+            if column in seen:
+                raise ConfigError(
+                    f"option '{option}' is '{column}', the same as '{seen[column]}'; "
+                    "each metadata column needs its own name",
+                    option=option,
+                    value=column,
+                )
+            seen[column] = option
+
+    def layout_fields(self) -> dict[str, str]:
+        """The metadata column names, as keyword arguments for `events.InputLayout`."""
+        return {
+            "op_column": self.op_column,
+            "commit_ts_column": self.commit_ts_column,
+            "before_column": self.before_column,
+            "database_column": self.database_column,
+            "table_column": self.table_column,
+        }
+
+
+@attrs.frozen
+class SinkConfig:
+    """The whole configuration; build it with `from_options`."""
+
+    kafka: KafkaConfig
+    routing: RoutingConfig
+    codec: CodecConfig = CodecConfig()
+    input: InputConfig = InputConfig()
+    checkpoint_location: str | None = _field("checkpointlocation", None, _opt_str)
+
+    def __attrs_post_init__(self) -> None:
+        # Cross-part rules live here, one place (style §5): the topic rule depends on the
+        # protocol (tiflow event_router.go getTopicDispatcher).
+        validate_topic_expression(self.routing.topic, self.codec.protocol.value)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> SinkConfig:
+        """Merge the layers, reject unknown keys, convert and validate.
+
+        Raises:
+            ConfigError: naming the option (and its source), the value (masked when
+                secret) and what is allowed.
+        """
+        explicit = _Layer("option")
+        for key, value in options.items():
+            explicit.set(str(key).strip().lower(), value)
+        explicit.values.pop("path", None)  # Spark's save(path) / load(path)
+        layers: list[_Layer] = []
+        if "config" in explicit.values:
+            layers.append(_load_toml(str(explicit.values.pop("config"))))
+        if "sink-uri" in explicit.values:
+            layers.append(_uri_layer(str(explicit.values.pop("sink-uri"))))
+        layers.append(explicit)
+
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            for key, value in layer.values.items():
+                _check_known(key, value, layer.source)
+                merged[key] = value
+        return _build(merged)
+
+
+# -- option names ------------------------------------------------------------------------
+
+
+@functools.cache
+def _field_options() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for part in (KafkaConfig, RoutingConfig, CodecConfig, InputConfig, SinkConfig):
+        for field in attrs.fields(part):
+            if "option" in field.metadata and field.metadata["option"] != "kafka.*":
+                found[field.metadata["option"]] = part
+    return found
+
+
+# TiCDC sink-uri / [sink.kafka-config] parameters translated to librdkafka settings.
+_TICDC_KAFKA = frozenset(
+    {
+        "kafka-client-id",
+        "compression",
+        "required-acks",
+        "dial-timeout",
+        "read-timeout",
+        "write-timeout",
+        "sasl-user",
+        "sasl-password",
+        "sasl-mechanism",
+        "sasl-gssapi-auth-type",
+        "sasl-gssapi-keytab-path",
+        "sasl-gssapi-service-name",
+        "sasl-gssapi-user",
+        "sasl-gssapi-realm",
+        "sasl-oauth-client-id",
+        "sasl-oauth-client-secret",
+        "sasl-oauth-token-url",
+        "sasl-oauth-scopes",
+        "sasl-oauth-grant-type",
+        "enable-tls",
+        "ca",
+        "cert",
+        "key",
+        "insecure-skip-verify",
+    }
+)
+# TiCDC names that do not change what this sink writes.
+_IGNORED = frozenset(
+    {
+        "kafka-version",
+        "max-batch-size",
+        "encoder-concurrency",
+        "transaction-atomicity",
+        "enable-kafka-sink-v2",
+        "advance-timeout-in-sec",
+        "safe-mode",
+        "terminator",
+        "date-separator",
+        "enable-partition-separator",
+        "file-index-digit",
+        "csv",
+        "mysql-config",
+        "pulsar-config",
+        "cloud-storage-config",
+        "open",
+    }
+)
+# TiCDC names that change the output and are not implemented here, with TiCDC's default:
+# a changefeed file exported by TiCDC lists them with these values, which are accepted.
+_UNSUPPORTED: dict[str, Any] = {
+    "schema-registry": "",
+    "avro-decimal-handling-mode": "precise",
+    "avro-bigint-unsigned-handling-mode": "long",
+    "avro-enable-watermark": False,
+    "only-output-updated-columns": False,
+    "content-compatible": False,
+    "debezium-disable-schema": False,
+    "debezium": {"output-old-value": True},
+    "delete-only-output-handle-key-columns": False,
+    "column-selectors": None,
+    "output-raw-change-event": False,
+    "send-all-bootstrap-at-start": False,
+    "large-message-handle-compression": "none",
+    "claim-check-storage-uri": "",
+    "claim-check-raw-value": False,
+    "glue-schema-registry-config": None,
+    "sasl-gssapi-password": "",
+    "sasl-gssapi-kerberos-config-path": "",
+    "sasl-gssapi-disable-pafxfast": False,
+    "sasl-oauth-audience": "",
+}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if value is None or value == "" or value == [] or value == {}:
+        return True
+    if isinstance(default, bool):
+        try:
+            return _bool(value) is default
+        except _Invalid:
+            return False
+    if isinstance(default, dict):
+        return isinstance(value, dict) and all(
+            k in default and _is_default(v, default[k]) for k, v in value.items()
+        )
+    return isinstance(default, str) and str(value).strip().lower() == default
+
+
+_LAYERS = frozenset({"sink-uri", "config"})
+
+
+def _known_names() -> list[str]:
+    return sorted(set(_field_options()) | _TICDC_KAFKA | _LAYERS | {"kafka.bootstrap.servers"})
+
+
+def _check_known(key: str, value: Any, source: str) -> None:
+    if key.startswith("kafka.") and len(key) > len("kafka."):
+        return
+    if key in _field_options() or key in _TICDC_KAFKA or key in _IGNORED:
+        return
+    label = _label(key, source)
+    if key in _UNSUPPORTED:
+        if _is_default(value, _UNSUPPORTED[key]):
+            return
+        raise ConfigError(
+            f"{label} is a TiCDC setting this sink does not support yet; remove it",
+            option=key,
+        )
+    if key in _LAYERS:
+        raise ConfigError(f"{label} is only accepted as an option, not here", option=key)
+    close = difflib.get_close_matches(key, _known_names(), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else "see the options table in ticdc_sink.config"
+    raise ConfigError(f"{label} is unknown; {hint}", option=key, allowed=tuple(close) or None)
+
+
+def _label(key: str, source: str) -> str:
+    if source == "option":
+        return f"option '{key}'"
+    return f"{source} '{key}'"
+
+
+class _Layer:
+    """One layer of raw settings and where it came from (for error messages)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.values: dict[str, Any] = {}
+
+    def set(self, key: str, value: Any) -> None:
+        self.values[key] = value
+
+
+# -- sink-uri ------------------------------------------------------------------------------
+
+
+def _redact_uri(uri: str) -> str:
+    """The URI with user info and secret parameter values masked, for messages."""
+    try:
+        parts = urllib.parse.urlsplit(uri)
+    except ValueError:
+        return "(unparseable sink-uri)"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if "@" in parts.netloc:
+        netloc = f"{_MASK}@{netloc}"
+    query = "&".join(
+        f"{k}={_MASK if is_secret(k) else v}"
+        for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def parse_sink_uri(uri: str) -> dict[str, str]:
+    """Read a TiCDC Kafka sink URI into option names: `kafka.bootstrap.servers` from the
+    hosts, `topic` from the path, and each query parameter under its own name.
+
+    `kafka+ssl://` turns `enable-tls` on unless the URI sets it. Unknown parameters are
+    reported by `from_options`, which knows all names.
+
+    Raises:
+        ConfigError: not a kafka URI, user info in it, no hosts, a repeated parameter.
+    """
+    shown = _redact_uri(uri)
+    try:
+        parts = urllib.parse.urlsplit(uri.strip())
+    except ValueError:
+        raise ConfigError(
+            f"option 'sink-uri' is '{shown}'; it is not a URI", option="sink-uri"
+        ) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("kafka", "kafka+ssl"):
+        raise ConfigError(
+            f"option 'sink-uri' is '{shown}'; its scheme must be kafka or kafka+ssl "
+            "(kafka://host:9092/topic?protocol=simple)",
+            option="sink-uri",
+            value=shown,
+            allowed=("kafka", "kafka+ssl"),
+        )
+    if "@" in parts.netloc:
+        raise ConfigError(
+            f"option 'sink-uri' is '{shown}'; it must not carry credentials before the "
+            "hosts; use sasl-user and sasl-password parameters",
+            option="sink-uri",
+            value=shown,
+        )
+    hosts = [h.strip() for h in parts.netloc.split(",") if h.strip()]
+    if not hosts:
+        raise ConfigError(
+            f"option 'sink-uri' is '{shown}'; it names no broker (kafka://host:9092/topic)",
+            option="sink-uri",
+            value=shown,
+        )
+    values: dict[str, str] = {"kafka.bootstrap.servers": ",".join(hosts)}
+    topic = urllib.parse.unquote(parts.path).strip("/")
+    if topic:
+        values["topic"] = topic
+    if scheme == "kafka+ssl":
+        values["enable-tls"] = "true"
+    seen: set[str] = set()
+    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        key = key.strip().lower()
+        if key in seen:
+            raise ConfigError(
+                f"sink-uri parameter '{key}' is given twice; give it once", option=key
+            )
+        seen.add(key)
+        values[key] = value
+    return values
+
+
+def _uri_layer(uri: str) -> _Layer:
+    layer = _Layer("sink-uri parameter")
+    for key, value in parse_sink_uri(uri).items():
+        layer.set(key, value)
+    return layer
+
+
+# -- TOML changefeed file -----------------------------------------------------------------
+
+
+def _load_toml(path: str) -> _Layer:
+    try:
+        with open(path, "rb") as f:
+            document = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(
+            f"option 'config' is '{path}'; the file cannot be read ({exc.strerror})",
+            option="config",
+            value=path,
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"option 'config' is '{path}'; it is not valid TOML ({exc})",
+            option="config",
+            value=path,
+        ) from None
+    layer = _Layer(f"config file {path} [sink] key")
+    sink = document.get("sink", {})
+    if not isinstance(sink, dict):
+        raise ConfigError(
+            f"config file {path}: [sink] must be a table", option="config", value=path
+        )
+    for key, value in sink.items():
+        key = key.lower()
+        if key == "kafka-config" and isinstance(value, dict):
+            for sub, sub_value in value.items():
+                sub = sub.lower()
+                if sub in ("codec-config", "large-message-handle") and isinstance(sub_value, dict):
+                    for name, item in sub_value.items():
+                        layer.set(name.lower(), item)
+                else:
+                    layer.set(sub, sub_value)
+        elif key == "kafka" and isinstance(value, dict):
+            for name, item in _flatten(value, "kafka"):
+                layer.set(name.lower(), item)
+        elif key == "dispatchers":
+            for name, item in _dispatcher_options(value, path).items():
+                layer.set(name, item)
+        else:
+            layer.set(key, value)
+    return layer
+
+
+def _flatten(table: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}.{key}")
+        else:
+            yield f"{prefix}.{key}", value
+
+
+def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
+    """`[sink] dispatchers`: one catch-all rule becomes topic/partition/index/columns.
+
+    TiCDC matches rules against each table with table filters; this sink routes with one
+    rule for all tables, so only a single `*.*` rule has the same meaning.
+    """
+    if not rules:
+        return {}
+    rule = rules[0] if isinstance(rules, list) and len(rules) == 1 else None
+    if not isinstance(rule, dict) or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
+        raise ConfigError(
+            f"config file {path} [sink] dispatchers: only one rule with matcher ['*.*'] is "
+            "supported; use the options topic and partition for all tables",
+            option="dispatchers",
+        )
+    out: dict[str, Any] = {}
+    if rule.get("topic"):
+        out["topic"] = rule["topic"]
+    partition = rule.get("partition") or rule.get("dispatcher")
+    if partition:
+        out["partition"] = partition
+    if rule.get("index"):
+        out["index"] = rule["index"]
+    if rule.get("columns"):
+        out["partition-columns"] = rule["columns"]
+    return out
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def _kwargs(part: type, merged: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        field.name: merged[field.metadata["option"]]
+        for field in attrs.fields(part)
+        if field.metadata.get("option") in merged
+    }
+
+
+def _build(merged: dict[str, Any]) -> SinkConfig:
+    client = {k[len("kafka.") :]: v for k, v in merged.items() if k.startswith("kafka.")}
+    bootstrap = client.pop("bootstrap.servers", None)
+    if not bootstrap:
+        raise ConfigError(
+            "option 'kafka.bootstrap.servers' is not set; give it, or the brokers in "
+            "sink-uri (kafka://host:9092,host2:9092/topic)",
+            option="kafka.bootstrap.servers",
+        )
+    translated = _translate_ticdc_kafka(merged)
+    client = {**translated, **{k: _setting(v) for k, v in client.items()}}
+    if "topic" not in merged:
+        raise ConfigError(
+            "option 'topic' is not set; give a topic or expression (tidb_{schema}_{table}), "
+            "or the topic as the sink-uri path (kafka://host:9092/topic)",
+            option="topic",
+        )
+    kafka_kwargs = _kwargs(KafkaConfig, merged)
+    kafka_kwargs.pop("bootstrap_servers", None)
+    return SinkConfig(
+        kafka=KafkaConfig(bootstrap_servers=bootstrap, client_config=client, **kafka_kwargs),
+        routing=RoutingConfig(**_kwargs(RoutingConfig, merged)),
+        codec=CodecConfig(**_kwargs(CodecConfig, merged)),
+        input=InputConfig(**_kwargs(InputConfig, merged)),
+        **_kwargs(SinkConfig, merged),
+    )
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_DURATION_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6}
+
+
+def _duration_ms(option: str, value: Any) -> str:
+    """A Go `time.ParseDuration` text ("10s", "1m30s", "500ms") in whole milliseconds."""
+    text = str(value).strip()
+    if not text or _DURATION.sub("", text) != "":
+        raise _invalid(option, value, "use a Go duration such as 10s, 500ms or 1m30s")
+    total = sum(float(n) * _DURATION_MS[u] for n, u in _DURATION.findall(text))
+    if total < 1:
+        raise _invalid(option, value, "use a duration of at least 1ms")
+    return str(int(total))
+
+
+_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
+_COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
+    """TiCDC's Kafka parameters (tiflow pkg/sink/kafka/options.go) as librdkafka settings."""
+    p = {k: merged[k] for k in _TICDC_KAFKA if k in merged}
+    out: dict[str, str] = {}
+    if "kafka-client-id" in p:
+        client_id = str(p["kafka-client-id"])
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", client_id):  # tiflow validClientID
+            raise _invalid("kafka-client-id", client_id, "use only A-Z a-z 0-9 . _ -")
+        out["client.id"] = client_id
+    if "compression" in p:
+        codec = str(p["compression"]).strip().lower()
+        if codec not in _COMPRESSIONS:
+            raise _invalid(
+                "compression", p["compression"], f"use one of {', '.join(_COMPRESSIONS)}"
+            )
+        out["compression.type"] = codec
+    if "required-acks" in p:
+        acks = {"-1": "all", "0": "0", "1": "1"}.get(str(p["required-acks"]).strip())
+        if acks is None:
+            raise _invalid("required-acks", p["required-acks"], "use -1 (all), 0 or 1")
+        out["acks"] = acks
+    if "dial-timeout" in p:
+        out["socket.connection.setup.timeout.ms"] = _duration_ms("dial-timeout", p["dial-timeout"])
+    socket = [int(_duration_ms(k, p[k])) for k in ("read-timeout", "write-timeout") if k in p]
+    if socket:
+        out["socket.timeout.ms"] = str(max(socket))
+
+    sasl = False
+    if p.get("sasl-user"):
+        out["sasl.username"] = str(p["sasl-user"])
+        sasl = True
+    if p.get("sasl-password"):
+        out["sasl.password"] = str(p["sasl-password"])
+        sasl = True
+    if p.get("sasl-mechanism"):
+        mechanism = str(p["sasl-mechanism"]).strip().upper()
+        if mechanism not in _MECHANISMS:
+            raise _invalid(
+                "sasl-mechanism", p["sasl-mechanism"], f"use one of {', '.join(_MECHANISMS)}"
+            )
+        out["sasl.mechanism"] = mechanism
+        sasl = True
+    if p.get("sasl-gssapi-auth-type"):
+        if str(p["sasl-gssapi-auth-type"]).strip().lower() != "keytab":
+            raise _invalid(
+                "sasl-gssapi-auth-type",
+                p["sasl-gssapi-auth-type"],
+                "use keytab (librdkafka logs in with a keytab, not a password)",
+            )
+    for option, setting in (
+        ("sasl-gssapi-keytab-path", "sasl.kerberos.keytab"),
+        ("sasl-gssapi-service-name", "sasl.kerberos.service.name"),
+    ):
+        if p.get(option):
+            out[setting] = str(p[option])
+    if p.get("sasl-gssapi-user"):
+        realm = p.get("sasl-gssapi-realm")
+        user = str(p["sasl-gssapi-user"])
+        out["sasl.kerberos.principal"] = f"{user}@{realm}" if realm else user
+    if p.get("sasl-oauth-client-id"):
+        out["sasl.oauthbearer.method"] = "oidc"
+        out["sasl.oauthbearer.client.id"] = str(p["sasl-oauth-client-id"])
+        sasl = True
+    if p.get("sasl-oauth-client-secret"):
+        try:
+            # tiflow applySASL: the secret is given base64-encoded.
+            secret = base64.b64decode(str(p["sasl-oauth-client-secret"]), validate=True).decode()
+        except ValueError:
+            raise _invalid(
+                "sasl-oauth-client-secret", "", "give the client secret base64-encoded, as TiCDC"
+            ) from None
+        out["sasl.oauthbearer.client.secret"] = secret
+    if p.get("sasl-oauth-token-url"):
+        out["sasl.oauthbearer.token.endpoint.url"] = str(p["sasl-oauth-token-url"])
+    if p.get("sasl-oauth-scopes"):
+        scopes = p["sasl-oauth-scopes"]
+        scopes = scopes.split(",") if isinstance(scopes, str) else scopes
+        out["sasl.oauthbearer.scope"] = " ".join(str(s).strip() for s in scopes if str(s).strip())
+    if p.get("sasl-oauth-grant-type"):
+        if str(p["sasl-oauth-grant-type"]).strip() != "client_credentials":
+            raise _invalid(
+                "sasl-oauth-grant-type", p["sasl-oauth-grant-type"], "use client_credentials"
+            )
+    if sasl and "sasl.mechanism" not in out:
+        out["sasl.mechanism"] = "OAUTHBEARER" if "sasl.oauthbearer.client.id" in out else "PLAIN"
+
+    # tiflow applyTLS: ca, cert and key go together; a ca turns TLS on unless enable-tls
+    # says false, which is then an error.
+    for option, setting in (
+        ("ca", "ssl.ca.location"),
+        ("cert", "ssl.certificate.location"),
+        ("key", "ssl.key.location"),
+    ):
+        if p.get(option):
+            out[setting] = str(p[option])
+    if ("cert" in p or "key" in p) and not p.get("ca"):
+        raise _invalid(
+            "cert" if "cert" in p else "key",
+            p.get("cert") or p.get("key"),
+            "give ca, cert and key together (TiCDC rule)",
+        )
+    tls = _bool_param("enable-tls", p["enable-tls"]) if "enable-tls" in p else None
+    if tls is False and p.get("ca"):
+        raise _invalid("enable-tls", p["enable-tls"], "use true: ca/cert/key are given")
+    tls = bool(tls) or bool(p.get("ca"))
+    if (
+        tls
+        and "insecure-skip-verify" in p
+        and _bool_param("insecure-skip-verify", p["insecure-skip-verify"])
+    ):
+        out["enable.ssl.certificate.verification"] = "false"
+        out["ssl.endpoint.identification.algorithm"] = "none"
+    if sasl or tls:
+        out["security.protocol"] = ("SASL_" if sasl else "") + ("SSL" if tls else "PLAINTEXT")
+    return out
+
+
+def _bool_param(option: str, value: Any) -> bool:
+    try:
+        return _bool(value)
+    except _Invalid as exc:
+        raise _invalid(option, value, exc.allowed, exc.choices) from None

@@ -1,0 +1,249 @@
+"""The Spark-facing classes: `format("ticdc")`. Thin by design.
+
+Spark builds these on the driver (options -> SinkConfig, validated before any task runs),
+pickles the writer to every task, and calls `commit` on the driver once every task of the
+batch succeeded. Clients (producers) are made inside `write()` and `commit()` only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceStreamWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType, TimestampType
+
+from ticdc_sink import tso
+from ticdc_sink.config import SinkConfig
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.schema import build_table_schema, parse_table_ddl
+from ticdc_sink.state import SinkState
+from ticdc_sink.writer import TablePlan, TaskReport, WritePlan, emit_watermark, write_batches
+
+try:  # PySpark 4.1+
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter
+except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
+    DataSourceStreamArrowWriter = None
+
+__all__ = ["TiCDCCommitMessage", "TiCDCDataSource"]
+
+logger = logging.getLogger(__name__)
+
+# Placeholder names for the table template when `_database` / `_table` columns name the
+# tables row by row; each row's own names replace them on the executors.
+_ROUTED = "_routed_by_column"
+
+
+class TiCDCCommitMessage(WriterCommitMessage):
+    """A task's report, carried from the executor to the driver's commit step."""
+
+    def __init__(self, report: TaskReport) -> None:
+        self.report = report
+
+    def __repr__(self) -> str:
+        return f"TiCDCCommitMessage({self.report!r})"
+
+
+class TiCDCDataSource(DataSource):
+    """Writes DataFrame rows to Kafka as TiCDC row-change events.
+
+    Name: `ticdc`. Options: see the README's options table (`ticdc_sink.config`).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "ticdc"
+
+    def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
+        if overwrite:
+            raise ConfigError(
+                "mode 'overwrite' is not supported: a change stream cannot overwrite a "
+                "topic; use mode('append')",
+                option="mode",
+                value="overwrite",
+            )
+        config = SinkConfig.from_options(dict(self.options))
+        state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
+        commit_ts = tso.now()
+        if state is not None:
+            commit_ts = max(commit_ts, (state.last_watermark() or 0) + 1)
+        return TiCDCBatchWriter(_plan(config, schema, commit_ts, batch_id=None))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        if overwrite:
+            raise ConfigError(
+                "output mode 'complete' is not supported: a change stream cannot re-send "
+                "the whole result table every batch; use outputMode('append')",
+                option="outputMode",
+                value="complete",
+            )
+        config = SinkConfig.from_options(dict(self.options))
+        if not config.checkpoint_location:
+            raise ConfigError(
+                "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
+            )
+        state = SinkState(config.checkpoint_location)
+        batch_id = state.current_batch_id()
+        plan = _plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
+        if DataSourceStreamArrowWriter is None:
+            return TiCDCStreamRowWriter(plan, schema)
+        return TiCDCStreamWriter(plan)
+
+
+def _plan(config: SinkConfig, schema: StructType, commit_ts: int, *, batch_id: int | None):
+    inp = config.input
+    reserved = {
+        inp.op_column,
+        inp.commit_ts_column,
+        inp.before_column,
+        inp.database_column,
+        inp.table_column,
+    }
+    # Without a database or table option the names come from table-ddl, or row by row
+    # from the `_database` / `_table` columns; the template then carries a placeholder.
+    ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
+    fields = set(schema.fieldNames())
+    database = inp.database or (ddl and ddl.database)
+    table = inp.table or (ddl and ddl.table)
+    template = build_table_schema(
+        database or (_ROUTED if inp.database_column in fields else None),
+        table or (_ROUTED if inp.table_column in fields else None),
+        schema,
+        reserved=reserved,
+        column_types=dict(inp.column_types),
+        table_ddl=inp.table_ddl,
+        primary_key=inp.primary_key,
+        table_id=inp.table_id,
+        version=inp.schema_version,
+    )
+    return WritePlan(
+        config=config,
+        tables=TablePlan(
+            template,
+            fixed_table_id=inp.table_id,
+            default_database=database or None,
+            default_table=table or None,
+        ),
+        commit_ts=commit_ts,
+        build_ts_ms=tso.physical_ms(commit_ts),
+        batch_id=batch_id,
+    )
+
+
+class _WriterMixin:
+    """The parts shared by the batch and the stream writers."""
+
+    plan: WritePlan
+
+    def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
+        context = TaskContext.get()
+        partition_id = context.partitionId() if context is not None else 0
+        if self.plan.batch_id is not None and context is not None:
+            task_batch = context.getLocalProperty("streaming.sql.batchId")
+            if task_batch is not None and int(task_batch) != self.plan.batch_id:
+                raise RuntimeError(
+                    f"ticdc: the writer was planned for micro-batch {self.plan.batch_id} but "
+                    f"runs in micro-batch {task_batch}; replays would not be byte-identical"
+                )
+        return TiCDCCommitMessage(write_batches(batches, self.plan, partition_id=partition_id))
+
+    def _commit(self, messages: list[Any]) -> None:
+        config = self.plan.config
+        state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
+        sent = emit_watermark(
+            config,
+            [m.report if m is not None else None for m in messages],
+            last_sent=state.last_watermark() if state is not None else None,
+            build_ts_ms=self.plan.build_ts_ms,
+        )
+        if sent is not None and state is not None:
+            state.record_watermark(sent)
+
+    def _abort(self, messages: list[Any]) -> None:
+        done = [m for m in messages if m is not None]
+        logger.warning(
+            "ticdc write aborted: %d of %d tasks reported success; messages already sent "
+            "stay in Kafka (at-least-once) and no watermark was sent for this batch",
+            len(done),
+            len(messages),
+        )
+
+
+class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
+        return self._write(iterator)
+
+    def commit(self, messages: list[Any]) -> None:
+        self._commit(messages)
+
+    def abort(self, messages: list[Any]) -> None:
+        self._abort(messages)
+
+
+if DataSourceStreamArrowWriter is not None:
+
+    class TiCDCStreamWriter(_WriterMixin, DataSourceStreamArrowWriter):
+        def __init__(self, plan: WritePlan) -> None:
+            self.plan = plan
+
+        def write(self, iterator: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
+            return self._write(iterator)
+
+        def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 (Spark's name)
+            self._commit(messages)
+
+        def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
+            self._abort(messages)
+
+
+class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
+    """PySpark 4.0 has no Arrow stream writer: turn Rows back into record batches and run
+    the same loop. Spark hands naive datetimes in the executor's local zone here, so
+    TIMESTAMP values are made aware before Arrow sees them."""
+
+    _CHUNK = 10_000
+
+    def __init__(self, plan: WritePlan, schema: StructType) -> None:
+        self.plan = plan
+        self.schema = schema
+
+    def write(self, iterator: Iterator[Any]) -> TiCDCCommitMessage:
+        return self._write(_rows_to_batches(iterator, self.schema, self._CHUNK))
+
+    def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
+        self._commit(messages)
+
+    def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
+        self._abort(messages)
+
+
+def _rows_to_batches(rows: Iterator[Any], schema: StructType, chunk: int):
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(schema)
+    ts_fields = [f.name for f in schema.fields if isinstance(f.dataType, TimestampType)]
+    buffer: list[dict[str, Any]] = []
+    for row in rows:
+        record = row.asDict(recursive=True)
+        for name in ts_fields:
+            value = record[name]
+            if isinstance(value, dt.datetime) and value.tzinfo is None:
+                record[name] = value.astimezone()
+        buffer.append(record)
+        if len(buffer) >= chunk:
+            yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
+            buffer = []
+    if buffer:
+        yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)

@@ -1,0 +1,1368 @@
+"""Protocol-neutral change events: what a DataFrame row means, before any encoding.
+
+Values inside events are TiCDC's "mounter values" in Python form (reference §1.4), one
+per table column in definition order:
+
+    integer types, YEAR, ENUM (1-based index), SET (bitmask), BIT  -> int
+    FLOAT, DOUBLE                                                   -> float
+    DECIMAL                  -> str with exactly `scale` fraction digits ("-1.50")
+    DATE / DATETIME / TIMESTAMP / TIME -> str ("2020-01-02", "2020-01-02 03:04:05.120",
+                                TIMESTAMP rendered in the sink's time zone, TIME "-838:59:59")
+    JSON                     -> str, TiDB canonical JSON text ({"a": 1, "b": [1, 2]})
+    CHAR/VARCHAR/TEXT        -> str
+    BINARY/VARBINARY/BLOB    -> bytes
+    NULL                     -> None
+
+`read_changes` turns one Arrow record batch from Spark into `RowChange`s: it converts each
+Arrow column once per batch with `pyarrow.compute` (casts, vectorised range checks) and only
+then zips the converted columns into row tuples, so no per-value `datetime` or `Decimal`
+objects are made on the common paths. The DataFrame value is taken as the value TiDB
+stored; rules where a conversion has to choose:
+
+* DATETIME / TIMESTAMP / TIME: fraction digits beyond the column's fsp are truncated, not
+  rounded (rounding could carry into the next second, day or year, and the value TiDB
+  stored already has at most fsp digits). Spark `TimestampType` (an instant) is rendered
+  as the wall clock in `time_zone`; `TimestampNTZType` is rendered as is (and, for a
+  TIMESTAMP column, read as a wall clock in `time_zone` for the range check).
+* DECIMAL: input with more fraction digits than the column's scale is rounded half away
+  from zero, as MySQL and TiDB round on insert; input beyond the precision is an error.
+* FLOAT / DOUBLE: NaN and infinity are errors (MySQL stores neither).
+* CHAR: trailing spaces are stripped and BINARY(n) is padded with 0x00 to n bytes, as
+  TiDB hands them to TiCDC.
+* ENUM / SET: members match exactly, else case-insensitively ignoring trailing spaces;
+  the empty string is ENUM index 0 (MySQL's error value) unless it is a member.
+* JSON: rendered as TiDB v8.5 `BinaryJSON.MarshalJSON` does (`pkg/types/json_binary.go`):
+  keys sorted bytewise, `", "` and `": "`, floats as Go JSON formats them.
+
+This module knows Arrow and MySQL values; it knows nothing of Spark sessions, Kafka or
+any wire format.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import enum
+import json
+import math
+import re
+import zoneinfo
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_sink.errors import ConfigError, InputError, SchemaError
+from ticdc_sink.schema import Column, MySQLType, TableSchema
+from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
+
+__all__ = ["InputLayout", "Op", "RowChange", "read_changes"]
+
+
+class Op(enum.Enum):
+    """The kind of a row change, named as the Simple and Canal protocols name it."""
+
+    INSERT = "INSERT"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+@attrs.frozen
+class RowChange:
+    """One row change of one table.
+
+    `row` is the new image (INSERT, UPDATE) and `before` the old image (UPDATE when the
+    input has `_before`, DELETE always: for a DELETE the deleted row is `before` and `row`
+    is None), as TiCDC's Columns / PreColumns.
+    """
+
+    table: TableSchema
+    op: Op
+    commit_ts: int
+    row: tuple[Any, ...] | None
+    before: tuple[Any, ...] | None = None
+
+
+@attrs.frozen
+class InputLayout:
+    """Names of the reserved metadata columns of the input DataFrame (design §2).
+
+    Every other column is a table column. Each name is set by the option of the same
+    name (`op-column`, `commit-ts-column`, ...).
+    """
+
+    op_column: str = "_op"
+    commit_ts_column: str = "_commit_ts"
+    before_column: str = "_before"
+    database_column: str = "_database"
+    table_column: str = "_table"
+
+    @property
+    def reserved(self) -> frozenset[str]:
+        """The metadata column names: never table columns."""
+        return frozenset(
+            (
+                self.op_column,
+                self.commit_ts_column,
+                self.before_column,
+                self.database_column,
+                self.table_column,
+            )
+        )
+
+
+def read_changes(
+    batch: pa.RecordBatch,
+    *,
+    layout: InputLayout,
+    tables: Callable[[str, str], TableSchema],
+    default_database: str | None,
+    default_table: str | None,
+    default_commit_ts: int,
+    time_zone: str,
+) -> Iterator[RowChange]:
+    """Turn one Arrow record batch into row changes, in input order.
+
+    Each row goes to the table named by its `_database` / `_table` columns (a null or
+    absent value falls back to `default_database` / `default_table`); `tables(database,
+    table)` gives that table's schema. `_op` (absent: INSERT) is `c`/`r`/`u`/`d` or
+    `INSERT`/`UPDATE`/`DELETE` in any case; `_commit_ts` (absent or null:
+    `default_commit_ts`) is a bigint TSO or a timestamp. A DELETE's table columns are
+    the deleted row (`before`, with `row=None`); an UPDATE's old values come from the
+    `_before` struct (null or absent: `before=None`). Values become mounter values (module
+    docstring) for the table's MySQL types; TIMESTAMP values are rendered in `time_zone`
+    (an IANA name).
+
+    The whole batch is converted and checked before the first change is returned.
+
+    Raises:
+        InputError: a row that cannot be a change: unknown `_op`, null in a key or NOT NULL
+            column, a value out of range for its MySQL type, a negative commit ts, no table
+            name, `_before` fields that do not match the table columns.
+        SchemaError: a column missing from the input, or an Arrow type that cannot be
+            written as the column's MySQL type.
+        ConfigError: `time_zone` is not a known time zone.
+    """
+    rows = batch.num_rows
+    if rows == 0:
+        return iter(())
+    names = batch.schema.names
+    reserved = layout.reserved
+    data_names = [name for name in names if name not in reserved]
+    ctx = _BatchContext(
+        batch=batch,
+        layout=layout,
+        data_names=data_names,
+        default_commit_ts=default_commit_ts,
+        time_zone=time_zone,
+    )
+    groups = _route(batch, layout, default_database, default_table)
+    if len(groups) == 1 and groups[0][2] is None:
+        database, table, _ = groups[0]
+        return iter(_read_table(batch, tables(database, table), ctx))
+    out: list[Any] = [None] * rows
+    for database, table, positions in groups:
+        assert positions is not None
+        sub = batch.take(pa.array(positions, pa.int64()))
+        for position, change in zip(
+            positions, _read_table(sub, tables(database, table), ctx), strict=True
+        ):
+            out[position] = change
+    return iter(out)
+
+
+# --- batch level: routing, _op, _commit_ts, _before -------------------------------------
+
+
+@attrs.frozen
+class _BatchContext:
+    batch: pa.RecordBatch
+    layout: InputLayout
+    data_names: list[str]
+    default_commit_ts: int
+    time_zone: str
+
+
+def _route(
+    batch: pa.RecordBatch,
+    layout: InputLayout,
+    default_database: str | None,
+    default_table: str | None,
+) -> list[tuple[str, str, list[int] | None]]:
+    """Group row positions by (database, table); positions None means every row."""
+    names = batch.schema.names
+    parts = []
+    for column, default, option in (
+        (layout.database_column, default_database, "database"),
+        (layout.table_column, default_table, "table"),
+    ):
+        if column not in names:
+            if not default:
+                raise InputError(
+                    f"no {option} name: the input has no {column!r} column and option "
+                    f"{option!r} is not set; set option {option!r} or add a {column!r} column",
+                    column=column,
+                )
+            parts.append(([default], None))
+            continue
+        arr = _plain(batch.column(names.index(column)))
+        if not _is_string(arr.type):
+            raise SchemaError(
+                f"column {column!r} has Arrow type {arr.type}; it must be a string "
+                f"naming the {option} of each row",
+                column=column,
+            )
+        encoded = arr.dictionary_encode()
+        values = [v if v else default for v in encoded.dictionary.to_pylist()]
+        indices = encoded.indices
+        if indices.null_count or None in values:
+            values.append(default)
+            indices = indices.fill_null(len(values) - 1)
+        if None in values:
+            missing = values.index(None)
+            position = pc.index(indices, missing).as_py()
+            raise InputError(
+                f"no {option} name for row {position}: column {column!r} is null or empty "
+                f"and option {option!r} is not set; fill {column!r} or set option {option!r}",
+                column=column,
+            )
+        if len(set(indices.unique().to_pylist())) == 1:
+            parts.append(([values[indices[0].as_py()]], None))
+        else:
+            parts.append((values, indices.to_pylist()))
+    (db_values, db_idx), (tb_values, tb_idx) = parts
+    if db_idx is None and tb_idx is None:
+        return [(db_values[0], tb_values[0], None)]
+    rows = batch.num_rows
+    db_iter = db_idx if db_idx is not None else [0] * rows
+    tb_iter = tb_idx if tb_idx is not None else [0] * rows
+    groups: dict[tuple[str, str], list[int]] = {}
+    for position, key in enumerate(zip(db_iter, tb_iter, strict=True)):
+        groups.setdefault(key, []).append(position)
+    merged: dict[tuple[str, str], list[int]] = {}
+    for (d, t), positions in groups.items():
+        merged.setdefault((db_values[d], tb_values[t]), []).extend(positions)
+    if len(merged) == 1:
+        ((database, table),) = merged
+        return [(database, table, None)]
+    return [(database, table, sorted(pos)) for (database, table), pos in merged.items()]
+
+
+_OPS = {
+    "c": Op.INSERT,
+    "r": Op.INSERT,
+    "insert": Op.INSERT,
+    "u": Op.UPDATE,
+    "update": Op.UPDATE,
+    "d": Op.DELETE,
+    "delete": Op.DELETE,
+}
+_OPS_ALLOWED = "use one of c, r, u, d, INSERT, UPDATE, DELETE (any case)"
+
+
+def _read_ops(arr: pa.Array, column: str, table: str) -> list[Op] | None:
+    """The op of each row, or None when every row is an INSERT."""
+    arr = _plain(arr)
+    if not _is_string(arr.type):
+        raise SchemaError(
+            f"column {column!r} has Arrow type {arr.type}; it must be a string: {_OPS_ALLOWED}",
+            column=column,
+        )
+    if arr.null_count:
+        raise InputError(
+            f"column {column!r} of {table}: value NULL is not an operation; {_OPS_ALLOWED}",
+            table=table,
+            column=column,
+        )
+    encoded = arr.dictionary_encode()
+    ops = []
+    for value in encoded.dictionary.to_pylist():
+        op = _OPS.get(value.lower())
+        if op is None:
+            raise InputError(
+                f"column {column!r} of {table}: value {_short(value)} is not an operation; "
+                f"{_OPS_ALLOWED}",
+                table=table,
+                column=column,
+                value=value,
+            )
+        ops.append(op)
+    if all(op is Op.INSERT for op in ops):
+        return None
+    return [ops[i] for i in encoded.indices.to_pylist()]
+
+
+def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> list[int]:
+    """Commit ts per row: a bigint TSO, or a timestamp as a TSO with logical part 0."""
+    arr = _plain(arr)
+    kind = arr.type
+    if pa.types.is_timestamp(kind):
+        if kind.tz is None:
+            raise SchemaError(
+                f"column {column!r} is a timestamp without time zone, which is no instant; "
+                "use a bigint TSO or a timestamp (Spark TimestampType)",
+                column=column,
+            )
+        raw = pc.cast(arr, pa.int64())
+        minimum, maximum = _min_max(raw)
+        if minimum is not None and minimum < 0:
+            raise InputError(
+                f"column {column!r} of {table}: value {_short(_first_text(arr, pc.less(raw, 0)))}"
+                " is before 1970-01-01, which no TSO can hold; commit ts must not be negative",
+                table=table,
+                column=column,
+            )
+        millis = pc.cast(
+            arr.cast(pa.timestamp(kind.unit, tz="UTC")), pa.timestamp("ms", "UTC"), safe=False
+        )
+        millis = pc.cast(millis, pa.int64())
+        if maximum is not None and _max(millis) > MAX_TSO >> LOGICAL_BITS:
+            raise InputError(
+                f"column {column!r} of {table}: a value is after the last instant a TSO can "
+                "hold (year 4199)",
+                table=table,
+                column=column,
+            )
+        values = pc.shift_left(pc.cast(millis, pa.uint64()), LOGICAL_BITS).to_pylist()
+    elif pa.types.is_integer(kind):
+        minimum, _ = _min_max(arr)
+        if minimum is not None and minimum < 0:
+            raise InputError(
+                f"column {column!r} of {table}: value {minimum} is negative; commit ts must be "
+                f"a TiDB TSO (0..{MAX_TSO})",
+                table=table,
+                column=column,
+                value=minimum,
+            )
+        values = arr.to_pylist()
+    else:
+        raise SchemaError(
+            f"column {column!r} has Arrow type {kind}; use a bigint TSO or a timestamp",
+            column=column,
+        )
+    if arr.null_count:
+        values = [default if v is None else v for v in values]
+    return values
+
+
+def _resolve(names: list[str], wanted: str) -> int | None:
+    """Position of `wanted` in `names`: exact, else the one case-insensitive match."""
+    try:
+        return names.index(wanted)
+    except ValueError:
+        pass
+    folded = [i for i, name in enumerate(names) if name.lower() == wanted.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _key_columns(table: TableSchema) -> frozenset[str]:
+    """Primary key and handle key columns: a null there is always an error."""
+    return frozenset(table.primary_key) | frozenset(table.handle_key)
+
+
+def _read_table(batch: pa.RecordBatch, table: TableSchema, ctx: _BatchContext) -> list[RowChange]:
+    """Every row of `batch` as a change of `table`."""
+    name = f"{table.database}.{table.table}"
+    names = batch.schema.names
+    layout = ctx.layout
+    rows = batch.num_rows
+
+    ops = None
+    if layout.op_column in names:
+        ops = _read_ops(batch.column(names.index(layout.op_column)), layout.op_column, name)
+    commit_ts: list[int] | None = None
+    if layout.commit_ts_column in names:
+        commit_ts = _read_commit_ts(
+            batch.column(names.index(layout.commit_ts_column)),
+            layout.commit_ts_column,
+            name,
+            ctx.default_commit_ts,
+        )
+
+    keys = _key_columns(table)
+    converted = []
+    for column in table.columns:
+        position = _resolve(ctx.data_names, column.name)
+        if position is None:
+            raise SchemaError(
+                f"column {column.name!r} of {name} is not in the input; input columns: "
+                f"{', '.join(ctx.data_names) or '(none)'}",
+                column=column.name,
+            )
+        arr = batch.column(names.index(ctx.data_names[position]))
+        target = _Target(
+            name, f"column {column.name!r}", column, column.name in keys, ctx.time_zone
+        )
+        converted.append(_convert(arr, target))
+    images = list(zip(*converted, strict=True)) if converted else [()] * rows
+
+    befores: list[tuple[Any, ...] | None] | None = None
+    if layout.before_column in names:
+        before_arr = batch.column(names.index(layout.before_column))
+        befores = _read_before(before_arr, table, name, keys, ops, ctx)
+
+    if ops is None:
+        if commit_ts is None:
+            ts = ctx.default_commit_ts
+            return [RowChange(table, Op.INSERT, ts, image) for image in images]
+        return [
+            RowChange(table, Op.INSERT, ts, image)
+            for ts, image in zip(commit_ts, images, strict=True)
+        ]
+    if commit_ts is None:
+        commit_ts = [ctx.default_commit_ts] * rows
+    if befores is None:
+        befores = [None] * rows
+    changes = []
+    for op, ts, image, before in zip(ops, commit_ts, images, befores, strict=True):
+        if op is Op.DELETE:
+            changes.append(RowChange(table, op, ts, None, image))
+        elif op is Op.UPDATE:
+            changes.append(RowChange(table, op, ts, image, before))
+        else:
+            changes.append(RowChange(table, op, ts, image))
+    return changes
+
+
+def _read_before(
+    arr: pa.Array,
+    table: TableSchema,
+    name: str,
+    keys: frozenset[str],
+    ops: list[Op] | None,
+    ctx: _BatchContext,
+) -> list[tuple[Any, ...] | None] | None:
+    """Old images of the UPDATE rows (None where `_before` is null or the op is no UPDATE)."""
+    column = ctx.layout.before_column
+    kind = arr.type
+    if not pa.types.is_struct(kind):
+        raise InputError(
+            f"column {column!r} of {name} has Arrow type {kind}; it must be a struct whose "
+            f"fields are the table columns ({', '.join(c.name for c in table.columns)})",
+            table=name,
+            column=column,
+        )
+    fields = [kind.field(i).name for i in range(kind.num_fields)]
+    mapping = []
+    for col in table.columns:
+        position = _resolve(fields, col.name)
+        if position is None:
+            raise InputError(
+                f"column {column!r} of {name} has no field {col.name!r}; its fields must be "
+                f"the table columns ({', '.join(c.name for c in table.columns)})",
+                table=name,
+                column=column,
+            )
+        mapping.append(position)
+    used = set(mapping)
+    for i, field in enumerate(fields):
+        if i not in used and _resolve(ctx.data_names, field) is None:
+            raise InputError(
+                f"column {column!r} of {name} has field {field!r}, which is not a column of "
+                f"{name}; its fields must be the table columns "
+                f"({', '.join(c.name for c in table.columns)})",
+                table=name,
+                column=column,
+            )
+    if ops is None:
+        return None
+    valid = arr.is_valid().to_pylist()
+    positions = [
+        i for i, (op, ok) in enumerate(zip(ops, valid, strict=True)) if ok and op is Op.UPDATE
+    ]
+    if not positions:
+        return None
+    taken = arr.take(pa.array(positions, pa.int64()))
+    children = taken.flatten()
+    converted = []
+    for col, position in zip(table.columns, mapping, strict=True):
+        target = _Target(
+            name,
+            f"column {col.name!r} (in {column!r})",
+            col,
+            col.name in keys,
+            ctx.time_zone,
+        )
+        converted.append(_convert(children[position], target))
+    out: list[tuple[Any, ...] | None] = [None] * len(ops)
+    for position, image in zip(positions, zip(*converted, strict=True), strict=True):
+        out[position] = image
+    return out
+
+
+# --- column conversion -------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Target:
+    """What one Arrow column is converted for, and what errors name."""
+
+    table: str
+    label: str
+    column: Column
+    key: bool
+    time_zone: str
+
+    @property
+    def type(self) -> MySQLType:
+        return self.column.type
+
+    def value_error(self, value: object, problem: str) -> InputError:
+        return InputError(
+            f"{self.label} of {self.table}: value {_short(value)} {problem}",
+            table=self.table,
+            column=self.column.name,
+            value=value,
+        )
+
+    def type_error(self, arrow_type: pa.DataType, accepted: str) -> SchemaError:
+        return SchemaError(
+            f"{self.label} of {self.table} has Arrow type {arrow_type}, which cannot be "
+            f"written as MySQL {_type_name(self.type)}; give it {accepted}",
+            column=self.column.name,
+        )
+
+
+def _convert(arr: pa.Array, target: _Target) -> list[Any]:
+    """One Arrow column as a list of mounter values for its MySQL type."""
+    arr = _plain(arr)
+    if arr.null_count:
+        if target.key or not target.column.nullable:
+            what = "a primary or handle key column" if target.key else "a NOT NULL column"
+            raise target.value_error(None, f"is not allowed: {target.column.name!r} is {what}")
+        if arr.null_count == len(arr):
+            return [None] * len(arr)
+    base = _base(target.type)
+    converter = _CONVERTERS.get(base)
+    if converter is None:
+        raise SchemaError(
+            f"{target.label} of {target.table} has MySQL type {_type_name(target.type)}, "
+            "which the sink cannot write",
+            column=target.column.name,
+        )
+    return converter(arr, target)
+
+
+# Integers ----------------------------------------------------------------------------
+
+
+_INT_BITS = {"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
+
+
+def _integers(arr: pa.Array, target: _Target, low: int, high: int, what: str) -> pa.Array:
+    """`arr` as an Arrow integer array whose values all lie in low..high."""
+    kind = arr.type
+    if pa.types.is_boolean(kind):
+        arr = pc.cast(arr, pa.int8())
+    elif not pa.types.is_integer(kind):
+        if not (pa.types.is_decimal(kind) or pa.types.is_floating(kind) or _is_string(kind)):
+            raise target.type_error(kind, "an integer, boolean, decimal or string column")
+        problem = f"is not an integer in the range of {what} ({low}..{high})"
+        arr = _cast(arr, pa.int64() if low < 0 else pa.uint64(), target, problem)
+    minimum, maximum = _min_max(arr)
+    if minimum is not None and (minimum < low or maximum > high):
+        bad = minimum if minimum < low else maximum
+        raise target.value_error(bad, f"is out of range for {what} ({low}..{high})")
+    return arr
+
+
+def _convert_int(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = target.type
+    bits = _INT_BITS[_base(kind)]
+    if kind.unsigned:
+        low, high = 0, (1 << bits) - 1
+    else:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return _integers(arr, target, low, high, _type_name(kind)).to_pylist()
+
+
+def _convert_year(arr: pa.Array, target: _Target) -> list[Any]:
+    values = _integers(arr, target, 0, 2155, "year (1901..2155, or 0)")
+    gap = pc.and_(pc.greater(values, 0), pc.less(values, 1901))
+    if pc.any(gap).as_py():
+        raise target.value_error(
+            _first_where(values, gap), "is out of range for year (1901..2155, or 0)"
+        )
+    return values.to_pylist()
+
+
+def _convert_bit(arr: pa.Array, target: _Target) -> list[Any]:
+    width = target.type.length or 1
+    if not 1 <= width <= 64:
+        raise SchemaError(
+            f"{target.label} of {target.table} is bit({width}); bit takes 1..64 bits",
+            column=target.column.name,
+        )
+    high = (1 << width) - 1
+    what = f"bit({width}) (0..{high})"
+    if _is_binary(arr.type):
+        out = []
+        for value in arr.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            number = int.from_bytes(value, "big")
+            if number > high:
+                raise target.value_error(value, f"is out of range for {what}")
+            out.append(number)
+        return out
+    return _integers(arr, target, 0, high, what).to_pylist()
+
+
+# Floating point -------------------------------------------------------------------------
+
+
+def _convert_float(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = arr.type
+    single = _base(target.type) == "float"
+    if pa.types.is_boolean(kind):
+        arr = pc.cast(arr, pa.int8())
+        kind = arr.type
+    if not (pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_decimal(kind)):
+        raise target.type_error(kind, "a float, double, integer or decimal column")
+    wanted = pa.float32() if single else pa.float64()
+    values = arr if kind == wanted else pc.cast(arr, wanted, safe=False)
+    if pa.types.is_floating(kind) or single:
+        finite = pc.is_finite(values)
+        if not pc.all(finite).as_py():
+            limit = "3.4028234663852886e+38" if single else "1.7976931348623157e+308"
+            raise target.value_error(
+                _first_where(arr, pc.invert(finite)),
+                f"is not a number MySQL {_base(target.type)} can store (finite, |v| <= {limit})",
+            )
+    if target.type.unsigned:
+        minimum, _ = _min_max(values)
+        if minimum is not None and minimum < 0:
+            raise target.value_error(minimum, f"is negative; {_type_name(target.type)} is unsigned")
+    return values.to_pylist()
+
+
+# Decimal ---------------------------------------------------------------------------------
+
+
+def _decimal_type(precision: int, scale: int) -> pa.DataType:
+    if precision <= 38:
+        return pa.decimal128(max(precision, 1), scale)
+    return pa.decimal256(min(precision, 76), scale)
+
+
+def _convert_decimal(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = target.type
+    precision = kind.length or 10
+    scale = kind.decimal or 0
+    if not (1 <= precision <= 65 and 0 <= scale <= 30 and scale <= precision):
+        raise SchemaError(
+            f"{target.label} of {target.table} is {_type_name(kind)}; MySQL allows "
+            "decimal(M,D) with M 1..65 and D 0..30, D <= M",
+            column=target.column.name,
+        )
+    what = f"{_type_name(kind)}"
+    source = arr.type
+    if pa.types.is_boolean(source):
+        arr = pc.cast(arr, pa.int8())
+        source = arr.type
+    if pa.types.is_integer(source):
+        values = pc.cast(arr, _decimal_type(20 + scale, scale))
+    elif pa.types.is_decimal(source):
+        values = arr
+        if source.scale > scale:
+            # MySQL rounds extra fraction digits half away from zero on insert.
+            values = pc.round(values, ndigits=scale, round_mode="half_towards_infinity")
+            digits = source.precision - source.scale + scale + 1
+            values = pc.cast(values, _decimal_type(digits, scale))
+        elif source.scale < scale:
+            values = pc.cast(values, _decimal_type(source.precision + scale - source.scale, scale))
+    elif pa.types.is_floating(source) or _is_string(source):
+        values = _decimals_from_python(arr, target, precision, scale)
+    else:
+        raise target.type_error(source, "a decimal, integer, float or string column")
+    bound = decimal.Decimal(10) ** (precision - scale)
+    minimum, maximum = _min_max(values)
+    if minimum is not None:
+        if maximum >= bound or minimum <= -bound:
+            bad = maximum if maximum >= bound else minimum
+            raise target.value_error(
+                bad, f"does not fit {what}: at most {precision - scale} integer digits"
+            )
+        if kind.unsigned and minimum < 0:
+            raise target.value_error(minimum, f"is negative; {what} is unsigned")
+    return _decimal_strings(values, scale)
+
+
+def _decimals_from_python(arr: pa.Array, target: _Target, precision: int, scale: int) -> pa.Array:
+    """Floats and strings through Python `Decimal`: exact, MySQL rounding (not the main path)."""
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    context = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+    out = []
+    for value in arr.to_pylist():
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            number = decimal.Decimal(repr(value) if isinstance(value, float) else value.strip())
+        except decimal.InvalidOperation:
+            number = None
+        if number is None or not number.is_finite():
+            raise target.value_error(value, f"is not a number for {_type_name(target.type)}")
+        rounded = number.quantize(quantum, context=context)
+        if abs(rounded) >= decimal.Decimal(10) ** (precision - scale):
+            raise target.value_error(
+                value,
+                f"does not fit {_type_name(target.type)}: at most {precision - scale} "
+                "integer digits",
+            )
+        out.append(rounded)
+    return pa.array(out, _decimal_type(precision, scale))
+
+
+def _decimal_strings(values: pa.Array, scale: int) -> list[Any]:
+    """Decimal strings with exactly `scale` fraction digits, as TiDB `MyDecimal.String()`.
+
+    Arrow switches to exponent form ("1E-7", "0E-8") when scale > 6 and the value is small,
+    so for those scales the unscaled integer is formatted and the point inserted.
+    """
+    if scale <= 6:
+        return pc.cast(values, pa.string()).to_pylist()
+    kind = values.type
+    width = pa.decimal128 if isinstance(kind, pa.Decimal128Type) else pa.decimal256
+    unscaled = pc.cast(values.view(width(kind.precision, 0)), pa.string())
+    negative = pc.starts_with(unscaled, "-")
+    digits = pc.utf8_lpad(pc.utf8_ltrim(unscaled, "-"), width=scale + 1, padding="0")
+    body = pc.binary_join_element_wise(
+        pc.utf8_slice_codeunits(digits, 0, -scale), pc.utf8_slice_codeunits(digits, -scale), "."
+    )
+    signed = pc.binary_join_element_wise("-", body, "")
+    return pc.if_else(negative, signed, body).to_pylist()
+
+
+# Dates and times -------------------------------------------------------------------------
+
+_DAY_MIN, _DAY_MAX = -719162, 2932896  # 0001-01-01, 9999-12-31 as days since the epoch
+_US = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": 1}
+_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
+_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DATETIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
+_TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
+_TIMESTAMP_MIN_S, _TIMESTAMP_MAX_S = 1, 2147483647  # TIMESTAMP '1970-01-01 00:00:01' .. 2038 UTC
+_TIME_MAX_US = (838 * 3600 + 59 * 60 + 59) * 1_000_000
+
+
+def _fsp(target: _Target) -> int:
+    fsp = target.type.decimal or 0
+    if not 0 <= fsp <= 6:
+        raise SchemaError(
+            f"{target.label} of {target.table} is {_type_name(target.type)}; fractional "
+            "seconds precision is 0..6",
+            column=target.column.name,
+        )
+    return fsp
+
+
+def _convert_date(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = arr.type
+    if _is_string(kind):
+        out = []
+        for value in arr.to_pylist():
+            if value is not None and not _valid_date_text(value):
+                raise target.value_error(value, "is not a date 'YYYY-MM-DD' (or '0000-00-00')")
+            out.append(value)
+        return out
+    if pa.types.is_date64(kind):
+        arr = pc.cast(arr, pa.date32())
+    elif not pa.types.is_date32(kind):
+        raise target.type_error(kind, "a date or string column")
+    days = pc.cast(arr, pa.int32())
+    minimum, maximum = _min_max(days)
+    if minimum is not None and (minimum < _DAY_MIN or maximum > _DAY_MAX):
+        bad = _first_text(arr, pc.or_(pc.less(days, _DAY_MIN), pc.greater(days, _DAY_MAX)))
+        raise target.value_error(bad, "is out of range for date (0001-01-01..9999-12-31)")
+    return pc.cast(arr, pa.string()).to_pylist()
+
+
+def _valid_date_text(text: str) -> bool:
+    match = _DATE_RE.fullmatch(text)
+    if match is None:
+        return False
+    year, month, day = (int(g) for g in match.groups())
+    if (year, month, day) == (0, 0, 0):
+        return True
+    try:
+        dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _convert_datetime(arr: pa.Array, target: _Target) -> list[Any]:
+    fsp = _fsp(target)
+    is_timestamp = _base(target.type) == "timestamp"
+    kind = arr.type
+    if _is_string(kind):
+        return _datetimes_from_text(arr, target, fsp)
+    if pa.types.is_date32(kind) or pa.types.is_date64(kind):
+        arr = pc.cast(pc.cast(arr, pa.date32()), pa.timestamp("s"))
+        kind = arr.type
+    if not pa.types.is_timestamp(kind):
+        raise target.type_error(kind, "a timestamp, timestamp_ntz, date or string column")
+    if kind.unit in ("s", "ms"):
+        arr = pc.cast(arr, pa.timestamp("us", tz=kind.tz))
+        kind = arr.type
+    zone = target.time_zone
+    try:
+        if kind.tz is not None:
+            instants = arr
+            local = pc.local_timestamp(arr.cast(pa.timestamp(kind.unit, tz=zone)))
+        else:
+            local = arr
+            instants = None
+            if is_timestamp:
+                instants = pc.assume_timezone(
+                    arr, zone, ambiguous="earliest", nonexistent="earliest"
+                )
+    except pa.ArrowInvalid as exc:
+        raise ConfigError(
+            f"option 'time-zone' is {zone!r}, which is not a known time zone; use an IANA "
+            "name such as UTC or Asia/Shanghai",
+            option="time-zone",
+            value=zone,
+        ) from exc
+    per_second = _PER_SECOND[kind.unit]
+    if is_timestamp:
+        raw = pc.cast(instants, pa.int64())
+        low, high = _TIMESTAMP_MIN_S * per_second, (_TIMESTAMP_MAX_S + 1) * per_second - 1
+        allowed = "timestamp ('1970-01-01 00:00:01'..'2038-01-19 03:14:07.999999' UTC)"
+    else:
+        raw = pc.cast(local, pa.int64())
+        low, high = (_DAY_MIN * 86400) * per_second, ((_DAY_MAX + 1) * 86400) * per_second - 1
+        allowed = "datetime ('0001-01-01 00:00:00'..'9999-12-31 23:59:59.999999')"
+    minimum, maximum = _min_max(raw)
+    if minimum is not None and (minimum < low or maximum > high):
+        bad = _first_text(local, pc.or_(pc.less(raw, low), pc.greater(raw, high)))
+        raise target.value_error(bad, f"is out of range for {allowed}")
+    text = pc.cast(local, pa.string())
+    length = 19 + (fsp + 1 if fsp else 0)
+    return pc.utf8_slice_codeunits(text, 0, length).to_pylist()
+
+
+def _fraction(digits: str | None, fsp: int) -> str:
+    """The fraction part for `fsp` digits, truncated or zero-padded; '' for fsp 0."""
+    if not fsp:
+        return ""
+    return "." + (digits or "")[:fsp].ljust(fsp, "0")
+
+
+def _datetimes_from_text(arr: pa.Array, target: _Target, fsp: int) -> list[Any]:
+    out = []
+    for value in arr.to_pylist():
+        if value is None:
+            out.append(None)
+            continue
+        match = _DATETIME_RE.fullmatch(value)
+        ok = match is not None
+        if ok:
+            parts = [int(g) for g in match.groups()[:6]]
+            if parts[:3] != [0, 0, 0]:
+                try:
+                    dt.datetime(*parts)
+                except ValueError:
+                    ok = False
+            elif parts[3:] != [0, 0, 0]:
+                ok = False
+        if not ok:
+            raise target.value_error(value, "is not a datetime 'YYYY-MM-DD HH:MM:SS[.fraction]'")
+        out.append(value[:10] + " " + value[11:19] + _fraction(match.group(7), fsp))
+    return out
+
+
+def _convert_time(arr: pa.Array, target: _Target) -> list[Any]:
+    fsp = _fsp(target)
+    kind = arr.type
+    allowed = "time ('-838:59:59'..'838:59:59')"
+    if _is_string(kind):
+        out = []
+        for value in arr.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            match = _TIME_RE.fullmatch(value)
+            if match is None or int(match.group(3)) > 59 or int(match.group(4)) > 59:
+                raise target.value_error(value, "is not a time '[-]HH:MM:SS[.fraction]'")
+            sign, hours, minutes, seconds, fraction = match.groups()
+            micros = ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1_000_000
+            micros += int((fraction or "")[:6].ljust(6, "0"))
+            if micros > _TIME_MAX_US:
+                raise target.value_error(value, f"is out of range for {allowed}")
+            out.append(_format_time(-micros if sign else micros, fsp))
+        return out
+    if pa.types.is_time(kind):
+        text = pc.cast(pc.cast(arr, pa.time64("us"), safe=False), pa.string())
+        return pc.utf8_slice_codeunits(text, 0, 8 + (fsp + 1 if fsp else 0)).to_pylist()
+    if pa.types.is_duration(kind):
+        raw = pc.cast(arr, pa.int64())
+        scale = _US[kind.unit]
+        out = []
+        for value in raw.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            micros = value * scale if kind.unit != "ns" else int(value / 1000)
+            if abs(micros) > _TIME_MAX_US:
+                raise target.value_error(
+                    dt.timedelta(microseconds=micros), f"is out of range for {allowed}"
+                )
+            out.append(_format_time(micros, fsp))
+        return out
+    raise target.type_error(kind, "a string, time or duration (day-time interval) column")
+
+
+def _format_time(micros: int, fsp: int) -> str:
+    """TiDB `Duration.String()`: [-]HH:MM:SS[.f], fraction truncated to fsp digits."""
+    magnitude = abs(micros)
+    magnitude -= magnitude % 10 ** (6 - fsp)
+    sign = "-" if micros < 0 and magnitude else ""
+    seconds, fraction = divmod(magnitude, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    text = f"{sign}{hours:02d}:{minute:02d}:{second:02d}"
+    return text + (f".{fraction:06d}"[: fsp + 1] if fsp else "")
+
+
+# Strings ---------------------------------------------------------------------------------
+
+# Byte limits of the text and blob types (MySQL "String Type Storage Requirements").
+_BYTE_LIMITS = {
+    "tinytext": 255,
+    "text": 65535,
+    "mediumtext": 16777215,
+    "longtext": 4294967295,
+    "tinyblob": 255,
+    "blob": 65535,
+    "mediumblob": 16777215,
+    "longblob": 4294967295,
+}
+
+
+def _convert_text(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = arr.type
+    base = _base(target.type)
+    if _is_binary(kind):
+        try:
+            arr = pc.cast(arr, pa.large_string() if _is_large(kind) else pa.string())
+        except pa.ArrowInvalid as exc:
+            bad = next((v for v in arr.to_pylist() if v is not None and not _is_utf8(v)), None)
+            raise target.value_error(bad, "is not valid UTF-8 text") from exc
+    elif pa.types.is_integer(kind):
+        arr = pc.cast(arr, pa.string())
+    elif not _is_string(kind):
+        raise target.type_error(kind, "a string, binary or integer column")
+    if base == "char":
+        # TiDB strips a CHAR's trailing spaces (PAD SPACE) before TiCDC sees the value.
+        arr = pc.utf8_rtrim(arr, characters=" ")
+    declared = target.type.length
+    if base in ("char", "varchar") and declared is not None:
+        lengths = pc.utf8_length(arr)
+        if (_max(lengths) or 0) > declared:
+            bad = _first_where(arr, pc.greater(lengths, declared))
+            raise target.value_error(
+                bad,
+                f"is {len(bad)} characters long; {_type_name(target.type)} allows at most "
+                f"{declared}",
+            )
+    limit = _BYTE_LIMITS.get(base)
+    if limit is not None:
+        sizes = pc.binary_length(arr)
+        if (_max(sizes) or 0) > limit:
+            bad = _first_where(arr, pc.greater(sizes, limit))
+            raise target.value_error(
+                bad, f"is {len(bad.encode())} bytes long; {base} allows at most {limit}"
+            )
+    return arr.to_pylist()
+
+
+def _convert_binary(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = arr.type
+    base = _base(target.type)
+    if _is_string(kind):
+        arr = pc.cast(arr, pa.large_binary() if _is_large(kind) else pa.binary())
+    elif not _is_binary(kind):
+        raise target.type_error(kind, "a binary or string column")
+    declared = target.type.length
+    limit = _BYTE_LIMITS.get(base)
+    if base in ("binary", "varbinary"):
+        limit = declared if declared is not None else (1 if base == "binary" else None)
+    if limit is not None:
+        sizes = pc.binary_length(arr)
+        if (_max(sizes) or 0) > limit:
+            bad = _first_where(arr, pc.greater(sizes, limit))
+            raise target.value_error(
+                bad, f"is {len(bad)} bytes long; {_type_name(target.type)} allows at most {limit}"
+            )
+    values = arr.to_pylist()
+    if base == "binary" and limit:
+        # TiDB right-pads BINARY(n) with 0x00 to n bytes.
+        values = [v if v is None or len(v) == limit else v.ljust(limit, b"\x00") for v in values]
+    return values
+
+
+# ENUM and SET ----------------------------------------------------------------------------
+
+
+def _member_lookup(elements: tuple[str, ...]) -> Callable[[str], int | None]:
+    exact = {e: i for i, e in enumerate(elements)}
+    folded: dict[str, int] = {}
+    for i, element in enumerate(elements):
+        folded.setdefault(element.rstrip(" ").lower(), i)
+
+    def lookup(value: str) -> int | None:
+        found = exact.get(value)
+        if found is None:
+            found = folded.get(value.rstrip(" ").lower())
+        return found
+
+    return lookup
+
+
+def _convert_enum(arr: pa.Array, target: _Target) -> list[Any]:
+    elements = target.type.elements
+    what = _type_name(target.type)
+    if not _is_string(arr.type):
+        return _integers(
+            arr, target, 0, len(elements), f"{what} (index 0..{len(elements)})"
+        ).to_pylist()
+    lookup = _member_lookup(elements)
+    encoded = arr.dictionary_encode()
+    indexes = []
+    for value in encoded.dictionary.to_pylist():
+        found = lookup(value)
+        if found is None:
+            if value == "":
+                indexes.append(0)
+                continue
+            raise target.value_error(value, f"is not a member of {what}")
+        indexes.append(found + 1)
+    return [None if i is None else indexes[i] for i in encoded.indices.to_pylist()]
+
+
+def _convert_set(arr: pa.Array, target: _Target) -> list[Any]:
+    elements = target.type.elements
+    what = _type_name(target.type)
+    high = (1 << len(elements)) - 1
+    kind = arr.type
+    lookup = _member_lookup(elements)
+
+    def mask(members: list[str], shown: object) -> int:
+        bits = 0
+        for member in members:
+            found = lookup(member)
+            if found is None:
+                raise target.value_error(shown, f"has {member!r}, which is not a member of {what}")
+            bits |= 1 << found
+        return bits
+
+    if _is_string(kind):
+        encoded = arr.dictionary_encode()
+        masks = [mask(v.split(",") if v else [], v) for v in encoded.dictionary.to_pylist()]
+        return [None if i is None else masks[i] for i in encoded.indices.to_pylist()]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        if not _is_string(kind.value_type):
+            raise target.type_error(kind, "a string, list of strings or integer column")
+        return [
+            None if v is None else mask([m for m in v if m is not None], v) for v in arr.to_pylist()
+        ]
+    return _integers(arr, target, 0, high, f"{what} (bitmask 0..{high})").to_pylist()
+
+
+# JSON ------------------------------------------------------------------------------------
+
+
+def _convert_json(arr: pa.Array, target: _Target) -> list[Any]:
+    kind = arr.type
+    zone = _zone(target.time_zone)
+    out = []
+    if _is_string(kind) or _is_binary(kind):
+        for value in arr.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            try:
+                text = value.decode() if isinstance(value, bytes) else value
+                parsed = json.loads(text, parse_constant=_reject_constant)
+            except (ValueError, UnicodeDecodeError):
+                raise target.value_error(value, "is not valid JSON text") from None
+            out.append(_json_text(parsed, zone, target))
+        return out
+    for value in arr.to_pylist(maps_as_pydicts="lossy"):
+        out.append(None if value is None else _json_text(value, zone, target))
+    return out
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+_JSON_ESCAPE = re.compile('[\\x00-\\x1f"\\\\\u2028\u2029\ud800-\udfff]')
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    short = _JSON_SHORT.get(char)
+    if short is not None:
+        return short
+    if "\ud800" <= char <= "\udfff":
+        # Go's decoder turns a lone surrogate escape into U+FFFD, which it writes raw.
+        return "\ufffd"
+    return f"\\u{ord(char):04x}"
+
+
+def _json_string(text: str) -> str:
+    """TiDB `jsonMarshalStringTo`: Go JSON escaping without HTML escapes."""
+    return '"' + _JSON_ESCAPE.sub(_json_escape, text) + '"'
+
+
+def _json_float(value: float) -> str:
+    """TiDB `marshalFloat64To`: Go 'f' shortest, or 'e' below 1e-6 / from 1e21 (e-7, e+21)."""
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    number = decimal.Decimal(repr(value))
+    magnitude = abs(value)
+    if magnitude < 1e-6 or magnitude >= 1e21:
+        sign, digit_tuple, exponent = number.as_tuple()
+        digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+        power = len(digit_tuple) - 1 + exponent
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        if power < 0:
+            tail = f"-{-power}" if power > -10 else f"-{-power:02d}"
+        else:
+            tail = f"+{power:02d}"
+        return ("-" if sign else "") + mantissa + "e" + tail
+    text = format(number, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _json_text(value: object, zone: dt.tzinfo, target: _Target) -> str:
+    """TiDB canonical JSON text of a parsed value or an Arrow struct/map/list value."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        if -(1 << 63) <= value < (1 << 64):
+            return str(value)
+        value = float(value)  # TiDB keeps numbers beyond int64/uint64 as float64
+    if isinstance(value, decimal.Decimal):
+        value = float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise target.value_error(value, "cannot be stored in JSON (NaN or infinity)")
+        return _json_float(value)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, dict):
+        items = sorted((_json_key(k), v) for k, v in value.items())
+        return (
+            "{"
+            + ", ".join(f"{_json_string(k)}: {_json_text(v, zone, target)}" for k, v in items)
+            + "}"
+        )
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_json_text(v, zone, target) for v in value) + "]"
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(zone).replace(tzinfo=None)
+        return _json_string(value.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    if isinstance(value, dt.date):
+        return _json_string(value.isoformat())
+    if isinstance(value, dt.time):
+        return _json_string(value.strftime("%H:%M:%S.%f"))
+    if isinstance(value, dt.timedelta):
+        micros = (value.days * 86400 + value.seconds) * 1_000_000 + value.microseconds
+        return _json_string(_format_time(micros, 6))
+    if isinstance(value, bytes | bytearray):
+        # TiDB's opaque JSON value for a VARBINARY (type 253), as CAST(binary AS JSON).
+        return f'"base64:type253:{base64.b64encode(bytes(value)).decode()}"'
+    raise target.value_error(value, "cannot be rendered as JSON")
+
+
+def _json_key(key: object) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+_ALIASES = {
+    "integer": "int",
+    "int1": "tinyint",
+    "int2": "smallint",
+    "int3": "mediumint",
+    "middleint": "mediumint",
+    "int4": "int",
+    "int8": "bigint",
+    "bool": "tinyint",
+    "boolean": "tinyint",
+    "numeric": "decimal",
+    "dec": "decimal",
+    "fixed": "decimal",
+    "real": "double",
+    "double precision": "double",
+    "float4": "float",
+    "float8": "double",
+    "character": "char",
+    "character varying": "varchar",
+}
+
+_CONVERTERS: dict[str, Callable[[pa.Array, _Target], list[Any]]] = {
+    **dict.fromkeys(_INT_BITS, _convert_int),
+    "year": _convert_year,
+    "bit": _convert_bit,
+    "float": _convert_float,
+    "double": _convert_float,
+    "decimal": _convert_decimal,
+    "date": _convert_date,
+    "datetime": _convert_datetime,
+    "timestamp": _convert_datetime,
+    "time": _convert_time,
+    **dict.fromkeys(
+        ("char", "varchar", "tinytext", "text", "mediumtext", "longtext"), _convert_text
+    ),
+    **dict.fromkeys(
+        ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"), _convert_binary
+    ),
+    "enum": _convert_enum,
+    "set": _convert_set,
+    "json": _convert_json,
+}
+
+_TEMPORAL = frozenset({"datetime", "timestamp", "time"})
+
+
+def _base(kind: MySQLType) -> str:
+    base = kind.base.lower()
+    return _ALIASES.get(base, base)
+
+
+def _type_name(kind: MySQLType) -> str:
+    """The type as errors show it: `tinyint unsigned`, `decimal(10,2)`, `varchar(20)`."""
+    base = _base(kind)
+    if kind.elements:
+        text = base + "(" + ",".join("'" + e.replace("'", "''") + "'" for e in kind.elements) + ")"
+        if len(text) > 60:
+            text = text[:56] + "...)"
+    elif base in _INT_BITS:
+        text = base
+    elif base in _TEMPORAL:
+        text = f"{base}({kind.decimal})" if kind.decimal else base
+    elif kind.length is not None and kind.decimal is not None:
+        text = f"{base}({kind.length},{kind.decimal})"
+    elif kind.length is not None:
+        text = f"{base}({kind.length})"
+    else:
+        text = base
+    return text + " unsigned" if kind.unsigned else text
+
+
+def _short(value: object) -> str:
+    """A value as errors show it: short, never a whole row."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, str | bytes):
+        text = repr(value[:40])
+        return text + f"... ({len(value)} long)" if len(value) > 40 else text
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A single, non-dictionary Arrow array."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return arr
+
+
+def _is_string(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or (pa.types.is_string_view(kind))
+    )
+
+
+def _is_binary(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+        or pa.types.is_fixed_size_binary(kind)
+        or pa.types.is_binary_view(kind)
+    )
+
+
+def _is_large(kind: pa.DataType) -> bool:
+    return pa.types.is_large_string(kind) or pa.types.is_large_binary(kind)
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _min_max(arr: pa.Array) -> tuple[Any, Any]:
+    result = pc.min_max(arr)
+    return result["min"].as_py(), result["max"].as_py()
+
+
+def _max(arr: pa.Array) -> Any:
+    return pc.max(arr).as_py()
+
+
+def _first_where(arr: pa.Array, mask: pa.Array) -> Any:
+    """The first value of `arr` where `mask` is true."""
+    position = pc.index(pc.fill_null(mask, False), True).as_py()
+    return arr[position].as_py()
+
+
+def _first_text(arr: pa.Array, mask: pa.Array) -> str:
+    """The first value of `arr` where `mask` is true, as Arrow prints it (for values that
+    Python's date types cannot hold)."""
+    position = pc.index(pc.fill_null(mask, False), True).as_py()
+    return pc.cast(arr.slice(position, 1), pa.string())[0].as_py()
+
+
+def _cast(arr: pa.Array, to: pa.DataType, target: _Target, problem: str) -> pa.Array:
+    """A checked cast; a value that does not convert becomes an InputError naming it."""
+    try:
+        return pc.cast(arr, to)
+    except pa.ArrowInvalid as exc:
+        for position in range(len(arr)):
+            try:
+                pc.cast(arr.slice(position, 1), to)
+            except pa.ArrowInvalid:
+                raise target.value_error(arr[position].as_py(), problem) from exc
+        raise target.value_error("?", problem) from exc
+
+
+def _zone(name: str) -> dt.tzinfo:
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(
+            f"option 'time-zone' is {name!r}, which is not a known time zone; use an IANA "
+            "name such as UTC or Asia/Shanghai",
+            option="time-zone",
+            value=name,
+        ) from exc

@@ -1,0 +1,513 @@
+"""The Kafka producer one write task uses: topic metadata, sending, delivery tracking.
+
+`KafkaProducer` wraps one `confluent_kafka.Producer` (librdkafka) and adds what the sink
+promises (design §5, §6): every message is acknowledged before a task returns, or the task
+fails with a `DeliveryError` that carries the broker's error and the brokers tried; memory
+stays bounded because librdkafka's queue is bounded and a full queue makes `send` wait
+(serving delivery reports) instead of buffering in Python; reaching the broker is bounded by
+`broker_timeout_ms`. It also owns topic metadata: the partition count of a topic, creating a
+missing topic with `partition-num` the way TiCDC's topic manager does. `read_topic` reads a
+whole topic back (the CLI's `decode`, tests, users checking what was written).
+
+It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
+are per task and single-threaded (librdkafka's own threads only run the callbacks from
+inside `poll`/`flush`, on the calling thread). The librdkafka factories are parameters, so
+unit tests pass fakes instead of patching this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import confluent_kafka
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from ticdc_sink.errors import DeliveryError
+
+if TYPE_CHECKING:
+    from ticdc_sink.config import KafkaConfig
+
+__all__ = [
+    "DEFAULT_PARTITION_NUM",
+    "KafkaProducer",
+    "PartitionStats",
+    "Record",
+    "read_topic",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Partitions of a topic the sink creates when `partition-num` is not set; TiCDC's default
+#: (tiflow pkg/sink/kafka/options.go, defaultPartitionNum).
+DEFAULT_PARTITION_NUM = 3
+
+# Defaults the producer applies under the user's settings (`kafka.*` options win).
+# - allow.auto.create.topics: librdkafka's producer default (true) lets a metadata request
+#   create a missing topic with the broker's default partition count; the sink creates
+#   topics itself with partition-num, as TiCDC does (it never relies on broker auto-create).
+# - queue.buffering.max.kbytes: librdkafka's default is 1 GiB per producer; a Spark executor
+#   runs several tasks, so bound each queue at 64 MiB (Spark's Kafka sink: 32 MiB
+#   buffer.memory). Throughput does not need more: batches are at most 1 MiB.
+_PRODUCER_DEFAULTS: dict[str, Any] = {
+    "allow.auto.create.topics": "false",
+    "queue.buffering.max.kbytes": "65536",
+}
+
+# Settings that only mean something for the producer; the admin client (topic creation)
+# must not start an idempotent or transactional producer of its own.
+_PRODUCER_ONLY = frozenset(
+    {
+        "acks",
+        "enable.idempotence",
+        "request.required.acks",
+        "transactional.id",
+        "transaction.timeout.ms",
+        "enable.gapless.guarantee",
+    }
+)
+
+# librdkafka fails a message after message.timeout.ms (default 5 minutes); flush waits that
+# long plus this grace, so every message has a delivery report or is counted undelivered.
+_DEFAULT_MESSAGE_TIMEOUT_MS = 300_000
+_FLUSH_GRACE_S = 5.0
+# How long one poll waits for delivery reports while the queue is full, and how often send()
+# serves reports when it is not (keeps callbacks from piling up between flushes).
+_BACKPRESSURE_POLL_S = 0.1
+_POLL_EVERY = 1024
+# Pause between metadata reads while waiting for a created topic to become visible.
+_METADATA_RETRY_S = 0.05
+
+
+class PartitionStats(NamedTuple):
+    """Messages acknowledged by the broker for one (topic, partition), and their key plus
+    value bytes."""
+
+    messages: int
+    bytes: int
+
+
+class _Failure(NamedTuple):
+    topic: str
+    partition: int
+    error: KafkaError
+
+
+class KafkaProducer:
+    """One librdkafka producer for one write task, with delivery tracking.
+
+    Use: `partition_count(topic)` before routing to a topic, `send(...)` per message,
+    `flush()` once at the end (it raises unless every message was acknowledged), read
+    `delivered` for the commit message, `close()` always (also a context manager).
+
+    `factory` and `admin_factory` build the librdkafka clients from a config dict
+    (defaults: `confluent_kafka.Producer` and `confluent_kafka.admin.AdminClient`);
+    `flush_timeout_s` overrides how long `flush` waits (default: the producer's
+    `message.timeout.ms` plus a few seconds). The admin client is made only when a topic
+    has to be created.
+    """
+
+    def __init__(
+        self,
+        config: KafkaConfig,
+        *,
+        factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Producer,
+        admin_factory: Callable[[dict[str, Any]], Any] = AdminClient,
+        flush_timeout_s: float | None = None,
+    ) -> None:
+        self._config = config
+        self._brokers = config.bootstrap_servers
+        self._broker_timeout_s = config.broker_timeout_ms / 1000.0
+        client_config = dict(_PRODUCER_DEFAULTS)
+        client_config.update(config.producer_config())
+        client_config.setdefault("bootstrap.servers", config.bootstrap_servers)
+        self._admin_config = {
+            key: value for key, value in client_config.items() if key not in _PRODUCER_ONLY
+        }
+        self._admin_config["allow.auto.create.topics"] = "false"
+        if flush_timeout_s is None:
+            flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
+        self._flush_timeout_s = flush_timeout_s
+        self._admin_factory = admin_factory
+        self._admin: Any = None
+        client_config["error_cb"] = self._on_error
+        self._producer: Any = factory(client_config)
+        self._partitions: dict[str, int] = {}
+        self._stats: dict[tuple[str, int], list[int]] = {}
+        self._sent = 0
+        self._failed = 0
+        self._first_failure: _Failure | None = None
+        self._fatal: KafkaError | None = None
+        self._last_error: KafkaError | None = None
+        self._closed = False
+
+    # -- metadata ---------------------------------------------------------------------
+
+    def partition_count(self, topic: str) -> int:
+        """The number of partitions of `topic`, creating the topic when it does not exist.
+
+        An existing topic's real count is used (whatever partition-num says); a missing one
+        is created with partition-num (default 3) and replication-factor, unless
+        auto-create-topic is false. Another task creating the same topic at the same time is
+        fine. Cached per producer.
+
+        Raises:
+            DeliveryError: the brokers did not answer within broker-timeout-ms, refused to
+                create the topic, or the topic is missing and auto-create-topic is false.
+        """
+        count = self._partitions.get(topic)
+        if count is not None:
+            return count
+        deadline = time.monotonic() + self._broker_timeout_s
+        count = self._read_partition_count(topic, deadline)
+        if count is None:
+            if not self._config.auto_create_topic:
+                # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
+                # auto-create-topic=false is an error.
+                raise DeliveryError(
+                    f"topic {topic} does not exist on Kafka brokers {self._brokers} and "
+                    "auto-create-topic is false; create the topic or set auto-create-topic=true",
+                    brokers=self._brokers,
+                )
+            count = self._create_topic(topic, deadline)
+        self._partitions[topic] = count
+        logger.debug("topic %s has %d partitions", topic, count)
+        return count
+
+    def _read_partition_count(self, topic: str, deadline: float) -> int | None:
+        """The partition count from the producer's metadata, None if the topic is missing."""
+        try:
+            metadata = self._producer.list_topics(topic, timeout=_remaining(deadline))
+        except KafkaException as exc:
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {self._brokers} within broker-timeout-ms "
+                f"{self._config.broker_timeout_ms} to read metadata of topic {topic}: "
+                f"{_describe(exc)}; check kafka.bootstrap.servers and that the brokers are up",
+                brokers=self._brokers,
+            ) from exc
+        topic_metadata = metadata.topics.get(topic)
+        if topic_metadata is None:
+            return None
+        error = topic_metadata.error
+        if error is not None:
+            if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return None
+            raise DeliveryError(
+                f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
+                f"{_describe(error)}",
+                brokers=self._brokers,
+            )
+        return len(topic_metadata.partitions) or None
+
+    def _create_topic(self, topic: str, deadline: float) -> int:
+        partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
+        replication = self._config.replication_factor
+        if self._admin is None:
+            self._admin = self._admin_factory(dict(self._admin_config))
+        timeout = _remaining(deadline)
+        futures = self._admin.create_topics(
+            [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
+            request_timeout=timeout,
+            operation_timeout=timeout,
+        )
+        created = True
+        try:
+            futures[topic].result(timeout=_remaining(deadline) + 1.0)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            if error is None or error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise DeliveryError(
+                    f"cannot create topic {topic} with partition-num {partitions} and "
+                    f"replication-factor {replication} on Kafka brokers {self._brokers}: "
+                    f"{_describe(exc)}; create the topic beforehand or fix the options",
+                    brokers=self._brokers,
+                ) from exc
+            created = False  # another task won the race; use the count it chose
+        except FutureTimeoutError as exc:
+            raise DeliveryError(
+                f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
+                f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the brokers "
+                "are up or create the topic beforehand",
+                brokers=self._brokers,
+            ) from exc
+        if created:
+            logger.info(
+                "created topic %s with %d partitions, replication factor %d",
+                topic,
+                partitions,
+                replication,
+            )
+        # Like TiCDC (tiflow pkg/sink/kafka topic manager, waitUntilTopicVisible), wait
+        # until the new topic shows in metadata, so the count is the broker's.
+        while True:
+            count = self._read_partition_count(topic, deadline)
+            if count is not None:
+                return count
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(_METADATA_RETRY_S)
+        if created:
+            return partitions
+        raise DeliveryError(
+            f"topic {topic} exists on Kafka brokers {self._brokers} but its metadata did not "
+            f"show within broker-timeout-ms {self._config.broker_timeout_ms}",
+            brokers=self._brokers,
+        )
+
+    # -- sending ----------------------------------------------------------------------
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        """Queue one message for (topic, partition); None is a null key or value.
+
+        Returns once librdkafka holds the message. When its bounded queue is full, waits
+        for acknowledgements to make room (back-pressure) instead of buffering.
+
+        Raises:
+            DeliveryError: an earlier message already failed (no point producing more), or
+                the queue stayed full for the whole flush timeout.
+        """
+        if self._failed or self._fatal is not None:
+            raise self._delivery_error(undelivered=0)
+        try:
+            self._producer.produce(
+                topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
+            )
+        except BufferError:
+            self._send_when_room(topic, partition, key, value)
+        self._sent += 1
+        if self._sent % _POLL_EVERY == 0:
+            self._producer.poll(0)
+
+    def _send_when_room(
+        self, topic: str, partition: int, key: bytes | None, value: bytes | None
+    ) -> None:
+        deadline = time.monotonic() + self._flush_timeout_s
+        while True:
+            # Serving delivery reports frees queue slots: librdkafka counts a message
+            # against queue.buffering.max.* until its report has been served.
+            self._producer.poll(_BACKPRESSURE_POLL_S)
+            if self._failed or self._fatal is not None:
+                raise self._delivery_error(undelivered=0)
+            try:
+                self._producer.produce(
+                    topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
+                )
+                return
+            except BufferError:
+                if time.monotonic() >= deadline:
+                    raise self._delivery_error(
+                        undelivered=len(self._producer), waited_s=self._flush_timeout_s
+                    ) from None
+
+    def flush(self) -> None:
+        """Wait until every message sent so far is acknowledged.
+
+        Raises:
+            DeliveryError: a message failed (the first broker error is quoted), or some were
+                still undelivered when the flush timeout ran out.
+        """
+        undelivered = self._producer.flush(self._flush_timeout_s)
+        if undelivered or self._failed or self._fatal is not None:
+            raise self._delivery_error(undelivered=undelivered, waited_s=self._flush_timeout_s)
+        logger.debug("flushed %d messages", self._sent)
+
+    def close(self) -> None:
+        """Release the clients. Messages not yet acknowledged are dropped (call `flush`
+        first to deliver them); safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        producer = self._producer
+        if len(producer):
+            # An aborted task: drop what is queued instead of blocking in close().
+            producer.purge()
+            producer.poll(0)
+        close = getattr(producer, "close", None)  # confluent-kafka >= 2.13
+        if close is not None:
+            close()
+        self._admin = None
+
+    def __enter__(self) -> KafkaProducer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- accounting -------------------------------------------------------------------
+
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]:
+        """Acknowledged messages and bytes per (topic, partition), for the commit message."""
+        return {key: PartitionStats(*counts) for key, counts in self._stats.items()}
+
+    @property
+    def sent(self) -> int:
+        """Messages handed to librdkafka so far."""
+        return self._sent
+
+    def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
+        if error is not None:
+            self._failed += 1
+            if self._first_failure is None:
+                self._first_failure = _Failure(message.topic(), message.partition(), error)
+            return
+        slot = (message.topic(), message.partition())
+        counts = self._stats.get(slot)
+        if counts is None:
+            counts = self._stats[slot] = [0, 0]
+        counts[0] += 1
+        key = message.key()
+        counts[1] += len(message) + (len(key) if key is not None else 0)
+
+    def _on_error(self, error: KafkaError) -> None:
+        # librdkafka reports connection trouble here and keeps retrying on its own; only a
+        # fatal error (e.g. the idempotent producer's sequence broke) ends the producer.
+        if error.fatal():
+            self._fatal = error
+        self._last_error = error
+        logger.debug("Kafka client error: %s", error)
+
+    def _delivery_error(self, *, undelivered: int, waited_s: float | None = None) -> DeliveryError:
+        brokers = self._brokers
+        if self._fatal is not None:
+            message = (
+                f"the Kafka producer failed on brokers {brokers}: {_describe(self._fatal)}; "
+                f"{self._failed} of {self._sent} messages were not delivered"
+            )
+        elif self._first_failure is not None:
+            failure = self._first_failure
+            message = (
+                f"{self._failed} of {self._sent} messages were not delivered to Kafka "
+                f"brokers {brokers}; first failure: topic {failure.topic} partition "
+                f"{failure.partition}: {_describe(failure.error)}"
+            )
+        else:
+            message = (
+                f"{undelivered} of {self._sent} messages were not acknowledged by Kafka "
+                f"brokers {brokers} within {waited_s:g} s"
+            )
+            if self._last_error is not None:
+                message += f"; last client error: {_describe(self._last_error)}"
+            message += "; check that the brokers are reachable or raise kafka.message.timeout.ms"
+        return DeliveryError(message, brokers=brokers)
+
+
+def _message_timeout_ms(config: Mapping[str, Any]) -> int:
+    value = config.get("message.timeout.ms", config.get("delivery.timeout.ms"))
+    # 0 means "forever" to librdkafka; flush stays bounded anyway.
+    if value is None or int(value) <= 0:
+        return _DEFAULT_MESSAGE_TIMEOUT_MS
+    return int(value)
+
+
+def _remaining(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.001)
+
+
+def _describe(error: KafkaError | KafkaException) -> str:
+    """The broker's words for an error and its code name, e.g. "Broker: Unknown topic or
+    partition (UNKNOWN_TOPIC_OR_PART)"."""
+    if isinstance(error, KafkaException):
+        if not (error.args and isinstance(error.args[0], KafkaError)):
+            return str(error)
+        error = error.args[0]
+    return f"{error.str()} ({error.name()})"
+
+
+class Record(NamedTuple):
+    """One message read back from Kafka; `timestamp` is milliseconds since the epoch, None
+    when the broker has none."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int | None
+
+
+def read_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    client_config: Mapping[str, Any] | None = None,
+    timeout_s: float = 30.0,
+    idle_s: float = 1.0,
+    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
+) -> list[Record]:
+    """Every message of `topic`, ordered by partition and offset.
+
+    Reads each partition from its beginning with `assign()` (no consumer group, so nothing
+    is committed and no group join waits) until no message arrives for `idle_s`, or until
+    `timeout_s` in all. It does not stop at the high watermarks, since some brokers (Tansu)
+    report them wrong after multi-record batches; a topic still being written to is read
+    until the writer pauses for `idle_s`.
+
+    Raises:
+        DeliveryError: the brokers did not answer, or the topic does not exist.
+    """
+    config: dict[str, Any] = {
+        "group.id": "ticdc-sink-read-topic",
+        "enable.auto.commit": "false",
+        "enable.partition.eof": "false",
+    }
+    config.update(client_config or {})
+    config["bootstrap.servers"] = bootstrap_servers
+    deadline = time.monotonic() + timeout_s
+    consumer = consumer_factory(config)
+    try:
+        try:
+            metadata = consumer.list_topics(topic, timeout=timeout_s)
+        except KafkaException as exc:
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {bootstrap_servers} within {timeout_s:g} s to "
+                f"read topic {topic}: {_describe(exc)}",
+                brokers=bootstrap_servers,
+            ) from exc
+        topic_metadata = metadata.topics.get(topic)
+        if topic_metadata is None or topic_metadata.error is not None:
+            reason = _describe(topic_metadata.error) if topic_metadata else "not in metadata"
+            raise DeliveryError(
+                f"cannot read topic {topic} from Kafka brokers {bootstrap_servers}: {reason}",
+                brokers=bootstrap_servers,
+            )
+        consumer.assign(
+            [
+                confluent_kafka.TopicPartition(topic, partition, confluent_kafka.OFFSET_BEGINNING)
+                for partition in sorted(topic_metadata.partitions)
+            ]
+        )
+        records: list[Record] = []
+        idle_until = time.monotonic() + idle_s
+        while True:
+            now = time.monotonic()
+            if now >= deadline or now >= idle_until:
+                break
+            batch = consumer.consume(1000, timeout=min(idle_until, deadline) - now)
+            for message in batch:
+                error = message.error()
+                if error is not None:
+                    raise DeliveryError(
+                        f"cannot read topic {topic} from Kafka brokers {bootstrap_servers}: "
+                        f"{_describe(error)}",
+                        brokers=bootstrap_servers,
+                    )
+                kind, timestamp = message.timestamp()
+                records.append(
+                    Record(
+                        message.partition(),
+                        message.offset(),
+                        message.key(),
+                        message.value(),
+                        timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
+                    )
+                )
+            if batch:
+                idle_until = time.monotonic() + idle_s
+    finally:
+        consumer.close()
+    records.sort(key=lambda record: (record.partition, record.offset))
+    return records

@@ -1,0 +1,385 @@
+"""Where a row change goes: TiCDC's topic expressions and partition dispatchers.
+
+This module owns the topic rules of tiflow `cdc/sink/dmlsink/mq/dispatcher/topic/
+expression.go` and `event_router.go`, and the partition dispatchers of
+`dispatcher/partition/*.go` with the hash of `pkg/hash/position_inertia.go`, so that
+every partition number equals the one TiCDC computes (reference §2, §3). It knows no
+Kafka: partition counts arrive as ints.
+
+    TopicRouter(expr).topic_for(database, table)      -> topic name
+    build_dispatcher(rule, table, columns, index)     -> PartitionDispatcher
+    dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import struct
+import zlib
+from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from ticdc_sink.errors import ConfigError, InputError
+from ticdc_sink.events import RowChange
+from ticdc_sink.schema import TableSchema
+
+__all__ = [
+    "KAFKA_TOPIC_MAX_LENGTH",
+    "PartitionDispatcher",
+    "PartitionRule",
+    "TopicRouter",
+    "build_dispatcher",
+    "column_value_bytes",
+    "validate_topic_expression",
+]
+
+#: Kafka's limit on topic names (Kafka `Topic.java`; tiflow `kafkaTopicNameMaxLength`).
+KAFKA_TOPIC_MAX_LENGTH = 249
+
+# The regular expressions of tiflow topic/expression.go, matched against the whole text.
+_HARD_CODED = re.compile(r"[A-Za-z0-9._-]+")
+_EXPRESSION = re.compile(r"[A-Za-z0-9._-]*(\{schema\})?([A-Za-z0-9._-]*\{table\})?[A-Za-z0-9._-]*")
+_AVRO_EXPRESSION = re.compile(r"[A-Za-z0-9._-]*\{schema\}[A-Za-z0-9._-]*\{table\}[A-Za-z0-9._-]*")
+_FORBIDDEN = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class PartitionRule(enum.StrEnum):
+    """The `partition` option: TiCDC's partition dispatcher names."""
+
+    DEFAULT = "default"
+    TABLE = "table"
+    INDEX_VALUE = "index-value"
+    TS = "ts"
+    COLUMNS = "columns"
+
+    @classmethod
+    def parse(cls, value: str | PartitionRule) -> PartitionRule:
+        """Read a rule as TiCDC does: any case, `rowid` for index-value, empty for default.
+
+        TiCDC falls back to `table` with a warning on any other name; here that is an
+        error, since a misspelt rule would silently change every partition.
+
+        Raises:
+            ConfigError: the name is none of the rules.
+        """
+        if isinstance(value, cls):
+            return value
+        name = str(value).strip().lower()
+        # event_router.go GetPartitionRule: "rowid" is the deprecated index-value name;
+        # an empty rule (a dispatcher with only a topic) gets the default dispatcher.
+        name = {"rowid": "index-value", "": "default"}.get(name, name)
+        try:
+            return cls(name)
+        except ValueError:
+            allowed = tuple(rule.value for rule in cls)
+            raise ConfigError(
+                f"option 'partition' is '{value}'; use one of {', '.join(allowed)}",
+                option="partition",
+                value=str(value),
+                allowed=allowed,
+            ) from None
+
+
+def _is_hard_coded(expr: str) -> bool:
+    return _HARD_CODED.fullmatch(expr) is not None
+
+
+def validate_topic_expression(expr: str, protocol: str) -> None:
+    """Check a `topic` value as TiCDC's `getTopicDispatcher` does.
+
+    A name of only `[A-Za-z0-9._-]` is a fixed topic (it must also be a legal Kafka
+    topic: not `.` or `..`, at most 249 bytes). Anything else is an expression:
+    `[prefix]{schema}[middle][{table}][suffix]`, `{table}` optional; for protocol `avro`
+    both `{schema}` and `{table}` are required (fixed topics pass, as in tiflow).
+
+    Raises:
+        ConfigError: naming the option `topic`, the value and the allowed form.
+    """
+    if expr == "":
+        raise ConfigError(
+            "option 'topic' is empty; set a topic name or expression such as "
+            "tidb_{schema}_{table} (or put the topic in the sink-uri path)",
+            option="topic",
+            value=expr,
+        )
+    if _is_hard_coded(expr):
+        if expr in (".", "..") or len(expr) > KAFKA_TOPIC_MAX_LENGTH:
+            raise ConfigError(
+                f"option 'topic' is '{expr[:60]}'; a Kafka topic name is 1 to "
+                f"{KAFKA_TOPIC_MAX_LENGTH} characters and not '.' or '..'",
+                option="topic",
+                value=expr,
+            )
+        return
+    if str(protocol) == "avro":
+        if _AVRO_EXPRESSION.fullmatch(expr) is None:
+            raise ConfigError(
+                f"option 'topic' is '{expr}'; with protocol avro a topic expression must "
+                "contain {schema} and then {table} (e.g. tidb_{schema}_{table}), other "
+                "characters only A-Z a-z 0-9 . _ -",
+                option="topic",
+                value=expr,
+            )
+        return
+    if _EXPRESSION.fullmatch(expr) is None:
+        raise ConfigError(
+            f"option 'topic' is '{expr}'; a topic expression is [prefix]{{schema}}[middle]"
+            "[{table}][suffix] (e.g. tidb_{schema}_{table}), other characters only "
+            "A-Z a-z 0-9 . _ -",
+            option="topic",
+            value=expr,
+        )
+
+
+class TopicRouter:
+    """Maps a table to its topic by a `topic` expression (tiflow `Expression.Substitute`).
+
+    Names are sanitised first: every code point outside `[A-Za-z0-9._-]` becomes one
+    `_`; the result is cut to 249 bytes, and `.` / `..` become `_` / `__`. A fixed topic
+    is returned as is (tiflow's `StaticTopicDispatcher`).
+    """
+
+    __slots__ = ("expression", "is_static")
+
+    def __init__(self, expression: str) -> None:
+        validate_topic_expression(expression, "")
+        self.expression = expression
+        self.is_static = _is_hard_coded(expression)
+
+    def topic_for(self, database: str, table: str) -> str:
+        if self.is_static:
+            return self.expression
+        topic = self.expression.replace("{schema}", _FORBIDDEN.sub("_", database))
+        topic = topic.replace("{table}", _FORBIDDEN.sub("_", table))
+        if len(topic) > KAFKA_TOPIC_MAX_LENGTH:  # ASCII only, so characters are bytes
+            return topic[:KAFKA_TOPIC_MAX_LENGTH]
+        return {".": "_", "..": "__"}.get(topic, topic)
+
+    def __repr__(self) -> str:
+        return f"TopicRouter({self.expression!r})"
+
+
+# -- ColumnValueString ---------------------------------------------------------------
+
+
+def _format_float64(value: float) -> str:
+    """Go `strconv.FormatFloat(v, 'f', -1, 64)`: shortest round-trip digits, positional."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
+    # repr() is the shortest round-trip form (as Go's); Decimal lays it out without exponent.
+    return format(Decimal(repr(value)).normalize(), "f")
+
+
+def _format_float32(value: float) -> str:
+    """Go `strconv.FormatFloat(v, 'f', -1, 32)`: the shortest decimal that reads back as
+    the same float32 (ties to the closest), found exactly with fractions."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    x = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if x != x or x in (float("inf"), float("-inf")):
+        return _format_float64(x)
+    if x == 0:
+        return "-0" if bits >> 31 else "0"
+    sign, mag = ("-" if x < 0 else ""), bits & 0x7FFFFFFF
+    exact = Fraction(abs(x))
+    below = Fraction(struct.unpack("<f", struct.pack("<I", mag - 1))[0])
+    above = (
+        Fraction(struct.unpack("<f", struct.pack("<I", mag + 1))[0])
+        if mag < 0x7F7FFFFF
+        else (exact + (exact - below))
+    )
+    low, high = (exact + below) / 2, (exact + above) / 2
+    inclusive = mag % 2 == 0  # Go/Ryu: round-half-even reads a boundary back when even
+
+    def inside(candidate: Decimal) -> bool:
+        f = Fraction(candidate)
+        return low <= f <= high if inclusive else low < f < high
+
+    for digits in range(1, 10):
+        nearest = Decimal(f"{abs(x):.{digits - 1}e}")
+        step = Decimal(1).scaleb(nearest.adjusted() - digits + 1)
+        found = [c for c in (nearest, nearest + step, nearest - step) if inside(c)]
+        if found:
+            best = min(found, key=lambda c: abs(Fraction(c) - exact))
+            return sign + format(best.normalize(), "f")
+    return sign + _format_float64(abs(x))  # unreachable: 9 digits always suffice
+
+
+def column_value_bytes(value: Any, *, float32: bool = False) -> bytes:
+    """The bytes tiflow's `model.ColumnValueString` yields for a mounter value.
+
+    None -> `null`; bool -> `1`/`0`; int -> decimal; float -> Go 'f' shortest (bitSize 32
+    for FLOAT columns); str -> UTF-8; bytes -> raw.
+    """
+    if value is None:
+        return b"null"
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bool):
+        return b"1" if value else b"0"
+    if isinstance(value, int):
+        return str(value).encode()
+    if isinstance(value, float):
+        return (_format_float32(value) if float32 else _format_float64(value)).encode()
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    return str(value).encode()  # Go's fmt "%v" fallback
+
+
+# -- partition dispatchers -----------------------------------------------------------
+
+
+def _check_partition_num(partition_num: int) -> None:
+    if partition_num < 1:
+        raise ConfigError(
+            f"option 'partition-num' is {partition_num}; use a positive number of partitions",
+            option="partition-num",
+            value=str(partition_num),
+        )
+
+
+class PartitionDispatcher:
+    """Chooses the partition of a row change of one table (tiflow `partition.Dispatcher`).
+
+    Built once per table by `build_dispatcher`; `partition` is called per row and only
+    reads precomputed state, so one instance may serve one task's rows in order.
+    """
+
+    __slots__ = ("rule", "table")
+
+    def __init__(self, rule: PartitionRule, table: TableSchema) -> None:
+        self.rule = rule
+        self.table = table
+
+    def partition(self, change: RowChange, partition_num: int) -> int:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.rule.value}, {self.table.database}.{self.table.table})"
+
+
+class _TsDispatcher(PartitionDispatcher):
+    __slots__ = ()
+
+    def partition(self, change: RowChange, partition_num: int) -> int:
+        _check_partition_num(partition_num)
+        return change.commit_ts % partition_num
+
+
+class _HashDispatcher(PartitionDispatcher):
+    """table, default, index-value and columns: `PositionInertia` over the table name and
+    the chosen columns. Each `Write(a, b)` is one CRC-32 over `a || b`, XORed into the sum;
+    the CRC of each column name is computed once and continued with the value bytes."""
+
+    __slots__ = ("_columns", "_table_crc")
+
+    def __init__(
+        self,
+        rule: PartitionRule,
+        table: TableSchema,
+        columns: Sequence[tuple[str, int]] = (),
+    ) -> None:
+        super().__init__(rule, table)
+        self._table_crc = zlib.crc32(table.database.encode() + table.table.encode())
+        self._columns = tuple(
+            (zlib.crc32(name.encode()), pos, table.columns[pos].type.base == "float")
+            for name, pos in columns
+        )
+
+    def partition(self, change: RowChange, partition_num: int) -> int:
+        _check_partition_num(partition_num)
+        acc = self._table_crc
+        if self._columns:
+            # tiflow: values from Columns, or PreColumns when there are none (DELETE).
+            values = change.row if change.row is not None else change.before
+            if values is None:
+                raise InputError(
+                    f"row change of table {self.table.database}.{self.table.table} has no "
+                    f"values to compute partition rule {self.rule.value} from",
+                    table=f"{self.table.database}.{self.table.table}",
+                )
+            for name_crc, pos, is_float32 in self._columns:
+                acc ^= zlib.crc32(column_value_bytes(values[pos], float32=is_float32), name_crc)
+        return acc % partition_num
+
+
+def build_dispatcher(
+    rule: PartitionRule | str,
+    table: TableSchema,
+    columns: Sequence[str] = (),
+    index: str | None = None,
+) -> PartitionDispatcher:
+    """The dispatcher of `rule` for `table`, as tiflow's `getPartitionDispatcher` builds it.
+
+    - `default`, `table`: CRC of database+table (tiflow's default is `table`).
+    - `ts`: commit ts modulo the partition count.
+    - `index-value`: table, then each handle-key column (column order) as name+value; with
+      `index`, that index's columns in index order (name matched in any case; it must be
+      unique, as TiCDC checks at changefeed creation).
+    - `columns`: table, then each of `columns` (matched in any case) as the table's own
+      column name + value, in the order given.
+
+    Raises:
+        ConfigError: unknown index or column, naming the table and what exists.
+    """
+    rule = PartitionRule.parse(rule)
+    name = f"{table.database}.{table.table}"
+    positions = {column.name.lower(): pos for pos, column in enumerate(table.columns)}
+    if rule is PartitionRule.TS:
+        return _TsDispatcher(rule, table)
+    if rule is PartitionRule.COLUMNS:
+        if not columns:
+            raise ConfigError(
+                "option 'partition-columns' is empty; partition=columns needs the columns "
+                "to hash, e.g. partition-columns=id,region",
+                option="partition-columns",
+                value="",
+            )
+        chosen = []
+        for column in columns:
+            pos = positions.get(column.lower())
+            if pos is None:
+                raise ConfigError(
+                    f"option 'partition-columns' names column '{column}', which table {name} "
+                    f"does not have; its columns are {', '.join(_column_names(table))}",
+                    option="partition-columns",
+                    value=column,
+                    allowed=_column_names(table),
+                )
+            # tiflow columns.go: the hash takes the table's own (original-case) name.
+            chosen.append((table.columns[pos].name, pos))
+        return _HashDispatcher(rule, table, chosen)
+    if rule is PartitionRule.INDEX_VALUE:
+        if index:
+            found = [i for i in table.indexes if i.name.lower() == index.lower()]
+            if not found or not (found[0].unique or found[0].primary):
+                allowed = tuple(i.name for i in table.indexes if i.unique or i.primary)
+                what = "is not unique" if found else "does not exist"
+                raise ConfigError(
+                    f"option 'index' is '{index}', which {what} in table {name}; "
+                    f"use a unique index: {', '.join(allowed) or '(the table has none)'}",
+                    option="index",
+                    value=index,
+                    allowed=allowed,
+                )
+            # tiflow IndexByName: the index's column names (original case), index order.
+            chosen = [
+                (table.columns[positions[c.lower()]].name, positions[c.lower()])
+                for c in found[0].columns
+            ]
+        else:
+            # Handle-key columns in column order (tiflow index_value.go walks the row).
+            keys = {c.lower() for c in table.handle_key}
+            chosen = [
+                (c.name, pos) for pos, c in enumerate(table.columns) if c.name.lower() in keys
+            ]
+        return _HashDispatcher(rule, table, chosen)
+    return _HashDispatcher(rule, table)
+
+
+def _column_names(table: TableSchema) -> tuple[str, ...]:
+    return tuple(column.name for column in table.columns)

@@ -1,0 +1,1245 @@
+"""The table model every protocol encodes from: MySQL column types, columns, indexes and the
+handle key, as TiDB's `TableInfo` holds them; and how that model is built from a Spark schema,
+the `column-types` option and a `CREATE TABLE` statement (`table-ddl`).
+
+This module knows MySQL and TiDB rules (default lengths, charsets, defaults, handle-key
+selection); it knows nothing of Kafka or of any wire format. `pyspark.sql.types` is used only
+for the Spark -> MySQL type mapping, which needs no SparkSession.
+
+Precedence when building a table (later wins): the default Spark mapping < StructField
+metadata `mysql_type` < option `column-types` < option `table-ddl`.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+import pyspark.sql.types as T
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
+
+from ticdc_sink import tso
+from ticdc_sink.errors import SchemaError
+
+__all__ = [
+    "BINARY_TYPES",
+    "Column",
+    "DEFAULT_CHARSET",
+    "DEFAULT_COLLATION",
+    "INTEGER_TYPES",
+    "Index",
+    "MySQLType",
+    "ParsedDDL",
+    "TEXT_TYPES",
+    "TableSchema",
+    "build_table_schema",
+    "parse_mysql_type",
+    "parse_table_ddl",
+    "spark_to_mysql",
+    "stable_table_id",
+    "stable_version",
+]
+
+INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
+# Names as TiDB's `TypeToStr` prints them: with charset binary the text names become these.
+TEXT_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+
+_TEMPORAL_FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
+_FLOAT_TYPES = frozenset({"float", "double"})
+_ELEMENT_TYPES = frozenset({"enum", "set"})
+# Types whose charset is the column's (TiDB `typesNeedCharset`); every other type is `binary`.
+_CHARSET_TYPES = TEXT_TYPES | _ELEMENT_TYPES
+_TEXT_TO_BINARY = {
+    "char": "binary",
+    "varchar": "varbinary",
+    "tinytext": "tinyblob",
+    "text": "blob",
+    "mediumtext": "mediumblob",
+    "longtext": "longblob",
+}
+_LOB_MAX = {
+    "tinytext": 255,
+    "tinyblob": 255,
+    "text": 65535,
+    "blob": 65535,
+    "mediumtext": 16777215,
+    "mediumblob": 16777215,
+    "longtext": 4294967295,
+    "longblob": 4294967295,
+}
+# TiDB `mysql.defaultLengthAndDecimal` (flen when the length is unspecified).
+_DEFAULT_FLEN = {
+    "bit": 1,
+    "tinyint": 4,
+    "smallint": 6,
+    "mediumint": 9,
+    "int": 11,
+    "bigint": 20,
+    "double": 22,
+    "float": 12,
+    "decimal": 10,
+    "time": 10,
+    "date": 10,
+    "timestamp": 19,
+    "datetime": 19,
+    "year": 4,
+    "char": 1,
+    "binary": 1,
+    "json": 4294967295,
+    **_LOB_MAX,
+}
+
+DEFAULT_CHARSET = "utf8mb4"
+DEFAULT_COLLATION = "utf8mb4_bin"
+_BINARY_CHARSET = "binary"
+# TiDB `charset.GetDefaultCollation` and the bytes per character (`Maxlen`) of the charsets
+# TiDB supports.
+_CHARSETS = {
+    "utf8mb4": ("utf8mb4_bin", 4),
+    "utf8": ("utf8_bin", 3),
+    "utf8mb3": ("utf8_bin", 3),
+    "latin1": ("latin1_bin", 1),
+    "ascii": ("ascii_bin", 1),
+    "binary": ("binary", 1),
+    "gbk": ("gbk_chinese_ci", 2),
+    "gb18030": ("gb18030_chinese_ci", 4),
+}
+
+_MAX_VARCHAR = 65535
+
+
+@attrs.frozen
+class MySQLType:
+    """A column type as `SHOW CREATE TABLE` states it.
+
+    `base` is TiDB's `TypeToStr` name (`int`, `varchar`, `varbinary`, `decimal`, ...);
+    `length` is the declared length (`varchar(255)`, `decimal(10,2)`, `bit(5)`) or None
+    when unspecified; `decimal` is the decimal scale or, for datetime/timestamp/time, the
+    fractional seconds precision (fsp), or None when unspecified. `charset`/`collation`
+    are None when unspecified; `build_table_schema` fills them in as TiDB does (the
+    table's for char/text/enum/set types, `binary` for every other type).
+    """
+
+    base: str
+    length: int | None = None
+    decimal: int | None = None
+    unsigned: bool = False
+    zerofill: bool = False
+    elements: tuple[str, ...] = ()
+    charset: str | None = None
+    collation: str | None = None
+
+    @property
+    def is_integer(self) -> bool:
+        return self.base in INTEGER_TYPES
+
+    @property
+    def is_binary(self) -> bool:
+        """A string type whose charset is `binary` (TiCDC renders these as bytes)."""
+        return self.base in BINARY_TYPES
+
+    @property
+    def is_text(self) -> bool:
+        return self.base in TEXT_TYPES
+
+    @property
+    def flen(self) -> int:
+        """TiDB's `FieldType.Flen`: the declared length, else TiDB's default for the type.
+
+        Unsigned integers but bigint are one shorter (TiDB issue #4684); datetime,
+        timestamp and time add `fsp + 1` when fsp > 0; enum is its longest element and set
+        the length of its elements joined by commas (bytes); -1 where TiDB has no length
+        (a vector without dimension, an enum without elements).
+        """
+        base = self.base
+        if base in _TEMPORAL_FSP_TYPES:
+            width = _DEFAULT_FLEN[base]
+            return width + self.fsp + 1 if self.fsp > 0 else width
+        if base in _ELEMENT_TYPES:
+            sizes = [len(e.encode()) for e in self.elements]
+            if not sizes:
+                return -1
+            return max(sizes) if base == "enum" else sum(sizes) + len(sizes) - 1
+        if self.length is not None:
+            return self.length
+        if base in _DEFAULT_FLEN:
+            flen = _DEFAULT_FLEN[base]
+            if self.unsigned and base in INTEGER_TYPES and base != "bigint":
+                flen -= 1
+            return flen
+        return -1
+
+    @property
+    def scale(self) -> int:
+        """The decimal scale of a DECIMAL (0 when unspecified); 0 for other types."""
+        if self.base == "decimal":
+            return self.decimal or 0
+        return 0
+
+    @property
+    def fsp(self) -> int:
+        """Fractional seconds precision of DATETIME, TIMESTAMP and TIME (0 by default)."""
+        if self.base in _TEMPORAL_FSP_TYPES:
+            return self.decimal or 0
+        return 0
+
+    @property
+    def tidb_decimal(self) -> int:
+        """TiDB's `FieldType.Decimal`: scale or fsp; -1 for FLOAT/DOUBLE without one."""
+        if self.base in _FLOAT_TYPES:
+            return -1 if self.decimal is None else self.decimal
+        if self.base == "decimal":
+            return self.scale
+        return self.fsp
+
+    def to_sql(self) -> str:
+        """The type as `SHOW CREATE TABLE` prints it; `parse_mysql_type` reads it back."""
+        text = self.base
+        if self.base in _ELEMENT_TYPES:
+            text += "(" + ",".join(_quote(e) for e in self.elements) + ")"
+        elif self.base in _TEMPORAL_FSP_TYPES:
+            if self.decimal is not None:
+                text += f"({self.decimal})"
+        elif self.length is not None:
+            if self.decimal is not None and self.base in (_FLOAT_TYPES | {"decimal"}):
+                text += f"({self.length},{self.decimal})"
+            else:
+                text += f"({self.length})"
+        if self.unsigned:
+            text += " unsigned"
+        if self.zerofill:
+            text += " zerofill"
+        if self.charset is not None and self.charset != _BINARY_CHARSET:
+            text += f" CHARACTER SET {self.charset}"
+        if self.collation is not None and self.collation != _BINARY_CHARSET:
+            text += f" COLLATE {self.collation}"
+        return text
+
+
+@attrs.frozen
+class Column:
+    """One table column. `default` is TiDB's `DefaultValue` string (None: no default).
+
+    Default forms: numbers in canonical decimal form (`"5"`, `"-1.50"` with exactly the
+    DECIMAL scale, floats Go-`'f'`-style `"1.5"`), strings/enum/set/temporal literals as
+    written (`SHOW CREATE TABLE` prints them canonical), `"CURRENT_TIMESTAMP"` for
+    CURRENT_TIMESTAMP/NOW() with any fsp, BIT as the decimal string of its integer value
+    (`b'101'` -> `"5"`; TiDB keeps the raw bytes: Simple JSON writes the number, Avro the
+    minimal big-endian bytes), other expressions as their SQL text.
+    """
+
+    name: str
+    type: MySQLType
+    nullable: bool = True
+    default: str | None = None
+    column_id: int = 0
+
+
+@attrs.frozen
+class Index:
+    """A TiDB index. The primary key is named `PRIMARY`; unnamed keys take their first
+    column's name, as TiDB names them."""
+
+    name: str
+    columns: tuple[str, ...]
+    unique: bool = False
+    primary: bool = False
+
+
+@attrs.frozen
+class TableSchema:
+    """A table as the protocols need it: columns in definition order, indexes, ids.
+
+    `table_id` is the physical table id and `version` the schema version (TiDB's
+    `UpdateTS`, a TSO) that the protocols put on the wire. `indexes` holds every index in
+    definition order, the primary key (named `PRIMARY`) included even when it is the row
+    handle; `tidb_indexes` is the list TiDB keeps. `pk_clustered` is the
+    `/*T![clustered_index] CLUSTERED|NONCLUSTERED */` marker of the DDL (None: not stated,
+    so an integer primary key is the row handle, TiDB's default).
+    """
+
+    database: str
+    table: str
+    columns: tuple[Column, ...]
+    indexes: tuple[Index, ...] = ()
+    table_id: int = 0
+    version: int = 0
+    pk_clustered: bool | None = None
+
+    @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        return {c.name: i for i, c in enumerate(self.columns)}
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        """The column named `name`.
+
+        Raises:
+            SchemaError: the table has no such column.
+        """
+        try:
+            return self.columns[self._positions[name]]
+        except KeyError:
+            raise SchemaError(
+                f"table {self.database}.{self.table} has no column {name!r}; columns are "
+                f"{', '.join(self.column_names)}",
+                column=name,
+            ) from None
+
+    def column_position(self, name: str) -> int:
+        """The 0-based position of a column in `columns` (row tuples use this order)."""
+        self.column(name)
+        return self._positions[name]
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        """The primary key columns in index order; empty without a primary key."""
+        for index in self.indexes:
+            if index.primary:
+                return index.columns
+        return ()
+
+    @property
+    def pk_is_handle(self) -> bool:
+        """TiDB `PKIsHandle`: a one-column integer primary key that is the row handle.
+
+        TiDB then keeps no index for it; Simple appends a synthetic `primary` index last.
+        """
+        pk = self.primary_key
+        return (
+            len(pk) == 1 and self.column(pk[0]).type.is_integer and self.pk_clustered is not False
+        )
+
+    @property
+    def tidb_indexes(self) -> tuple[Index, ...]:
+        """The indexes TiDB's `TableInfo.Indices` holds: the primary index is left out
+        when it is the row handle."""
+        if self.pk_is_handle:
+            return tuple(i for i in self.indexes if not i.primary)
+        return self.indexes
+
+    @functools.cached_property
+    def handle_key(self) -> tuple[str, ...]:
+        """The handle key columns in column (definition) order; empty if there is none.
+
+        As TiCDC (`cdc/model/schema_storage.go`, `findHandleIndex`): the primary key; else
+        among unique indexes whose columns are all NOT NULL the one with the fewest
+        columns, the first defined on a tie.
+        """
+        chosen: tuple[str, ...] = self.primary_key
+        if not chosen:
+            candidates = [
+                i.columns
+                for i in self.indexes
+                if i.unique and all(not self.column(c).nullable for c in i.columns)
+            ]
+            if candidates:
+                chosen = min(candidates, key=len)  # min keeps the first of equals
+        keys = set(chosen)
+        return tuple(c.name for c in self.columns if c.name in keys)
+
+    @property
+    def handle_key_indexes(self) -> tuple[int, ...]:
+        """Positions in `columns` of the handle key columns, ascending."""
+        return tuple(self._positions[name] for name in self.handle_key)
+
+    def is_unique_key(self, name: str) -> bool:
+        """Whether the column `name` is part of the primary key or of a unique index
+        (TiCDC's PK/UK flags: every column of a multi-column key has the flag)."""
+        return any(name in i.columns for i in self.indexes if i.unique or i.primary)
+
+
+@attrs.frozen
+class ParsedDDL:
+    """What `parse_table_ddl` reads from a `CREATE TABLE` statement.
+
+    Columns carry resolved charset/collation (column, else table, else utf8mb4 /
+    utf8mb4_bin; `binary` for non-string types), primary key columns are NOT NULL, and
+    `indexes` are in TiDB's order (table-level keys, then column-level ones).
+    """
+
+    database: str | None
+    table: str
+    columns: tuple[Column, ...]
+    indexes: tuple[Index, ...]
+    charset: str
+    collation: str
+    pk_clustered: bool | None = None
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        for index in self.indexes:
+            if index.primary:
+                return index.columns
+        return ()
+
+
+# --------------------------------------------------------------------------- sqlglot dialect
+
+
+@functools.cache
+def _dialect() -> type[MySQL]:
+    """MySQL as sqlglot reads it, with two TiDB/MySQL rules sqlglot lacks: REAL is DOUBLE,
+    and `FLOAT UNSIGNED` is legal (deprecated). sqlglot has no unsigned float type, so the
+    parser maps it to SMALLMONEY, a type MySQL DDL never yields, and `_BASES` reads it back.
+    Built on first use so importing this module registers nothing with sqlglot.
+    """
+
+    class _TiDBMySQL(MySQL):
+        class Tokenizer(MySQL.Tokenizer):
+            KEYWORDS = {**MySQL.Tokenizer.KEYWORDS, "REAL": TokenType.DOUBLE}
+
+        class Parser(MySQL.Parser):
+            SIGNED_TO_UNSIGNED_TYPE_TOKEN = {
+                **MySQL.Parser.SIGNED_TO_UNSIGNED_TYPE_TOKEN,
+                TokenType.FLOAT: TokenType.SMALLMONEY,
+            }
+
+    return _TiDBMySQL
+
+
+_D = exp.DataType.Type
+# sqlglot type -> (TiDB base name, unsigned)
+_BASES: dict[Any, tuple[str, bool]] = {
+    _D.TINYINT: ("tinyint", False),
+    _D.UTINYINT: ("tinyint", True),
+    _D.SMALLINT: ("smallint", False),
+    _D.USMALLINT: ("smallint", True),
+    _D.MEDIUMINT: ("mediumint", False),
+    _D.UMEDIUMINT: ("mediumint", True),
+    _D.INT: ("int", False),
+    _D.UINT: ("int", True),
+    _D.BIGINT: ("bigint", False),
+    _D.UBIGINT: ("bigint", True),
+    _D.BOOLEAN: ("tinyint", False),
+    _D.FLOAT: ("float", False),
+    _D.SMALLMONEY: ("float", True),
+    _D.DOUBLE: ("double", False),
+    _D.UDOUBLE: ("double", True),
+    _D.DECIMAL: ("decimal", False),
+    _D.UDECIMAL: ("decimal", True),
+    _D.DATE: ("date", False),
+    _D.DATETIME: ("datetime", False),
+    _D.TIMESTAMP: ("timestamp", False),
+    _D.TIMESTAMPTZ: ("timestamp", False),
+    _D.TIMESTAMPLTZ: ("timestamp", False),
+    _D.TIME: ("time", False),
+    _D.YEAR: ("year", False),
+    _D.BIT: ("bit", False),
+    _D.JSON: ("json", False),
+    _D.ENUM: ("enum", False),
+    _D.SET: ("set", False),
+    _D.CHAR: ("char", False),
+    _D.NCHAR: ("char", False),
+    _D.VARCHAR: ("varchar", False),
+    _D.NVARCHAR: ("varchar", False),
+    _D.TINYTEXT: ("tinytext", False),
+    _D.TEXT: ("text", False),
+    _D.MEDIUMTEXT: ("mediumtext", False),
+    _D.LONGTEXT: ("longtext", False),
+    _D.BINARY: ("binary", False),
+    _D.VARBINARY: ("varbinary", False),
+    _D.TINYBLOB: ("tinyblob", False),
+    _D.BLOB: ("blob", False),
+    _D.MEDIUMBLOB: ("mediumblob", False),
+    _D.LONGBLOB: ("longblob", False),
+    _D.VECTOR: ("vector", False),
+}
+_SUPPORTED = (
+    "tinyint, smallint, mediumint, int, bigint (unsigned, zerofill), bool, float, double, "
+    "decimal(p,s), date, datetime(fsp), timestamp(fsp), time(fsp), year, bit(n), json, "
+    "enum(...), set(...), char(n), varchar(n), tinytext..longtext, binary(n), varbinary(n), "
+    "tinyblob..longblob, vector(n)"
+)
+
+
+def _parse(sql: str, what: str) -> list[exp.Expression | None]:
+    try:
+        return sqlglot.parse(_mark_clustered(sql), dialect=_dialect())
+    except SqlglotError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchemaError(f"cannot parse {what}: {first}") from exc
+
+
+def _mark_clustered(sql: str) -> str:
+    """Turn bare `CLUSTERED` / `NONCLUSTERED` keywords (TiDB accepts them after a primary
+    key; sqlglot does not) into the `/*T![clustered_index] ... */` comments that
+    `SHOW CREATE TABLE` prints, which sqlglot keeps as comments."""
+    try:
+        tokens = _dialect()().tokenize(sql)
+    except SqlglotError:
+        return sql  # the parser reports the error with its position
+    out, last = [], 0
+    for previous, token in zip(tokens, tokens[1:], strict=False):
+        if (
+            previous.token_type == TokenType.R_PAREN
+            and token.token_type == TokenType.VAR
+            and token.text.upper() in ("CLUSTERED", "NONCLUSTERED")
+        ):
+            out.append(sql[last : token.start])
+            out.append(f"/*T![clustered_index] {token.text.upper()} */")
+            last = token.end + 1
+    out.append(sql[last:])
+    return "".join(out)
+
+
+def _int_param(node: exp.Expression, text: str) -> int:
+    value = node.this if isinstance(node, exp.DataTypeParam) else node
+    if isinstance(value, exp.Literal) and not value.is_string:
+        try:
+            return int(value.this)
+        except ValueError:
+            pass
+    raise SchemaError(f"MySQL type {text!r}: {value.sql()!r} is not a whole number")
+
+
+def _check(ok: bool, text: str, problem: str) -> None:
+    if not ok:
+        raise SchemaError(f"MySQL type {text!r}: {problem}")
+
+
+def _type_from_def(coldef: exp.ColumnDef, text: str) -> tuple[MySQLType, list[exp.Expression]]:
+    """The MySQLType of a sqlglot column definition, and the constraints that are not part
+    of the type (NOT NULL, DEFAULT, keys, ...)."""
+    kind = coldef.args.get("kind")
+    if not isinstance(kind, exp.DataType):
+        raise SchemaError(f"MySQL type {text!r} is missing; supported types: {_SUPPORTED}")
+    found = _BASES.get(kind.this)
+    if found is None:
+        raise SchemaError(
+            f"MySQL type {text!r} ({kind.sql(dialect='mysql')}) is not supported; "
+            f"supported types: {_SUPPORTED}"
+        )
+    base, unsigned = found
+    zerofill = False
+    charset: str | None = None
+    collation: str | None = None
+    rest: list[exp.Expression] = []
+    for constraint in coldef.constraints:
+        ckind = constraint.args.get("kind")
+        if isinstance(ckind, exp.ZeroFillColumnConstraint):
+            zerofill = True
+        elif isinstance(ckind, exp.CharacterSetColumnConstraint):
+            charset = ckind.this.name.lower()
+        elif isinstance(ckind, exp.CollateColumnConstraint):
+            collation = ckind.this.name.lower()
+        elif isinstance(ckind, exp.BinaryColumnConstraint):
+            # `varchar(10) BINARY`: the charset's binary collation (SHOW CREATE TABLE prints
+            # an explicit COLLATE instead).
+            if collation is None:
+                collation = f"{charset or DEFAULT_CHARSET}_bin"
+        else:
+            rest.append(constraint)
+    if zerofill and (base in INTEGER_TYPES or base in _FLOAT_TYPES or base == "decimal"):
+        unsigned = True  # MySQL: ZEROFILL implies UNSIGNED
+    elif zerofill:
+        raise SchemaError(f"MySQL type {text!r}: zerofill applies to numeric types only")
+
+    params = list(kind.expressions)
+    length: int | None = None
+    dec: int | None = None
+    elements: tuple[str, ...] = ()
+    if base in _ELEMENT_TYPES:
+        values = []
+        for p in params:
+            _check(
+                isinstance(p, exp.Literal) and p.is_string,
+                text,
+                f"{base} members must be quoted strings",
+            )
+            values.append(p.this.rstrip(" "))  # TiDB trims trailing spaces of members
+        _check(bool(values), text, f"{base} needs at least one member")
+        _check(len(set(values)) == len(values), text, f"{base} members must be distinct")
+        if base == "set":
+            _check(len(values) <= 64, text, "set has at most 64 members")
+            _check(all("," not in v for v in values), text, "set members cannot contain ','")
+        elements = tuple(values)
+    else:
+        ints = [_int_param(p, text) for p in params]
+        if kind.this == _D.BOOLEAN:
+            _check(not ints, text, "bool takes no length")
+            ints = [1]
+        if len(ints) > 2 or (len(ints) == 2 and base not in (_FLOAT_TYPES | {"decimal"})):
+            raise SchemaError(f"MySQL type {text!r}: too many length arguments for {base}")
+        if base == "float" and len(ints) == 1:
+            # FLOAT(p): p <= 24 is FLOAT, up to 53 DOUBLE; either way the length is unset
+            # (TiDB parser, FloatOpt).
+            _check(0 <= ints[0] <= 53, text, "float precision must be 0..53")
+            base = "float" if ints[0] <= 24 else "double"
+            ints = []
+        if base in _TEMPORAL_FSP_TYPES:
+            if ints:
+                _check(0 <= ints[0] <= 6, text, "fractional seconds precision must be 0..6")
+                dec = ints[0]
+        elif ints:
+            length = ints[0]
+            if len(ints) == 2:
+                dec = ints[1]
+    _check_lengths(base, length, dec, text)
+    if base == "year":
+        length = None if length in (None, 4) else length
+        _check(length is None, text, "only year(4) is supported")
+    if charset == _BINARY_CHARSET and base in _TEXT_TO_BINARY:
+        base = _TEXT_TO_BINARY[base]
+    if kind.this in (_D.NCHAR, _D.NVARCHAR) and charset is None:
+        charset = "utf8"
+    if charset is not None and charset not in _CHARSETS:
+        raise SchemaError(
+            f"MySQL type {text!r}: unknown character set {charset!r}; use one of "
+            f"{', '.join(_CHARSETS)}"
+        )
+    if charset is None and collation is not None:
+        charset = collation.split("_", 1)[0]
+        if charset not in _CHARSETS:
+            raise SchemaError(f"MySQL type {text!r}: unknown collation {collation!r}")
+    elif charset is not None and collation is not None:
+        _check(
+            collation.split("_", 1)[0] == charset.replace("utf8mb3", "utf8")
+            or charset == collation,
+            text,
+            f"collation {collation} does not belong to character set {charset}",
+        )
+    mysql_type = MySQLType(
+        base=base,
+        length=length,
+        decimal=dec,
+        unsigned=unsigned,
+        zerofill=zerofill,
+        elements=elements,
+        charset=charset,
+        collation=collation,
+    )
+    return mysql_type, rest
+
+
+def _check_lengths(base: str, length: int | None, dec: int | None, text: str) -> None:
+    if base in INTEGER_TYPES and length is not None:
+        _check(1 <= length <= 255, text, "display width must be 1..255")
+    elif base == "decimal":
+        if length is not None:
+            _check(1 <= length <= 65, text, "decimal precision must be 1..65")
+        if dec is not None:
+            _check(0 <= dec <= 30, text, "decimal scale must be 0..30")
+            _check(dec <= (length or 10), text, "decimal scale cannot exceed the precision")
+    elif base in _FLOAT_TYPES and length is not None:
+        _check(1 <= length <= 255, text, f"{base} length must be 1..255")
+        _check(dec is not None and 0 <= dec <= 30, text, f"{base} scale must be 0..30")
+        _check(dec <= length, text, f"{base} scale cannot exceed the length")
+    elif base == "bit" and length is not None:
+        _check(1 <= length <= 64, text, "bit length must be 1..64")
+    elif base in ("char", "binary") and length is not None:
+        _check(0 <= length <= 255, text, f"{base} length must be 0..255")
+    elif base in ("varchar", "varbinary"):
+        _check(length is not None, text, f"{base} needs a length, e.g. {base}(255)")
+        _check(0 <= length <= _MAX_VARCHAR, text, f"{base} length must be 0..65535")
+    elif base == "vector" and length is not None:
+        _check(1 <= length <= 16383, text, "vector dimension must be 1..16383")
+
+
+def parse_mysql_type(text: str) -> MySQLType:
+    """Read a MySQL column type as a user or `SHOW CREATE TABLE` writes it.
+
+    Accepts `int unsigned`, `int(11) unsigned zerofill`, `decimal(10,2)`, `varchar(20)`,
+    `varchar(20) CHARACTER SET latin1 COLLATE latin1_bin`, `enum('a','b')`, `set('a','b')`,
+    `datetime(3)`, `bit(5)`, `tinyint(1)`, `bool`, `binary(4)`, `json`, ...; synonyms
+    (integer, numeric, real, ...) become TiDB's names, `char(n) CHARACTER SET binary`
+    becomes `binary(n)`.
+
+    Raises:
+        SchemaError: the text is not one MySQL column type (names the text).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise SchemaError(f"MySQL type {text!r} is empty; supported types: {_SUPPORTED}")
+    statements = _parse(f"CREATE TABLE _t (_c {text})", f"MySQL type {text!r}")
+    stmt = statements[0] if len(statements) == 1 else None
+    schema = stmt.this if isinstance(stmt, exp.Create) else None
+    defs = schema.expressions if isinstance(schema, exp.Schema) else []
+    if len(defs) != 1 or not isinstance(defs[0], exp.ColumnDef):
+        raise SchemaError(f"MySQL type {text!r} is not a single column type")
+    mysql_type, rest = _type_from_def(defs[0], text)
+    if rest:
+        extra = " ".join(c.sql(dialect="mysql") for c in rest)
+        raise SchemaError(
+            f"MySQL type {text!r} has {extra!r}, which is not part of a type; give only "
+            "the type (nullability, defaults and keys go in table-ddl or primary-key)"
+        )
+    return mysql_type
+
+
+# --------------------------------------------------------------------------- CREATE TABLE
+
+
+def _resolve_charset(t: MySQLType, table_charset: str, table_collation: str) -> MySQLType:
+    """Fill charset and collation as TiDB does (`setCharsetCollationFlenDecimal`) and turn
+    `text(n)` / `blob(n)` into the smallest type holding n characters
+    (`adjustBlobTypesFlen`)."""
+    if t.base not in _CHARSET_TYPES:
+        resolved = attrs.evolve(t, charset=_BINARY_CHARSET, collation=_BINARY_CHARSET)
+    else:
+        charset = t.charset or table_charset
+        if t.collation is not None:
+            collation = t.collation
+        elif t.charset is None:
+            collation = table_collation
+        else:
+            collation = _CHARSETS[charset][0]
+        resolved = attrs.evolve(t, charset=charset, collation=collation)
+    if t.base in ("text", "blob") and t.length is not None:
+        family = ("tinytext", "text", "mediumtext", "longtext")
+        size = t.length * _CHARSETS[resolved.charset or DEFAULT_CHARSET][1]
+        if t.base == "blob":
+            family = ("tinyblob", "blob", "mediumblob", "longblob")
+            size = t.length
+        base = next((b for b in family if size <= _LOB_MAX[b]), family[-1])
+        resolved = attrs.evolve(resolved, base=base, length=None)
+    return resolved
+
+
+def _go_float(value: float, single: bool) -> str:
+    """Go `strconv.FormatFloat(v, 'f', -1, 32|64)`: shortest round-trip digits, no
+    exponent."""
+    if single:
+        import struct
+
+        target = struct.unpack("<f", struct.pack("<f", value))[0]
+        digits = next(
+            f"{target:.{p}g}"
+            for p in range(1, 10)
+            if struct.unpack("<f", struct.pack("<f", float(f"{target:.{p}g}")))[0] == target
+        )
+    else:
+        digits = repr(value)
+    text = format(decimal.Decimal(digits), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _literal_text(node: exp.Expression) -> tuple[str, bool] | None:
+    """(text, is_string) of a literal default, `-5` included; None for other nodes."""
+    if isinstance(node, exp.Paren):
+        return _literal_text(node.this)
+    if isinstance(node, exp.Literal):
+        return str(node.this), bool(node.is_string)
+    if isinstance(node, exp.Neg):
+        inner = _literal_text(node.this)
+        if inner is not None and not inner[1]:
+            return "-" + inner[0], False
+    if isinstance(node, exp.Boolean):
+        return ("1" if node.this else "0"), False
+    return None
+
+
+_NOW_FUNCTIONS = frozenset({"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"})
+
+
+def _default_value(node: exp.Expression, t: MySQLType, column: str) -> str | None:
+    """TiDB's `DefaultValue` string for a DEFAULT clause (see `Column`)."""
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.CurrentTimestamp | exp.Localtimestamp) or (
+        isinstance(node, exp.Anonymous) and str(node.this).upper() in _NOW_FUNCTIONS
+    ):
+        return "CURRENT_TIMESTAMP"
+    if t.base == "bit":
+        if isinstance(node, exp.BitString):
+            return str(int(str(node.this) or "0", 2))
+        if isinstance(node, exp.HexString):
+            return str(int(str(node.this) or "0", 16))
+    literal = _literal_text(node)
+    if literal is None:
+        return node.sql(dialect="mysql")  # an expression default, e.g. (rand())
+    text, _ = literal
+    if t.is_integer or t.base in ("decimal", "bit", "year") or t.base in _FLOAT_TYPES:
+        try:
+            number = decimal.Decimal(text.strip())
+        except decimal.InvalidOperation:
+            raise SchemaError(
+                f"column {column}: DEFAULT {text!r} is not a number for type {t.to_sql()}",
+                column=column,
+            ) from None
+        if t.base == "decimal":
+            quantum = decimal.Decimal(1).scaleb(-t.scale)
+            return str(number.quantize(quantum, rounding=decimal.ROUND_HALF_UP))
+        if t.base in _FLOAT_TYPES:
+            return _go_float(float(number), single=t.base == "float")
+        return str(int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP)))
+    return text
+
+
+def _index_columns(node: exp.Expression) -> list[str] | None:
+    """Column names of a key part list; None if a part is an expression."""
+    names = []
+    for part in node.expressions:
+        if isinstance(part, exp.Ordered):
+            part = part.this
+        if isinstance(part, exp.ColumnPrefix):
+            part = part.this
+        if isinstance(part, exp.Identifier | exp.Column):
+            names.append(part.name)
+        else:
+            return None
+    return names
+
+
+class _IndexBuilder:
+    """Collects indexes in TiDB order and names unnamed ones after their first column
+    (`name`, `name_2`, ...) as TiDB does."""
+
+    def __init__(self, columns: set[str]) -> None:
+        self.columns = columns
+        self.indexes: list[Index] = []
+
+    def add(self, name: str | None, cols: list[str], *, unique: bool, primary: bool) -> None:
+        missing = [c for c in cols if c not in self.columns]
+        if missing:
+            raise SchemaError(
+                f"table-ddl: key {name or cols[0]!r} names unknown column(s) {', '.join(missing)}",
+                column=missing[0],
+            )
+        if len(set(cols)) != len(cols):
+            raise SchemaError(f"table-ddl: key {name or cols[0]!r} repeats a column")
+        if primary:
+            if any(i.primary for i in self.indexes):
+                raise SchemaError("table-ddl: more than one PRIMARY KEY")
+            self.indexes.append(Index("PRIMARY", tuple(cols), unique=True, primary=True))
+            return
+        taken = {i.name.lower() for i in self.indexes}
+        if name is None:
+            name, n = cols[0], 2
+            while name.lower() in taken:
+                name, n = f"{cols[0]}_{n}", n + 1
+        elif name.lower() in taken:
+            raise SchemaError(f"table-ddl: duplicate key name {name!r}")
+        self.indexes.append(Index(name, tuple(cols), unique=unique, primary=False))
+
+
+def _clustered_marker(stmt: exp.Expression) -> bool | None:
+    for node in stmt.walk():
+        for comment in node.comments or ():
+            text = comment.upper()
+            if "CLUSTERED_INDEX" in text or text.strip() in ("CLUSTERED", "NONCLUSTERED"):
+                if "NONCLUSTERED" in text:
+                    return False
+                if "CLUSTERED" in text.replace("CLUSTERED_INDEX", ""):
+                    return True
+    return None
+
+
+def parse_table_ddl(ddl: str) -> ParsedDDL:
+    """Read a `CREATE TABLE` statement as `SHOW CREATE TABLE` prints it (MySQL or TiDB).
+
+    Reads columns with types, NOT NULL, DEFAULT, charset/collation (column, then table
+    options `DEFAULT CHARSET=` / `COLLATE=`, then utf8mb4/utf8mb4_bin), PRIMARY KEY (inline
+    or table-level, with TiDB's `/*T![clustered_index] ... */`), UNIQUE KEYs and KEYs with
+    their names, and the database/table names. Ignored: AUTO_INCREMENT, ON UPDATE,
+    COMMENT, foreign keys, checks, FULLTEXT keys, non-unique expression indexes, table
+    options and partitioning.
+
+    Raises:
+        SchemaError: not one CREATE TABLE with columns, an unsupported type, a virtual
+            generated column, a unique expression index, a key naming an unknown column.
+    """
+    if not isinstance(ddl, str) or not ddl.strip():
+        raise SchemaError("table-ddl is empty; give a CREATE TABLE statement")
+    statements = [s for s in _parse(ddl, "table-ddl") if s is not None]
+    if len(statements) != 1:
+        raise SchemaError(
+            f"table-ddl holds {len(statements)} statements; give exactly one CREATE TABLE"
+        )
+    stmt = statements[0]
+    if not isinstance(stmt, exp.Create) or str(stmt.args.get("kind", "")).upper() != "TABLE":
+        raise SchemaError(
+            f"table-ddl is a {stmt.key.upper()} statement; give a CREATE TABLE statement as "
+            "SHOW CREATE TABLE prints it"
+        )
+    schema = stmt.this
+    if not isinstance(schema, exp.Schema) or not isinstance(schema.this, exp.Table):
+        raise SchemaError(
+            "table-ddl has no column list (CREATE TABLE ... LIKE / AS SELECT); give the "
+            "statement SHOW CREATE TABLE prints"
+        )
+    table = schema.this.name
+    database = schema.this.db or None
+
+    table_charset: str | None = None
+    table_collation: str | None = None
+    for prop in stmt.args.get("properties").expressions if stmt.args.get("properties") else ():
+        if isinstance(prop, exp.CharacterSetProperty):
+            table_charset = prop.this.name.lower()
+        elif isinstance(prop, exp.CollateProperty):
+            table_collation = prop.this.name.lower()
+    if table_charset is None and table_collation is not None:
+        table_charset = table_collation.split("_", 1)[0]
+    table_charset = table_charset or DEFAULT_CHARSET
+    if table_charset not in _CHARSETS:
+        raise SchemaError(
+            f"table-ddl: unknown table character set {table_charset!r}; use one of "
+            f"{', '.join(_CHARSETS)}"
+        )
+    table_collation = table_collation or _CHARSETS[table_charset][0]
+
+    defs = [e for e in schema.expressions if isinstance(e, exp.ColumnDef)]
+    if not defs:
+        raise SchemaError(f"table-ddl: table {table} has no columns")
+    names = [d.name for d in defs]
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise SchemaError(f"table-ddl: column {name!r} is defined twice", column=name)
+        seen.add(name.lower())
+    keys = _IndexBuilder(set(names))
+
+    # Table-level keys come first, then column-level ones (TiDB
+    # `buildColumnsAndConstraints` appends column constraints after the table's).
+    for node in schema.expressions:
+        if isinstance(node, exp.ColumnDef):
+            continue
+        if isinstance(node, exp.PrimaryKey):
+            keys.add(None, _index_columns(node) or [], unique=True, primary=True)
+        elif isinstance(node, exp.UniqueColumnConstraint):
+            target = node.this
+            cols = _index_columns(target) if isinstance(target, exp.Schema) else None
+            key_name = target.this.name if isinstance(target, exp.Schema) and target.this else None
+            if cols is None:
+                raise SchemaError(
+                    f"table-ddl: unique key {key_name or ''} on an expression is not "
+                    "supported; drop it from table-ddl or use a column key"
+                )
+            keys.add(key_name, cols, unique=True, primary=False)
+        elif isinstance(node, exp.IndexColumnConstraint):
+            if str(node.args.get("kind") or "").upper() in ("FULLTEXT", "SPATIAL"):
+                continue
+            cols = _index_columns(node)
+            if cols is None:
+                continue  # expression index: a hidden virtual column in TiDB; no key
+            key_name = node.this.name if node.this else None
+            keys.add(key_name, cols, unique=False, primary=False)
+        # foreign keys, checks and other constraints do not matter to the protocols
+
+    columns: list[Column] = []
+    not_null: set[str] = set()
+    for position, coldef in enumerate(defs):
+        name = coldef.name
+        kind = coldef.args.get("kind")
+        if not isinstance(kind, exp.DataType):
+            raise SchemaError(f"table-ddl: column {name} has no type", column=name)
+        try:
+            # sqlglot prints a VARCHAR without length as TEXT; name it as written
+            shown = kind.this.value.lower() if not kind.expressions else kind.sql("mysql")
+            col_type, rest = _type_from_def(coldef, shown.lower())
+        except SchemaError as exc:
+            raise SchemaError(f"table-ddl: column {name}: {exc.message}", column=name) from exc
+        col_type = _resolve_charset(col_type, table_charset, table_collation)
+        nullable = True
+        default: str | None = None
+        for constraint in rest:
+            kind = constraint.args.get("kind")
+            if isinstance(kind, exp.NotNullColumnConstraint):
+                nullable = bool(kind.args.get("allow_null"))
+            elif isinstance(kind, exp.DefaultColumnConstraint):
+                default = _default_value(kind.this, col_type, name)
+            elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
+                keys.add(None, [name], unique=True, primary=True)
+            elif isinstance(kind, exp.UniqueColumnConstraint):
+                keys.add(None, [name], unique=True, primary=False)
+            elif isinstance(kind, exp.ComputedColumnConstraint) and not kind.args.get("persisted"):
+                raise SchemaError(
+                    f"table-ddl: column {name} is a VIRTUAL generated column, which is not "
+                    "supported; make it STORED or drop it from table-ddl",
+                    column=name,
+                )
+        if not nullable:
+            not_null.add(name)
+        columns.append(
+            Column(name, col_type, nullable=nullable, default=default, column_id=position + 1)
+        )
+    pk = next((i.columns for i in keys.indexes if i.primary), ())
+    columns = [attrs.evolve(c, nullable=False) if c.name in pk else c for c in columns]
+    return ParsedDDL(
+        database=database,
+        table=table,
+        columns=tuple(columns),
+        indexes=tuple(keys.indexes),
+        charset=table_charset,
+        collation=table_collation,
+        pk_clustered=_clustered_marker(stmt) if pk else None,
+    )
+
+
+# --------------------------------------------------------------------------- Spark mapping
+
+
+def spark_to_mysql(
+    data_type: T.DataType, metadata: Mapping[str, Any] | None = None, *, column: str = "?"
+) -> MySQLType:
+    """The MySQL type of a Spark column (design §2): metadata `mysql_type` if given, else
+
+    LongType bigint, IntegerType int, ShortType smallint, ByteType tinyint, FloatType
+    float, DoubleType double, DecimalType(p,s) decimal(p,s), StringType text (no length
+    to check), VarcharType(n) varchar(n), CharType(n) char(n), BinaryType blob, DateType
+    date, TimestampType timestamp(6), TimestampNTZType datetime(6), TimeType(p) time(p),
+    BooleanType tinyint(1), MapType/StructType/ArrayType json.
+
+    Charset and collation stay unset (`build_table_schema` resolves them).
+
+    Raises:
+        SchemaError: an unsupported Spark type or a bad `mysql_type` (names the column).
+    """
+    if metadata and metadata.get("mysql_type") is not None:
+        declared = metadata["mysql_type"]
+        if not isinstance(declared, str):
+            raise SchemaError(
+                f"column {column}: metadata mysql_type must be a string such as "
+                f"'int unsigned', got {declared!r}",
+                column=column,
+            )
+        return _for_column(column, "metadata mysql_type", declared)
+    mapped = _spark_default(data_type)
+    if mapped is None:
+        raise SchemaError(
+            f"column {column} has Spark type {data_type.simpleString()}, which has no MySQL "
+            "mapping; cast it, or set StructField metadata mysql_type / option column-types "
+            "(supported: numeric, decimal, string, binary, boolean, date, timestamp, "
+            "timestamp_ntz, time, map, struct, array)",
+            column=column,
+        )
+    return mapped
+
+
+def _spark_default(dt: T.DataType) -> MySQLType | None:
+    simple = {
+        T.LongType: MySQLType("bigint"),
+        T.IntegerType: MySQLType("int"),
+        T.ShortType: MySQLType("smallint"),
+        T.ByteType: MySQLType("tinyint"),
+        T.FloatType: MySQLType("float"),
+        T.DoubleType: MySQLType("double"),
+        T.StringType: MySQLType("text"),
+        T.BinaryType: MySQLType("blob"),
+        T.DateType: MySQLType("date"),
+        T.TimestampType: MySQLType("timestamp", decimal=6),
+        T.TimestampNTZType: MySQLType("datetime", decimal=6),
+        T.BooleanType: MySQLType("tinyint", length=1),
+    }
+    for spark_type, mysql_type in simple.items():
+        if type(dt) is spark_type:
+            return mysql_type
+    if isinstance(dt, T.DecimalType):
+        return MySQLType("decimal", length=dt.precision, decimal=dt.scale)
+    if isinstance(dt, T.VarcharType):
+        return MySQLType("varchar", length=dt.length)
+    if isinstance(dt, T.CharType):
+        return MySQLType("char", length=dt.length)
+    time_type = getattr(T, "TimeType", None)  # pyspark 4.1+
+    if time_type is not None and isinstance(dt, time_type):
+        return MySQLType("time", decimal=dt.precision)
+    if isinstance(dt, T.MapType | T.StructType | T.ArrayType):
+        return MySQLType("json")
+    return None
+
+
+def _for_column(column: str, source: str, text: str) -> MySQLType:
+    try:
+        return parse_mysql_type(text)
+    except SchemaError as exc:
+        raise SchemaError(f"column {column}: {source}: {exc.message}", column=column) from exc
+
+
+# --------------------------------------------------------------------------- building
+
+
+def stable_table_id(database: str, table: str) -> int:
+    """A table id derived from the names alone: the same names give the same id, in
+    1..2^31-1 so that every consumer's integer type holds it."""
+    digest = hashlib.sha256(f"{database}\x00{table}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % ((1 << 31) - 1) + 1
+
+
+_VERSION_EPOCH_MS = 1577836800000  # 2020-01-01T00:00:00Z
+_VERSION_SPAN_MS = 366 * 86_400_000
+
+
+def stable_version(
+    columns: Iterable[Column], indexes: Iterable[Index], pk_clustered: bool | None = None
+) -> int:
+    """A schema version derived from the schema alone (names of database and table are
+    left out, as RENAME TABLE keeps TiDB's version): a TSO whose physical time lies in
+    2020, so it reads as a plausible `UpdateTS` and precedes present-day commit ts."""
+    canonical = repr(
+        (
+            [(c.name, c.type.to_sql(), c.nullable, c.default) for c in columns],
+            [(i.name, i.columns, i.unique, i.primary) for i in indexes],
+            pk_clustered,
+        )
+    )
+    h = int.from_bytes(hashlib.sha256(canonical.encode()).digest()[:8], "big")
+    return tso.compose(
+        _VERSION_EPOCH_MS + h % _VERSION_SPAN_MS, (h >> 40) % (1 << tso.LOGICAL_BITS)
+    )
+
+
+def _same_name(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def build_table_schema(
+    database: str | None,
+    table: str | None,
+    spark_schema: T.StructType,
+    *,
+    reserved: Iterable[str] = (),
+    column_types: Mapping[str, str] | None = None,
+    table_ddl: str | None = None,
+    primary_key: tuple[str, ...] = (),
+    table_id: int | None = None,
+    version: int | None = None,
+) -> TableSchema:
+    """The TableSchema of a DataFrame's table columns (every field not in `reserved`).
+
+    Types: Spark mapping < metadata `mysql_type` < `column-types` < `table-ddl`. Without
+    a DDL, columns keep the DataFrame's order and nullability (a non-nullable Spark field
+    is NOT NULL); with one, the DDL's order, types, NOT NULL, defaults, keys and charsets
+    are used, and the DDL and the DataFrame must have the same columns. `primary_key`
+    (option `primary-key`) sets the primary key (its columns become NOT NULL); it must
+    agree with a DDL primary key. `database`/`table` default to the DDL's names.
+    `table_id` defaults to `stable_table_id`, `version` to `stable_version`.
+
+    Raises:
+        SchemaError: names the column, option and what is allowed.
+    """
+    reserved_set = set(reserved)
+    fields = [f for f in spark_schema.fields if f.name not in reserved_set]
+    _check_unique_names([f.name for f in fields], "the DataFrame")
+    field_names = [f.name for f in fields]
+    types: dict[str, MySQLType] = {
+        f.name: spark_to_mysql(f.dataType, f.metadata, column=f.name) for f in fields
+    }
+    for name, text in (column_types or {}).items():
+        if name not in types:
+            raise SchemaError(
+                f"option column-types names column {name!r}, which the DataFrame does not "
+                f"have; table columns are {', '.join(field_names) or '(none)'}",
+                column=name,
+            )
+        if not isinstance(text, str):
+            raise SchemaError(
+                f"option column-types: column {name} needs a MySQL type string, got {text!r}",
+                column=name,
+            )
+        types[name] = _for_column(name, "option column-types", text)
+
+    indexes: tuple[Index, ...] = ()
+    pk_clustered: bool | None = None
+    if table_ddl is not None:
+        parsed = parse_table_ddl(table_ddl)
+        database, table = _names_from_ddl(database, table, parsed)
+        ddl_names = [c.name for c in parsed.columns]
+        missing = [n for n in ddl_names if n not in types]
+        extra = [n for n in field_names if n not in set(ddl_names)]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"columns {', '.join(missing)} of table-ddl are not in the DataFrame")
+            if extra:
+                parts.append(f"DataFrame columns {', '.join(extra)} are not in table-ddl")
+            raise SchemaError(
+                "; ".join(parts) + "; the DataFrame must hold exactly the table's columns "
+                "(names match exactly)",
+                column=(missing or extra)[0],
+            )
+        columns = list(parsed.columns)
+        indexes = parsed.indexes
+        pk_clustered = parsed.pk_clustered
+        if primary_key and parsed.primary_key and tuple(primary_key) != parsed.primary_key:
+            raise SchemaError(
+                f"option primary-key is {','.join(primary_key)} but table-ddl's primary key "
+                f"is {','.join(parsed.primary_key)}; drop one of them or make them agree"
+            )
+    else:
+        columns = [
+            Column(
+                f.name,
+                _resolve_charset(types[f.name], DEFAULT_CHARSET, DEFAULT_COLLATION),
+                nullable=f.nullable,
+                column_id=i + 1,
+            )
+            for i, f in enumerate(fields)
+        ]
+    if database is None or database == "" or table is None or table == "":
+        raise SchemaError(
+            "the table has no database or table name; set options database and table, or "
+            "name them in table-ddl (CREATE TABLE `db`.`t`)"
+        )
+    if not columns:
+        raise SchemaError(f"table {database}.{table} has no columns besides metadata columns")
+
+    if primary_key and not any(i.primary for i in indexes):
+        unknown = [c for c in primary_key if c not in {col.name for col in columns}]
+        if unknown:
+            raise SchemaError(
+                f"option primary-key names {', '.join(unknown)}, not a column of "
+                f"{database}.{table}; columns are {', '.join(c.name for c in columns)}",
+                column=unknown[0],
+            )
+        if len(set(primary_key)) != len(primary_key):
+            raise SchemaError(f"option primary-key repeats a column: {','.join(primary_key)}")
+        indexes = (Index("PRIMARY", tuple(primary_key), unique=True, primary=True), *indexes)
+        columns = [attrs.evolve(c, nullable=False) if c.name in primary_key else c for c in columns]
+
+    final_columns = tuple(columns)
+    return TableSchema(
+        database=database,
+        table=table,
+        columns=final_columns,
+        indexes=indexes,
+        table_id=stable_table_id(database, table) if table_id is None else table_id,
+        version=(
+            stable_version(final_columns, indexes, pk_clustered) if version is None else version
+        ),
+        pk_clustered=pk_clustered,
+    )
+
+
+def _names_from_ddl(
+    database: str | None, table: str | None, parsed: ParsedDDL
+) -> tuple[str | None, str | None]:
+    if table and not _same_name(table, parsed.table):
+        raise SchemaError(
+            f"table-ddl creates table {parsed.table!r} but the table is {table!r} (option "
+            "table or column _table); make them agree"
+        )
+    if database and parsed.database and not _same_name(database, parsed.database):
+        raise SchemaError(
+            f"table-ddl creates the table in database {parsed.database!r} but the database "
+            f"is {database!r} (option database or column _database); make them agree"
+        )
+    return database or parsed.database, table or parsed.table
+
+
+def _check_unique_names(names: list[str], where: str) -> None:
+    seen: dict[str, str] = {}
+    for name in names:
+        if name.lower() in seen:
+            raise SchemaError(
+                f"{where} has columns {seen[name.lower()]!r} and {name!r}; MySQL column "
+                "names are case-insensitive, rename one",
+                column=name,
+            )
+        seen[name.lower()] = name
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"

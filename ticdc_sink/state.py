@@ -1,0 +1,110 @@
+"""What the driver keeps under the checkpoint location so replays stay byte-identical and
+watermarks never go backwards across query restarts.
+
+Layout, under `<checkpointLocation>/ticdc/`:
+
+    commit-ts/<batchId>   the default commit ts chosen for that micro-batch (decimal text)
+    watermark             the highest watermark ts sent (decimal text)
+
+Files are written whole and renamed into place, so a reader never sees half a number.
+Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import uuid
+
+import pyarrow.fs as pafs
+
+from ticdc_sink import tso
+from ticdc_sink.errors import ConfigError
+
+__all__ = ["SinkState"]
+
+logger = logging.getLogger(__name__)
+
+# Commit ts files older than this many batches are pruned; a replay only ever re-runs the
+# last batch (or the last few after a crash), so this bounds the folder.
+_KEEP_BATCHES = 100
+
+
+class SinkState:
+    """The sink's own files under one checkpoint location."""
+
+    def __init__(self, checkpoint_location: str) -> None:
+        try:
+            fs, path = pafs.FileSystem.from_uri(_as_uri(checkpoint_location))
+        except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ConfigError(
+                f"checkpoint location {checkpoint_location!r} is not a file system pyarrow can "
+                "write to; use a local path or a file://, s3://, gs:// or hdfs:// URI",
+                option="checkpointLocation",
+            ) from exc
+        self._fs = fs
+        self._checkpoint = path
+        self._root = posixpath.join(path, "ticdc")
+
+    def current_batch_id(self) -> int:
+        """The micro-batch Spark is planning: the newest entry of its offset log, which
+        Spark writes before it asks the sink for a writer (measured on PySpark 4.3)."""
+        batches = self._list_batches(posixpath.join(self._checkpoint, "offsets"))
+        if not batches:
+            raise ConfigError(
+                "no micro-batch in the offset log of checkpointLocation; is it the query's "
+                "checkpoint location?",
+                option="checkpointLocation",
+            )
+        return batches[-1]
+
+    def commit_ts_for_batch(self, batch_id: int) -> int:
+        """The default commit ts of a micro-batch: the one chosen before if the batch is a
+        replay, else a new TSO above every earlier batch's and every watermark sent."""
+        folder = posixpath.join(self._root, "commit-ts")
+        known = self._list_batches(folder)
+        if batch_id in known:
+            return int(self._read(posixpath.join(folder, str(batch_id))))
+        floor = max(
+            [int(self._read(posixpath.join(folder, str(b)))) for b in known[-1:]]
+            + [self.last_watermark() or 0]
+        )
+        ts = max(tso.now(), floor + 1)
+        self._write(posixpath.join(folder, str(batch_id)), str(ts))
+        for old in known:
+            if old < batch_id - _KEEP_BATCHES:
+                self._fs.delete_file(posixpath.join(folder, str(old)))
+        return ts
+
+    def last_watermark(self) -> int | None:
+        """The highest watermark ts sent so far, or None."""
+        path = posixpath.join(self._root, "watermark")
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        return int(self._read(path))
+
+    def record_watermark(self, ts: int) -> None:
+        self._write(posixpath.join(self._root, "watermark"), str(ts))
+
+    def _list_batches(self, folder: str) -> list[int]:
+        info = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        return sorted(int(i.base_name) for i in info if i.base_name.isdigit())
+
+    def _read(self, path: str) -> str:
+        with self._fs.open_input_stream(path) as f:
+            return f.read().decode().strip()
+
+    def _write(self, path: str, text: str) -> None:
+        folder = posixpath.dirname(path)
+        self._fs.create_dir(folder, recursive=True)
+        tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}.tmp")
+        with self._fs.open_output_stream(tmp) as f:
+            f.write(text.encode())
+        self._fs.move(tmp, path)
+
+
+def _as_uri(location: str) -> str:
+    if "://" in location:
+        return location
+    return "file://" + os.path.abspath(location)

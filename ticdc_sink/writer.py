@@ -1,0 +1,349 @@
+"""The per-partition write loop shared by the batch and the streaming writer, and the
+driver's commit step. Knows no Spark: it takes Arrow record batches and plain values, so
+the whole loop runs in unit tests with a fake producer.
+
+    record batches -> RowChange (events) -> key-changing UPDATE split (TiCDC's Kafka rule)
+      -> encoder per table (codec) -> topic and partition (routing) -> producer
+      -> flush, every delivery checked -> TaskReport (travels back in the commit message)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+import pyarrow as pa
+
+from ticdc_sink import codec
+from ticdc_sink.config import SinkConfig
+from ticdc_sink.errors import InputError
+from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.routing import TopicRouter, build_dispatcher
+from ticdc_sink.schema import TableSchema, stable_table_id
+
+__all__ = [
+    "TablePlan",
+    "TaskReport",
+    "WritePlan",
+    "emit_watermark",
+    "key_column_indexes",
+    "split_key_update",
+    "write_batches",
+]
+
+logger = logging.getLogger(__name__)
+
+ProducerFactory = Callable[..., Any]
+
+# Keys remembered per task for the "commit ts never goes backwards for a key" check.
+# Bounded so memory does not grow with partition size; a key evicted from the window is
+# simply not checked against its older events.
+_ORDER_CHECK_WINDOW = 65_536
+
+
+@attrs.frozen
+class TablePlan:
+    """How to build a table's schema on an executor: the DataFrame's table columns as a
+    template, renamed per `_database` / `_table` value. Built and validated on the
+    driver, so a bad type fails before any task runs."""
+
+    template: TableSchema
+    fixed_table_id: int | None = None
+    default_database: str | None = None
+    default_table: str | None = None
+
+    def schema_for(self, database: str, table: str) -> TableSchema:
+        if (database, table) == (self.template.database, self.template.table):
+            return self.template
+        table_id = self.fixed_table_id or stable_table_id(database, table)
+        return attrs.evolve(self.template, database=database, table=table, table_id=table_id)
+
+
+@attrs.frozen
+class WritePlan:
+    """Everything a task needs, pickled once on the driver and identical for every
+    attempt of every task of one batch (this is what makes replays byte-identical)."""
+
+    config: SinkConfig
+    tables: TablePlan
+    commit_ts: int
+    build_ts_ms: int
+    batch_id: int | None = None
+
+
+@attrs.frozen
+class TaskReport:
+    """What one task tells the driver: where it wrote and how much."""
+
+    partition_id: int
+    topics: dict[str, int]
+    partitions: frozenset[tuple[str, int]]
+    max_commit_ts: int
+    rows: int
+    messages: int
+    bytes: int
+
+    @classmethod
+    def empty(cls, partition_id: int) -> TaskReport:
+        return cls(partition_id, {}, frozenset(), 0, 0, 0, 0)
+
+
+def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
+    """Positions of the columns TiCDC flags as unique key or handle key."""
+    handle = set(schema.handle_key)
+    return tuple(
+        i for i, c in enumerate(schema.columns) if c.name in handle or schema.is_unique_key(c.name)
+    )
+
+
+def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
+    """TiCDC's Kafka sink splits an UPDATE that changes a unique or handle key into a
+    DELETE of the old row and an INSERT of the new one (tiflow `cdc/model/sink.go`,
+    `trySplitAndSortUpdateEvent`). TiCDC compares the values' string forms; two values of
+    one column are equal as strings exactly when they are equal here."""
+    if change.op is not Op.UPDATE or change.before is None:
+        return (change,)
+    row, before = change.row, change.before
+    if any(row[i] != before[i] for i in key_indexes):
+        return (
+            attrs.evolve(change, op=Op.DELETE, row=None),
+            attrs.evolve(change, op=Op.INSERT, before=None),
+        )
+    return (change,)
+
+
+class _TableOutput:
+    """One table's encoder, topic, dispatcher and bootstrap schedule inside one task."""
+
+    def __init__(self, plan: WritePlan, schema: TableSchema, topic: str) -> None:
+        routing = plan.config.routing
+        self.schema = schema
+        self.topic = topic
+        self.encoder = codec.build_encoder(plan.config.codec, schema, build_ts_ms=plan.build_ts_ms)
+        self.dispatcher = build_dispatcher(
+            routing.partition, schema, columns=routing.partition_columns, index=routing.index
+        )
+        self.key_indexes = key_column_indexes(schema)
+        self.rows_since_bootstrap = 0
+        self.last_bootstrap = float("-inf")
+
+
+class _TaskWriter:
+    def __init__(self, plan: WritePlan, producer: Any, partition_id: int) -> None:
+        self.plan = plan
+        self.producer = producer
+        self.partition_id = partition_id
+        self.router = TopicRouter(plan.config.routing.topic)
+        self.schemas: dict[tuple[str, str], TableSchema] = {}
+        self.outputs: dict[tuple[str, str], _TableOutput] = {}
+        self.partition_counts: dict[str, int] = {}
+        self.last_ts_by_key: dict[tuple[Any, ...], int] = {}
+        self.rows = 0
+        self.max_commit_ts = 0
+        codec_config = plan.config.codec
+        self.bootstrap_on = (
+            codec_config.protocol == "simple"
+            and codec_config.send_bootstrap_interval_in_sec > 0
+            and codec_config.send_bootstrap_in_msg_count > 0
+        )
+
+    def schema_for(self, database: str, table: str) -> TableSchema:
+        """One TableSchema object per table for the whole task (encoders key on it)."""
+        schema = self.schemas.get((database, table))
+        if schema is None:
+            schema = self.schemas[(database, table)] = self.plan.tables.schema_for(database, table)
+        return schema
+
+    def output_for(self, schema: TableSchema) -> _TableOutput:
+        key = (schema.database, schema.table)
+        out = self.outputs.get(key)
+        if out is None:
+            topic = self.router.topic_for(schema.database, schema.table)
+            out = self.outputs[key] = _TableOutput(self.plan, schema, topic)
+        return out
+
+    def partition_count(self, topic: str) -> int:
+        n = self.partition_counts.get(topic)
+        if n is None:
+            n = self.partition_counts[topic] = self.producer.partition_count(topic)
+        return n
+
+    def send(self, topic: str, partition: int, message: codec.Message) -> None:
+        self.producer.send(topic, partition, message.key, message.value)
+
+    def maybe_bootstrap(self, out: _TableOutput) -> None:
+        """Simple protocol: a BOOTSTRAP before the table's first row in this task, then
+        every `send-bootstrap-interval-in-sec` or `send-bootstrap-in-msg-count` rows."""
+        if not self.bootstrap_on:
+            return
+        cfg = self.plan.config.codec
+        now = time.monotonic()
+        due = (
+            out.last_bootstrap == float("-inf")
+            or out.rows_since_bootstrap >= cfg.send_bootstrap_in_msg_count
+            or now - out.last_bootstrap >= cfg.send_bootstrap_interval_in_sec
+        )
+        if not due:
+            return
+        message = out.encoder.encode_bootstrap()
+        if message is not None:
+            n = self.partition_count(out.topic)
+            for partition in range(n) if cfg.send_bootstrap_to_all_partition else (0,):
+                self.send(out.topic, partition, message)
+        out.rows_since_bootstrap = 0
+        out.last_bootstrap = now
+
+    def check_order(self, change: RowChange) -> None:
+        schema = change.table
+        image = change.row if change.row is not None else change.before
+        if not schema.handle_key_indexes or image is None:
+            return
+        key = (schema.database, schema.table, *(image[i] for i in schema.handle_key_indexes))
+        last = self.last_ts_by_key.pop(key, None)
+        if last is not None and change.commit_ts < last:
+            names = ", ".join(
+                f"{schema.columns[i].name}={image[i]!r}" for i in schema.handle_key_indexes
+            )
+            raise InputError(
+                f"commit ts goes backwards for key ({names}) of {schema.database}."
+                f"{schema.table}: {change.commit_ts} after {last}; sort each key's changes "
+                "by commit ts within a partition (repartition by key, sortWithinPartitions)",
+                table=f"{schema.database}.{schema.table}",
+            )
+        self.last_ts_by_key[key] = change.commit_ts
+        if len(self.last_ts_by_key) > _ORDER_CHECK_WINDOW:
+            del self.last_ts_by_key[next(iter(self.last_ts_by_key))]
+
+    def write_change(self, change: RowChange) -> None:
+        self.check_order(change)
+        out = self.output_for(change.table)
+        self.maybe_bootstrap(out)
+        n = self.partition_count(out.topic)
+        for event in split_key_update(change, out.key_indexes):
+            partition = out.dispatcher.partition(event, n)
+            self.send(out.topic, partition, out.encoder.encode_row(event))
+        out.rows_since_bootstrap += 1
+        self.rows += 1
+        self.max_commit_ts = max(self.max_commit_ts, change.commit_ts)
+
+    def report(self) -> TaskReport:
+        """Counts come from the producer's delivery reports: acknowledged, not just sent."""
+        delivered = self.producer.delivered
+        return TaskReport(
+            partition_id=self.partition_id,
+            topics=dict(self.partition_counts),
+            partitions=frozenset(delivered),
+            max_commit_ts=self.max_commit_ts,
+            rows=self.rows,
+            messages=sum(s.messages for s in delivered.values()),
+            bytes=sum(s.bytes for s in delivered.values()),
+        )
+
+
+def write_batches(
+    batches: Iterable[pa.RecordBatch],
+    plan: WritePlan,
+    *,
+    partition_id: int = 0,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> TaskReport:
+    """Write one Spark partition: encode every row, send it, and return only after the
+    broker acknowledged every message.
+
+    Raises:
+        InputError: a row cannot become a change event.
+        MessageTooLargeError: an encoded message is above max-message-bytes.
+        DeliveryError: the broker was unreachable or refused a message.
+    """
+    config = plan.config
+    producer = producer_factory(config.kafka)
+    try:
+        task = _TaskWriter(plan, producer, partition_id)
+        for change in _changes(batches, plan, task.schema_for):
+            task.write_change(change)
+        producer.flush()
+        report = task.report()
+    finally:
+        producer.close()
+    logger.info(
+        "ticdc task %s wrote %d rows as %d messages (%d bytes) to %d partitions; max commit ts %d",
+        partition_id,
+        report.rows,
+        report.messages,
+        report.bytes,
+        len(report.partitions),
+        report.max_commit_ts,
+    )
+    return report
+
+
+def _changes(
+    batches: Iterable[pa.RecordBatch],
+    plan: WritePlan,
+    tables: Callable[[str, str], TableSchema],
+) -> Iterator[RowChange]:
+    layout = InputLayout(**plan.config.input.layout_fields())
+    for batch in batches:
+        yield from read_changes(
+            batch,
+            layout=layout,
+            tables=tables,
+            default_database=plan.tables.default_database,
+            default_table=plan.tables.default_table,
+            default_commit_ts=plan.commit_ts,
+            time_zone=plan.config.codec.time_zone,
+        )
+
+
+def emit_watermark(
+    config: SinkConfig,
+    reports: Iterable[TaskReport | None],
+    *,
+    last_sent: int | None,
+    build_ts_ms: int,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> int | None:
+    """The driver's commit step: a WATERMARK with the batch's max commit ts to every
+    partition of every topic the batch touched, unless it would not move forward.
+
+    Returns the watermark ts sent, or None when nothing was sent.
+    """
+    done = [r for r in reports if r is not None]
+    topics = sorted({t for r in done for t in r.topics})
+    ts = max((r.max_commit_ts for r in done), default=0)
+    rows = sum(r.rows for r in done)
+    if not topics or ts == 0:
+        logger.info("ticdc commit: %d rows, no topic touched, no watermark", rows)
+        return None
+    if last_sent is not None and ts <= last_sent:
+        logger.info(
+            "ticdc commit: %d rows; watermark %d not above the last one sent (%d), skipped",
+            rows,
+            ts,
+            last_sent,
+        )
+        return None
+    message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
+    if message is None:
+        return None
+    producer = producer_factory(config.kafka)
+    try:
+        for topic in topics:
+            for partition in range(producer.partition_count(topic)):
+                producer.send(topic, partition, message.key, message.value)
+        producer.flush()
+    finally:
+        producer.close()
+    logger.info(
+        "ticdc commit: %d rows, %d messages, %d bytes; watermark %d sent to topics %s",
+        rows,
+        sum(r.messages for r in done),
+        sum(r.bytes for r in done),
+        ts,
+        ", ".join(topics),
+    )
+    return ts
