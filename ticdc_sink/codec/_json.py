@@ -85,9 +85,16 @@ def dumps(obj: Any) -> bytes:
     if floats:
         placeholder = re.compile(b'"' + nonce.encode() + rb':(\d+)"')
         out = placeholder.sub(lambda m: floats[int(m.group(1))], out)
-    if _UNSAFE.search(out) is None:
-        return out
-    return _UNSAFE.sub(_escape, out)
+    # Five substring scans are several times faster than one regex search.
+    if (
+        b"<" in out
+        or b">" in out
+        or b"&" in out
+        or b"\xe2\x80\xa8" in out
+        or b"\xe2\x80\xa9" in out
+    ):
+        return _UNSAFE.sub(_escape, out)
+    return out
 
 
 def _dump(obj: Any, default: Any) -> bytes:

@@ -178,34 +178,56 @@ def shortest_digits(value: float, bits: int = 64) -> tuple[str, int]:
     return numerals, len(numerals) + int(exponent)
 
 
+@lru_cache(maxsize=4096)
 def _shortest32(value: float) -> str:
     """The shortest text of a positive float32 that reads back as it, closest first.
 
     Python's repr does this for float64 (David Gay's dtoa mode 0, like Go's Ryu). For
     float32, where the float32 neighbours are equally far (mantissa bits not all zero),
-    the correctly rounded p-digit string is the closest p-digit string, so the first p
-    whose rounding reads back wins. Reading back goes through float64, which is exact
-    unless the float64 lands exactly on a float32 rounding boundary (double rounding);
-    that case, and powers of two, take the exact path.
+    the correctly rounded p-digit string is the closest p-digit string, and if it reads
+    back so does the (p+1)-digit one (it is at least as close), so a binary search over
+    p = 1..9 finds the shortest (9 digits always read back). Reading back goes through
+    float64, which is exact unless the float64 lands exactly on a float32 rounding
+    boundary (double rounding); that case, and powers of two, take the exact path.
     """
-    if _U32.unpack(_F32.pack(value))[0] & 0x7FFFFF:
-        for precision in range(1, 10):
-            text = f"{value:.{precision}g}"
-            wide = float(text)
+    if not _U32.unpack(_F32.pack(value))[0] & 0x7FFFFF:
+        return _shortest32_exact(value)
+    low, high = 1, 9
+    found = f"{value:.9g}"
+    while low <= high:
+        precision = (low + high) // 2
+        text = f"{value:.{precision}g}"
+        wide = float(text)
+        try:
             narrow = _F32.unpack(_F32.pack(wide))[0]
-            if narrow != wide and _on_float32_boundary(wide, narrow):
-                break
-            if narrow == value:
-                return text
-    return _shortest32_exact(value)
+        except OverflowError:  # rounded up past the largest float32: does not read back
+            low = precision + 1
+            continue
+        if _on_float32_boundary(wide, narrow):
+            return _shortest32_exact(value)
+        if narrow == value:
+            found, high = text, precision - 1
+        else:
+            low = precision + 1
+    return found
+
+
+_F64 = struct.Struct("<d")
+_U64 = struct.Struct("<Q")
+_FLOAT32_MIN_NORMAL = 2.0**-126
 
 
 def _on_float32_boundary(wide: float, narrow: float) -> bool:
     # Whether a positive float64 is exactly halfway between two float32s; `narrow` is
-    # its float32 rounding. The subtractions are exact (close values, short mantissas).
+    # its float32 rounding. In the normal range a float32 keeps 24 of float64's 53
+    # mantissa bits, so a halfway value has exactly bit 28 set among the low 29 bits.
+    if wide >= _FLOAT32_MIN_NORMAL:
+        return _U64.unpack(_F64.pack(wide))[0] & 0x1FFFFFFF == 0x10000000
+    if narrow == wide:
+        return False
     step = 1 if wide > narrow else -1
     neighbour = _F32.unpack(_U32.pack(_U32.unpack(_F32.pack(narrow))[0] + step))[0]
-    return wide - narrow == neighbour - wide
+    return wide - narrow == neighbour - wide  # exact: close values, short mantissas
 
 
 @lru_cache(maxsize=1024)

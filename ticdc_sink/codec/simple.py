@@ -260,8 +260,12 @@ class JsonMarshaller:
     in the sorted order Go's map marshalling writes them."""
 
     def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
-        """Raises:
-        SchemaError: a column type the protocol cannot carry."""
+        """Compile the table; `time_zone` names TIMESTAMP values' location (TiCDC writes
+        Go's `Location.String()` of its server zone, e.g. UTC, Asia/Shanghai).
+
+        Raises:
+            SchemaError: a column type the protocol cannot carry.
+        """
         self.table = table
         self.build_ts_ms = build_ts_ms
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
@@ -371,7 +375,7 @@ def _watermark_json(commit_ts: int, build_ts_ms: int) -> bytes:
 
 
 def _check_encoding(config: CodecConfig) -> None:
-    if config.encoding_format is not EncodingFormat.JSON:
+    if config.encoding_format != EncodingFormat.JSON:
         raise ConfigError(
             f"option 'encoding-format' is '{config.encoding_format}' for protocol simple, "
             "which is not supported yet; use json",
@@ -401,12 +405,15 @@ class SimpleEncoder:
     """
 
     def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
-        """Raises:
-        ConfigError: encoding-format avro or large-message-handle-option claim-check
-            (not supported yet).
-        SchemaError: a column type the protocol cannot carry."""
+        """Build the encoder; every message it makes carries `build_ts_ms` as buildTs.
+
+        Raises:
+            ConfigError: encoding-format avro or large-message-handle-option claim-check
+                (not supported yet).
+            SchemaError: a column type the protocol cannot carry.
+        """
         _check_encoding(config)
-        if config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+        if config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
             raise ConfigError(
                 "option 'large-message-handle-option' is 'claim-check', which is not "
                 "supported yet; use none or handle-key-only",
@@ -434,7 +441,7 @@ class SimpleEncoder:
         if size <= limit:
             return Message(key=_ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
         option = self.config.large_message_handle_option
-        if option is LargeMessageHandleOption.HANDLE_KEY_ONLY:
+        if option == LargeMessageHandleOption.HANDLE_KEY_ONLY:
             small = self._marshaller.marshal_row(
                 change, handle_key_only=True, claim_check_location=""
             )

@@ -1,0 +1,206 @@
+"""Batch writes through Spark `local[2]` to a real broker (Tansu), read back and decoded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from ticdc_sink import tso
+from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
+from ticdc_sink.decode.simple import SimpleDecoder
+from ticdc_sink.events import Op
+
+pytestmark = pytest.mark.integration
+
+
+def write(df: Any, broker: Any, **options: str) -> None:
+    writer = df.write.format("ticdc").mode("append")
+    writer = writer.option("kafka.bootstrap.servers", broker.bootstrap)
+    for name, value in options.items():
+        writer = writer.option(name.replace("_", "-"), value)
+    writer.save()
+
+
+def decoded(broker: Any, topic: str) -> dict[int, list[Any]]:
+    """Every message of the topic, decoded, by partition in offset order."""
+    decoder = SimpleDecoder()
+    out: dict[int, list[Any]] = {}
+    for record in broker.consume_all(topic):
+        event = decoder.decode_message(record.key, record.value)
+        out.setdefault(record.partition, []).append(event)
+    return out
+
+
+def crc_partition(parts: list[bytes], partitions: int) -> int:
+    """TiCDC's PositionInertia hash, computed here independently of ticdc_sink.routing."""
+    acc = 0
+    for part in parts:
+        acc ^= zlib.crc32(part)
+    return acc % partitions
+
+
+def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, broker):
+    ts = [tso.compose(1_700_000_000_000 + i) for i in range(6)]
+    df = spark.createDataFrame(
+        [
+            ("c", ts[0], 1, "alice", None),
+            ("c", ts[1], 2, "bob", None),
+            ("c", ts[2], 3, "carol", None),
+            ("u", ts[3], 2, "bobby", (2, "bob")),
+            ("d", ts[4], 3, "carol", None),
+            ("u", ts[5], 1, "alice", (1, "al")),
+        ],
+        "_op string, _commit_ts bigint, id bigint, name string, "
+        "_before struct<id: bigint, name: string>",
+    ).coalesce(1)
+    write(
+        df,
+        broker,
+        topic="orders_{schema}_{table}",
+        partition="index-value",
+        partition_num="4",
+        database="shop",
+        table="users",
+        primary_key="id",
+    )
+    by_partition = decoded(broker, "orders_shop_users")
+    assert sorted(by_partition) == [0, 1, 2, 3]
+    rows: list[tuple[int, DecodedRow]] = []
+    for partition, events in by_partition.items():
+        assert isinstance(events[0], DecodedBootstrap)
+        assert isinstance(events[-1], DecodedWatermark)
+        assert events[-1].commit_ts == ts[5]
+        rows += [(partition, e) for e in events if isinstance(e, DecodedRow)]
+    for partition, row in rows:
+        image = row.data if row.op is not Op.DELETE else row.old
+        key = str(image["id"]).encode()
+        assert partition == crc_partition([b"shopusers", b"id" + key], 4), row
+    ordered = sorted((r.commit_ts, r.op, r.data, r.old) for _, r in rows)
+    assert ordered == [
+        (ts[0], Op.INSERT, {"id": 1, "name": "alice"}, None),
+        (ts[1], Op.INSERT, {"id": 2, "name": "bob"}, None),
+        (ts[2], Op.INSERT, {"id": 3, "name": "carol"}, None),
+        (ts[3], Op.UPDATE, {"id": 2, "name": "bobby"}, {"id": 2, "name": "bob"}),
+        (ts[4], Op.DELETE, None, {"id": 3, "name": "carol"}),
+        (ts[5], Op.UPDATE, {"id": 1, "name": "alice"}, {"id": 1, "name": "al"}),
+    ]
+
+
+def test_an_existing_topic_keeps_its_partition_count(spark, broker):
+    broker.create_topic("existing_five", 5)
+    df = spark.createDataFrame([(1, "x")], "id bigint, name string")
+    write(df, broker, topic="existing_five", database="db", table="t", partition_num="2")
+    by_partition = decoded(broker, "existing_five")
+    assert sorted(by_partition) == [0, 1, 2, 3, 4]
+    assert all(isinstance(events[0], DecodedBootstrap) for events in by_partition.values())
+
+
+def test_rows_of_several_tables_route_by_the_database_and_table_columns(spark, broker):
+    df = spark.createDataFrame(
+        [("a", "t1", 1), ("a", "t2", 2), ("b", "t1", 3)],
+        "_database string, _table string, id bigint",
+    )
+    write(df, broker, topic="multi_{schema}_{table}", primary_key="id", partition_num="1")
+    for topic, expected in [("multi_a_t1", 1), ("multi_a_t2", 2), ("multi_b_t1", 3)]:
+        events = decoded(broker, topic)[0]
+        rows = [e for e in events if isinstance(e, DecodedRow)]
+        assert [(r.database, r.table, r.data) for r in rows] == [
+            (topic.split("_")[1], topic.split("_")[2], {"id": expected})
+        ]
+
+
+ALL_TYPES = {
+    "c_tinyint": ("tinyint", -128),
+    "c_tinyint_u": ("tinyint unsigned", 255),
+    "c_smallint": ("smallint", -32768),
+    "c_mediumint": ("mediumint", 8388607),
+    "c_int": ("int", -2147483648),
+    "c_int_u": ("int unsigned", 4294967295),
+    "c_bigint": ("bigint", -9223372036854775808),
+    "c_bigint_u": ("bigint unsigned", Decimal("18446744073709551615")),
+    "c_float": ("float", 3.14),
+    "c_double": ("double", 2.718281828459045),
+    "c_decimal": ("decimal(12,4)", Decimal("-12345678.1250")),
+    "c_char": ("char(5)", "ab"),
+    "c_varchar": ("varchar(20)", "héllo <&> \u2028"),
+    "c_text": ("text", 'line1\nline2\t"q"'),
+    "c_binary": ("binary(4)", b"\x01\x02"),
+    "c_varbinary": ("varbinary(10)", b"\x00\xff"),
+    "c_blob": ("blob", b"blob bytes"),
+    "c_date": ("date", dt.date(2024, 2, 29)),
+    "c_datetime": ("datetime(3)", dt.datetime(2024, 2, 29, 23, 59, 58, 123000)),
+    "c_timestamp": ("timestamp(6)", dt.datetime(2024, 3, 1, 1, 2, 3, 456789, dt.UTC)),
+    "c_time": ("time", "-838:59:59"),
+    "c_year": ("year", 2155),
+    "c_bit": ("bit(5)", 21),
+    "c_enum": ("enum('small','medium','large')", "medium"),
+    "c_set": ("set('a','b','c')", "a,c"),
+    "c_json": ("json", '{"b": [1, 2.5, "x"], "a": null}'),
+}
+SPARK_TYPES = {
+    "c_bigint_u": "decimal(20,0)",
+    "c_float": "float",
+    "c_double": "double",
+    "c_decimal": "decimal(12,4)",
+    "c_binary": "binary",
+    "c_varbinary": "binary",
+    "c_blob": "binary",
+    "c_date": "date",
+    "c_datetime": "timestamp_ntz",
+    "c_timestamp": "timestamp",
+    "c_year": "int",
+    "c_bit": "bigint",
+    "c_tinyint": "int",
+    "c_tinyint_u": "int",
+    "c_smallint": "int",
+    "c_mediumint": "int",
+    "c_int": "int",
+    "c_int_u": "bigint",
+    "c_bigint": "bigint",
+}
+EXPECTED = {
+    "c_bigint_u": 18446744073709551615,
+    "c_float": 3.140000104904175,
+    "c_decimal": Decimal("-12345678.1250"),
+    "c_char": "ab",
+    "c_binary": b"\x01\x02\x00\x00",
+    "c_date": "2024-02-29",
+    "c_datetime": "2024-02-29 23:59:58.123",
+    "c_timestamp": "2024-03-01 09:02:03.456789",
+    "c_enum": 2,
+    "c_set": 5,
+    "c_json": '{"a": null, "b": [1, 2.5, "x"]}',
+}
+
+
+def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker):
+    import json
+
+    names = ["id", *ALL_TYPES]
+    ddl = ", ".join(f"{n} {SPARK_TYPES.get(n, 'string')}" for n in ALL_TYPES)
+    row = [1, *(value for _, value in ALL_TYPES.values())]
+    null_row = [2, *([None] * len(ALL_TYPES))]
+    df = spark.createDataFrame([row, null_row], f"id bigint, {ddl}")
+    column_types = {name: mysql for name, (mysql, _) in ALL_TYPES.items()}
+    write(
+        df.coalesce(1),
+        broker,
+        topic="all_types",
+        database="types",
+        table="all",
+        primary_key="id",
+        partition_num="1",
+        time_zone="Asia/Shanghai",
+        column_types=json.dumps(column_types),
+    )
+    rows = [e for e in decoded(broker, "all_types")[0] if isinstance(e, DecodedRow)]
+    assert [r.data["id"] for r in rows] == [1, 2]
+    got = rows[0].data
+    for name in names[1:]:
+        expected = EXPECTED.get(name, ALL_TYPES[name][1])
+        assert got[name] == expected, name
+    assert rows[1].data == {"id": 2, **dict.fromkeys(ALL_TYPES)}
