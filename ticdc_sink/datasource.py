@@ -25,9 +25,8 @@ from pyspark.sql.types import StructType, TimestampType
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.schema import build_table_schema, parse_table_ddl
 from ticdc_sink.state import SinkState
-from ticdc_sink.writer import TablePlan, TaskReport, WritePlan, emit_watermark, write_batches
+from ticdc_sink.writer import TaskReport, WritePlan, emit_watermark, make_plan, write_batches
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -37,10 +36,6 @@ except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
 __all__ = ["TiCDCCommitMessage", "TiCDCDataSource"]
 
 logger = logging.getLogger(__name__)
-
-# Placeholder names for the table template when `_database` / `_table` columns name the
-# tables row by row; each row's own names replace them on the executors.
-_ROUTED = "_routed_by_column"
 
 
 class TiCDCCommitMessage(WriterCommitMessage):
@@ -76,7 +71,7 @@ class TiCDCDataSource(DataSource):
         commit_ts = tso.now()
         if state is not None:
             commit_ts = max(commit_ts, (state.last_watermark() or 0) + 1)
-        return TiCDCBatchWriter(_plan(config, schema, commit_ts, batch_id=None))
+        return TiCDCBatchWriter(make_plan(config, schema, commit_ts, batch_id=None))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         if overwrite:
@@ -93,50 +88,10 @@ class TiCDCDataSource(DataSource):
             )
         state = SinkState(config.checkpoint_location)
         batch_id = state.current_batch_id()
-        plan = _plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
+        plan = make_plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema)
         return TiCDCStreamWriter(plan)
-
-
-def _plan(config: SinkConfig, schema: StructType, commit_ts: int, *, batch_id: int | None):
-    inp = config.input
-    reserved = {
-        inp.op_column,
-        inp.commit_ts_column,
-        inp.before_column,
-        inp.database_column,
-        inp.table_column,
-    }
-    # Without a database or table option the names come from table-ddl, or row by row
-    # from the `_database` / `_table` columns; the template then carries a placeholder.
-    ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
-    fields = set(schema.fieldNames())
-    database = inp.database or (ddl and ddl.database)
-    table = inp.table or (ddl and ddl.table)
-    template = build_table_schema(
-        database or (_ROUTED if inp.database_column in fields else None),
-        table or (_ROUTED if inp.table_column in fields else None),
-        schema,
-        reserved=reserved,
-        column_types=dict(inp.column_types),
-        table_ddl=inp.table_ddl,
-        primary_key=inp.primary_key,
-        table_id=inp.table_id,
-        version=inp.schema_version,
-    )
-    return WritePlan(
-        config=config,
-        tables=TablePlan(
-            template,
-            fixed_table_id=inp.table_id,
-            default_database=database or None,
-            default_table=table or None,
-        ),
-        commit_ts=commit_ts,
-        build_ts_ms=tso.physical_ms(commit_ts),
-        batch_id=batch_id,
-    )
 
 
 class _WriterMixin:

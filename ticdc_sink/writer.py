@@ -17,13 +17,18 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from ticdc_sink import codec
+from ticdc_sink import codec, tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import TopicRouter, build_dispatcher
-from ticdc_sink.schema import TableSchema, stable_table_id
+from ticdc_sink.schema import (
+    TableSchema,
+    build_table_schema,
+    parse_table_ddl,
+    stable_table_id,
+)
 
 __all__ = [
     "TablePlan",
@@ -31,6 +36,7 @@ __all__ = [
     "WritePlan",
     "emit_watermark",
     "key_column_indexes",
+    "make_plan",
     "split_key_update",
     "write_batches",
 ]
@@ -90,6 +96,64 @@ class TaskReport:
     @classmethod
     def empty(cls, partition_id: int) -> TaskReport:
         return cls(partition_id, {}, frozenset(), 0, 0, 0, 0)
+
+
+# Placeholder names for the table template when `_database` / `_table` columns name the
+# tables row by row; each row's own names replace them on the executors.
+_ROUTED = "_routed_by_column"
+
+
+def make_plan(
+    config: SinkConfig, schema: Any, commit_ts: int, *, batch_id: int | None
+) -> WritePlan:
+    """The plan of one batch, made on the driver from the DataFrame's Spark schema: the
+    table template is built and an encoder compiled once here, so a bad type or an option
+    the codec refuses fails before any task runs.
+
+    Raises:
+        SchemaError: the table schema cannot be derived.
+        ConfigError: the codec refuses an option.
+    """
+    inp = config.input
+    reserved = {
+        inp.op_column,
+        inp.commit_ts_column,
+        inp.before_column,
+        inp.database_column,
+        inp.table_column,
+    }
+    # Without a database or table option the names come from table-ddl, or row by row
+    # from the `_database` / `_table` columns; the template then carries a placeholder.
+    ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
+    fields = set(schema.fieldNames())
+    database = inp.database or (ddl and ddl.database)
+    table = inp.table or (ddl and ddl.table)
+    template = build_table_schema(
+        database or (_ROUTED if inp.database_column in fields else None),
+        table or (_ROUTED if inp.table_column in fields else None),
+        schema,
+        reserved=reserved,
+        column_types=dict(inp.column_types),
+        table_ddl=inp.table_ddl,
+        primary_key=inp.primary_key,
+        table_id=inp.table_id,
+        version=inp.schema_version,
+    )
+    # Build the template's encoder once here, so an option the codec refuses (a protocol
+    # or large-message option not implemented) fails on the driver, before any task.
+    codec.build_encoder(config.codec, template, build_ts_ms=tso.physical_ms(commit_ts))
+    return WritePlan(
+        config=config,
+        tables=TablePlan(
+            template,
+            fixed_table_id=inp.table_id,
+            default_database=database or None,
+            default_table=table or None,
+        ),
+        commit_ts=commit_ts,
+        build_ts_ms=tso.physical_ms(commit_ts),
+        batch_id=batch_id,
+    )
 
 
 def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:

@@ -40,6 +40,8 @@ def kinds(broker: Any, topic: str) -> list[str]:
         ({"time-zone": "Mars/Olympus"}, "time-zone"),
         ({"column-types": '{"name": "varchar(-1)"}'}, "varchar(-1)"),
         ({"primary-key": "nope"}, "primary-key names nope"),
+        ({"protocol": "debezium"}, "debezium"),
+        ({"large-message-handle-option": "claim-check"}, "claim-check"),
     ],
 )
 def test_bad_options_fail_before_any_task_runs(spark, broker, options, fragment):

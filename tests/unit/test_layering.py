@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "producer": {"errors", "config"},
     "state": {"errors", "tso"},
     "writer": {"errors", "tso", "schema", "events", "routing", "config", "codec", "producer"},
-    "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},
+    "datasource": {"errors", "tso", "config", "state", "writer", "producer"},
     "decode": {"errors", "tso", "schema", "events", "codec", "decode"},
     "cli": {"errors", "config", "decode", "producer", "_local_broker"},
     "_local_broker": {"errors"},
