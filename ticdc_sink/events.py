@@ -31,8 +31,11 @@ stored; rules where a conversion has to choose:
   TiDB hands them to TiCDC.
 * ENUM / SET: members match exactly, else case-insensitively ignoring trailing spaces;
   the empty string is ENUM index 0 (MySQL's error value) unless it is a member.
-* JSON: rendered as TiDB v8.5 `BinaryJSON.MarshalJSON` does (`pkg/types/json_binary.go`):
-  keys sorted bytewise, `", "` and `": "`, floats as Go JSON formats them.
+* JSON: rendered as `BinaryJSON.MarshalJSON` (`pkg/types/json_binary.go`) of the TiDB module
+  TiCDC v8.5.0/v8.5.1 link (go.mod: tidb 82376c7732c1 / 793e77ce3706, Nov 2024): keys sorted
+  bytewise, `", "` and `": "`, floats as Go JSON formats them (no `.0`: 1.0 -> `1`; `1e+21`).
+  TiDB master changed this in 2025 (issues #58888/#58894: `1.0`, `1e21`, cut-offs 1e-15/1e15,
+  short escapes for backspace and form feed); that format is not followed here.
 
 This module knows Arrow and MySQL values; it knows nothing of Spark sessions, Kafka or
 any wire format.
@@ -1104,6 +1107,8 @@ def _reject_constant(name: str) -> None:
 
 
 _JSON_ESCAPE = re.compile('[\\x00-\\x1f"\\\\\u2028\u2029\ud800-\udfff]')
+# TiDB `jsonMarshalStringTo` before 2025: only these five have short forms; \b and \f are
+# written `\u0008` and `\u000c` like every other C0 byte. `<`, `>`, `&` and DEL stay raw.
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -1124,7 +1129,11 @@ def _json_string(text: str) -> str:
 
 
 def _json_float(value: float) -> str:
-    """TiDB `marshalFloat64To`: Go 'f' shortest, or 'e' below 1e-6 / from 1e21 (e-7, e+21)."""
+    """TiDB `marshalFloat64To` (pre-2025): Go 'f' shortest, or 'e' below 1e-6 / from 1e21.
+
+    Integral floats get no `.0` (1.0 -> `1`, -0.0 -> `-0`); 'e' keeps Go's sign and two-digit
+    minimum for positive exponents (`1e+21`) and only drops the zero of `e-0d` (`1e-7`).
+    """
     if value == 0:
         return "-0" if math.copysign(1.0, value) < 0 else "0"
     number = decimal.Decimal(repr(value))

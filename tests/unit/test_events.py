@@ -959,6 +959,41 @@ def test_json_from_text_is_canonicalised(text, expected):
     assert convert(pa.array([text]), mysql("json")) == [expected]
 
 
+# TiDB `marshalFloat64To` / `jsonMarshalStringTo` as linked by TiCDC v8.5.0 (tidb module of
+# Nov 2024, before the 2025 changes of pingcap/tidb#58888 and #58894).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.0", "1"),  # no `.0` for integral floats
+        ("0.0", "0"),
+        ("2.5", "2.5"),
+        ("1e2", "100"),  # a float, written without exponent
+        ("1.5e15", "1500000000000000"),  # 'f' up to 1e21, not MySQL's 1e15 cut-off
+        ("999999999999999999999", "1e+21"),  # beyond uint64: float64
+        ("-1e21", "-1e+21"),
+        ("1e300", "1e+300"),
+        ("1e-6", "0.000001"),  # 'e' only below 1e-6
+        ("-1.5e-7", "-1.5e-7"),
+        ("1e-100", "1e-100"),
+        ("-0", "0"),  # an integer
+        ('"\\f\\u001f\\u007f\\u2029"', '"\\u000c\\u001f\x7f\\u2029"'),
+    ],
+)
+def test_json_go_number_and_string_rules(text, expected):
+    assert convert(pa.array([text]), mysql("json")) == [expected]
+
+
+def test_json_out_of_range_number_is_rejected():
+    assert "cannot be stored in JSON" in convert_error(pa.array(["1E400"]), mysql("json"))
+
+
+def test_json_nested_durations_keep_six_fraction_digits():
+    kind = mysql("json")
+    values = pa.array([[dt.timedelta(hours=-1, seconds=1)]], pa.list_(pa.duration("us")))
+    assert convert(values, kind) == ['["-00:59:59.000000"]']
+    assert convert(pa.array([[dt.time(1, 2, 3)]]), kind) == ['["01:02:03.000000"]']
+
+
 def test_json_invalid_text():
     kind = mysql("json")
     for bad in ("{", "", "NaN", "[1,]", "{'a': 1}"):
