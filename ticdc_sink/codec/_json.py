@@ -9,9 +9,8 @@ UTF-8 written raw, and compact separators. They differ in four places, handled h
 * Invalid UTF-8: Go writes one U+FFFD per invalid byte; orjson refuses lone surrogates.
   Strings with lone surrogates are rewritten to Go's result before writing.
 * Floats: Go uses shortest digits in 'f' form, switching to 'e' below 1e-6 and from 1e21
-  with `e-07` cleaned to `e-7`; wrap floats in `GoFloat` to get Go's text (orjson 3.8
-  has no raw fragments, so a GoFloat is written as a per-call unique placeholder string
-  that is then replaced by the number).
+  with `e-07` cleaned to `e-7`; wrap floats in `GoFloat` to get Go's text (written as an
+  `orjson.Fragment`, raw JSON).
 
 The first two can only occur inside JSON strings (never in numbers or punctuation), so a
 byte replacement over the whole document is exact. Dict key order is kept: callers that
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-import uuid
 from typing import Any
 
 import attrs
@@ -67,24 +65,10 @@ def dumps(obj: Any) -> bytes:
         TypeError: an unsupported value or an int beyond 64 bits.
         ValueError: a GoFloat that is NaN or infinite.
     """
-    floats: list[bytes] = []
-    nonce = ""
-
-    def default(value: object) -> str:
-        nonlocal nonce
-        if not isinstance(value, GoFloat):
-            raise TypeError(f"Go JSON cannot write a {type(value).__name__}")
-        nonce = nonce or uuid.uuid4().hex
-        floats.append(go_float_text(value.value, value.bits).encode())
-        return f"{nonce}:{len(floats) - 1}"
-
     try:
-        out = _dump(obj, default)
+        out = _dump(obj, _go_float_fragment)
     except orjson.JSONEncodeError as exc:
         raise TypeError(f"cannot write Go JSON: {exc}") from exc
-    if floats:
-        placeholder = re.compile(b'"' + nonce.encode() + rb':(\d+)"')
-        out = placeholder.sub(lambda m: floats[int(m.group(1))], out)
     # Five substring scans are several times faster than one regex search.
     if (
         b"<" in out
@@ -95,6 +79,12 @@ def dumps(obj: Any) -> bytes:
     ):
         return _UNSAFE.sub(_escape, out)
     return out
+
+
+def _go_float_fragment(value: object) -> orjson.Fragment:
+    if not isinstance(value, GoFloat):
+        raise TypeError(f"Go JSON cannot write a {type(value).__name__}")
+    return orjson.Fragment(go_float_text(value.value, value.bits))
 
 
 def _dump(obj: Any, default: Any) -> bytes:
