@@ -8,8 +8,9 @@ batch succeeded. Clients (producers) are made inside `write()` and `commit()` on
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +21,7 @@ from pyspark.sql.datasource import (
     DataSourceStreamWriter,
     WriterCommitMessage,
 )
-from pyspark.sql.types import StructType, TimestampType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
 
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
@@ -184,21 +185,80 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
         self._abort(messages)
 
 
-def _rows_to_batches(rows: Iterator[Any], schema: StructType, chunk: int):
-    from pyspark.sql.pandas.types import to_arrow_schema
+def _rows_to_batches(
+    rows: Iterator[Any], schema: StructType, chunk: int
+) -> Iterator[pa.RecordBatch]:
+    """Rows -> record batches shaped like the Arrow writer's, `chunk` rows each.
 
-    arrow_schema = to_arrow_schema(schema)
-    ts_fields = [f.name for f in schema.fields if isinstance(f.dataType, TimestampType)]
+    Rows carry TIMESTAMP values as naive datetimes in the executor's local zone, at any
+    depth (`_before`, arrays, maps); Arrow would read a naive value as UTC, so each one is
+    made aware first. TIMESTAMP_NTZ values stay naive; 4.0's `bytearray` binaries Arrow
+    copies into `binary` as they are.
+    """
+    arrow_schema = _arrow_schema(schema)
+    make_aware = _aware(schema)
     buffer: list[dict[str, Any]] = []
     for row in rows:
         record = row.asDict(recursive=True)
-        for name in ts_fields:
-            value = record[name]
-            if isinstance(value, dt.datetime) and value.tzinfo is None:
-                record[name] = value.astimezone()
-        buffer.append(record)
+        buffer.append(make_aware(record) if make_aware is not None else record)
         if len(buffer) >= chunk:
             yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
             buffer = []
     if buffer:
         yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema:
+    """Spark's own type mapping, so both stream writers see the same Arrow types.
+
+    The TIMESTAMP zone argument changed after 4.0 (`timestamp_utc=True` became `timezone=`,
+    which has no default); UTC either way: aware values convert to it exactly.
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)
+
+
+def _aware(data_type: DataType) -> Callable[[Any], Any] | None:
+    """A function that makes the naive local datetimes inside a (`asDict`-ed) value of
+    `data_type` aware, or None when the type holds no TIMESTAMP, so most rows cost nothing."""
+    if isinstance(data_type, TimestampType):
+        return _aware_datetime
+    if isinstance(data_type, StructType):
+        fields = [(f.name, fix) for f in data_type.fields if (fix := _aware(f.dataType))]
+        if not fields:
+            return None
+
+        def struct(value: dict[str, Any] | None) -> dict[str, Any] | None:
+            if value is not None:
+                for name, fix in fields:
+                    value[name] = fix(value[name])
+            return value
+
+        return struct
+    if isinstance(data_type, ArrayType):
+        element = _aware(data_type.elementType)
+        if element is None:
+            return None
+        return lambda value: None if value is None else [element(v) for v in value]
+    if isinstance(data_type, MapType):
+        key, item = _aware(data_type.keyType), _aware(data_type.valueType)
+        if key is None and item is None:
+            return None
+        key, item = key or _same, item or _same
+        return lambda value: None if value is None else {key(k): item(v) for k, v in value.items()}
+    return None
+
+
+def _aware_datetime(value: dt.datetime | None) -> dt.datetime | None:
+    # `astimezone()` reads a naive value in the process's local zone and honours `fold`,
+    # which Spark's `fromtimestamp` sets for the repeated hour when clocks go back.
+    if value is not None and value.tzinfo is None:
+        return value.astimezone()
+    return value
+
+
+def _same(value: Any) -> Any:
+    return value

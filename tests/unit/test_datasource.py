@@ -1,0 +1,279 @@
+"""The PySpark 4.0 stream fallback without Spark: Rows -> record batches (`_rows_to_batches`).
+
+Rows are built the way 4.0's Python worker builds them (`TimestampType().fromInternal`:
+naive datetimes in the process's local zone; binaries as `bytearray`), and the batches must
+hold what the 4.1+ Arrow writer would have handed over: the same instants, the same types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import Row
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from ticdc_sink.datasource import _rows_to_batches
+
+UTC = dt.UTC
+
+BEFORE = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("name", StringType()),
+        StructField("updated", TimestampType()),
+        StructField("seen", TimestampNTZType()),
+        StructField("blob", BinaryType()),
+    ]
+)
+SCHEMA = StructType(
+    [
+        StructField("_op", StringType()),
+        StructField("id", LongType()),
+        StructField("tiny", ByteType()),
+        StructField("small", ShortType()),
+        StructField("count", IntegerType()),
+        StructField("ratio", FloatType()),
+        StructField("score", DoubleType()),
+        StructField("price", DecimalType(10, 2)),
+        StructField("name", StringType()),
+        StructField("flag", BooleanType()),
+        StructField("blob", BinaryType()),
+        StructField("day", DateType()),
+        StructField("updated", TimestampType()),
+        StructField("seen", TimestampNTZType()),
+        StructField("history", ArrayType(TimestampType())),
+        StructField("marks", MapType(StringType(), TimestampType())),
+        StructField("_before", BEFORE),
+    ]
+)
+EXPECTED_TYPES = {
+    "_op": pa.string(),
+    "id": pa.int64(),
+    "tiny": pa.int8(),
+    "small": pa.int16(),
+    "count": pa.int32(),
+    "ratio": pa.float32(),
+    "score": pa.float64(),
+    "price": pa.decimal128(10, 2),
+    "name": pa.string(),
+    "flag": pa.bool_(),
+    "blob": pa.binary(),
+    "day": pa.date32(),
+    "updated": pa.timestamp("us", tz="UTC"),
+    "seen": pa.timestamp("us"),
+    "history": pa.list_(pa.timestamp("us", tz="UTC")),
+    "marks": pa.map_(pa.string(), pa.timestamp("us", tz="UTC")),
+    "_before": pa.struct(
+        [
+            pa.field("id", pa.int64()),
+            pa.field("name", pa.string()),
+            pa.field("updated", pa.timestamp("us", tz="UTC")),
+            pa.field("seen", pa.timestamp("us")),
+            pa.field("blob", pa.binary()),
+        ]
+    ),
+}
+
+# 2024-01-02 03:04:05.123456 UTC
+INSTANT = dt.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
+EARLIER = dt.datetime(2023, 7, 1, 12, 0, 0, tzinfo=UTC)  # summer: a DST offset in DST zones
+WALL = dt.datetime(2024, 5, 6, 7, 8, 9, 10)  # a TIMESTAMP_NTZ wall-clock value
+
+
+def micros(instant: dt.datetime) -> int:
+    return (instant - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
+
+
+def spark_ts(instant: dt.datetime) -> dt.datetime:
+    """What the 4.0 Row writer receives for a TIMESTAMP: naive, in the local zone."""
+    return TimestampType().fromInternal(micros(instant))
+
+
+@pytest.fixture
+def local_tz(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The executor's OS zone (`TZ`), restored afterwards; parametrize with a zone name."""
+    zone = getattr(request, "param", "Asia/Shanghai")
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield zone
+    finally:
+        if old is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+
+
+def full_row() -> Row:
+    return Row(
+        _op="u",
+        id=7,
+        tiny=-8,
+        small=300,
+        count=70_000,
+        ratio=0.5,
+        score=2.25,
+        price=Decimal("12345678.90"),
+        name="widget ✓",
+        flag=True,
+        blob=bytearray(b"\x00\xffnew"),
+        day=dt.date(2024, 2, 29),
+        updated=spark_ts(INSTANT),
+        seen=WALL,
+        history=[spark_ts(EARLIER), None, spark_ts(INSTANT)],
+        marks={"a": spark_ts(EARLIER), "b": None},
+        _before=Row(
+            id=7,
+            name="old",
+            updated=spark_ts(EARLIER),
+            seen=WALL,
+            blob=bytearray(b"\x00old"),
+        ),
+    )
+
+
+def null_row() -> Row:
+    return Row(**{name: None for name in SCHEMA.fieldNames()})
+
+
+def convert(rows: list[Row], schema: StructType = SCHEMA, chunk: int = 100) -> pa.Table:
+    batches = list(_rows_to_batches(iter(rows), schema, chunk))
+    assert batches, "no batch for non-empty input"
+    return pa.Table.from_batches(batches)
+
+
+@pytest.mark.parametrize("local_tz", ["Asia/Shanghai", "America/Los_Angeles", "UTC"], indirect=True)
+def test_every_type_lands_in_the_arrow_writer_types_with_the_same_values(local_tz: str) -> None:
+    table = convert([full_row()])
+
+    assert {f.name: f.type for f in table.schema} == EXPECTED_TYPES
+    got = table.to_pylist()[0]
+    assert got["_op"] == "u"
+    assert (got["id"], got["tiny"], got["small"], got["count"]) == (7, -8, 300, 70_000)
+    assert (got["ratio"], got["score"]) == (0.5, 2.25)
+    assert got["price"] == Decimal("12345678.90")
+    assert got["name"] == "widget ✓"
+    assert got["flag"] is True
+    assert got["day"] == dt.date(2024, 2, 29)
+    # bytearray in, Arrow binary out (read back as bytes).
+    assert got["blob"] == b"\x00\xffnew" and type(got["blob"]) is bytes
+    # TIMESTAMP: the instant Spark held, whatever the local zone.
+    assert got["updated"] == INSTANT
+    assert got["history"] == [EARLIER, None, INSTANT]
+    assert dict(got["marks"]) == {"a": EARLIER, "b": None}
+    # TIMESTAMP_NTZ: the wall-clock value, untouched and naive.
+    assert got["seen"] == WALL and got["seen"].tzinfo is None
+    assert got["_before"] == {
+        "id": 7,
+        "name": "old",
+        "updated": EARLIER,
+        "seen": WALL,
+        "blob": b"\x00old",
+    }
+
+
+def test_nested_timestamps_are_instants_not_local_wall_clocks(local_tz: str) -> None:
+    # The regression: `_before.updated` arrived naive and Arrow read it as UTC, shifting it
+    # by the executor's offset (8 hours in Asia/Shanghai).
+    before = convert([full_row()]).column("_before").combine_chunks()
+    updated = before.field("updated")
+    assert updated.type == pa.timestamp("us", tz="UTC")
+    assert updated.cast(pa.int64()).to_pylist() == [micros(EARLIER)]
+
+
+def test_nulls_at_every_level(local_tz: str) -> None:
+    nested_nulls = Row(
+        **{
+            **full_row().asDict(),
+            "blob": None,
+            "updated": None,
+            "seen": None,
+            "history": None,
+            "marks": None,
+            "_before": Row(id=None, name=None, updated=None, seen=None, blob=None),
+        }
+    )
+    table = convert([null_row(), nested_nulls])
+
+    assert {f.name: f.type for f in table.schema} == EXPECTED_TYPES
+    everything_null, inner_nulls = table.to_pylist()
+    assert everything_null == dict.fromkeys(SCHEMA.fieldNames())
+    assert inner_nulls["_before"] == dict.fromkeys(BEFORE.fieldNames())
+    for name in ("blob", "updated", "seen", "history", "marks"):
+        assert inner_nulls[name] is None
+
+
+@pytest.mark.parametrize("local_tz", ["America/New_York"], indirect=True)
+def test_the_repeated_hour_keeps_both_instants(local_tz: str) -> None:
+    # 2024-11-03 01:30 happens twice in New York: EDT (05:30 UTC), then EST (06:30 UTC).
+    first = dt.datetime(2024, 11, 3, 5, 30, tzinfo=UTC)
+    second = dt.datetime(2024, 11, 3, 6, 30, tzinfo=UTC)
+    rows = [spark_ts(first), spark_ts(second)]
+    assert rows[0].replace(fold=0) == rows[1].replace(fold=0)  # same wall clock
+    schema = StructType([StructField("updated", TimestampType())])
+
+    table = convert([Row(updated=value) for value in rows], schema)
+
+    assert table.column("updated").to_pylist() == [first, second]
+
+
+def test_aware_datetimes_pass_through_unchanged(local_tz: str) -> None:
+    schema = StructType([StructField("updated", TimestampType())])
+    aware = dt.datetime(2024, 1, 2, 11, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=8)))
+
+    table = convert([Row(updated=aware)], schema)
+
+    assert table.column("updated").to_pylist() == [INSTANT.replace(microsecond=0)]
+
+
+def test_batches_are_cut_at_chunk_size_and_empty_input_yields_none(local_tz: str) -> None:
+    schema = StructType([StructField("id", LongType()), StructField("at", TimestampType())])
+    rows = [Row(id=i, at=spark_ts(INSTANT)) for i in range(5)]
+
+    batches = list(_rows_to_batches(iter(rows), schema, 2))
+
+    assert [b.num_rows for b in batches] == [2, 2, 1]
+    assert all(b.schema == batches[0].schema for b in batches)
+    assert pa.Table.from_batches(batches).column("id").to_pylist() == list(range(5))
+    assert list(_rows_to_batches(iter([]), schema, 2)) == []
+
+
+def test_schemas_without_timestamps_need_no_conversion(local_tz: str) -> None:
+    schema = StructType(
+        [
+            StructField("id", LongType()),
+            StructField("_before", StructType([StructField("id", LongType())])),
+        ]
+    )
+    rows: list[Any] = [Row(id=1, _before=Row(id=0)), Row(id=2, _before=None)]
+
+    table = convert(rows, schema)
+
+    assert table.to_pylist() == [{"id": 1, "_before": {"id": 0}}, {"id": 2, "_before": None}]
