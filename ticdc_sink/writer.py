@@ -93,10 +93,6 @@ class TaskReport:
     messages: int
     bytes: int
 
-    @classmethod
-    def empty(cls, partition_id: int) -> TaskReport:
-        return cls(partition_id, {}, frozenset(), 0, 0, 0, 0)
-
 
 # Placeholder names for the table template when `_database` / `_table` columns name the
 # tables row by row; each row's own names replace them on the executors.
@@ -115,13 +111,7 @@ def make_plan(
         ConfigError: the codec refuses an option.
     """
     inp = config.input
-    reserved = {
-        inp.op_column,
-        inp.commit_ts_column,
-        inp.before_column,
-        inp.database_column,
-        inp.table_column,
-    }
+    build_ts_ms = tso.physical_ms(commit_ts)
     # Without a database or table option the names come from table-ddl, or row by row
     # from the `_database` / `_table` columns; the template then carries a placeholder.
     ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
@@ -132,7 +122,7 @@ def make_plan(
         database or (_ROUTED if inp.database_column in fields else None),
         table or (_ROUTED if inp.table_column in fields else None),
         schema,
-        reserved=reserved,
+        reserved=InputLayout(**inp.layout_fields()).reserved,
         column_types=dict(inp.column_types),
         table_ddl=inp.table_ddl,
         primary_key=inp.primary_key,
@@ -141,7 +131,7 @@ def make_plan(
     )
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
-    codec.build_encoder(config.codec, template, build_ts_ms=tso.physical_ms(commit_ts))
+    codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
     return WritePlan(
         config=config,
         tables=TablePlan(
@@ -151,7 +141,7 @@ def make_plan(
             default_table=table or None,
         ),
         commit_ts=commit_ts,
-        build_ts_ms=tso.physical_ms(commit_ts),
+        build_ts_ms=build_ts_ms,
         batch_id=batch_id,
     )
 
