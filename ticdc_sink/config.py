@@ -37,6 +37,22 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
 | `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
 | `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
+| `avro-decimal-handling-mode` | codec | precise | avro: precise (decimal bytes) or string |
+| `avro-bigint-unsigned-handling-mode` | codec | long | avro: long (wraps above 2^63) or string |
+| `subject-name-strategy` | codec | topic | avro: topic, record, topic-record (Confluent's) |
+| `debezium-disable-schema` | codec | false | debezium: payload only, no `schema` part |
+| `debezium-output-old-value` | codec | true | debezium: UPDATEs carry `before` |
+| `debezium-cluster-name` | codec | default | debezium: source.name, schema names (cluster-id) |
+| `only-output-updated-columns` | codec | false | canal-json: `old` keeps changed columns only |
+| `content-compatible` | codec | false | canal-json: Canal's own mysqlType and `old` |
+| `delete-only-output-handle-key-columns` | codec | false | canal-json: DELETEs carry the key only |
+| `schema-registry` | registry | None | avro: registry URL, may carry user:password@ |
+| `schema-registry-user` | registry | None | basic-auth user of the registry |
+| `schema-registry-password` | registry | None | basic-auth password of the registry; secret |
+| `schema-registry-ca` | registry | None | CA file to verify an https registry |
+| `schema-registry-cert` | registry | None | client certificate file (with the key) |
+| `schema-registry-key` | registry | None | client key file (with the certificate) |
+| `schema-registry-timeout-ms` | registry | 30000 | bound for one registry request |
 | `database` | input | None | database when there is no `_database` column |
 | `table` | input | None | table when there is no `_table` column |
 | `primary-key` | input | () | comma list of primary key columns |
@@ -90,12 +106,13 @@ mounter, ...) are TiCDC's, not the sink's, and are ignored.
 Accepted and ignored, since they do not change what is written: kafka-version,
 max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
 advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
-change the output but are not implemented (e.g. schema-registry, only-output-updated-columns)
+change the output but are not implemented (e.g. claim-check-raw-value, column-selectors)
 are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
 
-Secrets (`sasl-password`, `sasl-oauth-client-secret`, and `kafka.*` settings whose names
-contain password, secret, jaas, key.pem or oauthbearer.config) never appear in `repr`,
-`str` or errors.
+Secrets (`sasl-password`, `sasl-oauth-client-secret`, `schema-registry-password`, the
+credentials of a `schema-registry` URL, and `kafka.*` settings whose names contain
+password, secret, jaas, key.pem or oauthbearer.config) never appear in `repr`, `str` or
+errors. Options of another protocol, set away from their default, are errors.
 """
 
 from __future__ import annotations
@@ -118,6 +135,8 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.routing import PartitionRule, validate_topic_expression
 
 __all__ = [
+    "AvroBigintUnsignedHandling",
+    "AvroDecimalHandling",
     "CodecConfig",
     "EncodingFormat",
     "FrozenMap",
@@ -126,10 +145,13 @@ __all__ = [
     "LargeMessageHandleOption",
     "PartitionRule",
     "Protocol",
+    "RegistryConfig",
     "RoutingConfig",
     "SinkConfig",
+    "SubjectNameStrategy",
     "is_secret",
     "parse_sink_uri",
+    "redact_url",
 ]
 
 _MASK = "***"
@@ -153,6 +175,25 @@ class LargeMessageHandleOption(enum.StrEnum):
     NONE = "none"
     HANDLE_KEY_ONLY = "handle-key-only"
     CLAIM_CHECK = "claim-check"
+
+
+class AvroDecimalHandling(enum.StrEnum):
+    PRECISE = "precise"
+    STRING = "string"
+
+
+class AvroBigintUnsignedHandling(enum.StrEnum):
+    LONG = "long"
+    STRING = "string"
+
+
+class SubjectNameStrategy(enum.StrEnum):
+    """How Avro schemas are named in the registry. TiCDC knows only TOPIC; the record
+    strategies let several tables share one topic (Confluent's names are aliases)."""
+
+    TOPIC = "topic"
+    RECORD = "record"
+    TOPIC_RECORD = "topic-record"
 
 
 # -- secrets and immutable mappings ----------------------------------------------------
@@ -222,6 +263,8 @@ class _Invalid(ValueError):
 def _shown(option: str, value: object) -> str:
     if is_secret(option) or option == "kafka.*":
         return _MASK
+    if option == "schema-registry":
+        value = redact_url(str(value))
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -365,6 +408,34 @@ def _partition_rule(value: Any) -> PartitionRule:
         raise _Invalid(exc.message.split("; ", 1)[1], exc.allowed) from None
 
 
+_CLUSTER_ID = re.compile(r"[a-zA-Z0-9]+(-[a-zA-Z0-9]+)*")
+_RESERVED_CLUSTER_IDS = frozenset({"owner", "capture", "task", "changefeed", "job", "meta"})
+
+
+def _cluster_name(value: Any) -> str:
+    # TiCDC's cluster-id rule (tiflow pkg/config/server_config.go, IsValidClusterID):
+    # Debezium writes it as source.name and into every schema name.
+    text = str(value).strip()
+    if not _CLUSTER_ID.fullmatch(text) or text in _RESERVED_CLUSTER_IDS:
+        raise _Invalid(
+            "use letters and digits in groups joined by single hyphens (e.g. tidb-prod), "
+            f"not one of {', '.join(sorted(_RESERVED_CLUSTER_IDS))}"
+        )
+    return text
+
+
+def _registry_url(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    text = str(value).strip().rstrip("/")
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _Invalid("use an http:// or https:// URL such as http://registry:8081")
+    if "@" in parts.netloc:
+        raise _Invalid("give credentials in schema-registry-user / schema-registry-password")
+    return text
+
+
 # -- the config classes ------------------------------------------------------------------
 
 
@@ -458,8 +529,83 @@ class CodecConfig:
         "send-bootstrap-in-msg-count", 10000, _int(-_INT32_MAX - 1, _INT32_MAX)
     )
     send_bootstrap_to_all_partition: bool = _field("send-bootstrap-to-all-partition", True, _bool)
+    avro_decimal_handling_mode: AvroDecimalHandling = _field(
+        "avro-decimal-handling-mode", AvroDecimalHandling.PRECISE, _enum(AvroDecimalHandling)
+    )
+    avro_bigint_unsigned_handling_mode: AvroBigintUnsignedHandling = _field(
+        "avro-bigint-unsigned-handling-mode",
+        AvroBigintUnsignedHandling.LONG,
+        _enum(AvroBigintUnsignedHandling),
+    )
+    subject_name_strategy: SubjectNameStrategy = _field(
+        "subject-name-strategy",
+        SubjectNameStrategy.TOPIC,
+        _enum(
+            SubjectNameStrategy,
+            {
+                "topicnamestrategy": "topic",
+                "recordnamestrategy": "record",
+                "topicrecordnamestrategy": "topic-record",
+            },
+        ),
+    )
+    debezium_disable_schema: bool = _field("debezium-disable-schema", False, _bool)
+    debezium_output_old_value: bool = _field("debezium-output-old-value", True, _bool)
+    debezium_cluster_name: str = _field("debezium-cluster-name", "default", _cluster_name)
+    only_output_updated_columns: bool = _field("only-output-updated-columns", False, _bool)
+    content_compatible: bool = _field("content-compatible", False, _bool)
+    delete_only_output_handle_key_columns: bool = _field(
+        "delete-only-output-handle-key-columns", False, _bool
+    )
 
     def __attrs_post_init__(self) -> None:
+        self._check_protocol_options()
+        self._check_large_message_option()
+
+    def _check_protocol_options(self) -> None:
+        """An option of another protocol, set away from its default, is a mistake worth
+        reporting: it would silently do nothing."""
+        owners: dict[str, tuple[tuple[Protocol, ...], bool]] = {
+            "encoding-format": ((Protocol.SIMPLE,), self.encoding_format is EncodingFormat.JSON),
+            "avro-decimal-handling-mode": (
+                (Protocol.AVRO,),
+                self.avro_decimal_handling_mode is AvroDecimalHandling.PRECISE,
+            ),
+            "avro-bigint-unsigned-handling-mode": (
+                (Protocol.AVRO,),
+                self.avro_bigint_unsigned_handling_mode is AvroBigintUnsignedHandling.LONG,
+            ),
+            "subject-name-strategy": (
+                (Protocol.AVRO,),
+                self.subject_name_strategy is SubjectNameStrategy.TOPIC,
+            ),
+            "debezium-disable-schema": ((Protocol.DEBEZIUM,), not self.debezium_disable_schema),
+            "debezium-output-old-value": ((Protocol.DEBEZIUM,), self.debezium_output_old_value),
+            "debezium-cluster-name": (
+                (Protocol.DEBEZIUM,),
+                self.debezium_cluster_name == "default",
+            ),
+            "only-output-updated-columns": (
+                (Protocol.CANAL_JSON,),
+                not self.only_output_updated_columns,
+            ),
+            "content-compatible": ((Protocol.CANAL_JSON,), not self.content_compatible),
+            "delete-only-output-handle-key-columns": (
+                (Protocol.CANAL_JSON,),
+                not self.delete_only_output_handle_key_columns,
+            ),
+        }
+        for option, (protocols, is_default) in owners.items():
+            if is_default or self.protocol in protocols:
+                continue
+            names = ", ".join(p.value for p in protocols)
+            raise ConfigError(
+                f"option '{option}' applies to protocol {names}, not to "
+                f"'{self.protocol.value}'; remove it or change 'protocol'",
+                option=option,
+            )
+
+    def _check_large_message_option(self) -> None:
         # tiflow LargeMessageHandleConfig.Validate: only simple and canal-json (the latter
         # with the TiDB extension) may shrink or offload large messages.
         option = self.large_message_handle_option
@@ -525,6 +671,49 @@ class InputConfig:
 
 
 @attrs.frozen
+class RegistryConfig:
+    """The Confluent Schema Registry (protocol avro). `schema-registry` may carry
+    `user:password@` (URL-encoded parts); they are moved to `user` and `password`, so
+    `url` never holds credentials."""
+
+    url: str | None = _field("schema-registry", None, _registry_url)
+    user: str | None = _field("schema-registry-user", None, _opt_str)
+    password: str | None = _field(
+        "schema-registry-password", None, _opt_str, repr=lambda v: _MASK if v else repr(v)
+    )
+    ca_location: str | None = _field("schema-registry-ca", None, _opt_str)
+    cert_location: str | None = _field("schema-registry-cert", None, _opt_str)
+    key_location: str | None = _field("schema-registry-key", None, _opt_str)
+    timeout_ms: int = _field("schema-registry-timeout-ms", 30000, _int(1, _INT32_MAX))
+
+    def __attrs_post_init__(self) -> None:
+        if self.password and not self.user:
+            raise ConfigError(
+                "option 'schema-registry-password' is set without 'schema-registry-user'; "
+                "give both",
+                option="schema-registry-user",
+            )
+        if bool(self.cert_location) != bool(self.key_location):
+            raise ConfigError(
+                "options 'schema-registry-cert' and 'schema-registry-key' go together; "
+                "give both or neither",
+                option="schema-registry-cert" if self.cert_location else "schema-registry-key",
+            )
+
+    def client_config(self) -> dict[str, Any]:
+        """Settings for `confluent_kafka.schema_registry.SchemaRegistryClient`."""
+        config: dict[str, Any] = {"url": self.url, "timeout": max(1, self.timeout_ms // 1000)}
+        if self.user:
+            config["basic.auth.user.info"] = f"{self.user}:{self.password or ''}"
+        if self.ca_location:
+            config["ssl.ca.location"] = self.ca_location
+        if self.cert_location:
+            config["ssl.certificate.location"] = self.cert_location
+            config["ssl.key.location"] = self.key_location
+        return config
+
+
+@attrs.frozen
 class SinkConfig:
     """The whole configuration; build it with `from_options`."""
 
@@ -532,12 +721,28 @@ class SinkConfig:
     routing: RoutingConfig
     codec: CodecConfig = CodecConfig()
     input: InputConfig = InputConfig()
+    registry: RegistryConfig = RegistryConfig()
     checkpoint_location: str | None = _field("checkpointlocation", None, _opt_str)
 
     def __attrs_post_init__(self) -> None:
         # Cross-part rules live here, one place (style §5): the topic rule depends on the
-        # protocol (tiflow event_router.go getTopicDispatcher).
-        validate_topic_expression(self.routing.topic, self.codec.protocol.value)
+        # protocol (tiflow event_router.go getTopicDispatcher); with a record subject
+        # strategy several tables may share a topic, so avro's rule does not apply.
+        protocol = self.codec.protocol
+        record_subjects = self.codec.subject_name_strategy is not SubjectNameStrategy.TOPIC
+        validate_topic_expression(self.routing.topic, "" if record_subjects else protocol.value)
+        if protocol is Protocol.AVRO and not self.registry.url:
+            raise ConfigError(
+                "option 'schema-registry' is not set; protocol avro needs a Confluent "
+                "Schema Registry URL such as http://registry:8081",
+                option="schema-registry",
+            )
+        if protocol is not Protocol.AVRO and self.registry.url:
+            raise ConfigError(
+                f"option 'schema-registry' applies to protocol avro, not to "
+                f"'{protocol.value}'; remove it or set protocol=avro",
+                option="schema-registry",
+            )
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> SinkConfig:
@@ -572,7 +777,7 @@ class SinkConfig:
 @functools.cache
 def _field_options() -> dict[str, type]:
     found: dict[str, type] = {}
-    for part in (KafkaConfig, RoutingConfig, CodecConfig, InputConfig, SinkConfig):
+    for part in (KafkaConfig, RoutingConfig, CodecConfig, InputConfig, RegistryConfig, SinkConfig):
         for field in attrs.fields(part):
             if "option" in field.metadata and field.metadata["option"] != "kafka.*":
                 found[field.metadata["option"]] = part
@@ -632,15 +837,7 @@ _IGNORED = frozenset(
 # TiCDC names that change the output and are not implemented here, with TiCDC's default:
 # a changefeed file exported by TiCDC lists them with these values, which are accepted.
 _UNSUPPORTED: dict[str, Any] = {
-    "schema-registry": "",
-    "avro-decimal-handling-mode": "precise",
-    "avro-bigint-unsigned-handling-mode": "long",
     "avro-enable-watermark": False,
-    "only-output-updated-columns": False,
-    "content-compatible": False,
-    "debezium-disable-schema": False,
-    "debezium": {"output-old-value": True},
-    "delete-only-output-handle-key-columns": False,
     "column-selectors": None,
     "output-raw-change-event": False,
     "send-all-bootstrap-at-start": False,
@@ -717,6 +914,49 @@ class _Layer:
 # -- sink-uri ------------------------------------------------------------------------------
 
 
+def redact_url(url: str) -> str:
+    """`url` with any `user:password@` part masked, for messages and logs."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "(unparseable URL)"
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urllib.parse.urlunsplit(
+        (parts.scheme, f"{_MASK}@{host}", parts.path, parts.query, parts.fragment)
+    )
+
+
+def _split_registry_credentials(merged: dict[str, Any]) -> None:
+    """Move `user:password@` of `schema-registry` (URL-encoded parts) to the user and
+    password options, so the URL itself never carries them."""
+    url = merged.get("schema-registry")
+    if not isinstance(url, str) or "@" not in url:
+        return
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+    except ValueError:
+        raise ConfigError(
+            f"option 'schema-registry' is '{redact_url(url)}'; it is not a URL",
+            option="schema-registry",
+        ) from None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if "schema-registry-user" in merged or "schema-registry-password" in merged:
+        raise ConfigError(
+            "option 'schema-registry' carries credentials and 'schema-registry-user' is "
+            "also set; give the credentials once",
+            option="schema-registry",
+        )
+    user, _, password = userinfo.partition(":")
+    merged["schema-registry-user"] = urllib.parse.unquote(user)
+    if password:
+        merged["schema-registry-password"] = urllib.parse.unquote(password)
+    merged["schema-registry"] = urllib.parse.urlunsplit(
+        (parts.scheme, host, parts.path, parts.query, parts.fragment)
+    )
+
+
 def _redact_uri(uri: str) -> str:
     """The URI with user info and secret parameter values masked, for messages."""
     try:
@@ -727,7 +967,7 @@ def _redact_uri(uri: str) -> str:
     if "@" in parts.netloc:
         netloc = f"{_MASK}@{netloc}"
     query = "&".join(
-        f"{k}={_MASK if is_secret(k) else v}"
+        f"{k}={_MASK if is_secret(k) else redact_url(v) if k == 'schema-registry' else v}"
         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     )
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
@@ -836,6 +1076,10 @@ def _load_toml(path: str) -> _Layer:
         elif key == "kafka" and isinstance(value, dict):
             for name, item in _flatten(value, "kafka"):
                 layer.set(name.lower(), item)
+        elif key == "debezium" and isinstance(value, dict):
+            # [sink.debezium] output-old-value
+            for name, item in value.items():
+                layer.set(f"debezium-{name.lower()}", item)
         elif key == "dispatchers":
             for name, item in _dispatcher_options(value, path).items():
                 layer.set(name, item)
@@ -900,6 +1144,7 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
             "sink-uri (kafka://host:9092,host2:9092/topic)",
             option="kafka.bootstrap.servers",
         )
+    _split_registry_credentials(merged)
     translated = _translate_ticdc_kafka(merged)
     client = {**translated, **{k: _setting(v) for k, v in client.items()}}
     if "topic" not in merged:
@@ -915,6 +1160,7 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
         routing=RoutingConfig(**_kwargs(RoutingConfig, merged)),
         codec=CodecConfig(**_kwargs(CodecConfig, merged)),
         input=InputConfig(**_kwargs(InputConfig, merged)),
+        registry=RegistryConfig(**_kwargs(RegistryConfig, merged)),
         **_kwargs(SinkConfig, merged),
     )
 

@@ -20,8 +20,10 @@ from ticdc_sink.config import (
     LargeMessageHandleOption,
     PartitionRule,
     Protocol,
+    RegistryConfig,
     RoutingConfig,
     SinkConfig,
+    SubjectNameStrategy,
     parse_sink_uri,
 )
 from ticdc_sink.errors import ConfigError
@@ -138,7 +140,8 @@ def test_keys_are_case_insensitive() -> None:
 @pytest.mark.parametrize("name", ["simple", "avro", "flat-avro", "debezium", "canal-json"])
 def test_every_protocol_name_is_accepted(name: str) -> None:
     topic = "{schema}_{table}" if "avro" in name else "t"
-    c = build(protocol=name, topic=topic)
+    extra = {"schema-registry": "http://registry:8081"} if "avro" in name else {}
+    c = SinkConfig.from_options({**BASE, "protocol": name, "topic": topic, **extra})
     assert c.codec.protocol.value == name.replace("flat-", "")
 
 
@@ -162,6 +165,7 @@ PARTS = {
     "routing": RoutingConfig,
     "codec": CodecConfig,
     "input": InputConfig,
+    "registry": RegistryConfig,
 }
 
 
@@ -442,7 +446,7 @@ def test_toml_errors(tmp_path: Path) -> None:
     assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
     bad.write_text("[sink]\ndispatchers = [{matcher = ['db.*'], topic = 'x'}]\n")
     assert "matcher" in str(error({**BASE, "config": str(bad)}))
-    bad.write_text("[sink]\nonly-output-updated-columns = true\n")
+    bad.write_text("[sink]\nclaim-check-raw-value = true\n")
     assert "does not support" in str(error({**BASE, "config": str(bad)}))
 
 
@@ -518,7 +522,7 @@ def test_cross_field_rules() -> None:
 
 
 def test_unsupported_ticdc_settings_say_so() -> None:
-    e = error({**BASE, "schema-registry": "http://r:8081"})
+    e = error({**BASE, "avro-enable-watermark": "true"})
     assert "does not support yet" in str(e)
 
 
@@ -629,3 +633,163 @@ def test_frozen_map() -> None:
 def test_config_error_first_line_stands_alone() -> None:
     e = error({**BASE, "partition": "hash"})
     assert re.fullmatch(r"ticdc: option 'partition' is 'hash'; use one of [a-z, -]+", str(e))
+
+
+# -- protocols beyond simple ------------------------------------------------------------------
+
+AVRO = {**BASE, "protocol": "avro", "topic": "t_{schema}_{table}"}
+
+
+def test_avro_needs_a_registry() -> None:
+    e = error(AVRO)
+    assert e.option == "schema-registry"
+    assert "protocol avro needs a Confluent Schema Registry URL" in str(e)
+
+
+def test_registry_credentials_in_the_url_are_moved_out_and_never_shown() -> None:
+    c = SinkConfig.from_options(
+        {**AVRO, "schema-registry": f"https://us%40r:{SECRET.replace('-', '%2D')}@reg:8081/"}
+    )
+    assert c.registry.url == "https://reg:8081"
+    assert c.registry.user == "us@r"
+    assert c.registry.password == SECRET
+    assert c.registry.client_config()["basic.auth.user.info"] == f"us@r:{SECRET}"
+    assert SECRET not in repr(c) and SECRET not in str(c)
+
+
+def test_registry_credentials_in_the_sink_uri_are_masked_in_errors() -> None:
+    uri = (
+        "kafka://b:9092/t_{schema}_{table}?protocol=avro&schema-registry="
+        f"http%3A%2F%2Fu%3A{SECRET}%40reg%3A8081&partition=bogus"
+    )
+    e = error({"sink-uri": uri})
+    assert SECRET not in str(e) and SECRET not in repr(e)
+    c = SinkConfig.from_options({"sink-uri": uri.replace("&partition=bogus", "")})
+    assert (c.registry.url, c.registry.user, c.registry.password) == (
+        "http://reg:8081",
+        "u",
+        SECRET,
+    )
+
+
+def test_registry_options() -> None:
+    c = SinkConfig.from_options(
+        {
+            **AVRO,
+            "schema-registry": "http://reg:8081",
+            "schema-registry-user": "u",
+            "schema-registry-password": SECRET,
+            "schema-registry-ca": "/ca.pem",
+            "schema-registry-timeout-ms": "2500",
+        }
+    )
+    assert c.registry.client_config() == {
+        "url": "http://reg:8081",
+        "timeout": 2,
+        "basic.auth.user.info": f"u:{SECRET}",
+        "ssl.ca.location": "/ca.pem",
+    }
+    assert SECRET not in repr(c.registry)
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"schema-registry": "registry:8081"}, "use an http:// or https:// URL"),
+        ({"schema-registry": "ftp://registry"}, "use an http:// or https:// URL"),
+        (
+            {"schema-registry": "http://u:p@r:1", "schema-registry-user": "v"},
+            "give the credentials once",
+        ),
+        ({"schema-registry-password": SECRET}, "without 'schema-registry-user'"),
+        ({"schema-registry-cert": "/c.pem"}, "go together"),
+    ],
+)
+def test_registry_errors(options: dict, fragment: str) -> None:
+    e = error({**AVRO, "schema-registry": "http://reg:8081", **options})
+    assert fragment in str(e)
+    assert SECRET not in str(e)
+
+
+def test_registry_with_another_protocol_is_an_error() -> None:
+    e = error({**BASE, "schema-registry": "http://reg:8081"})
+    assert "applies to protocol avro, not to 'simple'" in str(e)
+
+
+def test_avro_topic_rule_depends_on_the_subject_strategy() -> None:
+    with_registry = {**AVRO, "schema-registry": "http://reg:8081"}
+    assert "{schema}" in str(error({**with_registry, "topic": "t_{table}"}))
+    c = SinkConfig.from_options(
+        {**with_registry, "topic": "t_{table}", "subject-name-strategy": "RecordNameStrategy"}
+    )
+    assert c.codec.subject_name_strategy is SubjectNameStrategy.RECORD
+    c = SinkConfig.from_options(
+        {**with_registry, "topic": "all", "subject-name-strategy": "topic-record"}
+    )
+    assert c.codec.subject_name_strategy is SubjectNameStrategy.TOPIC_RECORD
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "protocol"),
+    [
+        ("avro-decimal-handling-mode", "string", "simple"),
+        ("avro-bigint-unsigned-handling-mode", "string", "debezium"),
+        ("subject-name-strategy", "record", "canal-json"),
+        ("debezium-disable-schema", "true", "canal-json"),
+        ("debezium-output-old-value", "false", "simple"),
+        ("debezium-cluster-name", "prod", "simple"),
+        ("only-output-updated-columns", "true", "debezium"),
+        ("content-compatible", "true", "simple"),
+        ("delete-only-output-handle-key-columns", "true", "debezium"),
+        ("encoding-format", "avro", "canal-json"),
+    ],
+)
+def test_options_of_another_protocol_are_errors(option: str, value: str, protocol: str) -> None:
+    e = error({**BASE, "protocol": protocol, option: value})
+    assert e.option == option
+    assert f"option '{option}' applies to protocol" in str(e)
+    assert f"not to '{protocol}'" in str(e)
+
+
+def test_protocol_options_at_their_default_are_fine_anywhere() -> None:
+    c = build(debezium_output_old_value="true", avro_decimal_handling_mode="precise")
+    assert c.codec.debezium_output_old_value
+
+
+def test_debezium_options() -> None:
+    c = build(
+        protocol="debezium",
+        debezium_disable_schema="true",
+        debezium_output_old_value="false",
+        debezium_cluster_name="tidb-prod-2",
+    )
+    assert c.codec.debezium_disable_schema
+    assert not c.codec.debezium_output_old_value
+    assert c.codec.debezium_cluster_name == "tidb-prod-2"
+
+
+@pytest.mark.parametrize("name", ["", "a_b", "-a", "a--b", "owner", "中文"])
+def test_debezium_cluster_name_follows_ticdc_cluster_id_rules(name: str) -> None:
+    e = error({**BASE, "protocol": "debezium", "debezium-cluster-name": name})
+    assert "letters and digits" in str(e)
+
+
+def test_debezium_old_value_from_the_changefeed_file(tmp_path: Path) -> None:
+    f = tmp_path / "cf.toml"
+    f.write_text("[sink]\nprotocol = 'debezium'\n[sink.debezium]\noutput-old-value = false\n")
+    c = SinkConfig.from_options({**BASE, "config": str(f)})
+    assert not c.codec.debezium_output_old_value
+
+
+def test_canal_json_options() -> None:
+    c = build(protocol="canal-json", content_compatible="true", only_output_updated_columns="1")
+    assert c.codec.content_compatible and c.codec.only_output_updated_columns
+
+
+def test_registry_config_is_hashable_and_picklable() -> None:
+    import pickle
+
+    r = RegistryConfig(url="http://r:1", user="u", password=SECRET)
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert hash(r) == hash(pickle.loads(pickle.dumps(r)))
+    assert CodecConfig().subject_name_strategy is SubjectNameStrategy.TOPIC
