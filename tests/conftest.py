@@ -1,4 +1,5 @@
-"""Shared fixtures: one local Spark session per run, one Tansu broker per test module."""
+"""Shared fixtures: one local Spark session per run; one Tansu broker and one test schema
+registry per test module."""
 
 from __future__ import annotations
 
@@ -41,4 +42,13 @@ def broker() -> Iterator[object]:
     from tests.support.broker import TansuBroker
 
     with TansuBroker() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[object]:
+    """The test Schema Registry (tests/support/registry.py) on a free loopback port."""
+    from tests.support.registry import TestSchemaRegistry
+
+    with TestSchemaRegistry() as running:
         yield running

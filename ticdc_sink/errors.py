@@ -101,9 +101,22 @@ class MessageTooLargeError(TiCDCSinkError):
 class RegistryError(TiCDCSinkError):
     """The schema registry refused a schema or could not be reached."""
 
-    def __init__(self, message: str, *, subject: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        subject: str | None = None,
+        url: str | None = None,
+        http_status: int | None = None,
+        error_code: int | None = None,
+        registry_message: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.subject = subject
+        self.url = url  # credentials masked
+        self.http_status = http_status
+        self.error_code = error_code
+        self.registry_message = registry_message
 
 
 class DeliveryError(TiCDCSinkError):

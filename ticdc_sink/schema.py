@@ -15,6 +15,7 @@ from __future__ import annotations
 import decimal
 import functools
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -46,6 +47,8 @@ __all__ = [
     "spark_to_mysql",
     "stable_table_id",
     "stable_version",
+    "table_schema_from_json",
+    "table_schema_to_json",
 ]
 
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
@@ -1243,3 +1246,40 @@ def _check_unique_names(names: list[str], where: str) -> None:
 
 def _quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def table_schema_to_json(table: TableSchema) -> str:
+    """The table as JSON text, to remember it between batches (see `table_schema_from_json`)."""
+    return json.dumps(attrs.asdict(table), sort_keys=True, separators=(",", ":"))
+
+
+def table_schema_from_json(text: str) -> TableSchema:
+    """The table `table_schema_to_json` wrote.
+
+    Raises:
+        SchemaError: the text is not such a table.
+    """
+    try:
+        data = json.loads(text)
+        columns = tuple(
+            Column(
+                name=c["name"],
+                type=MySQLType(**{**c["type"], "elements": tuple(c["type"]["elements"])}),
+                nullable=c["nullable"],
+                default=c["default"],
+                column_id=c["column_id"],
+            )
+            for c in data["columns"]
+        )
+        indexes = tuple(Index(**{**i, "columns": tuple(i["columns"])}) for i in data["indexes"])
+        return TableSchema(
+            database=data["database"],
+            table=data["table"],
+            columns=columns,
+            indexes=indexes,
+            table_id=data["table_id"],
+            version=data["version"],
+            pk_clustered=data["pk_clustered"],
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SchemaError(f"a stored table schema cannot be read ({exc}); was it edited?") from None

@@ -5,6 +5,7 @@ Layout, under `<checkpointLocation>/ticdc/`:
 
     commit-ts/<batchId>   the default commit ts chosen for that micro-batch (decimal text)
     watermark             the highest watermark ts sent (decimal text)
+    tables/<sha1>         the last committed schema of a table (JSON), for DDL messages
 
 Files are written whole and renamed into place, so a reader never sees half a number.
 Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://).
@@ -12,6 +13,7 @@ Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://)
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import posixpath
@@ -86,6 +88,21 @@ class SinkState:
 
     def record_watermark(self, ts: int) -> None:
         self._write(posixpath.join(self._root, "watermark"), str(ts))
+
+    def last_table_schema(self, database: str, table: str) -> str | None:
+        """The schema text recorded by the last committed batch that wrote the table."""
+        path = self._table_path(database, table)
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        return self._read(path)
+
+    def record_table_schema(self, database: str, table: str, text: str) -> None:
+        self._write(self._table_path(database, table), text)
+
+    def _table_path(self, database: str, table: str) -> str:
+        # Hashed: database and table names may hold any character.
+        digest = hashlib.sha1(f"{database}\x00{table}".encode()).hexdigest()
+        return posixpath.join(self._root, "tables", digest)
 
     def _list_batches(self, folder: str) -> list[int]:
         info = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))

@@ -659,3 +659,17 @@ def test_table_schema_is_hashable_and_comparable() -> None:
     assert a.handle_key == ("id",)  # fill the cached properties first
     assert a == b and hash(a) == hash(b)
     assert Column("x", MySQLType("int")) == Column("x", MySQLType("int"))
+
+
+def test_table_schema_json_round_trip() -> None:
+    from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
+
+    parsed = parse_table_ddl(
+        "CREATE TABLE `d`.`t` (`id` bigint unsigned NOT NULL, `e` enum('a','b') DEFAULT 'a', "
+        "`p` decimal(10,2), `u` varchar(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, "
+        "PRIMARY KEY (`id`) /*T![clustered_index] CLUSTERED */, UNIQUE KEY `uk` (`u`))"
+    )
+    table = TableSchema("d", "t", parsed.columns, parsed.indexes, 7, 9, parsed.pk_clustered)
+    assert table_schema_from_json(table_schema_to_json(table)) == table
+    with pytest.raises(SchemaError, match="cannot be read"):
+        table_schema_from_json('{"database": "d"}')

@@ -1,0 +1,53 @@
+"""SinkState on a local checkpoint folder: commit ts per batch, watermark, table schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.state import SinkState
+
+
+def test_commit_ts_is_chosen_once_per_batch_and_grows(tmp_path: Path) -> None:
+    state = SinkState(str(tmp_path))
+    first = state.commit_ts_for_batch(0)
+    assert state.commit_ts_for_batch(0) == first
+    second = SinkState(str(tmp_path)).commit_ts_for_batch(1)
+    assert second > first
+    assert SinkState(str(tmp_path)).commit_ts_for_batch(1) == second
+
+
+def test_commit_ts_stays_above_the_last_watermark(tmp_path: Path) -> None:
+    state = SinkState(str(tmp_path))
+    far = (1 << 62) + 5
+    state.record_watermark(far)
+    assert state.last_watermark() == far
+    assert state.commit_ts_for_batch(3) == far + 1
+
+
+def test_current_batch_id_reads_sparks_offset_log(tmp_path: Path) -> None:
+    state = SinkState(str(tmp_path))
+    with pytest.raises(ConfigError, match="no micro-batch in the offset log"):
+        state.current_batch_id()
+    (tmp_path / "offsets").mkdir()
+    for name in ("0", "1", "12", ".12.crc"):
+        (tmp_path / "offsets" / name).write_text("v1")
+    assert state.current_batch_id() == 12
+
+
+def test_table_schemas_are_kept_per_table_under_any_name(tmp_path: Path) -> None:
+    state = SinkState(f"file://{tmp_path}")
+    assert state.last_table_schema("db", "t") is None
+    state.record_table_schema("db", "t", '{"v": 1}')
+    state.record_table_schema("db/..", "t\x00 x", '{"v": 2}')
+    state.record_table_schema("db", "t", '{"v": 3}')
+    assert state.last_table_schema("db", "t") == '{"v": 3}'
+    assert state.last_table_schema("db/..", "t\x00 x") == '{"v": 2}'
+    assert not list(tmp_path.glob("ticdc/tables/.*.tmp"))
+
+
+def test_a_location_pyarrow_cannot_open_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="checkpoint location"):
+        SinkState("nosuchscheme://bucket/x")
