@@ -1,0 +1,306 @@
+"""Avro protocol decoder (`protocol=avro`), mirroring tiflow `pkg/sink/codec/avro/decoder.go`.
+
+A record is Confluent-framed (`0x00`, big-endian int32 schema id, Avro binary); the writer
+schema comes from the `schema_for_id` callable (a registry client's lookup, or a dict in
+tests) and is parsed once per id. Values are typed back from each field's Avro type and its
+`connect.parameters` `tidb_type` to the mounter values of ticdc_sink.events:
+
+    INT, INT UNSIGNED, BIGINT, YEAR  -> int
+    BIGINT UNSIGNED   -> int: string mode exact; long mode the signed long as written
+                         (TiCDC wraps values >= 2^63 to negative; this decoder, like
+                         TiCDC's, does not undo it: add 2**64 to a negative value)
+    FLOAT, DOUBLE     -> float (FLOAT: the float32 value)
+    BIT               -> int (from the big-endian bytes)
+    DECIMAL           -> decimal.Decimal (precise: from the logical type; string: parsed)
+    ENUM              -> int, the 1-based index of the name in `allowed`
+    SET               -> int, the bitmask of the names in `allowed`
+    TEXT, JSON, DATE, DATETIME, TIMESTAMP, TIME, TiDBVECTORFloat32 -> str
+    BLOB              -> bytes
+    NULL              -> None
+
+Fields without a `tidb_type` (a schema TiCDC did not write) keep fastavro's value.
+
+What the wire cannot give back: the database and table are the record namespace's second
+part and the record name, i.e. TiCDC's *sanitised* names (`my-db` arrives as `my_db`), and
+column names are the sanitised field names; there is no table id or schema version (both 0);
+without `enable-tidb-extension` there is no commit ts (0) and no op, so every non-tombstone
+is an INSERT; UPDATEs carry no old values (the protocol never sends them). A tombstone
+(empty value) is a DELETE whose `old` holds only the handle-key columns from the key.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import attrs
+import fastavro
+import orjson
+
+from ticdc_sink.codec.avro import CONFLUENT_MAGIC, TIDB_COMMIT_TS, TIDB_OP
+from ticdc_sink.decode import DecodedRow
+from ticdc_sink.errors import DecodeError
+from ticdc_sink.events import Op
+
+__all__ = ["AvroDecoder", "split_allowed"]
+
+Converter = Callable[[Any], Any]
+_OPS = {"c": Op.INSERT, "u": Op.UPDATE}
+_ALLOWED_SPLIT = re.compile(r"(?<!\\),")
+
+
+def split_allowed(allowed: str) -> list[str]:
+    """The ENUM/SET elements of an `allowed` parameter: split at commas not escaped as
+    `\\,`, then unescape them. (TiCDC's own decoder splits at every comma; the element
+    quoting that TiCDC's escaping folds, `''` and `\\'` to `'`, cannot be undone.)"""
+    return [part.replace("\\,", ",") for part in _ALLOWED_SPLIT.split(allowed)]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _bit(value: Any) -> int:
+    return int.from_bytes(value, "big")
+
+
+def _decimal_text(value: Any) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"{value!r} is not a decimal") from None
+
+
+def _enum(elements: list[str]) -> Converter:
+    index: dict[str, int] = {}
+    for i, name in enumerate(elements, 1):
+        index.setdefault(name, i)
+    folded: dict[str, int] = {}
+    for name, i in index.items():
+        folded.setdefault(name.casefold(), i)
+
+    def convert(value: Any) -> int:
+        found = index.get(value) or folded.get(value.casefold())
+        if found is None:
+            raise ValueError(f"{value!r} is not one of the ENUM elements {elements}")
+        return found
+
+    return convert
+
+
+def _set(elements: list[str]) -> Converter:
+    bits: dict[str, int] = {}
+    for i, name in enumerate(elements):
+        bits.setdefault(name, 1 << i)
+
+    def convert(value: Any) -> int:
+        if value == "":
+            return 0
+        mask = 0
+        for name in value.split(","):
+            bit = bits.get(name)
+            if bit is None:
+                raise ValueError(f"{name!r} is not one of the SET elements {elements}")
+            mask |= bit
+        return mask
+
+    return convert
+
+
+def _converter(tidb_type: str, avro_type: Any, params: dict[str, Any]) -> Converter:
+    match tidb_type:
+        case "INT" | "INT UNSIGNED" | "BIGINT" | "YEAR" | "FLOAT" | "DOUBLE":
+            return _identity
+        case "BIGINT UNSIGNED":
+            return int if avro_type == "string" else _identity
+        case "BIT":
+            return _bit
+        case "DECIMAL":
+            return _decimal_text if avro_type == "string" else _identity
+        case "ENUM":
+            return _enum(split_allowed(str(params.get("allowed", ""))))
+        case "SET":
+            return _set(split_allowed(str(params.get("allowed", ""))))
+        case (
+            "TEXT"
+            | "BLOB"
+            | "JSON"
+            | "DATE"
+            | "DATETIME"
+            | "TIMESTAMP"
+            | "TIME"
+            | "TiDBVECTORFloat32"
+        ):
+            return _identity
+    raise DecodeError(
+        f"avro field has tidb_type {tidb_type!r}, which TiCDC does not write; the message "
+        "was not written by TiCDC's avro protocol (or a newer version)"
+    )
+
+
+def _field_type(field: dict[str, Any]) -> dict[str, Any] | str:
+    kind = field.get("type")
+    if isinstance(kind, list):  # a nullable column: ["null", T] or [T, "null"]
+        members = [m for m in kind if m != "null"]
+        return members[0] if len(members) == 1 else {}
+    return kind if isinstance(kind, dict | str) else {}
+
+
+@attrs.frozen
+class _Reader:
+    """One writer schema, parsed: the fastavro schema, names and per-field converters."""
+
+    parsed: Any
+    database: str
+    table: str
+    columns: tuple[tuple[str, Converter], ...]
+
+    @classmethod
+    def from_text(cls, schema_id: int, text: str) -> _Reader:
+        try:
+            schema = orjson.loads(text)
+            parsed = fastavro.parse_schema(schema)
+        except Exception as exc:  # orjson and fastavro raise several types
+            raise DecodeError(f"schema id {schema_id} is not a valid Avro schema: {exc}") from exc
+        if not isinstance(schema, dict) or schema.get("type") != "record":
+            raise DecodeError(f"schema id {schema_id} is not an Avro record schema")
+        columns = []
+        for field in schema.get("fields", []):
+            name = field["name"]
+            if name == TIDB_OP:  # the extension fields follow the columns (tiflow decoder)
+                break
+            kind = _field_type(field)
+            params = kind.get("connect.parameters", {}) if isinstance(kind, dict) else {}
+            tidb = params.get("tidb_type") if isinstance(params, dict) else None
+            avro_type = kind.get("type") if isinstance(kind, dict) else kind
+            convert = _identity if tidb is None else _converter(tidb, avro_type, params)
+            columns.append((name, convert))
+        namespace = str(schema.get("namespace", ""))
+        _, _, database = namespace.partition(".")
+        return cls(parsed, database, str(schema.get("name", "")), tuple(columns))
+
+    def read(self, body: bytes, what: str) -> dict[str, Any]:
+        stream = io.BytesIO(body)
+        try:
+            record = fastavro.schemaless_reader(stream, self.parsed, None)
+        except Exception as exc:  # EOFError, ValueError, struct.error, ...
+            raise DecodeError(f"the {what} does not decode with its writer schema: {exc}") from exc
+        if stream.tell() != len(body):
+            raise DecodeError(
+                f"the {what} has {len(body) - stream.tell()} bytes after its Avro record"
+            )
+        assert isinstance(record, dict)
+        return record
+
+    def columns_of(self, record: dict[str, Any], what: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, convert in self.columns:
+            value = record.get(name)
+            try:
+                out[name] = None if value is None else convert(value)
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise DecodeError(
+                    f"field {name} of the {what} of {self.database}.{self.table} cannot be "
+                    f"read back: {exc}"
+                ) from exc
+        return out
+
+
+class AvroDecoder:
+    """Decoder of TiCDC avro protocol records (key and value as read from Kafka).
+
+    `schema_for_id(id)` returns a schema's JSON text (e.g. `ConfluentSchemaRegistry.
+    schema_text`); it is called once per id, and the parsed schemas are kept (at most
+    `max_schemas`, least recently used dropped).
+    """
+
+    def __init__(self, schema_for_id: Callable[[int], str], *, max_schemas: int = 1024) -> None:
+        self._schema_for_id = schema_for_id
+        self._max_schemas = max_schemas
+        self._readers: OrderedDict[int, _Reader] = OrderedDict()
+
+    def _reader(self, schema_id: int) -> _Reader:
+        reader = self._readers.get(schema_id)
+        if reader is not None:
+            self._readers.move_to_end(schema_id)
+            return reader
+        try:
+            text = self._schema_for_id(schema_id)
+        except LookupError as exc:
+            raise DecodeError(f"schema id {schema_id} is unknown to the registry") from exc
+        reader = _Reader.from_text(schema_id, text)
+        self._readers[schema_id] = reader
+        if len(self._readers) > self._max_schemas:
+            self._readers.popitem(last=False)
+        return reader
+
+    def _unframe(self, data: bytes, what: str) -> tuple[_Reader, bytes]:
+        if len(data) < 5:
+            raise DecodeError(
+                f"the {what} has {len(data)} bytes; a Confluent-framed Avro record has at "
+                "least 5 (magic byte 0 and a 4-byte schema id)"
+            )
+        if data[0] != CONFLUENT_MAGIC:
+            raise DecodeError(
+                f"the {what} starts with byte 0x{data[0]:02x}, not the Confluent magic byte "
+                "0x00; is the topic written by protocol avro?"
+            )
+        schema_id = int.from_bytes(data[1:5], "big", signed=True)
+        return self._reader(schema_id), bytes(data[5:])
+
+    def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedRow:
+        """The row change of one Kafka record.
+
+        Raises:
+            DecodeError: not a Confluent-framed record, an unknown schema id, a body that
+                does not match its schema, or a value not among the ENUM/SET elements.
+        """
+        if not value:
+            if not key:
+                raise DecodeError(
+                    "the record has neither key nor value; an avro DELETE (tombstone) keeps its key"
+                )
+            reader, body = self._unframe(key, "key")
+            old = reader.columns_of(reader.read(body, "key"), "key")
+            return DecodedRow(
+                database=reader.database,
+                table=reader.table,
+                table_id=0,
+                op=Op.DELETE,
+                commit_ts=0,
+                schema_version=0,
+                data=None,
+                old=old,
+            )
+        if key:
+            key_reader, key_body = self._unframe(key, "key")
+            key_reader.read(key_body, "key")
+        reader, body = self._unframe(value, "value")
+        record = reader.read(body, "value")
+        data = reader.columns_of(record, "value")
+        op = Op.INSERT
+        if TIDB_OP in record:
+            found = _OPS.get(record[TIDB_OP])
+            if found is None:
+                raise DecodeError(
+                    f"field _tidb_op of {reader.database}.{reader.table} is "
+                    f"{record[TIDB_OP]!r}; TiCDC writes 'c' or 'u'"
+                )
+            op = found
+        commit_ts = int(record.get(TIDB_COMMIT_TS, 0) or 0)
+        if commit_ts < 0:  # int64(CommitTs) of a TSO above 2^63
+            commit_ts += 1 << 64
+        return DecodedRow(
+            database=reader.database,
+            table=reader.table,
+            table_id=0,
+            op=op,
+            commit_ts=commit_ts,
+            schema_version=0,
+            data=data,
+            old=None,
+        )
