@@ -23,7 +23,6 @@ from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,
     LargeMessageHandleOption,
-    Protocol,
 )
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
@@ -574,12 +573,14 @@ def test_a_bootstrap_above_the_limit_is_an_error() -> None:
 # --- configuration ------------------------------------------------------------------------
 
 
-def test_avro_encoding_is_not_supported_yet() -> None:
+def test_encoding_format_avro_picks_the_avro_marshaller() -> None:
+    # The Avro encoding itself is tested in test_codec_simple_avro.py.
     config = CodecConfig(encoding_format=EncodingFormat.AVRO)
-    with pytest.raises(ConfigError, match="'encoding-format' is 'avro'.*not supported yet"):
-        build_encoder(config, USER, build_ts_ms=0)
-    with pytest.raises(ConfigError, match="not supported yet"):
-        encode_watermark(config, 1, build_ts_ms=0)
+    change = RowChange(USER, Op.INSERT, 1, (1, "a", 2, 3.0))
+    value = build_encoder(config, USER, build_ts_ms=0).encode_row(change).value
+    assert value is not None and value[:3] == b"\x16\x06\x06"
+    mark = encode_watermark(config, 1, build_ts_ms=0)
+    assert mark is not None and mark.value is not None and mark.value[:3] == b"\x16\x00\x00"
 
 
 def test_claim_check_is_not_supported_yet() -> None:
@@ -587,15 +588,6 @@ def test_claim_check_is_not_supported_yet() -> None:
     with pytest.raises(ConfigError, match="claim-check.*not supported yet") as caught:
         build_encoder(config, USER, build_ts_ms=0)
     assert caught.value.option == "large-message-handle-option"
-
-
-@pytest.mark.parametrize("protocol", [Protocol.AVRO, Protocol.DEBEZIUM, Protocol.CANAL_JSON])
-def test_other_protocols_are_not_supported_yet(protocol: Protocol) -> None:
-    config = CodecConfig(protocol=protocol)
-    with pytest.raises(ConfigError, match=f"'protocol' is '{protocol}'.*use simple"):
-        build_encoder(config, USER, build_ts_ms=0)
-    with pytest.raises(ConfigError):
-        encode_watermark(config, 1, build_ts_ms=0)
 
 
 def test_the_bootstrap_is_built_once() -> None:

@@ -1,14 +1,15 @@
-"""TiCDC's Simple protocol (reference §7), JSON encoding: DML, BOOTSTRAP and WATERMARK.
+"""TiCDC's Simple protocol (reference §7): DML, BOOTSTRAP and WATERMARK, JSON or Avro.
 
 The encoder owns the size check and the large-message policy (tiflow
 `pkg/sink/codec/simple/encoder.go`); a marshaller turns events into bytes (tiflow
-`simple/marshaller.go`), so the Avro encoding can be added as a second marshaller behind the
-same `_Marshaller` interface. Only the JSON marshaller exists now.
+`simple/marshaller.go`): `JsonMarshaller` here for `encoding-format=json` (the default),
+`simple_avro.AvroMarshaller` for `encoding-format=avro`, both behind `_Marshaller`.
 
 JSON is what Go's `json.Marshal` writes for tiflow's `message` struct (`simple/message.go`):
 fields in struct order with `omitempty` honoured, `data`/`old` keys sorted, every value a
 string except NULL and TIMESTAMP. `buildTs` is passed in, never read from the clock, so a
-replay writes identical bytes. No DDL messages: the sink never sees DDL.
+replay writes identical bytes. No DDL messages: the sink never sees DDL (for tests and
+tools, `simple_avro.marshal_ddl` writes an Avro one).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ __all__ = [
     "RECORD_OVERHEAD",
     "JsonMarshaller",
     "SimpleEncoder",
+    "encode_ddl",
     "encode_watermark",
+    "row_value_error",
     "table_schema_json",
 ]
 
@@ -328,20 +331,13 @@ class JsonMarshaller:
             return {name: None if row[i] is None else render(row[i]) for name, i, render in columns}
         except (TypeError, ValueError, OverflowError):
             pass
-        for name, i, render in columns:  # find the culprit for the message
+        for _, i, render in columns:  # find the culprit for the message
             value = row[i]
             try:
                 if value is not None:
                     render(value)
             except (TypeError, ValueError, OverflowError) as exc:
-                column = self.table.columns[i]
-                raise InputError(
-                    f"column {name} of {self.table.database}.{self.table.table} "
-                    f"({column.type.base}) cannot take {_short_repr(value)}: {exc}",
-                    table=f"{self.table.database}.{self.table.table}",
-                    column=name,
-                    value=value,
-                ) from exc
+                raise row_value_error(self.table, self.table.columns[i], value, exc) from exc
         raise AssertionError("unreachable: a renderer failed only once")  # pragma: no cover
 
     def marshal_bootstrap(self) -> bytes:
@@ -363,6 +359,17 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def row_value_error(table: TableSchema, column: Column, value: Any, exc: Exception) -> InputError:
+    """The InputError for a row value its column's renderer refused (either encoding)."""
+    return InputError(
+        f"column {column.name} of {table.database}.{table.table} "
+        f"({column.type.base}) cannot take {_short_repr(value)}: {exc}",
+        table=f"{table.database}.{table.table}",
+        column=column.name,
+        value=value,
+    )
+
+
 def _watermark_json(commit_ts: int, build_ts_ms: int) -> bytes:
     return dumps(
         {
@@ -374,45 +381,105 @@ def _watermark_json(commit_ts: int, build_ts_ms: int) -> bytes:
     )
 
 
-def _check_encoding(config: CodecConfig) -> None:
-    if config.encoding_format != EncodingFormat.JSON:
+def _ddl_json(
+    ddl_type: str,
+    sql: str,
+    commit_ts: int,
+    build_ts_ms: int,
+    table: TableSchema | None,
+    pre_table: TableSchema | None,
+) -> bytes:
+    message: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": ddl_type}
+    if sql:
+        message["sql"] = sql
+    message["commitTs"] = commit_ts
+    message["buildTs"] = build_ts_ms
+    if table is not None:
+        message["tableSchema"] = table_schema_json(table)
+    if pre_table is not None:
+        message["preTableSchema"] = table_schema_json(pre_table)
+    return dumps(message)
+
+
+def _is_avro(config: CodecConfig) -> bool:
+    if config.encoding_format == EncodingFormat.AVRO:
+        return True
+    if config.encoding_format != EncodingFormat.JSON:  # pragma: no cover - config validates
         raise ConfigError(
-            f"option 'encoding-format' is '{config.encoding_format}' for protocol simple, "
-            "which is not supported yet; use json",
+            f"option 'encoding-format' is '{config.encoding_format}' for protocol simple; "
+            "use json or avro",
             option="encoding-format",
             value=str(config.encoding_format),
-            allowed=(EncodingFormat.JSON.value,),
+            allowed=(EncodingFormat.JSON.value, EncodingFormat.AVRO.value),
         )
+    return False
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message:
-    """A WATERMARK message: null key (it travels tiflow's sync producer path).
+    """A WATERMARK message in the configured encoding: null key (it travels tiflow's sync
+    producer path)."""
+    if _is_avro(config):
+        from ticdc_sink.codec.simple_avro import marshal_watermark
+
+        value = marshal_watermark(commit_ts, build_ts_ms)
+    else:
+        value = _watermark_json(commit_ts, build_ts_ms)
+    return Message(key=None, value=value, commit_ts=commit_ts)
+
+
+def encode_ddl(
+    config: CodecConfig,
+    ddl_type: str,
+    sql: str,
+    commit_ts: int,
+    *,
+    build_ts_ms: int,
+    table: TableSchema | None = None,
+    pre_table: TableSchema | None = None,
+) -> Message:
+    """A DDL message in the configured encoding (tiflow newDDLMessage / newDDLMessageMap):
+    `ddl_type` one of CREATE, ALTER, ERASE, RENAME, TRUNCATE, CINDEX, DINDEX, QUERY;
+    `table`/`pre_table` the schema after/before. Null key. The sink sends no Simple DDL
+    (TiCDC's DDL comes from TiDB); this feeds decoders in tests and tools. No size check.
 
     Raises:
-        ConfigError: an encoding format that is not supported yet.
+        InputError: an unknown DDL type.
+        SchemaError: see table_schema_json.
     """
-    _check_encoding(config)
-    return Message(key=None, value=_watermark_json(commit_ts, build_ts_ms), commit_ts=commit_ts)
+    from ticdc_sink.codec.simple_avro import DDL_TYPES, marshal_ddl
+
+    if ddl_type not in DDL_TYPES:
+        raise InputError(
+            f"DDL type {ddl_type!r} is not a Simple DDL type; use one of {', '.join(DDL_TYPES)}",
+            value=ddl_type,
+        )
+    if _is_avro(config):
+        value = marshal_ddl(
+            ddl_type, sql, commit_ts, build_ts_ms=build_ts_ms, table=table, pre_table=pre_table
+        )
+    else:
+        value = _ddl_json(ddl_type, sql, commit_ts, build_ts_ms, table, pre_table)
+    return Message(key=None, value=value, commit_ts=commit_ts)
 
 
 class SimpleEncoder:
     """The Simple protocol encoder of one table, built once and reused for every row.
 
-    Messages above `max-message-bytes` (key + value + 36) follow
-    `large-message-handle-option`: `none` raises MessageTooLargeError, `handle-key-only`
-    re-encodes with the handle-key columns and `"handleKeyOnly":true` (and raises if that
-    is still too large). `claim-check` needs external storage and is refused at build.
+    `encoding-format` picks the marshaller (json or avro). Messages above
+    `max-message-bytes` (key + value + 36) follow `large-message-handle-option`: `none`
+    raises MessageTooLargeError, `handle-key-only` re-encodes with the handle-key columns
+    and `handleKeyOnly` true (and raises if that is still too large), in either encoding.
+    `claim-check` needs external storage and is refused at build.
     """
 
     def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
         """Build the encoder; every message it makes carries `build_ts_ms` as buildTs.
 
         Raises:
-            ConfigError: encoding-format avro or large-message-handle-option claim-check
-                (not supported yet).
+            ConfigError: large-message-handle-option claim-check (not supported yet).
             SchemaError: a column type the protocol cannot carry.
         """
-        _check_encoding(config)
+        avro = _is_avro(config)
         if config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
             raise ConfigError(
                 "option 'large-message-handle-option' is 'claim-check', which is not "
@@ -423,9 +490,17 @@ class SimpleEncoder:
             )
         self.config = config
         self.table = table
-        self._marshaller: _Marshaller = JsonMarshaller(
-            table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
-        )
+        self._marshaller: _Marshaller
+        if avro:
+            from ticdc_sink.codec.simple_avro import AvroMarshaller
+
+            self._marshaller = AvroMarshaller(
+                table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
+            )
+        else:
+            self._marshaller = JsonMarshaller(
+                table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
+            )
         self._bootstrap: Message | None = None
 
     def encode_row(self, change: RowChange) -> Message:

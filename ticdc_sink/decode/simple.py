@@ -1,4 +1,10 @@
-"""Simple protocol decoder (JSON encoding), mirroring tiflow `simple/decoder.go`.
+"""Simple protocol decoder (JSON and Avro encodings), mirroring tiflow `simple/decoder.go`.
+
+The encoding is chosen when the decoder is made, as TiCDC's consumer takes it from its
+`encoding-format` option: `SimpleDecoder(encoding_format="json")` (the default) or
+`"avro"`. It is not guessed from the bytes: a JSON decoder given an Avro message (first
+byte 0x16) says so in its error, and an Avro decoder given JSON likewise. Avro messages
+are read with fastavro and the schema bundled with the encoder (`codec/simple_avro.py`).
 
 Table schemas arrive in BOOTSTRAP and DDL messages and are kept by (database, table,
 schema version), the key TiCDC's consumer uses. A DML message whose schema is known gets
@@ -17,6 +23,13 @@ its values converted back to Python values:
     NULL                      -> None
 
 These are the mounter values of ticdc_sink.events, except DECIMAL (Decimal, not str).
+Avro gives the same values: its longs (BIGINT UNSIGNED's `UnsignedBigint`, BIT, SET and
+unsigned integers taken back to uint64), floats and doubles, strings and raw bytes are
+converted to exactly what the JSON text gives. Avro strings that are not valid UTF-8
+(TiCDC writes a text value's bytes as they are) become str with U+FFFD for each invalid
+byte, as Go's JSON writer would have written them; a BIT column's default, raw bytes in
+Avro, becomes the decimal string of its value, as from JSON. Avro table schemas carry no
+fraction digits for DATETIME/TIMESTAMP/TIME: they are read back from the length.
 A DML message whose schema is not known yet is not an error (TiCDC's consumer caches it
 until a BOOTSTRAP arrives): it is returned with `typed=False` and its raw JSON values, and
 `resolve` converts it once the schema is known.
@@ -26,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,8 +48,10 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec._json import go_string
 from ticdc_sink.codec._mysql import ValueKind, to_float32, value_kind
 from ticdc_sink.codec.simple import PROTOCOL_VERSION
+from ticdc_sink.codec.simple_avro import parsed_message_schema
 from ticdc_sink.decode import (
     DecodedBootstrap,
     DecodedDDL,
@@ -47,7 +63,9 @@ from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-__all__ = ["SimpleDecoder", "table_schema_from_json"]
+__all__ = ["ENCODING_FORMATS", "SimpleDecoder", "table_schema_from_avro", "table_schema_from_json"]
+
+ENCODING_FORMATS = ("json", "avro")
 
 _DDL_TYPES = frozenset(
     {"CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"}
@@ -114,6 +132,74 @@ _PARSERS: dict[ValueKind, Parser] = {
     ValueKind.VECTOR: _string,
     ValueKind.TEXT: _string,
     ValueKind.BINARY: _binary,
+}
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _avro_long(value: Any) -> int:
+    if type(value) is not int:
+        raise ValueError(f"expected an Avro long, got {type(value).__name__}")
+    return value
+
+
+def _avro_unsigned(value: Any) -> int:
+    # Go's uint64(int64): BIGINT UNSIGNED arrives as UnsignedBigint{value}, the others as
+    # a plain long; both wrap from 2^63.
+    if isinstance(value, dict) and "location" not in value:
+        value = value.get("value")
+    return _avro_long(value) & _MASK64
+
+
+def _avro_float(value: Any) -> float:
+    if type(value) is not float:
+        raise ValueError(f"expected an Avro float or double, got {type(value).__name__}")
+    return value
+
+
+def _avro_string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected an Avro string, got {type(value).__name__}")
+    return value
+
+
+def _avro_decimal(value: Any) -> Decimal:
+    try:
+        return Decimal(_avro_string(value))
+    except InvalidOperation:
+        raise ValueError(f"{value!r} is not a decimal") from None
+
+
+def _avro_bytes(value: Any) -> bytes:
+    if not isinstance(value, bytes):
+        raise ValueError(f"expected Avro bytes, got {type(value).__name__}")
+    return value
+
+
+def _avro_timestamp(value: Any) -> str:
+    if isinstance(value, dict):
+        return _avro_string(value.get("value"))
+    return _avro_string(value)
+
+
+_AVRO_PARSERS: dict[ValueKind, Parser] = {
+    ValueKind.INT: _avro_long,
+    ValueKind.UINT: _avro_unsigned,
+    ValueKind.ENUM: _avro_unsigned,
+    ValueKind.SET: _avro_unsigned,
+    ValueKind.BIT: _avro_unsigned,
+    ValueKind.FLOAT32: _avro_float,
+    ValueKind.FLOAT64: _avro_float,
+    ValueKind.DECIMAL: _avro_decimal,
+    ValueKind.DATE: _avro_string,
+    ValueKind.DATETIME: _avro_string,
+    ValueKind.TIME: _avro_string,
+    ValueKind.TIMESTAMP: _avro_timestamp,
+    ValueKind.JSON: _avro_string,
+    ValueKind.VECTOR: _avro_string,
+    ValueKind.TEXT: _avro_string,
+    ValueKind.BINARY: _avro_bytes,
 }
 
 
@@ -210,15 +296,110 @@ def table_schema_from_json(obj: Any) -> TableSchema:
     )
 
 
-class SimpleDecoder:
-    """Decodes Simple JSON messages one by one, keeping the table schemas it has seen.
+# Avro table schemas have no `decimal` for temporal types: fsp = length - width - 1.
+_TEMPORAL_WIDTH = {"datetime": 19, "timestamp": 19, "time": 10}
 
+
+def _go_text(text: str) -> str:
+    """A str read with surrogateescape, as Go's JSON writer would have shown its bytes."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return go_string(text.encode("utf-8", "surrogateescape"))
+    return text
+
+
+def _column_from_avro(obj: dict[str, Any], column_id: int) -> Column:
+    data_type = obj["dataType"]
+    base = data_type["mysqlType"]
+    length = data_type["length"]
+    decimal = data_type["decimal"]
+    if base in _TEMPORAL_WIDTH:
+        width = _TEMPORAL_WIDTH[base]
+        decimal = length - width - 1 if length > width + 1 else None
+    elif not decimal:
+        decimal = None  # as JSON, which leaves a 0 out
+    default = obj["default"]
+    if default is not None:
+        if base == "bit":
+            raw = default.encode("utf-8", "surrogateescape")
+            default = str(int.from_bytes(raw, "big"))
+        else:
+            default = _go_text(default)
+    mysql_type = MySQLType(
+        base=base,
+        length=length,
+        decimal=decimal,
+        unsigned=data_type["unsigned"] is True,
+        zerofill=data_type["zerofill"] is True,
+        elements=tuple(data_type["elements"] or ()),
+        charset=data_type["charset"],
+        collation=data_type["collate"],
+    )
+    return Column(
+        name=obj["name"],
+        type=mysql_type,
+        nullable=obj["nullable"],
+        default=default,
+        column_id=column_id,
+    )
+
+
+def table_schema_from_avro(obj: dict[str, Any]) -> TableSchema:
+    """The TableSchema of an Avro `TableSchema` record as fastavro reads it (strings read
+    with surrogateescape or strict); the same TableSchema the JSON form gives.
+
+    Raises:
+        DecodeError: the record does not describe a table the decoder can model.
+    """
+    try:
+        columns = tuple(
+            _column_from_avro(c, column_id) for column_id, c in enumerate(obj["columns"], 1)
+        )
+        indexes = tuple(
+            Index(
+                name=index["name"],
+                columns=tuple(index["columns"]),
+                unique=index["unique"],
+                primary=index["primary"],
+            )
+            for index in obj["indexes"]
+        )
+        return TableSchema(
+            database=obj["database"],
+            table=obj["table"],
+            columns=columns,
+            indexes=indexes,
+            table_id=obj["tableID"],
+            version=obj["version"] & _MASK64,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DecodeError(f"Avro tableSchema: {exc}") from exc
+
+
+class SimpleDecoder:
+    """Decodes Simple messages one by one, keeping the table schemas it has seen.
+
+    `encoding_format` is the producer's `encoding-format`: "json" (default) or "avro".
     Not thread-safe: use one decoder per consumer thread. At most `max_tables` schema
     versions are kept (least recently used dropped first).
     """
 
-    def __init__(self, *, max_tables: int = 4096) -> None:
+    def __init__(self, *, max_tables: int = 4096, encoding_format: str = "json") -> None:
+        """Raises:
+        DecodeError: an encoding format other than json or avro.
+        """
+        encoding = str(encoding_format).lower()
+        if encoding not in ENCODING_FORMATS:
+            raise DecodeError(
+                f"encoding format {encoding_format!r} is not one of the Simple protocol's; "
+                "use json or avro"
+            )
         self.max_tables = max_tables
+        self.encoding_format = encoding
+        self._parsers = _AVRO_PARSERS if encoding == "avro" else _PARSERS
         self._tables: OrderedDict[tuple[str, str, int], tuple[TableSchema, list]] = OrderedDict()
 
     def add_table(self, table: TableSchema) -> None:
@@ -228,7 +409,7 @@ class SimpleDecoder:
             DecodeError: a column type the Simple protocol does not carry.
         """
         try:
-            parsers = [(c.name, _PARSERS[value_kind(c)]) for c in table.columns]
+            parsers = [(c.name, self._parsers[value_kind(c)]) for c in table.columns]
         except SchemaError as exc:
             raise DecodeError(
                 f"table {table.database}.{table.table} version {table.version}: {exc.message}"
@@ -248,17 +429,22 @@ class SimpleDecoder:
         """The event of one Kafka record (the key is not used: Simple keys are empty).
 
         Raises:
-            DecodeError: the value is not a Simple JSON message.
+            DecodeError: the value is not a Simple message in this decoder's encoding.
         """
         if value is None:
             raise DecodeError("the record has no value; a Simple message always has one")
+        if self.encoding_format == "avro":
+            return self._decode_avro(value)
         try:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
-            raise DecodeError(
-                f"the value is not JSON ({exc}); only the json encoding-format of the Simple "
-                "protocol can be decoded"
-            ) from exc
+            hint = (
+                "; it looks like the avro encoding-format: use SimpleDecoder(encoding_format="
+                "'avro')"
+                if value[:1] == b"\x16"
+                else ""
+            )
+            raise DecodeError(f"the value is not JSON ({exc}){hint}") from exc
         if not isinstance(message, dict):
             raise DecodeError(f"the value is a JSON {type(message).__name__}; expected an object")
         version = message.get("version")
@@ -324,6 +510,64 @@ class SimpleDecoder:
         )
         return self.resolve(row)
 
+    def _decode_avro(self, value: bytes) -> DecodedEvent:
+        if value[:1] != b"\x16":
+            hint = "; it looks like JSON: use SimpleDecoder()" if value[:1] == b"{" else ""
+            raise DecodeError(
+                f"the value starts with {bytes(value[:1]).hex() or 'nothing'}, not with 0x16 "
+                f"(a Simple Avro Message){hint}"
+            )
+        message, repaired = _read_avro(value)
+        payload = message["payload"]
+        kind = message["type"]
+        version = payload["version"]
+        if version != PROTOCOL_VERSION:
+            raise DecodeError(
+                f"Simple message version is {version!r}; only {PROTOCOL_VERSION} is known"
+            )
+        build_ts = payload["buildTs"]
+        if kind == "WATERMARK":
+            return DecodedWatermark(commit_ts=payload["commitTs"] & _MASK64, build_ts=build_ts)
+        if kind == "BOOTSTRAP":
+            table = table_schema_from_avro(payload["tableSchema"])
+            self.add_table(table)
+            return DecodedBootstrap(table=table, build_ts=build_ts)
+        if kind == "DDL":
+            schemas = []
+            for name in ("tableSchema", "preTableSchema"):
+                obj = payload[name]
+                schema = None if obj is None else table_schema_from_avro(obj)
+                if schema is not None:
+                    self.add_table(schema)
+                schemas.append(schema)
+            sql = payload["sql"]
+            return DecodedDDL(
+                type=payload["type"],
+                sql=_go_text(sql) if repaired else sql,
+                commit_ts=payload["commitTs"] & _MASK64,
+                table=schemas[0],
+                pre_table=schemas[1],
+                build_ts=build_ts,
+            )
+        data, old = payload["data"], payload["old"]
+        if repaired:
+            data, old = (_repaired_image(image) for image in (data, old))
+        row = DecodedRow(
+            database=payload["database"],
+            table=payload["table"],
+            table_id=payload["tableID"],
+            op=Op(payload["type"]),
+            commit_ts=payload["commitTs"] & _MASK64,
+            schema_version=payload["schemaVersion"] & _MASK64,
+            data=data,
+            old=old,
+            handle_key_only=payload["handleKeyOnly"] is True,
+            claim_check_location=payload["claimCheckLocation"],
+            build_ts=build_ts,
+            typed=False,
+        )
+        return self.resolve(row)
+
     def resolve(self, row: DecodedRow) -> DecodedRow:
         """The row with typed values if its schema is known now; else the row as is.
 
@@ -353,6 +597,42 @@ class SimpleDecoder:
             build_ts=row.build_ts,
             typed=True,
         )
+
+
+def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:
+    """The Message record and whether invalid UTF-8 was read (with surrogateescape)."""
+    import fastavro
+
+    schema = parsed_message_schema()
+    repaired = False
+    stream = io.BytesIO(value)
+    try:
+        try:
+            message = fastavro.schemaless_reader(stream, schema)
+        except UnicodeDecodeError:
+            repaired = True
+            stream = io.BytesIO(value)
+            message = fastavro.schemaless_reader(
+                stream, schema, handle_unicode_errors="surrogateescape"
+            )
+    except Exception as exc:  # fastavro raises EOFError, IndexError, ValueError, ...
+        raise DecodeError(
+            f"the value is not a Simple Avro message ({type(exc).__name__}: {exc})"
+        ) from exc
+    if stream.tell() != len(value):
+        raise DecodeError(
+            f"the value has {len(value) - stream.tell()} bytes after the Simple Avro message"
+        )
+    return message, repaired
+
+
+def _repaired_image(image: dict[str, Any] | None) -> dict[str, Any] | None:
+    if image is None:
+        return None
+    return {
+        _go_text(name): _go_text(value) if isinstance(value, str) else value
+        for name, value in image.items()
+    }
 
 
 def _typed(
