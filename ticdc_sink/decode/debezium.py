@@ -1,0 +1,372 @@
+"""Debezium protocol decoder: TiCDC's (and this sink's) Debezium JSON messages back into
+events (tiflow `pkg/sink/codec/debezium/decoder.go` reads the same fields).
+
+`payload.op` tells the event: `c`/`r` INSERT, `u` UPDATE, `d` DELETE, `m` watermark; a
+payload with `ddl` is a DDL event. Database and table come from `payload.source`,
+`commit_ts` from `source.commit_ts` (a TiCDC field, always written), `build_ts` from the
+top-level `payload.ts_ms` (the encoding time).
+
+Values. With the `schema` part (the default) values are typed from the field schemas back to
+the mounter forms of `ticdc_sink.events`, as far as the schema tells:
+
+    int16/int32/int64, io.debezium.time.Year    -> int (a BIGINT UNSIGNED written wrapped,
+                             e.g. -1, is unwrapped to 2^64-1 only when `tidb_type` says
+                             `bigint unsigned`, i.e. with enable-tidb-extension)
+    float (FLOAT)                               -> float, the float32 value
+    double                                      -> float; DECIMAL (`tidb_type` decimal)
+                                                   -> decimal.Decimal of the shortest text
+    boolean (BIT(1)), io.debezium.data.Bits     -> int (little-endian bytes read back)
+    io.debezium.data.Enum / EnumSet             -> int: 1-based index / bitmask from the
+                                                   `allowed` parameter ("" -> 0)
+    io.debezium.time.Date                       -> str "YYYY-MM-DD"
+    io.debezium.time.Timestamp / MicroTimestamp -> str "YYYY-MM-DD HH:MM:SS[.fraction]"
+    io.debezium.time.ZonedTimestamp             -> str in `time_zone` (constructor), the
+                                                   fraction digits as written (= fsp)
+    io.debezium.time.MicroTime                  -> str "[-]HH:MM:SS[.fraction]"
+    string with tidb_type of a binary type      -> bytes (from base64)
+    other strings (text, JSON, vector)          -> str
+    NULL                                        -> None
+
+The schema does not carry a DATETIME/TIME column's fsp, so their fraction is written with
+as many digits as needed (none for whole seconds, trailing zeros dropped). What TiCDC
+changed irreversibly stays changed: years 0..99 of DATE/DATETIME come back moved (0018 ->
+2018), a zero DATE/DATETIME comes back as None (or the epoch when NOT NULL), a NULL with a
+column DEFAULT comes back as that default (a binary column's default, written twice, is
+read from its last, raw copy). Without the `schema` part (`debezium-disable-schema`) the
+values are the raw JSON values and `typed` is False.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import zoneinfo
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from ticdc_sink.codec._mysql import format_float, to_float32
+from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.errors import DecodeError
+from ticdc_sink.events import Op
+
+__all__ = ["DebeziumDecoder"]
+
+_OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
+_BINARY_TIDB_TYPES = frozenset(
+    {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+)
+_EPOCH = dt.date(1970, 1, 1)
+
+Convert = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _fraction(micros: int) -> str:
+    return f".{micros:06d}".rstrip("0") if micros else ""
+
+
+def _date_text(days: int) -> str:
+    day = _EPOCH + dt.timedelta(days=days)
+    return f"{day.year:04d}-{day.month:02d}-{day.day:02d}"
+
+
+def _datetime_text(micros: int) -> str:
+    seconds, fraction = divmod(micros, 1_000_000)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{_date_text(days)} {hours:02d}:{minutes:02d}:{secs:02d}{_fraction(fraction)}"
+
+
+def _time_text(micros: int) -> str:
+    sign = "-" if micros < 0 else ""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{sign}{hours:02d}:{minutes:02d}:{secs:02d}{_fraction(fraction)}"
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise DecodeError(f"value {value!r} is not an integer")
+    return int(value)
+
+
+def _unsigned_bigint(value: Any) -> int:
+    number = _int(value)
+    return number + 2**64 if number < 0 else number
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(f"value {value!r} is not a number")
+    return float(value)
+
+
+def _float32(value: Any) -> float:
+    # jsoniter wrote the shortest float32 digits: reading them as float64 and rounding to
+    # float32 gives back the float32 TiCDC held.
+    return to_float32(_float(value))
+
+
+def _decimal(value: Any) -> Decimal:
+    return Decimal(format_float(_float(value)))
+
+
+def _bytes(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise DecodeError(f"value {value!r} is not a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        # NULL replaced by a binary column's default: the raw default text (see docstring).
+        return value.encode("utf-8", "surrogateescape")
+
+
+def _bits(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    return int.from_bytes(_bytes(value), "little")
+
+
+def _enum(allowed: list[str]) -> Convert:
+    index = {name: i for i, name in enumerate(allowed, start=1)}
+
+    def convert(value: Any) -> int:
+        if value == "":
+            return 0
+        try:
+            return index[value]
+        except KeyError:
+            raise DecodeError(f"value {value!r} is not one of {','.join(allowed)}") from None
+
+    return convert
+
+
+def _set(allowed: list[str]) -> Convert:
+    bit = {name: 1 << i for i, name in enumerate(allowed)}
+
+    def convert(value: Any) -> int:
+        if value == "":
+            return 0
+        try:
+            return sum(bit[name] for name in set(value.split(",")))
+        except (KeyError, AttributeError):
+            raise DecodeError(f"value {value!r} is not a set of {','.join(allowed)}") from None
+
+    return convert
+
+
+def _split_enum_allowed(text: str) -> list[str]:
+    """Enum `allowed` elements: joined by `,`, a `,` inside an element written `\\,`
+    (tiflow common.EscapeEnumAndSetOptions)."""
+    out, current, i = [], [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] == ",":
+            current.append(",")
+            i += 2
+            continue
+        if text[i] == ",":
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(text[i])
+        i += 1
+    out.append("".join(current))
+    return out
+
+
+def _zoned(zone: dt.tzinfo | None) -> Convert:
+    def convert(value: Any) -> str:
+        if not isinstance(value, str) or not value.endswith("Z"):
+            raise DecodeError(f"value {value!r} is not a ZonedTimestamp")
+        body = value[:-1]
+        main, _, fraction = body.partition(".")
+        try:
+            utc = dt.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S")
+        except ValueError:
+            raise DecodeError(f"value {value!r} is not a ZonedTimestamp") from None
+        local = utc if zone is None else utc.replace(tzinfo=dt.UTC).astimezone(zone)
+        text = local.strftime("%Y-%m-%d %H:%M:%S")
+        if len(text) < 19:  # years below 1000 (strftime does not pad them everywhere)
+            text = f"{local.year:04d}" + local.strftime("-%m-%d %H:%M:%S")
+        return text + ("." + fraction if fraction else "")
+
+    return convert
+
+
+def _converter(field: dict[str, Any], zone: dt.tzinfo | None) -> Convert:
+    kind = field.get("type")
+    name = field.get("name")
+    tidb = str(field.get("tidb_type", ""))
+    parameters = field.get("parameters") or {}
+    match name:
+        case "io.debezium.time.Date":
+            return lambda v: _date_text(_int(v))
+        case "io.debezium.time.Timestamp":
+            return lambda v: _datetime_text(_int(v) * 1000)
+        case "io.debezium.time.MicroTimestamp":
+            return lambda v: _datetime_text(_int(v))
+        case "io.debezium.time.ZonedTimestamp":
+            return _zoned(zone)
+        case "io.debezium.time.MicroTime":
+            return lambda v: _time_text(_int(v))
+        case "io.debezium.time.Year":
+            return _int
+        case "io.debezium.data.Bits":
+            return _bits
+        case "io.debezium.data.Enum":
+            return _enum(_split_enum_allowed(str(parameters.get("allowed", ""))))
+        case "io.debezium.data.EnumSet":
+            allowed = str(parameters.get("allowed", ""))
+            return _set(allowed.split(",") if allowed else [])
+    match kind:
+        case "int8" | "int16" | "int32":
+            return _int
+        case "int64":
+            return _unsigned_bigint if tidb == "bigint unsigned" else _int
+        case "float":
+            return _float32
+        case "double" if tidb.startswith("decimal"):
+            return _decimal
+        case "double" if tidb.startswith("float"):  # FLOAT(M,D): a float32 value
+            return _float32
+        case "double":
+            return _float
+        case "boolean":
+            return _bits
+        case "bytes":
+            return _bytes
+        case "string" if tidb in _BINARY_TIDB_TYPES:
+            return _bytes
+    return _identity
+
+
+class DebeziumDecoder:
+    """Decodes Debezium messages (JSON key and value) into DecodedRow, DecodedWatermark and
+    DecodedDDL. `time_zone` is the zone TIMESTAMP values are rendered in (the sink's
+    `time-zone`; UTC by default), so that they read back as the rows held them.
+
+    Field converters are cached by the schema's text, so a stream of one table builds them
+    once.
+
+    Raises:
+        DecodeError: from `decode_message`, for a message that is not Debezium JSON.
+    """
+
+    def __init__(self, time_zone: str = "UTC") -> None:
+        if time_zone.upper() in ("UTC", "ETC/UTC", "Z"):
+            self._zone: dt.tzinfo | None = None
+        else:
+            try:
+                self._zone = zoneinfo.ZoneInfo(time_zone)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+                raise DecodeError(
+                    f"time zone {time_zone!r} is not known; use an IANA name such as UTC"
+                ) from exc
+        self._converters: dict[bytes, dict[str, Convert]] = {}
+
+    def decode_message(
+        self, key: bytes | None, value: bytes | None
+    ) -> DecodedRow | DecodedWatermark | DecodedDDL:
+        """The event of one Kafka record.
+
+        Raises:
+            DecodeError: no value, not JSON, or not a Debezium envelope.
+        """
+        if not value:
+            raise DecodeError("a Debezium message has no value; TiCDC writes no tombstones")
+        try:
+            message = orjson.loads(value)
+        except orjson.JSONDecodeError as exc:
+            raise DecodeError(f"the value is not JSON: {exc}") from exc
+        payload = message.get("payload") if isinstance(message, dict) else None
+        if not isinstance(payload, dict) or not isinstance(payload.get("source"), dict):
+            raise DecodeError("the value is not a Debezium envelope (no payload.source)")
+        source = payload["source"]
+        commit_ts = _int(source.get("commit_ts", 0))
+        build_ts = payload.get("ts_ms") or 0
+        if "ddl" in payload:
+            return self._ddl(payload, commit_ts, build_ts)
+        op = payload.get("op")
+        if op == "m":
+            return DecodedWatermark(commit_ts=commit_ts, build_ts=build_ts)
+        if op not in _OPS:
+            raise DecodeError(f"payload.op is {op!r}; Debezium rows have c, r, u, d or m")
+        schema = message.get("schema")
+        converters = self._fields(schema) if isinstance(schema, dict) else None
+        before = self._image(payload.get("before"), converters)
+        after = self._image(payload.get("after"), converters)
+        kind = _OPS[op]
+        if kind is Op.DELETE:
+            data, old = None, before
+        else:
+            data, old = after, before
+        return DecodedRow(
+            database=str(source.get("db", "")),
+            table=str(source.get("table", "")),
+            table_id=0,
+            op=kind,
+            commit_ts=commit_ts,
+            schema_version=0,
+            data=data,
+            old=old,
+            build_ts=build_ts,
+            typed=converters is not None,
+        )
+
+    def _fields(self, schema: dict[str, Any]) -> dict[str, Convert]:
+        cache_key = orjson.dumps(schema.get("fields"))
+        found = self._converters.get(cache_key)
+        if found is not None:
+            return found
+        converters: dict[str, Convert] = {}
+        for part in schema.get("fields") or ():
+            if isinstance(part, dict) and part.get("field") in ("before", "after"):
+                for field in part.get("fields") or ():
+                    converters[field["field"]] = _converter(field, self._zone)
+                break
+        if len(self._converters) >= 256:
+            self._converters.clear()
+        self._converters[cache_key] = converters
+        return converters
+
+    def _image(self, image: Any, converters: dict[str, Convert] | None) -> dict[str, Any] | None:
+        if image is None:
+            return None
+        if not isinstance(image, dict):
+            raise DecodeError(f"a row image is {type(image).__name__}, not an object")
+        if converters is None:
+            return dict(image)
+        out = {}
+        for name, raw in image.items():
+            if raw is None:
+                out[name] = None
+                continue
+            convert = converters.get(name, _identity)
+            try:
+                out[name] = convert(raw)
+            except DecodeError as exc:
+                raise DecodeError(f"column {name!r}: {exc.message}") from exc
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise DecodeError(f"column {name!r}: value {raw!r} cannot be read: {exc}") from exc
+        return out
+
+    def _ddl(self, payload: dict[str, Any], commit_ts: int, build_ts: int) -> DecodedDDL:
+        changes = payload.get("tableChanges") or []
+        change_type = ""
+        if changes and isinstance(changes[0], dict):
+            change_type = str(changes[0].get("type", ""))
+        return DecodedDDL(
+            type=change_type,
+            sql=str(payload.get("ddl", "")),
+            commit_ts=commit_ts,
+            build_ts=build_ts,
+        )
