@@ -1,0 +1,292 @@
+"""canal-json decoder, mirroring tiflow `pkg/sink/codec/canal/canal_json_decoder.go` and
+`canal_json_message.go` (`canalJSONFormatColumn`).
+
+A message is a DML row (`isDdl` false, `type` INSERT / UPDATE / DELETE), a DDL (`isDdl`
+true) or, with the TiDB extension, a WATERMARK (`type` TIDB_WATERMARK). canal-json carries
+no table schema; each value is typed back from its column's `mysqlType` entry (the base
+name before `(` or a space, as tiflow's `ExtractBasicMySQLType`), or from its `sqlType`
+code when `mysqlType` lacks the column:
+
+    tinyint, smallint, mediumint, int, bigint, year   -> int  (sqlType -6, 5, 4, -5)
+    enum (index), set (bitmask), bit                  -> int  (sqlType -7: set, bit)
+    float                    -> float (the float32 value, as TiCDC's float32)  (sqlType 7)
+    double                   -> float                                           (sqlType 8)
+    decimal                  -> decimal.Decimal (str() gives back the digits)   (sqlType 3)
+    binary, varbinary, *blob -> bytes: the ISO-8859-1 code of each character (by the
+                                base name; tiflow's `IsBinaryMySQLType` searches the whole
+                                text, so it also takes `enum('binary')` for binary)
+                                                                             (sqlType 2004)
+    date, datetime, timestamp, time, json, vector,
+    char, varchar, *text and names not listed         -> str, as written
+    null                                              -> None
+
+These are the mounter values of `ticdc_sink.events` except DECIMAL (a Decimal, as the
+Simple decoder returns) and a BIGINT UNSIGNED typed from sqlType 3 alone (a Decimal).
+
+Rows: `data` is the new image of INSERT and UPDATE and the deleted row of DELETE (which
+the DecodedRow carries as `old`, with `data` None). An UPDATE written with
+only-output-updated-columns (or content-compatible) lists only the changed old values;
+as tiflow's decoder does, the other old values are taken from the new image, so `old` is
+always a whole row. `commit_ts` is `_tidb.commitTs` (0 without the TiDB extension: canal
+itself carries only `es`, the commit time in ms); `handle_key_only` is
+`_tidb.onlyHandleKey`; `build_ts` is `ts`. canal-json has no table id or schema version:
+both are 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import orjson
+
+from ticdc_sink.codec._mysql import to_float32
+from ticdc_sink.codec.canal_json import WATERMARK_TYPE
+from ticdc_sink.decode import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
+from ticdc_sink.errors import DecodeError
+from ticdc_sink.events import Op
+from ticdc_sink.schema import BINARY_TYPES
+
+__all__ = ["CanalJsonDecoder", "parser_for"]
+
+Parser = Callable[[str], Any]
+
+
+def _integer(text: str) -> int:
+    # Go's strconv.ParseInt/ParseUint: an optional minus and ASCII digits only.
+    if not text.isascii() or not text.removeprefix("-").isdigit():
+        raise ValueError(f"{text!r} is not an integer")
+    return int(text)
+
+
+def _float32(text: str) -> float:
+    return to_float32(float(text))
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"{text!r} is not a decimal") from None
+
+
+def _binary(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "a binary value holds a character above U+00FF, so it is not ISO-8859-1 text"
+        ) from None
+
+
+def _string(text: str) -> str:
+    return text
+
+
+_BY_NAME: dict[str, Parser] = {
+    **dict.fromkeys(
+        ("tinyint", "smallint", "mediumint", "int", "bigint", "year", "enum", "set", "bit"),
+        _integer,
+    ),
+    "float": _float32,
+    "double": float,
+    "decimal": _decimal,
+}
+_BY_CODE: dict[int, Parser] = {
+    -6: _integer,
+    5: _integer,
+    4: _integer,
+    -5: _integer,
+    -7: _integer,
+    7: _float32,
+    8: float,
+    3: _decimal,
+    2004: _binary,
+}
+
+
+def parser_for(mysql_type: str | None, sql_type: int | None = None) -> Parser:
+    """The parser of a column's values from its `mysqlType` entry (e.g. `int unsigned`,
+    `varchar(16)`), else from its `sqlType` code; text is kept as is by default.
+
+    Raises:
+        ValueError: neither is given.
+    """
+    if mysql_type is not None:
+        base = mysql_type
+        for i, char in enumerate(mysql_type):
+            if char in "( ":
+                base = mysql_type[:i]
+                break
+        base = base.lower()
+        # tiflow's IsBinaryMySQLType looks for "blob"/"binary" anywhere in the text, which
+        # also matches content-compatible `enum('binary')`; the base name cannot mislead.
+        if base in BINARY_TYPES:
+            return _binary
+        return _BY_NAME.get(base, _string)
+    if sql_type is not None:
+        return _BY_CODE.get(sql_type, _string)
+    raise ValueError("the column has neither a mysqlType nor a sqlType entry")
+
+
+class CanalJsonDecoder:
+    """Decodes canal-json messages written by TiCDC or by this sink. Keeps a small cache
+    of parsers by type text; otherwise stateless."""
+
+    def __init__(self) -> None:
+        self._parsers: dict[tuple[str | None, int | None], Parser] = {}
+
+    def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
+        """The event of one Kafka record (the key is not used: canal-json keys are empty).
+
+        Raises:
+            DecodeError: the value is not a canal-json message.
+        """
+        if value is None:
+            raise DecodeError("the record has no value; a canal-json message always has one")
+        try:
+            message = orjson.loads(value)
+        except orjson.JSONDecodeError as exc:
+            raise DecodeError(
+                f"the value is not JSON ({exc}); expected a canal-json object"
+            ) from exc
+        if not isinstance(message, dict):
+            raise DecodeError(f"the value is a JSON {type(message).__name__}; expected an object")
+        kind = message.get("type")
+        if not isinstance(kind, str):
+            raise DecodeError(f"canal-json field 'type' is {kind!r}; expected a string")
+        extension = message.get("_tidb")
+        if extension is not None and not isinstance(extension, dict):
+            raise DecodeError(f"canal-json field '_tidb' is {extension!r}; expected an object")
+        extension = extension or {}
+        build_ts = message.get("ts", 0)
+        if not isinstance(build_ts, int):
+            raise DecodeError(f"canal-json field 'ts' is {build_ts!r}; expected an integer")
+        commit_ts = _int_field(extension, "commitTs", "_tidb")
+        if message.get("isDdl") is True:
+            sql = message.get("sql") or ""
+            if not isinstance(sql, str):
+                raise DecodeError(f"canal-json DDL field 'sql' is {sql!r}; expected a string")
+            return DecodedDDL(type=kind, sql=sql, commit_ts=commit_ts, build_ts=build_ts)
+        if kind == WATERMARK_TYPE:
+            watermark = _int_field(extension, "watermarkTs", "_tidb")
+            return DecodedWatermark(commit_ts=watermark, build_ts=build_ts)
+        if kind not in ("INSERT", "UPDATE", "DELETE"):
+            raise DecodeError(
+                f"canal-json type is {kind!r} in a non-DDL message; expected INSERT, UPDATE, "
+                f"DELETE or {WATERMARK_TYPE}"
+            )
+        return self._row(message, Op(kind), commit_ts, build_ts, extension)
+
+    def _row(
+        self,
+        message: dict[str, Any],
+        op: Op,
+        commit_ts: int,
+        build_ts: int,
+        extension: dict[str, Any],
+    ) -> DecodedRow:
+        database = message.get("database")
+        table = message.get("table")
+        if not isinstance(database, str) or not isinstance(table, str):
+            raise DecodeError(
+                f"{op.value} message: 'database' and 'table' must be strings, got "
+                f"{database!r} and {table!r}"
+            )
+        where = f"{op.value} {database}.{table} commitTs {commit_ts}"
+        mysql_types = _object_field(message, "mysqlType", where)
+        sql_types = _object_field(message, "sqlType", where)
+        data = self._typed(_image(message, "data", where), mysql_types, sql_types, where)
+        if data is None:
+            raise DecodeError(f"{where}: 'data' is null; a DML message carries its row there")
+        location = extension.get("claimCheckLocation")
+        common = {
+            "database": database,
+            "table": table,
+            "table_id": 0,
+            "op": op,
+            "commit_ts": commit_ts,
+            "schema_version": 0,
+            "handle_key_only": extension.get("onlyHandleKey") is True,
+            "claim_check_location": location if isinstance(location, str) else None,
+            "build_ts": build_ts,
+        }
+        if op is Op.DELETE:
+            return DecodedRow(data=None, old=data, **common)
+        if op is Op.INSERT:
+            return DecodedRow(data=data, old=None, **common)
+        old = self._typed(_image(message, "old", where), mysql_types, sql_types, where)
+        if old is None:
+            raise DecodeError(f"{where}: 'old' is null; an UPDATE carries its old values there")
+        # tiflow canalJSONMessage2RowChange: columns missing from `old` (written with
+        # only-output-updated-columns) kept their value; take it from the new image.
+        if len(old) < len(data):
+            old = {name: old.get(name, value) for name, value in data.items()} | old
+        return DecodedRow(data=data, old=old, **common)
+
+    def _typed(
+        self,
+        raw: dict[str, Any] | None,
+        mysql_types: dict[str, Any],
+        sql_types: dict[str, Any],
+        where: str,
+    ) -> dict[str, Any] | None:
+        if raw is None:
+            return None
+        result: dict[str, Any] = {}
+        for name, value in raw.items():
+            if value is None:
+                result[name] = None
+                continue
+            if not isinstance(value, str):
+                raise DecodeError(
+                    f"{where}: column {name} is {value!r}; canal-json values are strings or null"
+                )
+            key = (mysql_types.get(name), sql_types.get(name))
+            parse = self._parsers.get(key)
+            if parse is None:
+                mysql_type, sql_type = key
+                if mysql_type is not None and not isinstance(mysql_type, str):
+                    raise DecodeError(f"{where}: mysqlType of column {name} is {mysql_type!r}")
+                if sql_type is not None and not isinstance(sql_type, int):
+                    raise DecodeError(f"{where}: sqlType of column {name} is {sql_type!r}")
+                try:
+                    parse = parser_for(mysql_type, sql_type)
+                except ValueError:
+                    raise DecodeError(
+                        f"{where}: column {name} has no mysqlType or sqlType entry, so its "
+                        "value cannot be typed"
+                    ) from None
+                if len(self._parsers) < 4096:
+                    self._parsers[key] = parse
+            try:
+                result[name] = parse(value)
+            except (ValueError, OverflowError) as exc:
+                raise DecodeError(f"{where}: column {name} ({key[0]}): {exc}") from exc
+        return result
+
+
+def _int_field(obj: dict[str, Any], name: str, where: str) -> int:
+    value = obj.get(name, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise DecodeError(f"canal-json field {where}.{name} is {value!r}; expected a TSO")
+    return value
+
+
+def _object_field(message: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+    value = message.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DecodeError(f"{where}: {name!r} is {value!r}; expected an object or null")
+    return value
+
+
+def _image(message: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    value = message.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], dict):
+        raise DecodeError(f"{where}: {name!r} is not a list of one JSON object")
+    return value[0]
