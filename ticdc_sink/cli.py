@@ -3,7 +3,7 @@
 python -m ticdc_sink demo                 start a local broker, write a DataFrame of
                                           inserts, updates and deletes through
                                           format("ticdc"), print the decoded messages
-python -m ticdc_sink decode --bootstrap-servers H:P --topic T
+python -m ticdc_sink decode --bootstrap-servers H:P --topic T [--protocol P]
                                           print the decoded messages of a topic
 """
 
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from ticdc_sink._local_broker import LocalBroker
-from ticdc_sink.decode import decoder_for
+from ticdc_sink.decode import Decoder, decoder_for
 from ticdc_sink.producer import read_topic
 
 __all__ = ["main"]
@@ -26,20 +26,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="write a small change stream to a local broker")
     demo.add_argument("--topic", default="demo_{schema}_{table}", help="topic expression")
+    demo.add_argument(
+        "--protocol",
+        default="simple",
+        choices=("simple", "debezium", "canal-json"),
+        help="protocol to write and decode (avro needs a schema registry; see README)",
+    )
     decode = commands.add_parser("decode", help="print the decoded messages of a topic")
     decode.add_argument("--bootstrap-servers", required=True)
     decode.add_argument("--topic", required=True)
     decode.add_argument("--protocol", default="simple")
+    decode.add_argument("--encoding-format", default="json", help="simple: json or avro")
+    decode.add_argument("--schema-registry", help="avro: the registry URL")
+    decode.add_argument("--time-zone", default="UTC", help="debezium: zone of TIMESTAMPs")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return run_demo(args.topic)
-    print_topic(args.bootstrap_servers, args.topic, args.protocol)
+        return run_demo(args.topic, args.protocol)
+    schema_for_id = None
+    if args.schema_registry:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        client = SchemaRegistryClient({"url": args.schema_registry})
+
+        def schema_for_id(schema_id: int) -> str:
+            return client.get_schema(schema_id).schema_str
+
+    decoder = decoder_for(
+        args.protocol,
+        encoding_format=args.encoding_format,
+        time_zone=args.time_zone,
+        schema_for_id=schema_for_id,
+    )
+    print_topic(args.bootstrap_servers, args.topic, decoder)
     return 0
 
 
-def print_topic(bootstrap: str, topic: str, protocol: str) -> None:
+def print_topic(bootstrap: str, topic: str, decoder: Decoder) -> None:
     """Print every message of a topic, partition by partition, decoded."""
-    decoder = decoder_for(protocol)
     records = read_topic(bootstrap, topic)
     print(f"topic {topic}: {len(records)} messages")
     for partition in sorted({r.partition for r in records}):
@@ -49,7 +72,7 @@ def print_topic(bootstrap: str, topic: str, protocol: str) -> None:
             print(f"    offset {record.offset:>3}  {event.describe()}")
 
 
-def run_demo(topic_expression: str) -> int:
+def run_demo(topic_expression: str, protocol: str = "simple") -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -97,7 +120,7 @@ def run_demo(topic_expression: str) -> int:
                 .mode("append")
                 .option("kafka.bootstrap.servers", broker.bootstrap)
                 .option("topic", topic_expression)
-                .option("protocol", "simple")
+                .option("protocol", protocol)
                 .option("partition-num", "2")
                 .option("database", "shop")
                 .option("table", "users")
@@ -107,5 +130,5 @@ def run_demo(topic_expression: str) -> int:
         finally:
             spark.stop()
         topic = topic_expression.replace("{schema}", "shop").replace("{table}", "users")
-        print_topic(broker.bootstrap, topic, "simple")
+        print_topic(broker.bootstrap, topic, decoder_for(protocol))
     return 0

@@ -46,6 +46,8 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `only-output-updated-columns` | codec | false | canal-json: `old` keeps changed columns only |
 | `content-compatible` | codec | false | canal-json: Canal's own mysqlType and `old` |
 | `delete-only-output-handle-key-columns` | codec | false | canal-json: DELETEs carry the key only |
+| `ddl-on-schema-change` | codec | true | DDL message when the table's schema changed |
+| `ddl-on-first-batch` | codec | false | CREATE TABLE DDL message before first rows |
 | `schema-registry` | registry | None | avro: registry URL, may carry user:password@ |
 | `schema-registry-user` | registry | None | basic-auth user of the registry |
 | `schema-registry-password` | registry | None | basic-auth password of the registry; secret |
@@ -138,6 +140,7 @@ __all__ = [
     "AvroBigintUnsignedHandling",
     "AvroDecimalHandling",
     "CodecConfig",
+    "DDL_PROTOCOLS",
     "EncodingFormat",
     "FrozenMap",
     "InputConfig",
@@ -194,6 +197,10 @@ class SubjectNameStrategy(enum.StrEnum):
     TOPIC = "topic"
     RECORD = "record"
     TOPIC_RECORD = "topic-record"
+
+
+# Protocols whose DDL messages the sink sends when a table's schema changes.
+DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON)
 
 
 # -- secrets and immutable mappings ----------------------------------------------------
@@ -557,6 +564,8 @@ class CodecConfig:
     delete_only_output_handle_key_columns: bool = _field(
         "delete-only-output-handle-key-columns", False, _bool
     )
+    ddl_on_schema_change: bool = _field("ddl-on-schema-change", True, _bool)
+    ddl_on_first_batch: bool = _field("ddl-on-first-batch", False, _bool)
 
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
@@ -594,6 +603,7 @@ class CodecConfig:
                 (Protocol.CANAL_JSON,),
                 not self.delete_only_output_handle_key_columns,
             ),
+            "ddl-on-first-batch": (DDL_PROTOCOLS, not self.ddl_on_first_batch),
         }
         for option, (protocols, is_default) in owners.items():
             if is_default or self.protocol in protocols:

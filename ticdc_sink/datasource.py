@@ -24,10 +24,18 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
 
 from ticdc_sink import tso
-from ticdc_sink.config import SinkConfig
+from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
 from ticdc_sink.state import SinkState
-from ticdc_sink.writer import TaskReport, WritePlan, emit_watermark, make_plan, write_batches
+from ticdc_sink.writer import (
+    TaskReport,
+    WritePlan,
+    emit_watermark,
+    make_plan,
+    send_schema_change,
+    write_batches,
+)
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -72,7 +80,9 @@ class TiCDCDataSource(DataSource):
         commit_ts = tso.now()
         if state is not None:
             commit_ts = max(commit_ts, (state.last_watermark() or 0) + 1)
-        return TiCDCBatchWriter(make_plan(config, schema, commit_ts, batch_id=None))
+        plan = make_plan(config, schema, commit_ts, batch_id=None)
+        _announce_schema(plan, state)
+        return TiCDCBatchWriter(plan)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         if overwrite:
@@ -90,9 +100,26 @@ class TiCDCDataSource(DataSource):
         state = SinkState(config.checkpoint_location)
         batch_id = state.current_batch_id()
         plan = make_plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
+        _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema)
         return TiCDCStreamWriter(plan)
+
+
+def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
+    """DDL protocols: send the table's DDL message before the batch's rows when its
+    schema changed since the last committed batch (known from the checkpoint location)."""
+    table = plan.tables.named_table
+    if table is None or plan.config.codec.protocol not in DDL_PROTOCOLS:
+        return
+    batch_id = plan.batch_id
+    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
+        return
+    stored = state.last_table_schema(table.database, table.table) if state else None
+    previous = table_schema_from_json(stored) if stored else None
+    sent = send_schema_change(plan, previous)
+    if sent is not None and state is not None and batch_id is not None:
+        state.record_ddl_sent(batch_id, sent)
 
 
 class _WriterMixin:
@@ -123,6 +150,9 @@ class _WriterMixin:
         )
         if sent is not None and state is not None:
             state.record_watermark(sent)
+        table = self.plan.tables.named_table
+        if state is not None and table is not None and config.codec.protocol in DDL_PROTOCOLS:
+            state.record_table_schema(table.database, table.table, table_schema_to_json(table))
 
     def _abort(self, messages: list[Any]) -> None:
         done = [m for m in messages if m is not None]

@@ -6,6 +6,7 @@ Layout, under `<checkpointLocation>/ticdc/`:
     commit-ts/<batchId>   the default commit ts chosen for that micro-batch (decimal text)
     watermark             the highest watermark ts sent (decimal text)
     tables/<sha1>         the last committed schema of a table (JSON), for DDL messages
+    ddl/<batchId>         the DDL text sent before that micro-batch (sent once per batch)
 
 Files are written whole and renamed into place, so a reader never sees half a number.
 Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://).
@@ -98,6 +99,19 @@ class SinkState:
 
     def record_table_schema(self, database: str, table: str, text: str) -> None:
         self._write(self._table_path(database, table), text)
+
+    def ddl_sent_for_batch(self, batch_id: int) -> bool:
+        """Whether the DDL of a micro-batch went out already: Spark asks for the stream
+        writer more than once per batch, and a re-run batch must not announce it again."""
+        path = posixpath.join(self._root, "ddl", str(batch_id))
+        return self._fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def record_ddl_sent(self, batch_id: int, ddl: str) -> None:
+        folder = posixpath.join(self._root, "ddl")
+        self._write(posixpath.join(folder, str(batch_id)), ddl)
+        for old in self._list_batches(folder):
+            if old < batch_id - _KEEP_BATCHES:
+                self._fs.delete_file(posixpath.join(folder, str(old)))
 
     def _table_path(self, database: str, table: str) -> str:
         # Hashed: database and table names may hold any character.

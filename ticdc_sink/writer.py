@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from ticdc_sink import codec, tso
-from ticdc_sink.config import SinkConfig
-from ticdc_sink.errors import InputError
+from ticdc_sink import codec, schema_change, tso
+from ticdc_sink.config import DDL_PROTOCOLS, Protocol, SinkConfig
+from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import TopicRouter, build_dispatcher
@@ -37,6 +37,7 @@ __all__ = [
     "emit_watermark",
     "key_column_indexes",
     "make_plan",
+    "send_schema_change",
     "split_key_update",
     "write_batches",
 ]
@@ -44,6 +45,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ProducerFactory = Callable[..., Any]
+RegistryFactory = Callable[..., Any]
 
 # Keys remembered per task for the "commit ts never goes backwards for a key" check.
 # Bounded so memory does not grow with partition size; a key evicted from the window is
@@ -61,6 +63,13 @@ class TablePlan:
     fixed_table_id: int | None = None
     default_database: str | None = None
     default_table: str | None = None
+
+    @property
+    def named_table(self) -> TableSchema | None:
+        """The table when options name it; None when rows name their tables."""
+        if self.default_database and self.default_table:
+            return self.template
+        return None
 
     def schema_for(self, database: str, table: str) -> TableSchema:
         if (database, table) == (self.template.database, self.template.table):
@@ -132,6 +141,13 @@ def make_plan(
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
     codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    if config.codec.ddl_on_first_batch and not (database and table):
+        raise ConfigError(
+            "option 'ddl-on-first-batch' needs the table named by the options 'database' "
+            "and 'table' (or 'table-ddl'); rows naming their own tables have no first batch "
+            "the driver can see",
+            option="ddl-on-first-batch",
+        )
     return WritePlan(
         config=config,
         tables=TablePlan(
@@ -173,11 +189,23 @@ def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[R
 class _TableOutput:
     """One table's encoder, topic, dispatcher and bootstrap schedule inside one task."""
 
-    def __init__(self, plan: WritePlan, schema: TableSchema, topic: str) -> None:
+    def __init__(
+        self,
+        plan: WritePlan,
+        schema: TableSchema,
+        topic: str,
+        registry: codec.SchemaRegistry | None,
+    ) -> None:
         routing = plan.config.routing
         self.schema = schema
         self.topic = topic
-        self.encoder = codec.build_encoder(plan.config.codec, schema, build_ts_ms=plan.build_ts_ms)
+        self.encoder = codec.build_encoder(
+            plan.config.codec,
+            schema,
+            build_ts_ms=plan.build_ts_ms,
+            topic=topic,
+            registry=registry,
+        )
         self.dispatcher = build_dispatcher(
             routing.partition, schema, columns=routing.partition_columns, index=routing.index
         )
@@ -187,9 +215,16 @@ class _TableOutput:
 
 
 class _TaskWriter:
-    def __init__(self, plan: WritePlan, producer: Any, partition_id: int) -> None:
+    def __init__(
+        self,
+        plan: WritePlan,
+        producer: Any,
+        partition_id: int,
+        registry: codec.SchemaRegistry | None = None,
+    ) -> None:
         self.plan = plan
         self.producer = producer
+        self.registry = registry
         self.partition_id = partition_id
         self.router = TopicRouter(plan.config.routing.topic)
         self.schemas: dict[tuple[str, str], TableSchema] = {}
@@ -217,7 +252,7 @@ class _TaskWriter:
         out = self.outputs.get(key)
         if out is None:
             topic = self.router.topic_for(schema.database, schema.table)
-            out = self.outputs[key] = _TableOutput(self.plan, schema, topic)
+            out = self.outputs[key] = _TableOutput(self.plan, schema, topic, self.registry)
         return out
 
     def partition_count(self, topic: str) -> int:
@@ -304,6 +339,7 @@ def write_batches(
     *,
     partition_id: int = 0,
     producer_factory: ProducerFactory = KafkaProducer,
+    registry_factory: RegistryFactory | None = None,
 ) -> TaskReport:
     """Write one Spark partition: encode every row, send it, and return only after the
     broker acknowledged every message.
@@ -311,18 +347,27 @@ def write_batches(
     Raises:
         InputError: a row cannot become a change event.
         MessageTooLargeError: an encoded message is above max-message-bytes.
+        RegistryError: the schema registry refused a schema or was unreachable.
         DeliveryError: the broker was unreachable or refused a message.
     """
     config = plan.config
+    registry = None
+    if config.codec.protocol is Protocol.AVRO:
+        if registry_factory is None:
+            # Imported here: the registry client pulls in an HTTP stack only avro needs.
+            from ticdc_sink.registry import ConfluentSchemaRegistry as registry_factory
+        registry = registry_factory(config.registry, config.codec.subject_name_strategy)
     producer = producer_factory(config.kafka)
     try:
-        task = _TaskWriter(plan, producer, partition_id)
+        task = _TaskWriter(plan, producer, partition_id, registry)
         for change in _changes(batches, plan, task.schema_for):
             task.write_change(change)
         producer.flush()
         report = task.report()
     finally:
         producer.close()
+        if registry is not None:
+            registry.close()
     logger.info(
         "ticdc task %s wrote %d rows as %d messages (%d bytes) to %d partitions; max commit ts %d",
         partition_id,
@@ -351,6 +396,49 @@ def _changes(
             default_commit_ts=plan.commit_ts,
             time_zone=plan.config.codec.time_zone,
         )
+
+
+def send_schema_change(
+    plan: WritePlan,
+    previous: TableSchema | None,
+    *,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> str | None:
+    """The driver's step before a batch's tasks: when the table's schema differs from
+    the one the last committed batch wrote (`previous`), or it is the table's first batch
+    and `ddl-on-first-batch` is on, send the DDL message of the protocol to the table's
+    topic ahead of the rows, to the partitions TiCDC sends DDL to.
+
+    Returns the DDL text sent, or None when nothing was sent.
+    """
+    options = plan.config.codec
+    table = plan.tables.named_table
+    if options.protocol not in DDL_PROTOCOLS or table is None:
+        return None
+    wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
+    query = schema_change.ddl_for(previous, table) if wanted else None
+    if query is None:
+        return None
+    message = codec.encode_ddl(
+        options,
+        table,
+        previous,
+        query,
+        commit_ts=plan.commit_ts,
+        build_ts_ms=plan.build_ts_ms,
+    )
+    if message is None:
+        return None
+    topic = TopicRouter(plan.config.routing.topic).topic_for(table.database, table.table)
+    producer = producer_factory(plan.config.kafka)
+    try:
+        for partition in codec.ddl_partitions(options, producer.partition_count(topic)):
+            producer.send(topic, partition, message.key, message.value)
+        producer.flush()
+    finally:
+        producer.close()
+    logger.info("ticdc: DDL for %s.%s sent to %s: %s", table.database, table.table, topic, query)
+    return query
 
 
 def emit_watermark(

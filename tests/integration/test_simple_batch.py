@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import zlib
-from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from tests.support.tables import ALL_TYPES, EXPECTED, SPARK_TYPES
 from ticdc_sink import tso
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
@@ -111,70 +110,6 @@ def test_rows_of_several_tables_route_by_the_database_and_table_columns(spark, b
         assert [(r.database, r.table, r.data) for r in rows] == [
             (topic.split("_")[1], topic.split("_")[2], {"id": expected})
         ]
-
-
-ALL_TYPES = {
-    "c_tinyint": ("tinyint", -128),
-    "c_tinyint_u": ("tinyint unsigned", 255),
-    "c_smallint": ("smallint", -32768),
-    "c_mediumint": ("mediumint", 8388607),
-    "c_int": ("int", -2147483648),
-    "c_int_u": ("int unsigned", 4294967295),
-    "c_bigint": ("bigint", -9223372036854775808),
-    "c_bigint_u": ("bigint unsigned", Decimal("18446744073709551615")),
-    "c_float": ("float", 3.14),
-    "c_double": ("double", 2.718281828459045),
-    "c_decimal": ("decimal(12,4)", Decimal("-12345678.1250")),
-    "c_char": ("char(5)", "ab"),
-    "c_varchar": ("varchar(20)", "héllo <&> \u2028"),
-    "c_text": ("text", 'line1\nline2\t"q"'),
-    "c_binary": ("binary(4)", b"\x01\x02"),
-    "c_varbinary": ("varbinary(10)", b"\x00\xff"),
-    "c_blob": ("blob", b"blob bytes"),
-    "c_date": ("date", dt.date(2024, 2, 29)),
-    "c_datetime": ("datetime(3)", dt.datetime(2024, 2, 29, 23, 59, 58, 123000)),
-    "c_timestamp": ("timestamp(6)", dt.datetime(2024, 3, 1, 1, 2, 3, 456789, dt.UTC)),
-    "c_time": ("time", "-838:59:59"),
-    "c_year": ("year", 2155),
-    "c_bit": ("bit(5)", 21),
-    "c_enum": ("enum('small','medium','large')", "medium"),
-    "c_set": ("set('a','b','c')", "a,c"),
-    "c_json": ("json", '{"b": [1, 2.5, "x"], "a": null}'),
-}
-SPARK_TYPES = {
-    "c_bigint_u": "decimal(20,0)",
-    "c_float": "float",
-    "c_double": "double",
-    "c_decimal": "decimal(12,4)",
-    "c_binary": "binary",
-    "c_varbinary": "binary",
-    "c_blob": "binary",
-    "c_date": "date",
-    "c_datetime": "timestamp_ntz",
-    "c_timestamp": "timestamp",
-    "c_year": "int",
-    "c_bit": "bigint",
-    "c_tinyint": "int",
-    "c_tinyint_u": "int",
-    "c_smallint": "int",
-    "c_mediumint": "int",
-    "c_int": "int",
-    "c_int_u": "bigint",
-    "c_bigint": "bigint",
-}
-EXPECTED = {
-    "c_bigint_u": 18446744073709551615,
-    "c_float": 3.140000104904175,
-    "c_decimal": Decimal("-12345678.1250"),
-    "c_char": "ab",
-    "c_binary": b"\x01\x02\x00\x00",
-    "c_date": "2024-02-29",
-    "c_datetime": "2024-02-29 23:59:58.123",
-    "c_timestamp": "2024-03-01 09:02:03.456789",
-    "c_enum": 2,
-    "c_set": 5,
-    "c_json": '{"a": null, "b": [1, 2.5, "x"]}',
-}
 
 
 def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker):

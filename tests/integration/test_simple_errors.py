@@ -40,7 +40,10 @@ def kinds(broker: Any, topic: str) -> list[str]:
         ({"time-zone": "Mars/Olympus"}, "time-zone"),
         ({"column-types": '{"name": "varchar(-1)"}'}, "varchar(-1)"),
         ({"primary-key": "nope"}, "primary-key names nope"),
-        ({"protocol": "debezium"}, "debezium"),
+        ({"protocol": "debezium", "debezium-cluster-name": "a_b"}, "debezium-cluster-name"),
+        ({"protocol": "avro", "topic": "t_{table}"}, "must contain {schema} and then {table}"),
+        ({"protocol": "avro", "topic": "t_{schema}_{table}"}, "schema-registry"),
+        ({"protocol": "canal-json", "debezium-disable-schema": "true"}, "applies to protocol"),
         ({"large-message-handle-option": "claim-check"}, "claim-check"),
     ],
 )

@@ -51,3 +51,11 @@ def test_table_schemas_are_kept_per_table_under_any_name(tmp_path: Path) -> None
 def test_a_location_pyarrow_cannot_open_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="checkpoint location"):
         SinkState("nosuchscheme://bucket/x")
+
+
+def test_ddl_marks_are_kept_per_batch(tmp_path: Path) -> None:
+    state = SinkState(str(tmp_path))
+    assert not state.ddl_sent_for_batch(4)
+    state.record_ddl_sent(4, "ALTER TABLE `t` ADD COLUMN `a` int")
+    assert SinkState(str(tmp_path)).ddl_sent_for_batch(4)
+    assert not state.ddl_sent_for_batch(5)

@@ -7,6 +7,7 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
@@ -124,15 +125,42 @@ class Decoder(Protocol):
         ...
 
 
-def decoder_for(protocol: str) -> Decoder:
+def decoder_for(
+    protocol: str,
+    *,
+    encoding_format: str = "json",
+    time_zone: str = "UTC",
+    schema_for_id: Callable[[int], str] | None = None,
+) -> Decoder:
     """A new decoder for a protocol name as the `protocol` option spells it.
 
+    `encoding_format` is the Simple protocol's (json or avro), `time_zone` the sink's
+    `time-zone` (Debezium writes TIMESTAMPs in UTC; they are read back in this zone), and
+    `schema_for_id` looks up Avro writer schemas by registry id (protocol avro).
+
     Raises:
-        DecodeError: a protocol without a decoder yet.
+        DecodeError: an unknown protocol, or avro without `schema_for_id`.
     """
-    if protocol.lower() == "simple":
-        return SimpleDecoder()
-    raise DecodeError(f"protocol {protocol!r} has no decoder yet; use simple")
+    name = protocol.strip().lower()
+    if name == "simple":
+        return SimpleDecoder(encoding_format=encoding_format)
+    if name in ("avro", "flat-avro"):
+        if schema_for_id is None:
+            raise DecodeError("protocol avro needs a schema registry to decode; give its URL")
+        from ticdc_sink.decode.avro import AvroDecoder
+
+        return AvroDecoder(schema_for_id)
+    if name == "debezium":
+        from ticdc_sink.decode.debezium import DebeziumDecoder
+
+        return DebeziumDecoder(time_zone=time_zone)
+    if name == "canal-json":
+        from ticdc_sink.decode.canal_json import CanalJsonDecoder
+
+        return CanalJsonDecoder()
+    raise DecodeError(
+        f"protocol {protocol!r} has no decoder; use simple, avro, debezium or canal-json"
+    )
 
 
 # Imported last: decode.simple builds on the event classes above.
