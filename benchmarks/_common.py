@@ -1,0 +1,252 @@
+"""What bench_e2e.py and bench_memory.py share: the Spark session, the reference table as
+a Spark DataFrame, the writers' options, and counting what a topic holds.
+
+Not a benchmark itself; the scripts import it as a sibling module (they are run as
+`python benchmarks/bench_*.py`, so this folder is on sys.path).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Python workers must import the same ticdc_sink (and tests.support) as this process.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+__all__ = [
+    "COLUMN_TYPES",
+    "DATABASE",
+    "PROTOCOLS",
+    "TABLE",
+    "TOPIC_EXPRESSION",
+    "count_topic",
+    "environment",
+    "make_spark",
+    "reference_frame",
+    "short_error",
+    "sink_options",
+]
+
+DATABASE = "bench"
+TABLE = "orders"
+# One expression for every ticdc writer: avro needs {schema} and {table} in it.
+TOPIC_EXPRESSION = "bench_{schema}_{table}"
+# 1.7e12 ms (2023-11-14) as a TiDB TSO; row i commits at BASE_TSO + i.
+BASE_TSO = 1_700_000_000_000 << 18
+
+# The MySQL types of the reference table (bench_encode.py's table): given through the
+# `column-types` option, as a user without a DDL would.
+COLUMN_TYPES = {
+    "id": "bigint",
+    "qty": "int",
+    "name": "varchar(64)",
+    "note": "text",
+    "price": "double",
+    "amount": "decimal(10,2)",
+    "updated": "datetime(6)",
+    "day": "date",
+    "active": "tinyint(1)",
+    "comment": "varchar(64)",
+}
+
+# name -> options on top of the common ones; "needs_registry" writers get the registry URL.
+PROTOCOLS: dict[str, dict[str, str]] = {
+    "simple-json": {"protocol": "simple", "encoding-format": "json"},
+    "simple-avro": {"protocol": "simple", "encoding-format": "avro"},
+    "avro": {"protocol": "avro"},
+    "debezium": {"protocol": "debezium"},
+    "debezium-no-schema": {"protocol": "debezium", "debezium-disable-schema": "true"},
+    "canal-json": {"protocol": "canal-json"},
+}
+NEEDS_REGISTRY = frozenset({"avro"})
+
+
+def make_spark(memory: str, *, extra: dict[str, str] | None = None) -> Any:
+    """tests/conftest.py's session (local[2], UI off, UTC), with `memory` for the driver
+    JVM, which is the executor too in local mode (the cached frame lives there)."""
+    from pyspark.sql import SparkSession
+
+    import ticdc_sink
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("ticdc-sink-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.memory", memory)
+    )
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    ticdc_sink.register(session)
+    return session
+
+
+def reference_frame(spark: Any, rows: int, partitions: int) -> Any:
+    """The reference table as change events, computed from spark.range (seeded by the row
+    id, so every run and every partitioning gives the same rows, and no driver memory is
+    needed): 70% inserts, 20% updates carrying `_before`, 10% deletes, `_commit_ts`
+    increasing with the id."""
+    from pyspark.sql import functions as F
+
+    frame = spark.range(0, rows, numPartitions=partitions).select(
+        F.col("id"),
+        F.pmod(F.hash("id", F.lit(1)), F.lit(1001)).alias("qty"),
+        F.concat(F.lit("name-"), F.col("id").cast("string")).alias("name"),
+        F.concat(
+            F.lit("a longer note for row "), F.col("id").cast("string"), F.lit(" of the bench")
+        ).alias("note"),
+        (F.pmod(F.hash("id", F.lit(2)), F.lit(100_000_000)) / F.lit(997.0)).alias("price"),
+        (F.pmod(F.hash("id", F.lit(3)), F.lit(100_000_000)) / F.lit(100))
+        .cast("decimal(10,2)")
+        .alias("amount"),
+        F.timestamp_micros(F.lit(1_704_067_200_000_000) + F.col("id") * F.lit(1_000_003))
+        .cast("timestamp_ntz")
+        .alias("updated"),
+        F.date_add(F.lit("2024-01-01").cast("date"), F.pmod("id", F.lit(3000)).cast("int")).alias(
+            "day"
+        ),
+        (F.col("id") % 2 == 0).alias("active"),
+        F.when(F.col("id") % 3 == 0, F.concat(F.lit("c"), F.col("id").cast("string"))).alias(
+            "comment"
+        ),
+        F.pmod(F.hash("id", F.lit(4)), F.lit(10)).alias("_bucket"),
+    )
+    table_columns = [c for c in frame.columns if c != "_bucket"]
+    before = F.struct(*[(F.col(c) - 1).alias(c) if c == "qty" else F.col(c) for c in table_columns])
+    return frame.select(
+        *table_columns,
+        F.when(F.col("_bucket") < 7, F.lit("c"))
+        .when(F.col("_bucket") < 9, F.lit("u"))
+        .otherwise(F.lit("d"))
+        .alias("_op"),
+        (F.lit(BASE_TSO) + F.col("id")).alias("_commit_ts"),
+        F.when((F.col("_bucket") >= 7) & (F.col("_bucket") < 9), before).alias("_before"),
+    )
+
+
+def sink_options(bootstrap: str, protocol: str, registry_url: str | None = None) -> dict[str, str]:
+    """The options of one ticdc writer; producer settings are the sink's defaults for all."""
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "topic": TOPIC_EXPRESSION,
+        "database": DATABASE,
+        "table": TABLE,
+        "primary-key": "id",
+        "column-types": json.dumps(COLUMN_TYPES),
+        **PROTOCOLS[protocol],
+    }
+    if protocol in NEEDS_REGISTRY:
+        if registry_url is None:
+            raise ValueError(f"{protocol} needs a schema registry")
+        options["schema-registry"] = registry_url
+    return options
+
+
+def count_topic(bootstrap: str, topic: str, *, idle_s: float = 2.0, timeout_s: float = 600.0):
+    """(messages, key + value bytes) of a whole topic, read from the beginning with
+    `assign()` until nothing arrives for `idle_s` (Tansu's watermarks are wrong, design §7).
+    Counts without keeping the records, so millions of messages cost no memory. The
+    consumer is closed before returning (deleting a topic a consumer holds crashed
+    librdkafka)."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "ticdc-sink-bench-count",
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "false",
+            "fetch.max.bytes": str(64 * 1024 * 1024),
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        partitions = metadata.topics[topic].partitions
+        consumer.assign(
+            [
+                confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
+                for p in sorted(partitions)
+            ]
+        )
+        messages = size = 0
+        deadline = time.monotonic() + timeout_s
+        idle_until = time.monotonic() + idle_s
+        while (now := time.monotonic()) < min(idle_until, deadline):
+            batch = consumer.consume(10_000, timeout=min(idle_until, deadline) - now)
+            for message in batch:
+                if message.error() is not None:
+                    raise RuntimeError(f"reading {topic}: {message.error()}")
+                key, value = message.key(), message.value()
+                size += (len(key) if key else 0) + (len(value) if value else 0)
+            messages += len(batch)
+            if batch:
+                idle_until = time.monotonic() + idle_s
+    finally:
+        consumer.close()
+    return messages, size
+
+
+def short_error(exc: BaseException) -> str:
+    """The line of a (Spark-wrapped) error that says what went wrong: the last
+    'SomethingError: ...' line, which is the Python worker's own error."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    causes = [line for line in lines if "Error: " in line or "Exception: " in line]
+    text = causes[-1] if causes else (lines[0] if lines else type(exc).__name__)
+    return text[:400]
+
+
+def environment() -> dict[str, Any]:
+    import confluent_kafka
+    import orjson
+    import pyarrow
+    import pyspark
+
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        commit = head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "pyarrow": pyarrow.__version__,
+        "orjson": orjson.__version__,
+        "confluent_kafka": confluent_kafka.__version__,
+        "librdkafka": confluent_kafka.libversion()[0],
+    }
