@@ -159,3 +159,21 @@ def test_ddl_messages_announce_the_first_batch_and_a_schema_change(spark, broker
     ddl_events = [e for _, e in records if isinstance(e, DecodedDDL)]
     assert "ADD COLUMN `qty` int" in ddl_events[-1].sql
     assert ddl_events[0].type == "CREATE" and ddl_events[-1].type == "ALTER"
+
+
+def test_an_update_without_before_names_the_column_and_option_and_sends_no_watermark(spark, broker):
+    df = spark.createDataFrame([("c", 1, "a"), ("u", 1, "b")], "_op string, id bigint, name string")
+    with pytest.raises(Exception) as failure:
+        write(
+            df.coalesce(1),
+            broker,
+            topic="dbz_no_before",
+            database="d",
+            table="t",
+            primary_key="id",
+            enable_tidb_extension="true",
+        )
+    text = str(failure.value)
+    assert "InputError" in text and "_before" in text and "debezium-output-old-value" in text
+    events = [e for _, e in decoded(broker, "dbz_no_before")]
+    assert not any(isinstance(e, DecodedWatermark) for e in events)
