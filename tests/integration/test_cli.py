@@ -1,0 +1,105 @@
+"""`ticdc-sink decode` against the local broker: table and JSON-lines output, partitions,
+limits, following, messages of another protocol reported one by one, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from confluent_kafka import Producer
+
+from ticdc_sink import codec, tso
+from ticdc_sink.cli import main
+from ticdc_sink.config import CodecConfig, Protocol
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.schema import TableSchema, parse_table_ddl
+
+pytestmark = pytest.mark.integration
+
+TABLE = parse_table_ddl("CREATE TABLE shop.items (id bigint PRIMARY KEY, name varchar(10))")
+SCHEMA = TableSchema("shop", "items", TABLE.columns, TABLE.indexes, 5, 7)
+TS = tso.compose(1_700_000_000_000)
+
+
+def produce(broker, topic: str, protocol: Protocol, partitions: int = 2) -> None:
+    broker.create_topic(topic, partitions)
+    config = CodecConfig(protocol=protocol)
+    encoder = codec.build_encoder(config, SCHEMA, build_ts_ms=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    bootstrap = encoder.encode_bootstrap()
+    for partition in range(partitions):
+        if bootstrap is not None:
+            producer.produce(topic, bootstrap.value, bootstrap.key, partition=partition)
+        for i in range(3):
+            row = (partition * 10 + i, f"n{i}")
+            message = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, row))
+            producer.produce(topic, message.value, message.key, partition=partition)
+    producer.flush(10)
+
+
+def test_decode_prints_tables_and_json_lines(broker, capsys):
+    produce(broker, "cli_simple", Protocol.SIMPLE)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_simple"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["partition", "offset", "event"]
+    assert out[-1] == "8 messages from topic cli_simple"
+    assert sum("INSERT shop.items" in line for line in out) == 6
+
+    assert main([*argv, "--format", "jsonl", "--partition", "1", "--limit", "3"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["partition"], e["event"]) for e in lines] == [
+        (1, "BOOTSTRAP"),
+        (1, "ROW"),
+        (1, "ROW"),
+    ]
+    assert lines[1]["data"] == {"id": 10, "name": "n0"} and lines[1]["op"] == "INSERT"
+
+
+def test_messages_of_another_protocol_are_reported_one_by_one(broker, capsys):
+    produce(broker, "cli_debezium", Protocol.DEBEZIUM, partitions=1)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_debezium"]
+    assert main([*argv, "--protocol", "canal-json"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert sum("not canal-json:" in line for line in out) == 3
+    assert main([*argv, "--protocol", "debezium", "--format", "jsonl"]) == 0
+    assert all("error" not in json.loads(x) for x in capsys.readouterr().out.splitlines())
+
+
+def test_follow_reads_from_the_beginning_until_the_limit(broker):
+    produce(broker, "cli_follow", Protocol.SIMPLE, partitions=1)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ticdc_sink",
+            "decode",
+            "--bootstrap-servers",
+            broker.bootstrap,
+            "--topic",
+            "cli_follow",
+            "--follow",
+            "--from-beginning",
+            "--limit",
+            "4",
+            "--format",
+            "jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 4
+
+
+def test_unreachable_broker_and_missing_topic_exit_2(broker, capsys):
+    code = main(["decode", "--bootstrap-servers", "127.0.0.1:1", "--topic", "x", "--timeout", "2"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "cannot reach Kafka brokers 127.0.0.1:1" in err and len(err.splitlines()) == 1
+    code = main(["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "no_such_topic"])
+    assert code == 2
+    assert "no_such_topic" in capsys.readouterr().err
