@@ -29,6 +29,8 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `partition` | routing | default | default, table, index-value (rowid), ts, columns |
 | `partition-columns` | routing | () | comma list for partition=columns, any case |
 | `index` | routing | None | unique index for index-value (else the handle key) |
+| `dispatchers` | routing | () | TiCDC's rules (TOML list; JSON text as an option) |
+| `case-sensitive` | routing | false | dispatchers matchers compare names exactly |
 | `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json |
 | `encoding-format` | codec | json | json, avro (simple protocol) |
 | `enable-tidb-extension` | codec | false | TiDB fields in the message |
@@ -100,10 +102,11 @@ in `kafka.client_config`; a `kafka.*` option for the same setting wins:
 
 The changefeed file: `[sink]` keys that are options above, `[sink.kafka-config]` (the
 TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
-`[sink.kafka-config.large-message-handle]`, and `dispatchers` when it is one rule
-matching `*.*` (its topic, partition/dispatcher, index, columns). `[sink] kafka.<name>`
-keys (TOML dotted keys) are `kafka.*` options. Other sections of the file (filter,
-mounter, ...) are TiCDC's, not the sink's, and are ignored.
+`[sink.kafka-config.large-message-handle]`, `dispatchers` (a single `*.*` rule becomes
+topic/partition/index/partition-columns; several rules are matched per table with
+TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
+`[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options. Other sections of
+the file (filter, mounter, ...) are TiCDC's, not the sink's, and are ignored.
 
 Accepted and ignored, since they do not change what is written: kafka-version,
 max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
@@ -134,7 +137,7 @@ from typing import Any
 import attrs
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.routing import PartitionRule, validate_topic_expression
+from ticdc_sink.routing import DispatchRule, PartitionRule, validate_topic_expression
 
 __all__ = [
     "AvroBigintUnsignedHandling",
@@ -443,6 +446,53 @@ def _registry_url(value: Any) -> str | None:
     return text
 
 
+_RULE_KEYS = frozenset({"matcher", "topic", "partition", "dispatcher", "columns", "index"})
+
+
+def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
+    """`dispatchers`: TiCDC's rule list (TOML), or the same as JSON text (an option)."""
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise _Invalid(
+                'use a JSON list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]'
+            ) from None
+    if isinstance(value, tuple) and all(isinstance(r, DispatchRule) for r in value):
+        return value
+    if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
+        raise _Invalid('use a list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]')
+    rules = []
+    for raw in value:
+        unknown = sorted(set(raw) - _RULE_KEYS)
+        if unknown:
+            raise _Invalid(
+                f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
+                + ", ".join(sorted(_RULE_KEYS))
+            )
+        matcher = raw.get("matcher")
+        if isinstance(matcher, str):
+            matcher = [matcher]
+        if not isinstance(matcher, list) or not matcher:
+            raise _Invalid(f"rule {dict(raw)!r} needs matcher = ['db.table', ...]")
+        columns = raw.get("columns") or ()
+        try:
+            rules.append(
+                DispatchRule(
+                    [str(m) for m in matcher],
+                    topic=raw.get("topic") or None,
+                    partition=raw.get("partition") or raw.get("dispatcher") or "default",
+                    columns=[str(c) for c in columns],
+                    index=raw.get("index") or None,
+                )
+            )
+        except ConfigError as exc:
+            raise _Invalid(f"rule {dict(raw)!r}: {exc.message}") from None
+    return tuple(rules)
+
+
 # -- the config classes ------------------------------------------------------------------
 
 
@@ -482,14 +532,21 @@ class KafkaConfig:
 
 @attrs.frozen
 class RoutingConfig:
-    """Topic expression and partition dispatcher (routing.py applies them)."""
+    """Topic expression and partition dispatcher (routing.py applies them); `dispatchers`
+    are TiCDC's per-table rules, tried in order before these defaults."""
 
     topic: str = _field("topic", parse=_name)
     partition: PartitionRule = _field("partition", PartitionRule.DEFAULT, _partition_rule)
     partition_columns: tuple[str, ...] = _field("partition-columns", (), _names)
     index: str | None = _field("index", None, _opt_str)
+    dispatchers: tuple[DispatchRule, ...] = _field("dispatchers", (), _dispatch_rules)
+    case_sensitive: bool = _field("case-sensitive", False, _bool)
 
     def __attrs_post_init__(self) -> None:
+        if self.case_sensitive and self.dispatchers:
+            # Rules are parsed before this flag is known; rebuild them with it.
+            rules = tuple(r.with_case_sensitive(True) for r in self.dispatchers)
+            object.__setattr__(self, "dispatchers", rules)
         if self.partition is PartitionRule.COLUMNS and not self.partition_columns:
             raise ConfigError(
                 "option 'partition' is 'columns' but 'partition-columns' is empty; "
@@ -740,7 +797,11 @@ class SinkConfig:
         # strategy several tables may share a topic, so avro's rule does not apply.
         protocol = self.codec.protocol
         record_subjects = self.codec.subject_name_strategy is not SubjectNameStrategy.TOPIC
-        validate_topic_expression(self.routing.topic, "" if record_subjects else protocol.value)
+        topic_protocol = "" if record_subjects else protocol.value
+        validate_topic_expression(self.routing.topic, topic_protocol)
+        for rule in self.routing.dispatchers:
+            if rule.topic is not None:
+                validate_topic_expression(rule.topic, topic_protocol)
         if protocol is Protocol.AVRO and not self.registry.url:
             raise ConfigError(
                 "option 'schema-registry' is not set; protocol avro needs a Confluent "
@@ -1068,6 +1129,8 @@ def _load_toml(path: str) -> _Layer:
             value=path,
         ) from None
     layer = _Layer(f"config file {path} [sink] key")
+    if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
+        layer.set("case-sensitive", document["case-sensitive"])
     sink = document.get("sink", {})
     if not isinstance(sink, dict):
         raise ConfigError(
@@ -1107,20 +1170,19 @@ def _flatten(table: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]
 
 
 def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
-    """`[sink] dispatchers`: one catch-all rule becomes topic/partition/index/columns.
-
-    TiCDC matches rules against each table with table filters; this sink routes with one
-    rule for all tables, so only a single `*.*` rule has the same meaning.
-    """
+    """`[sink] dispatchers`: a single catch-all rule (`*.*`) becomes the topic / partition
+    options; several rules stay a list for `dispatchers` (matched per table)."""
     if not rules:
         return {}
-    rule = rules[0] if isinstance(rules, list) and len(rules) == 1 else None
-    if not isinstance(rule, dict) or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
         raise ConfigError(
-            f"config file {path} [sink] dispatchers: only one rule with matcher ['*.*'] is "
-            "supported; use the options topic and partition for all tables",
+            f"config file {path} [sink] dispatchers must be a list of tables "
+            "({matcher = [...], topic = ..., partition = ...})",
             option="dispatchers",
         )
+    rule = rules[0]
+    if len(rules) > 1 or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
+        return {"dispatchers": rules}
     out: dict[str, Any] = {}
     if rule.get("topic"):
         out["topic"] = rule["topic"]

@@ -9,11 +9,14 @@ Kafka: partition counts arrive as ints.
     TopicRouter(expr).topic_for(database, table)      -> topic name
     build_dispatcher(rule, table, columns, index)     -> PartitionDispatcher
     dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
+    TableFilter(patterns).matches(database, table)    -> bool (TiDB table-filter syntax)
+    DispatchRule: one `[sink] dispatchers` entry; `rule_for(rules, db, table)` picks one
 """
 
 from __future__ import annotations
 
 import enum
+import fnmatch
 import re
 import struct
 import zlib
@@ -28,11 +31,14 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "KAFKA_TOPIC_MAX_LENGTH",
+    "DispatchRule",
     "PartitionDispatcher",
     "PartitionRule",
+    "TableFilter",
     "TopicRouter",
     "build_dispatcher",
     "column_value_bytes",
+    "rule_for",
     "validate_topic_expression",
 ]
 
@@ -383,3 +389,193 @@ def build_dispatcher(
 
 def _column_names(table: TableSchema) -> tuple[str, ...]:
     return tuple(column.name for column in table.columns)
+
+
+# -- [sink] dispatchers: table filters and rules ------------------------------------------
+
+
+def _split_pattern(pattern: str) -> tuple[str, str]:
+    """`db.table` -> (db, table) at the first `.` outside backquotes and not escaped."""
+    quoted = False
+    escaped = False
+    for i, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "`":
+            quoted = not quoted
+        elif char == "." and not quoted:
+            return pattern[:i], pattern[i + 1 :]
+    raise ConfigError(
+        f"dispatchers matcher {pattern!r} is not schema.table; write e.g. db.* or db.orders_*",
+        option="dispatchers",
+        value=pattern,
+    )
+
+
+def _glob(part: str) -> str:
+    """A table-filter wildcard part as an fnmatch pattern: backquotes quote literally,
+    a backslash escapes the next character; `*`, `?` and `[...]` (also `[!...]`) are
+    wildcards."""
+    out: list[str] = []
+    quoted = False
+    escaped = False
+    for char in part:
+        literal = escaped or quoted
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+            continue
+        elif char == "`":
+            quoted = not quoted
+            continue
+        out.append(f"[{char}]" if literal and char in "*?[]" else char)
+    return "".join(out)
+
+
+class TableFilter:
+    """TiDB's table-filter syntax as TiCDC matches dispatcher rules (`pkg/util/
+    table-filter`): each pattern is `schema.table` with `*`, `?`, `[a-z]`, `[!a-z]`
+    wildcards; a leading `!` excludes; when several patterns match a table, the last
+    one decides. Names compare case-insensitively unless `case_sensitive`."""
+
+    __slots__ = ("case_sensitive", "patterns", "_compiled")
+
+    def __init__(self, patterns: Sequence[str], *, case_sensitive: bool = False) -> None:
+        if not patterns:
+            raise ConfigError(
+                "a dispatchers rule has an empty matcher; give e.g. matcher = ['db.*']",
+                option="dispatchers",
+            )
+        self.patterns = tuple(patterns)
+        self.case_sensitive = case_sensitive
+        compiled = []
+        for pattern in self.patterns:
+            text = str(pattern).strip()
+            negated = text.startswith("!")
+            schema, table = _split_pattern(text[1:] if negated else text)
+            compiled.append((negated, self._fold(_glob(schema)), self._fold(_glob(table))))
+        self._compiled = tuple(compiled)
+
+    def _fold(self, text: str) -> str:
+        return text if self.case_sensitive else text.lower()
+
+    def matches(self, database: str, table: str) -> bool:
+        database, table = self._fold(database), self._fold(table)
+        result = False
+        for negated, schema_glob, table_glob in self._compiled:
+            if fnmatch.fnmatchcase(database, schema_glob) and fnmatch.fnmatchcase(
+                table, table_glob
+            ):
+                result = not negated
+        return result
+
+    def __repr__(self) -> str:
+        return f"TableFilter({list(self.patterns)!r})"
+
+
+class DispatchRule:
+    """One `[sink] dispatchers` entry: the tables it matches, their topic expression (None:
+    the default topic) and partition dispatcher."""
+
+    __slots__ = ("filter", "topic", "partition", "columns", "index")
+
+    def __init__(
+        self,
+        matcher: Sequence[str],
+        *,
+        topic: str | None = None,
+        partition: PartitionRule | str = PartitionRule.DEFAULT,
+        columns: Sequence[str] = (),
+        index: str | None = None,
+        case_sensitive: bool = False,
+    ) -> None:
+        self.filter = TableFilter(matcher, case_sensitive=case_sensitive)
+        self.topic = topic or None
+        self.partition = PartitionRule.parse(partition)
+        self.columns = tuple(columns)
+        self.index = index or None
+        if self.topic is not None:
+            validate_topic_expression(self.topic, "")
+        if self.partition is PartitionRule.COLUMNS and not self.columns:
+            raise ConfigError(
+                f"dispatchers rule {list(matcher)!r} has partition 'columns' but no columns; "
+                "add columns = ['a', 'b']",
+                option="dispatchers",
+            )
+
+    def with_case_sensitive(self, case_sensitive: bool) -> DispatchRule:
+        return _make_rule(
+            self.filter.patterns,
+            self.topic,
+            self.partition.value,
+            self.columns,
+            self.index,
+            case_sensitive,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DispatchRule):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.filter.patterns,
+            self.filter.case_sensitive,
+            self.topic,
+            self.partition,
+            self.columns,
+            self.index,
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _make_rule,
+            (
+                self.filter.patterns,
+                self.topic,
+                self.partition.value,
+                self.columns,
+                self.index,
+                self.filter.case_sensitive,
+            ),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"DispatchRule(matcher={list(self.filter.patterns)!r}, topic={self.topic!r}, "
+            f"partition={self.partition.value!r})"
+        )
+
+
+def _make_rule(
+    matcher: Sequence[str],
+    topic: str | None,
+    partition: str,
+    columns: Sequence[str],
+    index: str | None,
+    case_sensitive: bool,
+) -> DispatchRule:
+    return DispatchRule(
+        matcher,
+        topic=topic,
+        partition=partition,
+        columns=columns,
+        index=index,
+        case_sensitive=case_sensitive,
+    )
+
+
+def rule_for(rules: Sequence[DispatchRule], database: str, table: str) -> DispatchRule | None:
+    """The first rule whose matcher takes the table (tiflow `event_router.go`), or None:
+    then the `topic` and `partition` options apply (TiCDC's appended catch-all rule)."""
+    for rule in rules:
+        if rule.filter.matches(database, table):
+            return rule
+    return None

@@ -22,7 +22,7 @@ from ticdc_sink.config import DDL_PROTOCOLS, Protocol, SinkConfig
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.routing import TopicRouter, build_dispatcher
+from ticdc_sink.routing import TopicRouter, build_dispatcher, rule_for
 from ticdc_sink.schema import (
     TableSchema,
     build_table_schema,
@@ -39,6 +39,7 @@ __all__ = [
     "make_plan",
     "send_schema_change",
     "split_key_update",
+    "table_topic",
     "write_batches",
 ]
 
@@ -197,6 +198,7 @@ class _TableOutput:
         registry: codec.SchemaRegistry | None,
     ) -> None:
         routing = plan.config.routing
+        rule = rule_for(routing.dispatchers, schema.database, schema.table)
         self.schema = schema
         self.topic = topic
         self.encoder = codec.build_encoder(
@@ -206,9 +208,14 @@ class _TableOutput:
             topic=topic,
             registry=registry,
         )
-        self.dispatcher = build_dispatcher(
-            routing.partition, schema, columns=routing.partition_columns, index=routing.index
-        )
+        if rule is None:
+            self.dispatcher = build_dispatcher(
+                routing.partition, schema, columns=routing.partition_columns, index=routing.index
+            )
+        else:
+            self.dispatcher = build_dispatcher(
+                rule.partition, schema, columns=rule.columns, index=rule.index
+            )
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
@@ -226,7 +233,6 @@ class _TaskWriter:
         self.producer = producer
         self.registry = registry
         self.partition_id = partition_id
-        self.router = TopicRouter(plan.config.routing.topic)
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
         self.partition_counts: dict[str, int] = {}
@@ -251,7 +257,7 @@ class _TaskWriter:
         key = (schema.database, schema.table)
         out = self.outputs.get(key)
         if out is None:
-            topic = self.router.topic_for(schema.database, schema.table)
+            topic = table_topic(self.plan.config, schema.database, schema.table)
             out = self.outputs[key] = _TableOutput(self.plan, schema, topic, self.registry)
         return out
 
@@ -398,6 +404,13 @@ def _changes(
         )
 
 
+def table_topic(config: SinkConfig, database: str, table: str) -> str:
+    """The topic of a table: the first matching `dispatchers` rule's, else `topic`'s."""
+    rule = rule_for(config.routing.dispatchers, database, table)
+    expression = rule.topic if rule is not None and rule.topic else config.routing.topic
+    return TopicRouter(expression).topic_for(database, table)
+
+
 def send_schema_change(
     plan: WritePlan,
     previous: TableSchema | None,
@@ -429,7 +442,7 @@ def send_schema_change(
     )
     if message is None:
         return None
-    topic = TopicRouter(plan.config.routing.topic).topic_for(table.database, table.table)
+    topic = table_topic(plan.config, table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
         for partition in codec.ddl_partitions(options, producer.partition_count(topic)):

@@ -444,8 +444,8 @@ def test_toml_errors(tmp_path: Path) -> None:
     bad.write_text("[sink\n")
     assert "not valid TOML" in str(error({**BASE, "config": str(bad)}))
     assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
-    bad.write_text("[sink]\ndispatchers = [{matcher = ['db.*'], topic = 'x'}]\n")
-    assert "matcher" in str(error({**BASE, "config": str(bad)}))
+    bad.write_text("[sink]\ndispatchers = [{matcher = ['db'], topic = 'x'}]\n")
+    assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
     bad.write_text("[sink]\nclaim-check-raw-value = true\n")
     assert "does not support" in str(error({**BASE, "config": str(bad)}))
 
@@ -793,3 +793,66 @@ def test_registry_config_is_hashable_and_picklable() -> None:
     assert pickle.loads(pickle.dumps(r)) == r
     assert hash(r) == hash(pickle.loads(pickle.dumps(r)))
     assert CodecConfig().subject_name_strategy is SubjectNameStrategy.TOPIC
+
+
+CHANGEFEED = """
+case-sensitive = true
+[sink]
+protocol = "canal-json"
+
+[[sink.dispatchers]]
+matcher = ['shop.orders']
+topic = "orders_{table}"
+partition = "index-value"
+
+[[sink.dispatchers]]
+matcher = ['shop.*', '!shop.tmp_*']
+topic = "shop_all"
+partition = "columns"
+columns = ["region"]
+
+[[sink.dispatchers]]
+matcher = ['logs.*']
+dispatcher = "ts"
+"""
+
+
+def test_a_changefeed_file_with_several_dispatchers(tmp_path: Path) -> None:
+    f = tmp_path / "cf.toml"
+    f.write_text(CHANGEFEED)
+    c = SinkConfig.from_options({**BASE, "config": str(f)})
+    rules = c.routing.dispatchers
+    assert [r.topic for r in rules] == ["orders_{table}", "shop_all", None]
+    assert [r.partition.value for r in rules] == ["index-value", "columns", "ts"]
+    assert rules[1].columns == ("region",)
+    assert c.routing.case_sensitive and all(r.filter.case_sensitive for r in rules)
+    assert c.routing.topic == "orders"  # the default topic for tables no rule takes
+
+
+@pytest.mark.parametrize(
+    ("rules", "fragment"),
+    [
+        ('[{"matcher": ["db.*"], "partiton": "ts"}]', "unknown key 'partiton'"),
+        ('[{"topic": "x"}]', "needs matcher"),
+        ('[{"matcher": ["db.*"], "partition": "hash"}]', "'hash'"),
+        ('[{"matcher": ["db.*"], "topic": "bad topic"}]', "option 'topic'"),
+        ("not json", "JSON list of rules"),
+    ],
+)
+def test_bad_dispatchers_are_named(rules: str, fragment: str) -> None:
+    e = error({**BASE, "dispatchers": rules})
+    assert e.option == "dispatchers" or e.option == "topic"
+    assert fragment in str(e)
+
+
+def test_avro_dispatcher_topics_need_schema_and_table() -> None:
+    rules = '[{"matcher": ["db.*"], "topic": "t_{table}"}]'
+    e = error(
+        {
+            **AVRO,
+            "schema-registry": "http://r:1",
+            "topic": "a_{schema}_{table}",
+            "dispatchers": rules,
+        }
+    )
+    assert "must contain {schema} and then {table}" in str(e)

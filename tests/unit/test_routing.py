@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.routing import (
+    DispatchRule,
     PartitionRule,
+    TableFilter,
     TopicRouter,
     build_dispatcher,
     column_value_bytes,
+    rule_for,
     validate_topic_expression,
 )
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
@@ -278,3 +281,78 @@ def test_xor_makes_write_order_irrelevant(a: int, b: int) -> None:
     one = build_dispatcher("columns", t, columns=["a", "b"]).partition(change, 97)
     two = build_dispatcher("columns", t, columns=["b", "a"]).partition(change, 97)
     assert one == two
+
+
+# -- [sink] dispatchers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("patterns", "database", "table", "expected"),
+    [
+        (["*.*"], "any", "thing", True),
+        (["db.*"], "db", "orders", True),
+        (["db.*"], "DB", "Orders", True),  # case-insensitive by default
+        (["db.*"], "db2", "orders", False),
+        (["db.*", "!db.tmp_*"], "db", "tmp_1", False),
+        (["db.*", "!db.tmp_*"], "db", "orders", True),
+        (["!db.tmp_*", "db.*"], "db", "tmp_1", True),  # the last matching pattern decides
+        (["test[0-9].t?"], "test7", "t1", True),
+        (["test[!0-9].t?"], "test7", "t1", False),
+        (["`a.b`.c"], "a.b", "c", True),
+        (["a.\\*"], "a", "*", True),
+        (["a.\\*"], "a", "x", False),
+    ],
+)
+def test_table_filter_follows_tidb_table_filter_rules(patterns, database, table, expected):
+    assert TableFilter(patterns).matches(database, table) is expected
+
+
+def test_table_filter_case_sensitive_and_errors():
+    assert not TableFilter(["db.*"], case_sensitive=True).matches("DB", "x")
+    with pytest.raises(ConfigError, match="is not schema.table"):
+        TableFilter(["nodot"])
+    with pytest.raises(ConfigError, match="empty matcher"):
+        TableFilter([])
+
+
+# tiflow cdc/sink/dmlsink/mq/dispatcher/event_router_test.go (newReplicaConfig4DispatcherTest)
+# with the default topic "test"; "unknown-dispatcher" is left out: TiCDC falls back to
+# `table` with a warning, this sink refuses a misspelt rule.
+TIFLOW_RULES = (
+    DispatchRule(["test_default1.*"], partition="default"),
+    DispatchRule(["test_table.*"], partition="table", topic="hard_code_schema"),
+    DispatchRule(["test_index_value.*"], partition="index-value", topic="{schema}_{table}"),
+    DispatchRule(["test.*"], partition="rowid", topic="hard_code_schema"),
+    DispatchRule(["*.*", "!*.test"], partition="ts", topic="{schema}_{table}"),
+)
+
+
+@pytest.mark.parametrize(
+    ("database", "table", "topic", "partition"),
+    [
+        ("test_default1", "table", "test", PartitionRule.DEFAULT),
+        ("test_table", "table", "hard_code_schema", PartitionRule.TABLE),
+        ("test_index_value", "table", "test_index_value_table", PartitionRule.INDEX_VALUE),
+        ("test", "table", "hard_code_schema", PartitionRule.INDEX_VALUE),
+        ("sbs", "table", "sbs_table", PartitionRule.TS),
+        ("a", "test", None, None),  # excluded by !*.test: the catch-all (default topic)
+    ],
+)
+def test_tiflow_dispatcher_rules(database, table, topic, partition):
+    rule = rule_for(TIFLOW_RULES, database, table)
+    if topic is None:
+        assert rule is None
+        return
+    assert rule is not None and rule.partition is partition
+    expression = rule.topic or "test"
+    assert TopicRouter(expression).topic_for(database, table) == topic
+
+
+def test_dispatch_rules_pickle_and_compare():
+    import pickle
+
+    rule = DispatchRule(["db.*"], topic="t_{table}", partition="columns", columns=["a"])
+    assert pickle.loads(pickle.dumps(rule)) == rule
+    assert hash(pickle.loads(pickle.dumps(rule))) == hash(rule)
+    with pytest.raises(ConfigError, match="no columns"):
+        DispatchRule(["db.*"], partition="columns")
