@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,6 +33,7 @@ from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
     WritePlan,
+    batch_report,
     emit_watermark,
     make_plan,
     send_schema_change,
@@ -153,6 +156,20 @@ class _WriterMixin:
         table = self.plan.tables.named_table
         if state is not None and table is not None and config.codec.protocol in DDL_PROTOCOLS:
             state.record_table_schema(table.database, table.table, table_schema_to_json(table))
+        report = batch_report(
+            [m.report if m is not None else None for m in messages],
+            batch_id=self.plan.batch_id,
+            commit_ts=self.plan.commit_ts,
+            watermark=sent,
+            seconds=time.time() - self.plan.planned_at,
+        )
+        line = json.dumps(report)
+        logger.info("ticdc batch report %s", line)
+        if state is not None:
+            batch_id = self.plan.batch_id
+            state.record_report(
+                str(batch_id) if batch_id is not None else f"job-{self.plan.commit_ts}", line
+            )
 
     def _abort(self, messages: list[Any]) -> None:
         done = [m for m in messages if m is not None]

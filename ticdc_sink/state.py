@@ -7,6 +7,7 @@ Layout, under `<checkpointLocation>/ticdc/`:
     watermark             the highest watermark ts sent (decimal text)
     tables/<sha1>         the last committed schema of a table (JSON), for DDL messages
     ddl/<batchId>         the DDL text sent before that micro-batch (sent once per batch)
+    reports/<name>.json   one JSON line per committed batch (see README, "Batch reports")
 
 Files are written whole and renamed into place, so a reader never sees half a number.
 Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://).
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 # Commit ts files older than this many batches are pruned; a replay only ever re-runs the
 # last batch (or the last few after a crash), so this bounds the folder.
 _KEEP_BATCHES = 100
+_KEEP_REPORTS = 1000
 
 
 class SinkState:
@@ -112,6 +114,18 @@ class SinkState:
         for old in self._list_batches(folder):
             if old < batch_id - _KEEP_BATCHES:
                 self._fs.delete_file(posixpath.join(folder, str(old)))
+
+    def record_report(self, name: str, line: str) -> str:
+        """Keep one batch's report as `reports/<name>.json`; returns its path. The
+        oldest are pruned beyond the last 1000."""
+        folder = posixpath.join(self._root, "reports")
+        path = posixpath.join(folder, f"{name}.json")
+        self._write(path, line + "\n")
+        info = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        names = sorted((i.mtime_ns or 0, i.path) for i in info if i.base_name.endswith(".json"))
+        for _, old in names[: max(0, len(names) - _KEEP_REPORTS)]:
+            self._fs.delete_file(old)
+        return path
 
     def _table_path(self, database: str, table: str) -> str:
         # Hashed: database and table names may hold any character.

@@ -34,6 +34,7 @@ __all__ = [
     "TablePlan",
     "TaskReport",
     "WritePlan",
+    "batch_report",
     "emit_watermark",
     "key_column_indexes",
     "make_plan",
@@ -89,6 +90,7 @@ class WritePlan:
     commit_ts: int
     build_ts_ms: int
     batch_id: int | None = None
+    planned_at: float = 0.0  # wall clock (time.time()) when planned, for batch reports
 
 
 @attrs.frozen
@@ -102,6 +104,8 @@ class TaskReport:
     rows: int
     messages: int
     bytes: int
+    topic_messages: dict[str, int] = attrs.field(factory=dict)
+    topic_bytes: dict[str, int] = attrs.field(factory=dict)
 
 
 # Placeholder names for the table template when `_database` / `_table` columns name the
@@ -160,6 +164,7 @@ def make_plan(
         commit_ts=commit_ts,
         build_ts_ms=build_ts_ms,
         batch_id=batch_id,
+        planned_at=time.time(),
     )
 
 
@@ -328,14 +333,21 @@ class _TaskWriter:
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""
         delivered = self.producer.delivered
+        topic_messages: dict[str, int] = {}
+        topic_bytes: dict[str, int] = {}
+        for (topic, _partition), stats in delivered.items():
+            topic_messages[topic] = topic_messages.get(topic, 0) + stats.messages
+            topic_bytes[topic] = topic_bytes.get(topic, 0) + stats.bytes
         return TaskReport(
             partition_id=self.partition_id,
             topics=dict(self.partition_counts),
             partitions=frozenset(delivered),
             max_commit_ts=self.max_commit_ts,
             rows=self.rows,
-            messages=sum(s.messages for s in delivered.values()),
-            bytes=sum(s.bytes for s in delivered.values()),
+            messages=sum(topic_messages.values()),
+            bytes=sum(topic_bytes.values()),
+            topic_messages=topic_messages,
+            topic_bytes=topic_bytes,
         )
 
 
@@ -452,6 +464,38 @@ def send_schema_change(
         producer.close()
     logger.info("ticdc: DDL for %s.%s sent to %s: %s", table.database, table.table, topic, query)
     return query
+
+
+def batch_report(
+    reports: Iterable[TaskReport | None],
+    *,
+    batch_id: int | None,
+    commit_ts: int,
+    watermark: int | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """What the driver records after a committed batch, for operators (one JSON object):
+    counts from the tasks' delivery reports, per topic, the watermark sent (None: none
+    sent) and the time from planning to commit."""
+    done = [r for r in reports if r is not None]
+    topics: dict[str, dict[str, int]] = {}
+    for report in done:
+        for topic, count in report.topic_messages.items():
+            entry = topics.setdefault(topic, {"messages": 0, "bytes": 0})
+            entry["messages"] += count
+            entry["bytes"] += report.topic_bytes.get(topic, 0)
+    return {
+        "batch_id": batch_id,
+        "commit_ts": commit_ts,
+        "tasks": len(done),
+        "rows": sum(r.rows for r in done),
+        "messages": sum(r.messages for r in done),
+        "bytes": sum(r.bytes for r in done),
+        "topics": dict(sorted(topics.items())),
+        "max_commit_ts": max((r.max_commit_ts for r in done), default=0),
+        "watermark": watermark,
+        "seconds": round(seconds, 3),
+    }
 
 
 def emit_watermark(

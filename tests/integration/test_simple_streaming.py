@@ -90,3 +90,11 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
         ]
         # One per batch, in order; the re-run sent none: its watermark had been sent.
         assert marks == commit_ts_by_batch
+
+    # One report per committed batch under the checkpoint location, for operators.
+    reports = sorted((checkpoint / "ticdc" / "reports").glob("*.json"))
+    assert [p.name for p in reports] == ["0.json", "1.json", "2.json"]
+    last = json.loads(reports[-1].read_text())
+    assert last["batch_id"] == 2 and last["rows"] == 3
+    assert last["topics"][TOPIC]["messages"] >= 3 and last["bytes"] > 0
+    assert last["watermark"] is None  # the re-run sent none: it had been sent

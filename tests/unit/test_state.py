@@ -59,3 +59,16 @@ def test_ddl_marks_are_kept_per_batch(tmp_path: Path) -> None:
     state.record_ddl_sent(4, "ALTER TABLE `t` ADD COLUMN `a` int")
     assert SinkState(str(tmp_path)).ddl_sent_for_batch(4)
     assert not state.ddl_sent_for_batch(5)
+
+
+def test_reports_are_one_json_line_per_batch_and_pruned(tmp_path: Path, monkeypatch) -> None:
+    import ticdc_sink.state as state_module
+
+    monkeypatch.setattr(state_module, "_KEEP_REPORTS", 3)
+    state = SinkState(str(tmp_path))
+    for batch in range(5):
+        path = state.record_report(str(batch), f'{{"batch_id": {batch}}}')
+    assert path.endswith("ticdc/reports/4.json")
+    kept = sorted(p.name for p in (tmp_path / "ticdc" / "reports").glob("*.json"))
+    assert kept == ["2.json", "3.json", "4.json"]
+    assert (tmp_path / "ticdc" / "reports" / "4.json").read_text() == '{"batch_id": 4}\n'

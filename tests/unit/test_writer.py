@@ -217,3 +217,40 @@ def test_no_watermark_when_nothing_was_written() -> None:
         is None
     )
     assert producer.sent == []
+
+
+def test_batch_report_sums_tasks_per_topic() -> None:
+    from ticdc_sink.writer import TaskReport, batch_report
+
+    def task(pid: int, ts: int, counts: dict[str, tuple[int, int]]) -> TaskReport:
+        return TaskReport(
+            partition_id=pid,
+            topics=dict.fromkeys(counts, 3),
+            partitions=frozenset((t, 0) for t in counts),
+            max_commit_ts=ts,
+            rows=sum(m for m, _ in counts.values()),
+            messages=sum(m for m, _ in counts.values()),
+            bytes=sum(b for _, b in counts.values()),
+            topic_messages={t: m for t, (m, _) in counts.items()},
+            topic_bytes={t: b for t, (_, b) in counts.items()},
+        )
+
+    report = batch_report(
+        [task(0, 5, {"a": (2, 20), "b": (1, 7)}), None, task(1, 9, {"a": (3, 30)})],
+        batch_id=4,
+        commit_ts=11,
+        watermark=9,
+        seconds=1.23456,
+    )
+    assert report == {
+        "batch_id": 4,
+        "commit_ts": 11,
+        "tasks": 2,
+        "rows": 6,
+        "messages": 6,
+        "bytes": 57,
+        "topics": {"a": {"messages": 5, "bytes": 50}, "b": {"messages": 1, "bytes": 7}},
+        "max_commit_ts": 9,
+        "watermark": 9,
+        "seconds": 1.235,
+    }
