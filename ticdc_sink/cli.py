@@ -460,6 +460,8 @@ def run_check(args: argparse.Namespace) -> int:
     config = SinkConfig.from_options(_options(args))
     print("configuration (secrets masked):")
     print(json.dumps(_redacted(config), indent=2, default=str))
+    for name in config.ignored:
+        print(f"ignored (no meaning for this sink): {name}")
     router = TopicRouter(config.routing.topic)
     tables = [t.split(".", 1) for t in args.table] or []
     if args.table_ddl or args.columns or config.input.table_ddl:
@@ -520,6 +522,7 @@ def _config_value(_instance: Any, _field: Any, value: Any) -> Any:
 
 def _redacted(config: SinkConfig) -> dict[str, Any]:
     data = attrs.asdict(config, value_serializer=_config_value)
+    del data["ignored"]
     data["kafka"]["client_config"] = {
         k: v for k, v in config.kafka.redacted().items() if k != "bootstrap.servers"
     }

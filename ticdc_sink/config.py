@@ -790,6 +790,9 @@ class SinkConfig:
     input: InputConfig = InputConfig()
     registry: RegistryConfig = RegistryConfig()
     checkpoint_location: str | None = _field("checkpointlocation", None, _opt_str)
+    # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
+    # name and source, so the driver can say it ignored them.
+    ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def __attrs_post_init__(self) -> None:
         # Cross-part rules live here, one place (style §5): the topic rule depends on the
@@ -835,11 +838,15 @@ class SinkConfig:
         layers.append(explicit)
 
         merged: dict[str, Any] = {}
+        ignored: list[str] = []
         for layer in layers:
+            ignored += layer.ignored
             for key, value in layer.values.items():
                 _check_known(key, value, layer.source)
+                if key in _IGNORED:
+                    ignored.append(_label(key, layer.source))
                 merged[key] = value
-        return _build(merged)
+        return attrs.evolve(_build(merged), ignored=tuple(ignored))
 
 
 # -- option names ------------------------------------------------------------------------
@@ -977,6 +984,7 @@ class _Layer:
     def __init__(self, source: str) -> None:
         self.source = source
         self.values: dict[str, Any] = {}
+        self.ignored: list[str] = []
 
     def set(self, key: str, value: Any) -> None:
         self.values[key] = value
@@ -1131,6 +1139,13 @@ def _load_toml(path: str) -> _Layer:
     layer = _Layer(f"config file {path} [sink] key")
     if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
         layer.set("case-sensitive", document["case-sensitive"])
+    layer.ignored += [
+        f"config file {path} [{name}]"
+        if isinstance(document[name], dict)
+        else f"config file {path} key '{name}'"
+        for name in document
+        if name not in ("sink", "case-sensitive")
+    ]
     sink = document.get("sink", {})
     if not isinstance(sink, dict):
         raise ConfigError(

@@ -78,7 +78,7 @@ class TiCDCDataSource(DataSource):
                 option="mode",
                 value="overwrite",
             )
-        config = SinkConfig.from_options(dict(self.options))
+        config = _config(self.options)
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
         commit_ts = tso.now()
         if state is not None:
@@ -95,7 +95,7 @@ class TiCDCDataSource(DataSource):
                 option="outputMode",
                 value="complete",
             )
-        config = SinkConfig.from_options(dict(self.options))
+        config = _config(self.options)
         if not config.checkpoint_location:
             raise ConfigError(
                 "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
@@ -107,6 +107,16 @@ class TiCDCDataSource(DataSource):
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema)
         return TiCDCStreamWriter(plan)
+
+
+def _config(options: Any) -> SinkConfig:
+    config = SinkConfig.from_options(dict(options))
+    if config.ignored:
+        logger.warning(
+            "ticdc: ignored TiCDC settings that mean nothing to this sink: %s",
+            "; ".join(config.ignored),
+        )
+    return config
 
 
 def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:

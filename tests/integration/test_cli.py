@@ -103,3 +103,31 @@ def test_unreachable_broker_and_missing_topic_exit_2(broker, capsys):
     code = main(["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "no_such_topic"])
     assert code == 2
     assert "no_such_topic" in capsys.readouterr().err
+
+
+def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, registry, capsys):
+    from ticdc_sink.config import RegistryConfig, SubjectNameStrategy
+    from ticdc_sink.registry import ConfluentSchemaRegistry
+
+    broker.create_topic("cli_avro", 1)
+    ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
+    encoder = codec.build_encoder(
+        CodecConfig(protocol=Protocol.AVRO), SCHEMA, build_ts_ms=1, topic="cli_avro", registry=ids
+    )
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for change in (
+        RowChange(SCHEMA, Op.INSERT, TS, (1, "a")),
+        RowChange(SCHEMA, Op.DELETE, TS, None, (1, "a")),
+    ):
+        message = encoder.encode_row(change)
+        producer.produce("cli_avro", message.value, message.key, partition=0)
+    producer.flush(10)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_avro"]
+    assert main([*argv, "--protocol", "avro", "--schema-registry", registry.url]) == 0
+    out = capsys.readouterr().out
+    assert "INSERT shop.items" in out and "data={id=1, name='a'}" in out
+    assert "DELETE shop.items" in out and "old={id=1}" in out
+    assert main([*argv, "--protocol", "maxwell"]) == 2
+    assert "protocol 'maxwell' has no decoder" in capsys.readouterr().err
+    assert main([*argv, "--protocol", "avro"]) == 2  # no registry given
+    assert "needs a schema registry" in capsys.readouterr().err

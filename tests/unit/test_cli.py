@@ -117,3 +117,14 @@ def test_errors_exit_2_with_one_line(capsys, argv, fragment):
     assert code == 2
     assert fragment in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_check_reports_ignored_settings(capsys, tmp_path):
+    f = tmp_path / "cf.toml"
+    f.write_text("[mounter]\nworker-num = 4\n[sink]\nprotocol = 'canal-json'\n")
+    code, out, _ = run(
+        capsys, "check", "--config", str(f), "-o", "topic=t", "-o", "kafka.bootstrap.servers=b:1"
+    )
+    assert code == 0
+    assert f"ignored (no meaning for this sink): config file {f} [mounter]" in out
+    assert '"protocol": "canal-json"' in out
