@@ -285,9 +285,10 @@ class _TaskWriter:
         config = self.codecs.get(topic)
         if config is None:
             config = self.plan.config.codec
-            # Producers that cannot describe topics (test fakes) keep the option's value.
+            # Producers that cannot describe topics (test fakes) keep the option's value;
+            # debezium has no encoder-side size check (tiflow), so it need not ask.
             describe = getattr(self.producer, "topic_max_message_bytes", None)
-            if describe is not None:
+            if describe is not None and config.protocol is not Protocol.DEBEZIUM:
                 self.partition_count(topic)  # creates a missing topic first
                 topic_limit = describe(topic)
                 if topic_limit is not None:
