@@ -5,6 +5,8 @@ python -m ticdc_sink demo                 start a local broker, write a DataFram
                                           format("ticdc"), print the decoded messages
 python -m ticdc_sink decode --bootstrap-servers H:P --topic T [--protocol P]
                                           print the decoded messages of a topic
+                                          (--follow-claim-check: read claim-check
+                                          files back into full rows)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ticdc_sink._local_broker import LocalBroker
+from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.decode import Decoder, decoder_for
 from ticdc_sink.producer import read_topic
 
@@ -39,6 +42,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     decode.add_argument("--encoding-format", default="json", help="simple: json or avro")
     decode.add_argument("--schema-registry", help="avro: the registry URL")
     decode.add_argument("--time-zone", default="UTC", help="debezium: zone of TIMESTAMPs")
+    decode.add_argument(
+        "--follow-claim-check",
+        action="store_true",
+        help="simple, canal-json: read claim-check locations back into full rows",
+    )
+    decode.add_argument(
+        "--claim-check-raw-value",
+        action="store_true",
+        help="the sink wrote claim-check files with claim-check-raw-value=true",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_demo(args.topic, args.protocol)
@@ -56,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         encoding_format=args.encoding_format,
         time_zone=args.time_zone,
         schema_for_id=schema_for_id,
+        claim_check_loader=read_claim_check if args.follow_claim_check else None,
+        claim_check_raw_value=args.claim_check_raw_value,
     )
     print_topic(args.bootstrap_servers, args.topic, decoder)
     return 0

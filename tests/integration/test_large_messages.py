@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ticdc_sink import cli
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.canal_json import CanalJsonDecoder
@@ -91,7 +92,7 @@ def test_handle_key_only_sends_the_key_columns(spark, broker, kind):
 @pytest.mark.parametrize("kind", PROTOCOLS)
 @pytest.mark.parametrize("raw", [False, True], ids=["wrapped", "raw"])
 def test_claim_check_stores_the_row_and_the_decoder_follows_it(
-    spark, broker, kind, raw, tmp_path: Path
+    spark, broker, kind, raw, tmp_path: Path, capsys
 ):
     topic = f"large_claim_{kind.replace('-', '_')}_{int(raw)}"
     broker.create_topic(topic, 1)
@@ -126,3 +127,9 @@ def test_claim_check_stores_the_row_and_the_decoder_follows_it(
         {"id": 3, "payload": "small three"},
     ]
     assert full[1].claim_check_location == location and full[1].commit_ts == plain[1].commit_ts
+    if kind == "canal-json" and not raw:
+        capsys.readouterr()
+        argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", topic]
+        cli.main([*argv, "--protocol", kind, "--follow-claim-check"])
+        out = capsys.readouterr().out
+        assert f"(claim check {location})" in out and HUGE[:100] in out

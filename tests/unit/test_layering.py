@@ -38,7 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "schema_change": {"errors", "schema"},
     "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},
     "decode": {"errors", "tso", "schema", "events", "codec", "decode"},
-    "cli": {"errors", "config", "decode", "producer", "_local_broker"},
+    "cli": {"errors", "config", "decode", "producer", "_local_broker", "claim_check"},
     "_local_broker": {"errors"},
     "__init__": {"errors", "datasource"},
     "__main__": {"cli"},

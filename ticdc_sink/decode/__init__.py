@@ -79,6 +79,8 @@ class DecodedRow:
             parts.append("(no schema yet: raw values)")
         if self.handle_key_only:
             parts.append("(handle key only)")
+        if self.claim_check_location:
+            parts.append(f"(claim check {self.claim_check_location})")
         return " ".join(parts)
 
 
