@@ -252,7 +252,7 @@ class _TaskWriter:
         self.diverted = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
-        self.store = None
+        self.store: codec.ClaimCheckStore | None = None
         if codec_config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
             self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
         self.codecs: dict[str, CodecConfig] = {}
@@ -294,7 +294,13 @@ class _TaskWriter:
                 if topic_limit is not None:
                     limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
                     if limit < config.max_message_bytes:
-                        logger.info(
+                        # TiCDC warns when the topic's limit is not above the option.
+                        log = (
+                            logger.warning
+                            if topic_limit <= config.max_message_bytes
+                            else logger.debug
+                        )
+                        log(
                             "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
                             topic,
                             topic_limit,

@@ -571,3 +571,26 @@ def test_diverted_messages_are_counted_in_the_report_and_the_commit_log(
 def test_task_report_keeps_a_zero_default_for_diverted() -> None:
     report = TaskReport(0, {}, frozenset(), 0, 0, 0, 0)
     assert report.diverted == 0
+
+
+def test_storage_uri_secrets_stay_out_of_errors_and_repr() -> None:
+    with pytest.raises(ConfigError) as caught:
+        SinkConfig.from_options(
+            {
+                **BASE,
+                "large-message-handle-option": "claim-check",
+                "claim-check-storage-uri": "file://host/x?secret-access-key=SK",
+            }
+        )
+    assert "SK" not in str(caught.value) and "***" in str(caught.value)
+
+
+def test_canal_json_raw_value_stores_the_canal_message() -> None:
+    store = MemoryStore()
+    config = canal_config(CLAIM, claim_check_raw_value=True)
+    message = build_encoder(config, WIDE, build_ts_ms=4, claim_check=store).encode_row(BIG)
+    (data,) = store.files.values()
+    assert orjson.loads(data)["data"] == [{"id": "7", "payload": "x" * 2000}]
+    decoder = CanalJsonDecoder(claim_check_loader=store.load, claim_check_raw_value=True)
+    row = decoder.decode_message(None, message.value)
+    assert isinstance(row, DecodedRow) and row.data == {"id": 7, "payload": "x" * 2000}
