@@ -4,6 +4,8 @@
                                           format("ticdc"), the decoded messages printed
     ticdc-sink decode --bootstrap-servers H:P --topic T [--protocol P] [--follow] ...
                                           decode every message of a topic
+                                          (--follow-claim-check: read claim-check
+                                          files back into full rows)
     ticdc-sink dry-run --table-ddl "CREATE TABLE ..." [-o option=value ...]
                                           one example message of each kind, no Kafka
     ticdc-sink check [-o option=value ...] [--table db.t] [--key col=value ...]
@@ -26,6 +28,7 @@ import attrs
 
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
+from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.config import FrozenMap, SinkConfig
 from ticdc_sink.decode import Decoder, decoder_for
@@ -95,6 +98,16 @@ def _parser() -> argparse.ArgumentParser:
         "--idle", type=float, default=1.5, help="without --follow: stop after this quiet time"
     )
     decode.add_argument("--timeout", type=float, default=10.0, help="seconds to reach the brokers")
+    decode.add_argument(
+        "--follow-claim-check",
+        action="store_true",
+        help="simple, canal-json: read claim-check locations back into full rows",
+    )
+    decode.add_argument(
+        "--claim-check-raw-value",
+        action="store_true",
+        help="the sink wrote claim-check files with claim-check-raw-value=true",
+    )
     decode.set_defaults(run=run_decode)
 
     for name, help_text in (
@@ -140,6 +153,8 @@ def run_decode(args: argparse.Namespace) -> int:
         encoding_format=args.encoding_format,
         time_zone=args.time_zone,
         schema_for_id=_registry_lookup(args.schema_registry),
+        claim_check_loader=read_claim_check if args.follow_claim_check else None,
+        claim_check_raw_value=args.claim_check_raw_value,
     )
     live = args.follow and sys.stderr.isatty()
     count = 0

@@ -36,6 +36,8 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `enable-tidb-extension` | codec | false | TiDB fields in the message |
 | `time-zone` | codec | UTC | IANA zone TIMESTAMP values are rendered in |
 | `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
+| `claim-check-storage-uri` | codec | None | claim-check: `file:///dir` (others via fsspec) |
+| `claim-check-raw-value` | codec | false | claim-check: store the raw value, no JSON |
 | `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
 | `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
 | `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
@@ -111,7 +113,7 @@ the file (filter, mounter, ...) are TiCDC's, not the sink's, and are ignored.
 Accepted and ignored, since they do not change what is written: kafka-version,
 max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
 advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
-change the output but are not implemented (e.g. claim-check-raw-value, column-selectors)
+change the output but are not implemented (e.g. large-message-handle-compression, column-selectors)
 are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
 
 Secrets (`sasl-password`, `sasl-oauth-client-secret`, `schema-registry-password`, the
@@ -156,6 +158,7 @@ __all__ = [
     "SinkConfig",
     "SubjectNameStrategy",
     "is_secret",
+    "mask_uri",
     "parse_sink_uri",
     "redact_url",
 ]
@@ -275,6 +278,8 @@ def _shown(option: str, value: object) -> str:
         return _MASK
     if option == "schema-registry":
         value = redact_url(str(value))
+    elif option == "claim-check-storage-uri":
+        value = mask_uri(str(value))
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -355,6 +360,41 @@ def _opt_str(value: Any) -> str | None:
     if not isinstance(value, str):
         raise _Invalid("use a string")
     return value
+
+
+def _storage_uri(value: Any) -> str | None:
+    # TiCDC's external storage URIs: file:///abs/dir, s3://bucket/prefix, gcs://..., ...
+    text = _opt_str(value)
+    if text is None:
+        return None
+    parts = urllib.parse.urlsplit(text.strip())
+    if not re.fullmatch(r"[a-z][a-z0-9+.-]*", parts.scheme) or not (parts.netloc or parts.path):
+        raise _Invalid("use a URI such as file:///data/claim-check or s3://bucket/prefix")
+    if parts.scheme == "file" and (
+        parts.netloc not in ("", "localhost") or not parts.path.startswith("/")
+    ):
+        raise _Invalid("use file:// with an absolute path, such as file:///data/claim-check")
+    return text.strip()
+
+
+def mask_uri(uri: str) -> str:
+    """`uri` with its user info and query values masked (TiCDC `MaskSensitiveDataInURI`):
+    storage URIs may carry access keys there."""
+    try:
+        parts = urllib.parse.urlsplit(uri)
+    except ValueError:
+        return "(unparseable URI)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{_MASK}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(
+        f"{name}={_MASK}" for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _masked_uri_repr(value: str | None) -> str:
+    return repr(None if value is None else mask_uri(value))
 
 
 def _name(value: Any) -> str:
@@ -586,6 +626,10 @@ class CodecConfig:
         LargeMessageHandleOption.NONE,
         _enum(LargeMessageHandleOption),
     )
+    claim_check_storage_uri: str | None = _field(
+        "claim-check-storage-uri", None, _storage_uri, repr=_masked_uri_repr
+    )
+    claim_check_raw_value: bool = _field("claim-check-raw-value", False, _bool)
     send_bootstrap_interval_in_sec: int = _field(
         "send-bootstrap-interval-in-sec", 120, _int(-_INT64_MAX - 1, _INT64_MAX)
     )
@@ -673,11 +717,33 @@ class CodecConfig:
             )
 
     def _check_large_message_option(self) -> None:
-        # tiflow LargeMessageHandleConfig.Validate: only simple and canal-json (the latter
-        # with the TiDB extension) may shrink or offload large messages.
+        # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the
+        # latter with the TiDB extension) may shrink or offload large messages; claim-check
+        # needs its storage URI.
         option = self.large_message_handle_option
-        if option is LargeMessageHandleOption.NONE:
-            return
+        if option is not LargeMessageHandleOption.NONE:
+            self._check_large_message_protocol(option)
+        if option is not LargeMessageHandleOption.CLAIM_CHECK:
+            for name, is_default in (
+                ("claim-check-storage-uri", self.claim_check_storage_uri is None),
+                ("claim-check-raw-value", not self.claim_check_raw_value),
+            ):
+                if not is_default:
+                    raise ConfigError(
+                        f"option '{name}' is set but 'large-message-handle-option' is "
+                        f"'{option.value}'; set large-message-handle-option=claim-check or "
+                        f"remove {name}",
+                        option=name,
+                    )
+        elif self.claim_check_storage_uri is None:
+            raise ConfigError(
+                "option 'large-message-handle-option' is 'claim-check' but "
+                "'claim-check-storage-uri' is empty; give where to store large messages, "
+                "e.g. claim-check-storage-uri=file:///data/claim-check",
+                option="claim-check-storage-uri",
+            )
+
+    def _check_large_message_protocol(self, option: LargeMessageHandleOption) -> None:
         if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON):
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' but protocol "
@@ -920,8 +986,6 @@ _UNSUPPORTED: dict[str, Any] = {
     "output-raw-change-event": False,
     "send-all-bootstrap-at-start": False,
     "large-message-handle-compression": "none",
-    "claim-check-storage-uri": "",
-    "claim-check-raw-value": False,
     "glue-schema-registry-config": None,
     "sasl-gssapi-password": "",
     "sasl-gssapi-kerberos-config-path": "",

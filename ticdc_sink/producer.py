@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from ticdc_sink.errors import DeliveryError
 
@@ -137,6 +137,7 @@ class KafkaProducer:
         client_config["error_cb"] = self._on_error
         self._producer: Any = factory(client_config)
         self._partitions: dict[str, int] = {}
+        self._max_message_bytes: dict[str, int | None] = {}
         self._stats: dict[tuple[str, int], list[int]] = {}
         self._sent = 0
         self._failed = 0
@@ -257,6 +258,39 @@ class KafkaProducer:
             f"show within broker-timeout-ms {self._config.broker_timeout_ms}",
             brokers=self._brokers,
         )
+
+    def topic_max_message_bytes(self, topic: str) -> int | None:
+        """The topic's `max.message.bytes` as the brokers report it (DescribeConfigs),
+        or None when they do not (Tansu reports no topic configs) or the request fails
+        (e.g. no DescribeConfigs permission: a warning, the option's value then holds).
+        Asked once per topic and producer; call it after `partition_count` has made sure
+        the topic exists. TiCDC lowers max-message-bytes to this minus 128
+        (tiflow pkg/sink/kafka/options.go, adjustOptions)."""
+        if topic in self._max_message_bytes:
+            return self._max_message_bytes[topic]
+        if self._admin is None:
+            self._admin = self._admin_factory(dict(self._admin_config))
+        timeout = self._broker_timeout_s
+        value: int | None = None
+        try:
+            futures = self._admin.describe_configs(
+                [ConfigResource(ResourceType.TOPIC, topic)], request_timeout=timeout
+            )
+            for future in futures.values():
+                entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
+                if entry is not None and entry.value is not None:
+                    value = int(entry.value)
+        except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
+            logger.warning(
+                "cannot read max.message.bytes of topic %s from Kafka brokers %s (%s); "
+                "max-message-bytes is not lowered to it",
+                topic,
+                self._brokers,
+                exc,
+            )
+        self._max_message_bytes[topic] = value
+        logger.debug("topic %s max.message.bytes: %s", topic, value)
+        return value
 
     # -- sending ----------------------------------------------------------------------
 

@@ -17,8 +17,14 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from ticdc_sink import codec, schema_change, tso
-from ticdc_sink.config import DDL_PROTOCOLS, Protocol, SinkConfig
+from ticdc_sink import claim_check, codec, schema_change, tso
+from ticdc_sink.config import (
+    DDL_PROTOCOLS,
+    CodecConfig,
+    LargeMessageHandleOption,
+    Protocol,
+    SinkConfig,
+)
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
 from ticdc_sink.producer import KafkaProducer
@@ -53,6 +59,9 @@ RegistryFactory = Callable[..., Any]
 # Bounded so memory does not grow with partition size; a key evicted from the window is
 # simply not checked against its older events.
 _ORDER_CHECK_WINDOW = 65_536
+# TiCDC keeps this much below a topic's max.message.bytes (tiflow pkg/sink/kafka/options.go,
+# maxMessageBytesOverhead).
+_TOPIC_LIMIT_MARGIN = 128
 
 
 @attrs.frozen
@@ -95,7 +104,8 @@ class WritePlan:
 
 @attrs.frozen
 class TaskReport:
-    """What one task tells the driver: where it wrote and how much."""
+    """What one task tells the driver: where it wrote and how much; `diverted` counts the
+    messages sent in place of one above max-message-bytes (handle-key-only, claim-check)."""
 
     partition_id: int
     topics: dict[str, int]
@@ -106,6 +116,7 @@ class TaskReport:
     bytes: int
     topic_messages: dict[str, int] = attrs.field(factory=dict)
     topic_bytes: dict[str, int] = attrs.field(factory=dict)
+    diverted: int = 0
 
 
 # Placeholder names for the table template when `_database` / `_table` columns name the
@@ -146,6 +157,9 @@ def make_plan(
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
     codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    if config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+        # Fails here, before any task, when the storage cannot be opened.
+        claim_check.open_store(config.codec.claim_check_storage_uri or "")
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "
@@ -201,17 +215,20 @@ class _TableOutput:
         schema: TableSchema,
         topic: str,
         registry: codec.SchemaRegistry | None,
+        codec_config: CodecConfig | None = None,
+        store: codec.ClaimCheckStore | None = None,
     ) -> None:
         routing = plan.config.routing
         rule = rule_for(routing.dispatchers, schema.database, schema.table)
         self.schema = schema
         self.topic = topic
         self.encoder = codec.build_encoder(
-            plan.config.codec,
+            codec_config or plan.config.codec,
             schema,
             build_ts_ms=plan.build_ts_ms,
             topic=topic,
             registry=registry,
+            claim_check=store,
         )
         if rule is None:
             self.dispatcher = build_dispatcher(
@@ -243,8 +260,13 @@ class _TaskWriter:
         self.partition_counts: dict[str, int] = {}
         self.last_ts_by_key: dict[tuple[Any, ...], int] = {}
         self.rows = 0
+        self.diverted = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
+        self.store: codec.ClaimCheckStore | None = None
+        if codec_config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+            self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
+        self.codecs: dict[str, CodecConfig] = {}
         self.bootstrap_on = (
             codec_config.protocol == "simple"
             and codec_config.send_bootstrap_interval_in_sec > 0
@@ -263,8 +285,42 @@ class _TaskWriter:
         out = self.outputs.get(key)
         if out is None:
             topic = table_topic(self.plan.config, schema.database, schema.table)
-            out = self.outputs[key] = _TableOutput(self.plan, schema, topic, self.registry)
+            out = self.outputs[key] = _TableOutput(
+                self.plan, schema, topic, self.registry, self.codec_for(topic), self.store
+            )
         return out
+
+    def codec_for(self, topic: str) -> CodecConfig:
+        """The codec options for `topic`: max-message-bytes lowered to the topic's
+        `max.message.bytes` - 128 where the brokers report it, as TiCDC does at start."""
+        config = self.codecs.get(topic)
+        if config is None:
+            config = self.plan.config.codec
+            # Producers that cannot describe topics (test fakes) keep the option's value;
+            # debezium has no encoder-side size check (tiflow), so it need not ask.
+            describe = getattr(self.producer, "topic_max_message_bytes", None)
+            if describe is not None and config.protocol is not Protocol.DEBEZIUM:
+                self.partition_count(topic)  # creates a missing topic first
+                topic_limit = describe(topic)
+                if topic_limit is not None:
+                    limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
+                    if limit < config.max_message_bytes:
+                        # TiCDC warns when the topic's limit is not above the option.
+                        log = (
+                            logger.warning
+                            if topic_limit <= config.max_message_bytes
+                            else logger.debug
+                        )
+                        log(
+                            "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
+                            topic,
+                            topic_limit,
+                            config.max_message_bytes,
+                            limit,
+                        )
+                        config = attrs.evolve(config, max_message_bytes=limit)
+            self.codecs[topic] = config
+        return config
 
     def partition_count(self, topic: str) -> int:
         n = self.partition_counts.get(topic)
@@ -274,6 +330,8 @@ class _TaskWriter:
 
     def send(self, topic: str, partition: int, message: codec.Message) -> None:
         self.producer.send(topic, partition, message.key, message.value)
+        if message.diverted:
+            self.diverted += 1
 
     def maybe_bootstrap(self, out: _TableOutput) -> None:
         """Simple protocol: a BOOTSTRAP before the table's first row in this task, then
@@ -348,6 +406,7 @@ class _TaskWriter:
             bytes=sum(topic_bytes.values()),
             topic_messages=topic_messages,
             topic_bytes=topic_bytes,
+            diverted=self.diverted,
         )
 
 
@@ -387,11 +446,13 @@ def write_batches(
         if registry is not None:
             registry.close()
     logger.info(
-        "ticdc task %s wrote %d rows as %d messages (%d bytes) to %d partitions; max commit ts %d",
+        "ticdc task %s wrote %d rows as %d messages (%d bytes, %d diverted as large) to %d "
+        "partitions; max commit ts %d",
         partition_id,
         report.rows,
         report.messages,
         report.bytes,
+        report.diverted,
         len(report.partitions),
         report.max_commit_ts,
     )
@@ -475,8 +536,8 @@ def batch_report(
     seconds: float,
 ) -> dict[str, Any]:
     """What the driver records after a committed batch, for operators (one JSON object):
-    counts from the tasks' delivery reports, per topic, the watermark sent (None: none
-    sent) and the time from planning to commit."""
+    counts from the tasks' delivery reports, per topic, large messages diverted, the
+    watermark sent (None: none sent) and the time from planning to commit."""
     done = [r for r in reports if r is not None]
     topics: dict[str, dict[str, int]] = {}
     for report in done:
@@ -492,6 +553,7 @@ def batch_report(
         "messages": sum(r.messages for r in done),
         "bytes": sum(r.bytes for r in done),
         "topics": dict(sorted(topics.items())),
+        "diverted": sum(r.diverted for r in done),
         "max_commit_ts": max((r.max_commit_ts for r in done), default=0),
         "watermark": watermark,
         "seconds": round(seconds, 3),
@@ -515,13 +577,15 @@ def emit_watermark(
     topics = sorted({t for r in done for t in r.topics})
     ts = max((r.max_commit_ts for r in done), default=0)
     rows = sum(r.rows for r in done)
+    diverted = _diverted_text(config, done)
     if not topics or ts == 0:
-        logger.info("ticdc commit: %d rows, no topic touched, no watermark", rows)
+        logger.info("ticdc commit: %d rows%s, no topic touched, no watermark", rows, diverted)
         return None
     if last_sent is not None and ts <= last_sent:
         logger.info(
-            "ticdc commit: %d rows; watermark %d not above the last one sent (%d), skipped",
+            "ticdc commit: %d rows%s; watermark %d not above the last one sent (%d), skipped",
             rows,
+            diverted,
             ts,
             last_sent,
         )
@@ -538,11 +602,22 @@ def emit_watermark(
     finally:
         producer.close()
     logger.info(
-        "ticdc commit: %d rows, %d messages, %d bytes; watermark %d sent to topics %s",
+        "ticdc commit: %d rows, %d messages, %d bytes%s; watermark %d sent to topics %s",
         rows,
         sum(r.messages for r in done),
         sum(r.bytes for r in done),
+        diverted,
         ts,
         ", ".join(topics),
     )
     return ts
+
+
+def _diverted_text(config: SinkConfig, reports: list[TaskReport]) -> str:
+    """ ", N messages diverted by <option> (above max-message-bytes)" for the commit log,
+    empty when the option is none."""
+    option = config.codec.large_message_handle_option
+    if option is LargeMessageHandleOption.NONE:
+        return ""
+    count = sum(r.diverted for r in reports)
+    return f", {count} messages diverted by {option.value} (above max-message-bytes)"

@@ -23,7 +23,7 @@ from ticdc_sink.codec.canal_json import (
     quote,
 )
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol
-from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
+from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
@@ -426,15 +426,6 @@ def test_too_large_without_a_policy() -> None:
         encode(change, attrs.evolve(CONFIG, max_message_bytes=size - 1))
     assert info.value.size == size
     assert encode(change, attrs.evolve(CONFIG, max_message_bytes=size)).value
-
-
-def test_claim_check_is_not_supported_yet() -> None:
-    config = attrs.evolve(
-        EXTENSION, large_message_handle_option=LargeMessageHandleOption.CLAIM_CHECK
-    )
-    with pytest.raises(ConfigError, match="not supported yet") as info:
-        encoder(TP_INT, config)
-    assert info.value.option == "large-message-handle-option"
 
 
 # --- input errors --------------------------------------------------------------------------

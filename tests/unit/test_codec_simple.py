@@ -24,7 +24,7 @@ from ticdc_sink.config import (
     EncodingFormat,
     LargeMessageHandleOption,
 )
-from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
+from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
@@ -581,13 +581,6 @@ def test_encoding_format_avro_picks_the_avro_marshaller() -> None:
     assert value is not None and value[:3] == b"\x16\x06\x06"
     mark = encode_watermark(config, 1, build_ts_ms=0)
     assert mark is not None and mark.value is not None and mark.value[:3] == b"\x16\x00\x00"
-
-
-def test_claim_check_is_not_supported_yet() -> None:
-    config = CodecConfig(large_message_handle_option=LargeMessageHandleOption.CLAIM_CHECK)
-    with pytest.raises(ConfigError, match="claim-check.*not supported yet") as caught:
-        build_encoder(config, USER, build_ts_ms=0)
-    assert caught.value.option == "large-message-handle-option"
 
 
 def test_the_bootstrap_is_built_once() -> None:

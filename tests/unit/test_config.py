@@ -446,7 +446,7 @@ def test_toml_errors(tmp_path: Path) -> None:
     assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
     bad.write_text("[sink]\ndispatchers = [{matcher = ['db'], topic = 'x'}]\n")
     assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
-    bad.write_text("[sink]\nclaim-check-raw-value = true\n")
+    bad.write_text("[sink]\ncolumn-selectors = [{matcher = ['*.*'], columns = ['a']}]\n")
     assert "does not support" in str(error({**BASE, "config": str(bad)}))
 
 

@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "codec": _CODEC,
     "registry": {"errors", "config"},
     "producer": {"errors", "config"},
+    "claim_check": {"errors", "config"},
     "state": {"errors", "tso"},
     "writer": {
         "errors",
@@ -32,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
         "producer",
         "registry",
         "schema_change",
+        "claim_check",
     },
     "schema_change": {"errors", "schema"},
     "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},
@@ -48,6 +50,7 @@ ALLOWED: dict[str, set[str]] = {
         "producer",
         "schema_change",
         "_local_broker",
+        "claim_check",
     },
     "_local_broker": {"errors"},
     "__init__": {"errors", "datasource"},

@@ -250,6 +250,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
         "messages": 6,
         "bytes": 57,
         "topics": {"a": {"messages": 5, "bytes": 50}, "b": {"messages": 1, "bytes": 7}},
+        "diverted": 0,
         "max_commit_ts": 9,
         "watermark": 9,
         "seconds": 1.235,

@@ -18,6 +18,7 @@ from ticdc_sink.events import RowChange
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
+    "ClaimCheckStore",
     "Encoder",
     "Message",
     "SchemaRegistry",
@@ -37,6 +38,8 @@ class Message:
     value: bytes | None
     commit_ts: int = 0
     rows: int = 0
+    #: Sent in place of a message above max-message-bytes (handle-key-only or claim-check).
+    diverted: bool = False
 
 
 class Encoder(Protocol):
@@ -61,6 +64,22 @@ class SchemaRegistry(Protocol):
         ...
 
 
+class ClaimCheckStore(Protocol):
+    """Where `claim-check` puts messages above max-message-bytes (tiflow
+    `pkg/sink/kafka/claimcheck`): the encoders stay free of I/O; `ticdc_sink.claim_check`
+    implements this over a directory (`file://`) or fsspec."""
+
+    def location(self, name: str) -> str:
+        """The location a message names for file `name`: the storage URI without its
+        trailing "/" and query, then "/" and `name` (tiflow `FileNameWithPrefix`)."""
+        ...
+
+    def write(self, name: str, data: bytes) -> None:
+        """Store `data` as file `name`, replacing a file of that name; done before the
+        message naming it is produced."""
+        ...
+
+
 def _unsupported(protocol: str) -> ConfigError:
     allowed = tuple(p.value for p in ProtocolName)
     return ConfigError(
@@ -78,6 +97,7 @@ def build_encoder(
     build_ts_ms: int,
     topic: str = "",
     registry: SchemaRegistry | None = None,
+    claim_check: ClaimCheckStore | None = None,
 ) -> Encoder:
     """The encoder of `config.protocol` for one table.
 
@@ -86,6 +106,8 @@ def build_encoder(
     replayed batch writes identical bytes. `topic` and `registry` matter to avro only,
     which fetches schema ids on its first row; without a registry the encoder only checks
     that the table can be encoded (the driver does that before any task runs).
+    `claim_check` is the store of `large-message-handle-option=claim-check` (simple and
+    canal-json); without one such an encoder refuses the first message it would divert.
 
     Raises:
         ConfigError: an option the protocol does not support.
@@ -95,7 +117,7 @@ def build_encoder(
         case ProtocolName.SIMPLE:
             from ticdc_sink.codec.simple import SimpleEncoder
 
-            return SimpleEncoder(config, table, build_ts_ms=build_ts_ms)
+            return SimpleEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
         case ProtocolName.AVRO:
             from ticdc_sink.codec.avro import AvroEncoder
 
@@ -107,7 +129,7 @@ def build_encoder(
         case ProtocolName.CANAL_JSON:
             from ticdc_sink.codec.canal_json import CanalJsonEncoder
 
-            return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms)
+            return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
     raise _unsupported(config.protocol)
 
 

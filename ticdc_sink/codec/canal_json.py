@@ -41,7 +41,9 @@ for a changed one; TiCDC sends them to partition 0 only (reference §4).
 Large messages (key + value + 36 above `max-message-bytes`): `none` raises
 MessageTooLargeError; `handle-key-only` re-encodes with the handle-key columns and
 `"_tidb":{…,"onlyHandleKey":true}` (config validation ensures the TiDB extension is on);
-`claim-check` needs external storage and is refused when the encoder is built.
+`claim-check` writes the full message to the injected store (`codec._claim_check`), then
+sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and no
+`onlyHandleKey` (tiflow `newClaimCheckLocationMessage`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec import Message
+from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
 from ticdc_sink.codec._mysql import ValueKind, bit_to_int, format_float, value_kind
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
@@ -390,21 +392,21 @@ class _Layout:
 class CanalJsonEncoder:
     """The canal-json encoder of one table, built once and reused for every row."""
 
-    def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
-        """Compile the table; every message carries `build_ts_ms` as `ts`.
+    def __init__(
+        self,
+        config: CodecConfig,
+        table: TableSchema,
+        *,
+        build_ts_ms: int,
+        claim_check: ClaimCheckStore | None = None,
+    ) -> None:
+        """Compile the table; every message carries `build_ts_ms` as `ts`. `claim_check`
+        stores the messages `large-message-handle-option=claim-check` diverts.
 
         Raises:
-            ConfigError: large-message-handle-option claim-check (not supported yet).
             SchemaError: a column type the protocol cannot carry.
         """
-        if config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
-            raise ConfigError(
-                "option 'large-message-handle-option' is 'claim-check', which is not "
-                "supported yet for protocol canal-json; use none or handle-key-only",
-                option="large-message-handle-option",
-                value=str(config.large_message_handle_option),
-                allowed=("none", "handle-key-only"),
-            )
+        self._claim_check = claim_check
         self.config = config
         self.table = table
         self.build_ts_ms = build_ts_ms
@@ -459,23 +461,43 @@ class CanalJsonEncoder:
         size = len(value) + RECORD_OVERHEAD
         if size <= limit:
             return Message(key=_ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        if self.config.large_message_handle_option == LargeMessageHandleOption.HANDLE_KEY_ONLY:
-            small = self._marshal(change, too_large=True)
-            small_size = len(small) + RECORD_OVERHEAD
-            if small_size <= limit:
-                logger.warning(
-                    "canal-json: message for %s is %d bytes, above max-message-bytes %d; "
-                    "sent with handle key columns only (%d bytes)",
-                    self._name,
-                    size,
-                    limit,
-                    small_size,
-                )
-                return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1)
-            size = small_size
-        raise MessageTooLargeError(
-            table=self._name, key=self._key_text(change), size=size, limit=limit
+        option = self.config.large_message_handle_option
+        if option == LargeMessageHandleOption.NONE:
+            raise MessageTooLargeError(
+                table=self._name, key=self._key_text(change), size=size, limit=limit
+            )
+        location = ""
+        if option == LargeMessageHandleOption.CLAIM_CHECK:
+            location = self._store(change, value)
+        small = self._marshal(change, too_large=True, claim_check_location=location)
+        small_size = len(small) + RECORD_OVERHEAD
+        if small_size > limit:
+            raise MessageTooLargeError(
+                table=self._name, key=self._key_text(change), size=small_size, limit=limit
+            )
+        logger.warning(
+            "canal-json: message for %s is %d bytes, above max-message-bytes %d; "
+            "sent with handle key columns only (%d bytes)%s",
+            self._name,
+            size,
+            limit,
+            small_size,
+            f", full message at {location}" if location else "",
         )
+        return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1, diverted=True)
+
+    def _store(self, change: RowChange, value: bytes) -> str:
+        """Write the full message to the claim-check store; its location."""
+        if self._claim_check is None:
+            raise ConfigError(
+                "large-message-handle-option is claim-check but the encoder has no "
+                "claim-check store; build it with claim_check=",
+                option="large-message-handle-option",
+            )
+        name = _claim_check.file_name(self._name, change.commit_ts, self._key_text(change), value)
+        raw = self.config.claim_check_raw_value
+        self._claim_check.write(name, _claim_check.file_content(None, value, raw_value=raw))
+        return self._claim_check.location(name)
 
     def encode_bootstrap(self) -> None:
         """canal-json has no bootstrap message."""
@@ -495,8 +517,11 @@ class CanalJsonEncoder:
             text += f',"_tidb":{{"commitTs":{commit_ts}}}' if commit_ts else ',"_tidb":{}'
         return Message(key=None, value=(text + "}").encode(), commit_ts=commit_ts, rows=0)
 
-    def _marshal(self, change: RowChange, *, too_large: bool) -> bytes:
-        """tiflow newJSONMessageForDML; `too_large` is its `messageTooLarge`."""
+    def _marshal(
+        self, change: RowChange, *, too_large: bool, claim_check_location: str = ""
+    ) -> bytes:
+        """tiflow newJSONMessageForDML; `too_large` is its `messageTooLarge`, and a
+        `claim_check_location` replaces the `onlyHandleKey` marker."""
         op = change.op
         only_key = too_large or (op is Op.DELETE and self._delete_key_only)
         layout = self._layouts[only_key]
@@ -525,7 +550,10 @@ class CanalJsonEncoder:
             data = self._render(image, layout.entries)
         commit_ts = change.commit_ts
         if self._extension:
-            marker = b',"onlyHandleKey":true' if too_large else b""
+            if claim_check_location:
+                marker = b',"claimCheckLocation":' + quote(claim_check_location).encode()
+            else:
+                marker = b',"onlyHandleKey":true' if too_large else b""
             tail = b',"_tidb":{"commitTs":%d%b}}' % (commit_ts, marker)
         else:
             tail = b"}"

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ticdc_sink.codec import Message
+from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
 from ticdc_sink.codec._json import dumps, go_string
 from ticdc_sink.codec._mysql import (
     ValueKind,
@@ -469,25 +469,27 @@ class SimpleEncoder:
     `max-message-bytes` (key + value + 36) follow `large-message-handle-option`: `none`
     raises MessageTooLargeError, `handle-key-only` re-encodes with the handle-key columns
     and `handleKeyOnly` true (and raises if that is still too large), in either encoding.
-    `claim-check` needs external storage and is refused at build.
+    `claim-check` first writes the full message to the injected store (see
+    `codec._claim_check` for the file), then sends the handle-key-only form carrying
+    `claimCheckLocation` as well as `handleKeyOnly` true (tiflow `simple/encoder.go`).
     """
 
-    def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
+    def __init__(
+        self,
+        config: CodecConfig,
+        table: TableSchema,
+        *,
+        build_ts_ms: int,
+        claim_check: ClaimCheckStore | None = None,
+    ) -> None:
         """Build the encoder; every message it makes carries `build_ts_ms` as buildTs.
+        `claim_check` stores the messages `large-message-handle-option=claim-check` diverts.
 
         Raises:
-            ConfigError: large-message-handle-option claim-check (not supported yet).
             SchemaError: a column type the protocol cannot carry.
         """
         avro = _is_avro(config)
-        if config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
-            raise ConfigError(
-                "option 'large-message-handle-option' is 'claim-check', which is not "
-                "supported yet; use none or handle-key-only",
-                option="large-message-handle-option",
-                value=str(config.large_message_handle_option),
-                allowed=("none", "handle-key-only"),
-            )
+        self._claim_check = claim_check
         self.config = config
         self.table = table
         self._marshaller: _Marshaller
@@ -515,29 +517,52 @@ class SimpleEncoder:
         size = len(value) + RECORD_OVERHEAD
         if size <= limit:
             return Message(key=_ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        option = self.config.large_message_handle_option
-        if option == LargeMessageHandleOption.HANDLE_KEY_ONLY:
-            small = self._marshaller.marshal_row(
-                change, handle_key_only=True, claim_check_location=""
+        if self.config.large_message_handle_option == LargeMessageHandleOption.NONE:
+            raise MessageTooLargeError(
+                table=f"{self.table.database}.{self.table.table}",
+                key=self._key_text(change),
+                size=size,
+                limit=limit,
             )
-            if len(small) + RECORD_OVERHEAD <= limit:
-                logger.warning(
-                    "simple: message for %s.%s is %d bytes, above max-message-bytes %d; "
-                    "sent with handle key columns only (%d bytes)",
-                    self.table.database,
-                    self.table.table,
-                    size,
-                    limit,
-                    len(small) + RECORD_OVERHEAD,
-                )
-                return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1)
-            size = len(small) + RECORD_OVERHEAD
-        raise MessageTooLargeError(
-            table=f"{self.table.database}.{self.table.table}",
-            key=self._key_text(change),
-            size=size,
-            limit=limit,
+        location = ""
+        if self.config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
+            location = self._store(change, value)
+        small = self._marshaller.marshal_row(
+            change, handle_key_only=True, claim_check_location=location
         )
+        small_size = len(small) + RECORD_OVERHEAD
+        if small_size > limit:
+            raise MessageTooLargeError(
+                table=f"{self.table.database}.{self.table.table}",
+                key=self._key_text(change),
+                size=small_size,
+                limit=limit,
+            )
+        logger.warning(
+            "simple: message for %s.%s is %d bytes, above max-message-bytes %d; "
+            "sent with handle key columns only (%d bytes)%s",
+            self.table.database,
+            self.table.table,
+            size,
+            limit,
+            small_size,
+            f", full message at {location}" if location else "",
+        )
+        return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1, diverted=True)
+
+    def _store(self, change: RowChange, value: bytes) -> str:
+        """Write the full message to the claim-check store; its location."""
+        if self._claim_check is None:
+            raise ConfigError(
+                "large-message-handle-option is claim-check but the encoder has no "
+                "claim-check store; build it with claim_check=",
+                option="large-message-handle-option",
+            )
+        table = f"{self.table.database}.{self.table.table}"
+        name = _claim_check.file_name(table, change.commit_ts, self._key_text(change), value)
+        raw = self.config.claim_check_raw_value
+        self._claim_check.write(name, _claim_check.file_content(None, value, raw_value=raw))
+        return self._claim_check.location(name)
 
     def encode_bootstrap(self) -> Message:
         """The table's BOOTSTRAP message (built once: buildTs is fixed per encoder).

@@ -7,16 +7,20 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
+import orjson
 
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
+    "ClaimCheckLoader",
     "DecodedBootstrap",
     "DecodedDDL",
     "DecodedEvent",
@@ -24,8 +28,14 @@ __all__ = [
     "DecodedWatermark",
     "Decoder",
     "SimpleDecoder",
+    "claim_check_value",
     "decoder_for",
+    "follow_claim_check",
 ]
+
+#: Reads a claim-check location (a message's `claimCheckLocation`) and returns the file's
+#: bytes; `ticdc_sink.claim_check.read_claim_check` is one for file:// and fsspec URIs.
+ClaimCheckLoader = Callable[[str], bytes]
 
 
 def _short(values: dict[str, Any] | None) -> str:
@@ -69,6 +79,8 @@ class DecodedRow:
             parts.append("(no schema yet: raw values)")
         if self.handle_key_only:
             parts.append("(handle key only)")
+        if self.claim_check_location:
+            parts.append(f"(claim check {self.claim_check_location})")
         return " ".join(parts)
 
 
@@ -117,6 +129,55 @@ class DecodedDDL:
 DecodedEvent = DecodedRow | DecodedWatermark | DecodedBootstrap | DecodedDDL
 
 
+def claim_check_value(location: str, data: bytes, *, raw_value: bool) -> bytes:
+    """The original message value in a claim-check file's bytes `data`: the file itself
+    with `claim-check-raw-value=true`, else the base64 `value` of its Go JSON envelope
+    `{"key":…,"value":"…"}` (tiflow `common.UnmarshalClaimCheckMessage`).
+
+    Raises:
+        DecodeError: the file is not such an envelope.
+    """
+    if raw_value:
+        return data
+    try:
+        envelope = orjson.loads(data)
+        value = envelope["value"] if isinstance(envelope, dict) else None
+        if not isinstance(value, str):
+            raise TypeError
+        return base64.b64decode(value, validate=True)
+    except (orjson.JSONDecodeError, KeyError, TypeError, binascii.Error):
+        raise DecodeError(
+            f"claim-check file {location} is not a JSON object with a base64 'value'; if the "
+            "sink wrote it with claim-check-raw-value=true, decode with claim_check_raw_value="
+            "True"
+        ) from None
+
+
+def follow_claim_check(
+    decoder: Decoder,
+    row: DecodedRow,
+    loader: ClaimCheckLoader | None,
+    *,
+    raw_value: bool,
+) -> DecodedRow:
+    """`row` itself when it names no claim-check location or there is no loader, else the
+    full row decoded from the stored message, with `claim_check_location` kept."""
+    location = row.claim_check_location
+    if not location or loader is None:
+        return row
+    try:
+        data = loader(location)
+    except OSError as exc:
+        raise DecodeError(
+            f"claim-check file {location} of {row.op.value} {row.database}.{row.table} "
+            f"commitTs {row.commit_ts} cannot be read: {exc}"
+        ) from exc
+    full = decoder.decode_message(None, claim_check_value(location, data, raw_value=raw_value))
+    if not isinstance(full, DecodedRow) or full.claim_check_location:
+        raise DecodeError(f"claim-check file {location} does not hold a row message")
+    return attrs.evolve(full, claim_check_location=location)
+
+
 class Decoder(Protocol):
     """What every protocol decoder offers."""
 
@@ -131,19 +192,28 @@ def decoder_for(
     encoding_format: str = "json",
     time_zone: str = "UTC",
     schema_for_id: Callable[[int], str] | None = None,
+    claim_check_loader: ClaimCheckLoader | None = None,
+    claim_check_raw_value: bool = False,
 ) -> Decoder:
     """A new decoder for a protocol name as the `protocol` option spells it.
 
     `encoding_format` is the Simple protocol's (json or avro), `time_zone` the sink's
     `time-zone` (Debezium writes TIMESTAMPs in UTC; they are read back in this zone), and
     `schema_for_id` looks up Avro writer schemas by registry id (protocol avro).
+    `claim_check_loader` (simple, canal-json) reads claim-check locations so that rows
+    sent with `large-message-handle-option=claim-check` come back whole;
+    `claim_check_raw_value` is the sink's `claim-check-raw-value`.
 
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
     """
     name = protocol.strip().lower()
     if name == "simple":
-        return SimpleDecoder(encoding_format=encoding_format)
+        return SimpleDecoder(
+            encoding_format=encoding_format,
+            claim_check_loader=claim_check_loader,
+            claim_check_raw_value=claim_check_raw_value,
+        )
     if name in ("avro", "flat-avro"):
         if schema_for_id is None:
             raise DecodeError("protocol avro needs a schema registry to decode; give its URL")
@@ -157,7 +227,9 @@ def decoder_for(
     if name == "canal-json":
         from ticdc_sink.decode.canal_json import CanalJsonDecoder
 
-        return CanalJsonDecoder()
+        return CanalJsonDecoder(
+            claim_check_loader=claim_check_loader, claim_check_raw_value=claim_check_raw_value
+        )
     raise DecodeError(
         f"protocol {protocol!r} has no decoder; use simple, avro, debezium or canal-json"
     )

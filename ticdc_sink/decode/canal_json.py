@@ -31,6 +31,13 @@ always a whole row. `commit_ts` is `_tidb.commitTs` (0 without the TiDB extensio
 itself carries only `es`, the commit time in ms); `handle_key_only` is
 `_tidb.onlyHandleKey`; `build_ts` is `ts`. canal-json has no table id or schema version:
 both are 0.
+
+A row sent with `large-message-handle-option=claim-check` carries only its handle-key
+columns and `_tidb.claimCheckLocation`; given a `claim_check_loader`
+(`ticdc_sink.claim_check.read_claim_check`, or any callable location -> file bytes), the
+decoder reads the stored message and returns the full row instead (with
+`claim_check_location` still set), as tiflow `assembleClaimCheckRowChangedEvent` does.
+`claim_check_raw_value` must match the sink's `claim-check-raw-value`.
 """
 
 from __future__ import annotations
@@ -43,7 +50,14 @@ import orjson
 
 from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.canal_json import WATERMARK_TYPE
-from ticdc_sink.decode import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import (
+    ClaimCheckLoader,
+    DecodedDDL,
+    DecodedEvent,
+    DecodedRow,
+    DecodedWatermark,
+    follow_claim_check,
+)
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import BINARY_TYPES
@@ -134,8 +148,16 @@ class CanalJsonDecoder:
     """Decodes canal-json messages written by TiCDC or by this sink. Keeps a small cache
     of parsers by type text; otherwise stateless."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        claim_check_loader: ClaimCheckLoader | None = None,
+        claim_check_raw_value: bool = False,
+    ) -> None:
+        """`claim_check_loader` reads claim-check locations (module docstring)."""
         self._parsers: dict[tuple[str | None, int | None], Parser] = {}
+        self.claim_check_loader = claim_check_loader
+        self.claim_check_raw_value = claim_check_raw_value
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The event of one Kafka record (the key is not used: canal-json keys are empty).
@@ -177,7 +199,10 @@ class CanalJsonDecoder:
                 f"canal-json type is {kind!r} in a non-DDL message; expected INSERT, UPDATE, "
                 f"DELETE or {WATERMARK_TYPE}"
             )
-        return self._row(message, Op(kind), commit_ts, build_ts, extension)
+        row = self._row(message, Op(kind), commit_ts, build_ts, extension)
+        return follow_claim_check(
+            self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
+        )
 
     def _row(
         self,

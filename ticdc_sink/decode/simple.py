@@ -33,6 +33,15 @@ fraction digits for DATETIME/TIMESTAMP/TIME: they are read back from the length.
 A DML message whose schema is not known yet is not an error (TiCDC's consumer caches it
 until a BOOTSTRAP arrives): it is returned with `typed=False` and its raw JSON values, and
 `resolve` converts it once the schema is known.
+
+Large messages: a row sent with `large-message-handle-option=handle-key-only` has
+`handle_key_only` True and only its handle-key columns (TiCDC's consumer queries the
+upstream TiDB for the rest; this decoder cannot). One sent with `claim-check` names the
+file holding the full message in `claim_check_location`; given a `claim_check_loader`
+(`ticdc_sink.claim_check.read_claim_check`, or any callable location -> file bytes), the
+decoder reads that file and returns the full row instead (with `claim_check_location`
+still set), as tiflow `assembleClaimCheckRowChangedEvent` does. `claim_check_raw_value`
+must match the sink's `claim-check-raw-value`.
 """
 
 from __future__ import annotations
@@ -53,11 +62,13 @@ from ticdc_sink.codec._mysql import ValueKind, to_float32, value_kind
 from ticdc_sink.codec.simple import PROTOCOL_VERSION
 from ticdc_sink.codec.simple_avro import parsed_message_schema
 from ticdc_sink.decode import (
+    ClaimCheckLoader,
     DecodedBootstrap,
     DecodedDDL,
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    follow_claim_check,
 )
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -387,10 +398,21 @@ class SimpleDecoder:
     versions are kept (least recently used dropped first).
     """
 
-    def __init__(self, *, max_tables: int = 4096, encoding_format: str = "json") -> None:
-        """Raises:
-        DecodeError: an encoding format other than json or avro.
+    def __init__(
+        self,
+        *,
+        max_tables: int = 4096,
+        encoding_format: str = "json",
+        claim_check_loader: ClaimCheckLoader | None = None,
+        claim_check_raw_value: bool = False,
+    ) -> None:
+        """`claim_check_loader` reads claim-check locations (module docstring).
+
+        Raises:
+            DecodeError: an encoding format other than json or avro.
         """
+        self.claim_check_loader = claim_check_loader
+        self.claim_check_raw_value = claim_check_raw_value
         encoding = str(encoding_format).lower()
         if encoding not in ENCODING_FORMATS:
             raise DecodeError(
@@ -508,7 +530,7 @@ class SimpleDecoder:
             build_ts=build_ts,
             typed=False,
         )
-        return self.resolve(row)
+        return self._full(row)
 
     def _decode_avro(self, value: bytes) -> DecodedEvent:
         if value[:1] != b"\x16":
@@ -566,6 +588,13 @@ class SimpleDecoder:
             build_ts=build_ts,
             typed=False,
         )
+        return self._full(row)
+
+    def _full(self, row: DecodedRow) -> DecodedRow:
+        if row.claim_check_location and self.claim_check_loader is not None:
+            return follow_claim_check(
+                self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
+            )
         return self.resolve(row)
 
     def resolve(self, row: DecodedRow) -> DecodedRow:
