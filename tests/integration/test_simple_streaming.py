@@ -1,48 +1,20 @@
 """Structured Streaming: file source, `availableNow`, restarts from the checkpoint and a
-re-run of a batch the sink had already committed."""
+re-run of a batch the sink had already committed: simulated (Spark's commit log entry
+deleted after a clean stop), and for real (the driver killed inside the sink's commit)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
+from tests.support.proxy import wait_until
+from tests.support.spark_job import add_file, kill_job, run_available_now, start_job
+from ticdc_sink.datasource import _HANG_AFTER_COMMIT_ENV
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 
 TOPIC = "stream_shop_items"
-
-
-def add_file(folder: Path, n: int) -> None:
-    rows = [{"_op": "c", "id": n * 100 + i, "name": f"item{n}-{i}"} for i in range(3)]
-    (folder / f"part-{n:03}.json").write_text("\n".join(json.dumps(r) for r in rows))
-
-
-def run_available_now(spark: Any, broker: Any, source: Path, checkpoint: Path) -> None:
-    stream = (
-        spark.readStream.schema("_op string, id bigint, name string")
-        .option("maxFilesPerTrigger", 1)
-        .json(str(source))
-    )
-    query = (
-        stream.writeStream.format("ticdc")
-        .option("checkpointLocation", str(checkpoint))
-        .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("topic", "stream_{schema}_{table}")
-        .option("partition-num", "2")
-        .option("partition", "index-value")
-        .option("database", "shop")
-        .option("table", "items")
-        .option("primary-key", "id")
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(180)
-    assert query.exception() is None
 
 
 def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance(
@@ -52,16 +24,16 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
     source.mkdir()
     add_file(source, 0)
     add_file(source, 1)
-    run_available_now(spark, broker, source, checkpoint)  # batches 0 and 1
+    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batches 0 and 1
     add_file(source, 2)
-    run_available_now(spark, broker, source, checkpoint)  # batch 2
+    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batch 2
     first = broker.consume_all(TOPIC)
 
     # The sink committed batch 2 (watermark sent) but Spark "crashed" before recording it:
     # the restart re-runs batch 2 from the same offsets.
     for name in ("2", ".2.crc"):
         (checkpoint / "commits" / name).unlink(missing_ok=True)
-    run_available_now(spark, broker, source, checkpoint)
+    run_available_now(spark, broker.bootstrap, source, checkpoint)
     records = broker.consume_all(TOPIC)
 
     decoder = SimpleDecoder()
@@ -90,3 +62,74 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
         ]
         # One per batch, in order; the re-run sent none: its watermark had been sent.
         assert marks == commit_ts_by_batch
+
+
+def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
+    spark, broker, tmp_path
+):
+    topic = "stream_shop_killed"
+    source, checkpoint, marker = tmp_path / "in", tmp_path / "chk", tmp_path / "committed"
+    source.mkdir()
+    add_file(source, 0)
+    add_file(source, 1)
+    # A driver of its own (a child process): batch 0 completes; batch 1's commit sends and
+    # records its watermark, then hangs; the test kills the driver (SIGKILL, whole process
+    # group) before Spark can write commits/1.
+    job = start_job(
+        [
+            "stream",
+            "--bootstrap",
+            broker.bootstrap,
+            "--source",
+            str(source),
+            "--checkpoint",
+            str(checkpoint),
+            "--table",
+            "killed",
+        ],
+        env={_HANG_AFTER_COMMIT_ENV: f"1:{marker}"},
+    )
+    try:
+        wait_until(lambda: marker.exists() or job.poll() is not None, 300, what="batch 1's commit")
+        assert job.poll() is None, f"the job ended with {job.returncode} before the commit"
+    finally:
+        kill_job(job)
+    watermark_before_kill = int(marker.read_text())
+    assert (checkpoint / "commits" / "0").exists()
+    assert not (checkpoint / "commits" / "1").exists()
+    before = broker.consume_all(topic)
+
+    # Restarted (here, in the shared session) with one more file: batch 1 is re-run from
+    # its offsets, then batch 2 runs.
+    add_file(source, 2)
+    run_available_now(spark, broker.bootstrap, source, checkpoint, table="killed")
+    records = broker.consume_all(topic)
+    assert set(before) <= set(records)  # what was there stays, at the same offsets
+
+    decoder = SimpleDecoder()
+    events = [(r, decoder.decode_message(r.key, r.value)) for r in records]
+    rows = [(r, e) for r, e in events if isinstance(e, DecodedRow)]
+    batch = {e.data["id"] // 100 for _, e in rows}
+    assert batch == {0, 1, 2}
+    # Nothing lost; batch 1 twice (its first run reached Kafka, then the re-run).
+    ids = sorted(e.data["id"] for _, e in rows)
+    assert ids == sorted([0, 1, 2, 100, 101, 102, 100, 101, 102, 200, 201, 202])
+    # The re-run wrote byte-identical messages to the same partitions: same commit ts.
+    rows_of = {
+        n: sorted((r.partition, r.key, r.value) for r, e in rows if e.data["id"] // 100 == n)
+        for n in (0, 1, 2)
+    }
+    assert rows_of[1][0::2] == rows_of[1][1::2]
+    commit_ts = {n: {e.commit_ts for _, e in rows if e.data["id"] // 100 == n} for n in batch}
+    assert all(len(ts) == 1 for ts in commit_ts.values())
+    ts0, ts1, ts2 = (commit_ts[n].pop() for n in (0, 1, 2))
+    assert ts0 < ts1 == watermark_before_kill < ts2
+    # Watermarks: one per batch and partition, never lower than one sent before; the
+    # re-run of batch 1 sent none (its watermark went out before the kill).
+    for partition in {r.partition for r in records}:
+        marks = [
+            e.commit_ts
+            for r, e in events
+            if r.partition == partition and isinstance(e, DecodedWatermark)
+        ]
+        assert marks == [ts0, ts1, ts2]
