@@ -202,10 +202,12 @@ class FaultProxy:
                     continue
                 if not data:
                     break  # EOF from one side: end the pair, as a broker or client would
+                # Counted before it is passed on, so the chunk that crosses a cut or
+                # stall threshold is itself cut off or held.
+                self._count(len(data))
                 if not self._wait_flowing(conn):
                     return
                 _send_all(target, data, conn.closed)
-                self._count(len(data))
         except OSError:
             pass
         self._drop(conn)
