@@ -166,3 +166,29 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
     assert any(isinstance(e, DecodedRow) for e in events)  # rows before the stall landed
     assert not any(isinstance(e, DecodedWatermark) for e in events)
     assert not (checkpoint / "ticdc" / "watermark").exists()
+
+
+def test_metadata_reads_and_topic_creation_ride_out_cut_connections(
+    proxied: ProxiedBroker, proxy: Any
+) -> None:
+    # A task's first broker calls (partition count, creating the topic) under a cut every
+    # 30 ms: each lost answer is asked again within broker-timeout-ms.
+    from ticdc_sink.config import KafkaConfig
+    from ticdc_sink.producer import KafkaProducer
+
+    proxied.create_topic("faults_meta_existing", 2)
+    proxy.cut_every(ms=30)
+    for i in range(20):
+        config = KafkaConfig(
+            bootstrap_servers=proxied.bootstrap, broker_timeout_ms=10_000, partition_num=2
+        )
+        with KafkaProducer(config) as producer:
+            assert producer.partition_count("faults_meta_existing") == 2
+            assert producer.partition_count(f"faults_meta_new_{i}") == 2
+            producer.send(f"faults_meta_new_{i}", 1, b"", b"x")
+            producer.flush()
+    proxy.cut_every()
+    assert proxy.cuts > 20
+    assert [(r.partition, r.value) for r in proxied.consume_all("faults_meta_new_19")] == [
+        (1, b"x")
+    ]
