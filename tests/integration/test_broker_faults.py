@@ -158,8 +158,9 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
     assert f"Kafka brokers {proxied.bootstrap}" in text
     assert "Message timed out" in text or "not acknowledged" in text
     # Bounded: the 3 s delivery timeout, the producer's flush grace (5 s) and Spark's own
-    # start and teardown of the job; the stall itself never ends on its own.
-    assert elapsed < 30, elapsed
+    # start and teardown of the job (about 9 s in all here); the stall itself never ends
+    # on its own. The margin is for a loaded machine.
+    assert elapsed < 45, elapsed
 
     decoder = SimpleDecoder()
     events = [decoder.decode_message(r.key, r.value) for r in proxied.consume_all(topic)]
