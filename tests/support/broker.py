@@ -29,6 +29,10 @@ may rely on, and what they must work around):
 | compaction | none |
 | consumer group join | waits half of `session.timeout.ms`; use `assign()` |
 | `read_committed` | aborted transactional records are visible |
+| advertised address | `--advertised-listener-url`, any host:port; `ProxiedBroker` gives |
+|  | the fault proxy's, so clients stay behind the proxy |
+| idempotent resends | a produce request resent after a cut connection is sometimes |
+|  | stored twice (Kafka drops it); the copies are byte-identical |
 
 Client-side hazard seen while probing: deleting and recreating a topic while a consumer
 still had it assigned crashed librdkafka (segfault). `consume_all` closes its consumer
