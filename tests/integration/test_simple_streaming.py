@@ -1,48 +1,22 @@
 """Structured Streaming: file source, `availableNow`, restarts from the checkpoint and a
-re-run of a batch the sink had already committed."""
+re-run of a batch the sink had already committed: simulated (Spark's commit log entry
+deleted after a clean stop), and for real (the driver killed inside the sink's commit)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.proxy import wait_until
+from tests.support.spark_job import add_file, kill_job, run_available_now, start_job
+from ticdc_sink.datasource import _HANG_AFTER_COMMIT_ENV
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 
 TOPIC = "stream_shop_items"
-
-
-def add_file(folder: Path, n: int) -> None:
-    rows = [{"_op": "c", "id": n * 100 + i, "name": f"item{n}-{i}"} for i in range(3)]
-    (folder / f"part-{n:03}.json").write_text("\n".join(json.dumps(r) for r in rows))
-
-
-def run_available_now(spark: Any, broker: Any, source: Path, checkpoint: Path) -> None:
-    stream = (
-        spark.readStream.schema("_op string, id bigint, name string")
-        .option("maxFilesPerTrigger", 1)
-        .json(str(source))
-    )
-    query = (
-        stream.writeStream.format("ticdc")
-        .option("checkpointLocation", str(checkpoint))
-        .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("topic", "stream_{schema}_{table}")
-        .option("partition-num", "2")
-        .option("partition", "index-value")
-        .option("database", "shop")
-        .option("table", "items")
-        .option("primary-key", "id")
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(180)
-    assert query.exception() is None
 
 
 def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance(
@@ -52,16 +26,16 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
     source.mkdir()
     add_file(source, 0)
     add_file(source, 1)
-    run_available_now(spark, broker, source, checkpoint)  # batches 0 and 1
+    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batches 0 and 1
     add_file(source, 2)
-    run_available_now(spark, broker, source, checkpoint)  # batch 2
+    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batch 2
     first = broker.consume_all(TOPIC)
 
     # The sink committed batch 2 (watermark sent) but Spark "crashed" before recording it:
     # the restart re-runs batch 2 from the same offsets.
     for name in ("2", ".2.crc"):
         (checkpoint / "commits" / name).unlink(missing_ok=True)
-    run_available_now(spark, broker, source, checkpoint)
+    run_available_now(spark, broker.bootstrap, source, checkpoint)
     records = broker.consume_all(TOPIC)
 
     decoder = SimpleDecoder()
@@ -98,3 +72,77 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
     assert last["batch_id"] == 2 and last["rows"] == 3
     assert last["topics"][TOPIC]["messages"] >= 3 and last["bytes"] > 0
     assert last["watermark"] is None  # the re-run sent none: it had been sent
+
+
+def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
+    spark, broker, tmp_path
+):
+    topic = "stream_shop_killed"
+    source, checkpoint, marker = tmp_path / "in", tmp_path / "chk", tmp_path / "committed"
+    source.mkdir()
+    add_file(source, 0)
+    add_file(source, 1)
+    # A driver of its own (a child process): batch 0 completes; batch 1's commit sends and
+    # records its watermark, then hangs; the test kills the driver (SIGKILL, whole process
+    # group) before Spark can write commits/1.
+    job = start_job(
+        [
+            "stream",
+            "--bootstrap",
+            broker.bootstrap,
+            "--source",
+            str(source),
+            "--checkpoint",
+            str(checkpoint),
+            "--table",
+            "killed",
+        ],
+        env={_HANG_AFTER_COMMIT_ENV: f"1:{marker}"},
+    )
+    try:
+        wait_until(lambda: marker.exists() or job.poll() is not None, 300, what="batch 1's commit")
+        assert job.poll() is None, f"the job ended with {job.returncode} before the commit"
+    finally:
+        kill_job(job)
+    watermark_before_kill = int(marker.read_text())
+    assert (checkpoint / "commits" / "0").exists()
+    assert not (checkpoint / "commits" / "1").exists()
+    before = broker.consume_all(topic)
+
+    # Restarted (here, in the shared session) with one more file: batch 1 is re-run from
+    # its offsets, then batch 2 runs.
+    add_file(source, 2)
+    run_available_now(spark, broker.bootstrap, source, checkpoint, table="killed")
+    records = broker.consume_all(topic)
+    assert set(before) <= set(records)  # what was there stays, at the same offsets
+
+    decoder = SimpleDecoder()
+    events = [(r, decoder.decode_message(r.key, r.value)) for r in records]
+    rows = [(r, e) for r, e in events if isinstance(e, DecodedRow)]
+    # One commit ts per micro-batch (the file source may put either file in batch 0).
+    by_batch: dict[int, list[tuple[int, bytes, bytes]]] = {}
+    ids_by_batch: dict[int, set[int]] = {}
+    for r, e in rows:
+        by_batch.setdefault(e.commit_ts, []).append((r.partition, r.key, r.value))
+        ids_by_batch.setdefault(e.commit_ts, set()).add(e.data["id"])
+    ts0, ts1, ts2 = sorted(by_batch)
+    assert ts1 == watermark_before_kill  # the batch whose commit the kill interrupted
+    # Nothing lost: every row of the three files, each batch's rows once...
+    every_id = sorted(i for ids in ids_by_batch.values() for i in ids)
+    assert every_id == [n * 100 + i for n in range(3) for i in range(3)]
+    assert ids_by_batch[ts2] == {200, 201, 202}
+    assert len(by_batch[ts0]) == len(by_batch[ts2]) == 3
+    # ...except the killed batch, there twice: the re-run wrote byte-identical messages to
+    # the same partitions (the batch's commit ts was kept under the checkpoint).
+    assert len(by_batch[ts1]) == 6
+    replayed = sorted(by_batch[ts1])
+    assert replayed[0::2] == replayed[1::2]
+    # Watermarks: one per batch and partition, never lower than one sent before; the
+    # re-run of batch 1 sent none (its watermark went out before the kill).
+    for partition in {r.partition for r in records}:
+        marks = [
+            e.commit_ts
+            for r, e in events
+            if r.partition == partition and isinstance(e, DecodedWatermark)
+        ]
+        assert marks == [ts0, ts1, ts2]

@@ -29,6 +29,10 @@ may rely on, and what they must work around):
 | compaction | none |
 | consumer group join | waits half of `session.timeout.ms`; use `assign()` |
 | `read_committed` | aborted transactional records are visible |
+| advertised address | `--advertised-listener-url`, any host:port; `ProxiedBroker` gives |
+|  | the fault proxy's, so clients stay behind the proxy |
+| idempotent resends | a produce request resent after a cut connection is sometimes |
+|  | stored twice (Kafka drops it); the copies are byte-identical |
 
 Client-side hazard seen while probing: deleting and recreating a topic while a consumer
 still had it assigned crashed librdkafka (segfault). `consume_all` closes its consumer
@@ -40,10 +44,11 @@ from __future__ import annotations
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import LocalBroker, free_port
 from ticdc_sink.producer import Record, read_topic
 
-__all__ = ["Record", "TansuBroker", "free_port"]
+__all__ = ["ProxiedBroker", "Record", "TansuBroker", "free_port"]
 
 
 class TansuBroker(LocalBroker):
@@ -52,8 +57,16 @@ class TansuBroker(LocalBroker):
     `delete_topic` manage topics through the admin API.
     """
 
-    def __init__(self, *, startup_timeout: float = 20.0) -> None:
-        super().__init__(startup_timeout=startup_timeout)
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        advertised_port: int | None = None,
+        startup_timeout: float = 20.0,
+    ) -> None:
+        super().__init__(
+            port=port, advertised_port=advertised_port, startup_timeout=startup_timeout
+        )
         self._admin: AdminClient | None = None
 
     def admin(self) -> AdminClient:
@@ -101,3 +114,32 @@ class TansuBroker(LocalBroker):
             timeout_s=timeout,
             idle_s=idle,
         )
+
+
+class ProxiedBroker(TansuBroker):
+    """Tansu behind a `FaultProxy`: Tansu advertises the proxy's port, so a client given
+    `bootstrap` (the proxy) keeps talking through the proxy after reading metadata, and
+    every fault of `proxy` reaches it.
+
+    The helpers (`consume_all`, `create_topic`, ...) go through the proxy too; stop the
+    faults first (`proxy.cut_every()`, `proxy.resume()`). `direct` is Tansu's own
+    address, for a first connection that must not pass the proxy (metadata answers still
+    name the proxy).
+    """
+
+    def __init__(self, *, startup_timeout: float = 20.0) -> None:
+        port = free_port()
+        self.proxy = FaultProxy(port)
+        try:
+            super().__init__(
+                port=port, advertised_port=self.proxy.port, startup_timeout=startup_timeout
+            )
+        except BaseException:
+            self.proxy.close()
+            raise
+        self.direct = self.bootstrap
+        self.bootstrap = self.proxy.address
+
+    def close(self) -> None:
+        self.proxy.close()
+        super().close()

@@ -3,6 +3,7 @@ delivery tracking and the errors a task fails with. No broker needed."""
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from concurrent.futures import Future
 from types import SimpleNamespace
@@ -56,6 +57,11 @@ class FakeCluster:
     acks_per_poll: int | None = None  # None: every queued message per poll
     stuck: bool = False  # nothing is ever acknowledged
     create_error: KafkaError | None = None
+    # Errors served once each, in order, before the fake answers normally: a lost
+    # connection during a metadata read, a topic not ready yet, a lost CreateTopics answer.
+    metadata_errors: list[KafkaError] = attrs.field(factory=list)
+    topic_errors: list[KafkaError] = attrs.field(factory=list)
+    create_errors: list[KafkaError] = attrs.field(factory=list)
     race_partitions: int | None = None  # another task creates the topic first
     producers: list[FakeProducer] = attrs.field(factory=list)
     admins: list[FakeAdmin] = attrs.field(factory=list)
@@ -111,8 +117,15 @@ class FakeProducer:
             raise KafkaException(
                 KafkaError(KafkaError._TRANSPORT, "Failed to get metadata: Local: Broker transport")
             )
+        if self.cluster.metadata_errors:
+            raise KafkaException(self.cluster.metadata_errors.pop(0))
         count = self.cluster.topics.get(topic)
-        if count is None:
+        if self.cluster.topic_errors:
+            meta = SimpleNamespace(
+                error=self.cluster.topic_errors.pop(0),
+                partitions={p: None for p in range(count or 0)},
+            )
+        elif count is None:
             meta = SimpleNamespace(
                 error=KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART), partitions={}
             )
@@ -145,6 +158,8 @@ class FakeAdmin:
             future: Future[None] = Future()
             if self.cluster.create_error is not None:
                 future.set_exception(KafkaException(self.cluster.create_error))
+            elif self.cluster.create_errors:
+                future.set_exception(KafkaException(self.cluster.create_errors.pop(0)))
             elif self.cluster.race_partitions is not None or new.topic in self.cluster.topics:
                 self.cluster.topics.setdefault(new.topic, self.cluster.race_partitions or 1)
                 future.set_exception(KafkaException(KafkaError(KafkaError.TOPIC_ALREADY_EXISTS)))
@@ -244,16 +259,52 @@ def test_topic_creation_refused_names_topic_options_brokers_and_reason():
 
 def test_unreachable_broker_fails_within_broker_timeout_and_names_brokers():
     cluster = FakeCluster(reachable=False)
-    config = kafka_config(broker_timeout_ms=1500, client_config={"sasl.password": SECRET})
+    config = kafka_config(broker_timeout_ms=400, client_config={"sasl.password": SECRET})
     producer = make_producer(cluster, config)
+    started = time.monotonic()
     with pytest.raises(DeliveryError) as info:
         producer.partition_count("t1")
+    elapsed = time.monotonic() - started
     text = str(info.value)
     assert text.startswith("ticdc: cannot reach Kafka brokers " + BROKERS)
-    assert "broker-timeout-ms 1500" in text and "_TRANSPORT" in text
+    assert "broker-timeout-ms 400" in text and "_TRANSPORT" in text
     assert SECRET not in text
-    (timeout,) = cluster.producers[0].metadata_timeouts
-    assert 0 < timeout <= 1.5
+    # Asked again and again until the bound, never past it.
+    timeouts = cluster.producers[0].metadata_timeouts
+    assert len(timeouts) > 1 and all(0 < t <= 0.4 for t in timeouts)
+    assert timeouts == sorted(timeouts, reverse=True)
+    assert elapsed < 0.4 + 2.0  # the bound, plus a loaded machine's slack
+
+
+def test_a_lost_connection_while_reading_metadata_is_retried():
+    transport = KafkaError(KafkaError._TRANSPORT, "Local: Broker transport failure")
+    cluster = FakeCluster(topics={"t1": 5}, metadata_errors=[transport, transport])
+    assert make_producer(cluster).partition_count("t1") == 5
+    assert len(cluster.producers[0].metadata_timeouts) == 3
+
+
+def test_a_topic_without_a_leader_yet_is_asked_again():
+    # Kafka answers LEADER_NOT_AVAILABLE for a topic created a moment ago.
+    cluster = FakeCluster(
+        topics={"t1": 4}, topic_errors=[KafkaError(KafkaError.LEADER_NOT_AVAILABLE)]
+    )
+    assert make_producer(cluster).partition_count("t1") == 4
+
+
+def test_a_lost_create_topics_answer_is_retried_and_an_earlier_success_counts():
+    lost = KafkaError(KafkaError._DESTROY_BROKER, "Broker handle destroyed without termination")
+    cluster = FakeCluster(create_errors=[lost])
+    assert make_producer(cluster, kafka_config(partition_num=6)).partition_count("t1") == 6
+    assert [new.topic for new in cluster.admins[0].created] == ["t1", "t1"]
+
+
+def test_a_refused_topic_error_is_not_retried():
+    cluster = FakeCluster(
+        topics={"t1": 1}, topic_errors=[KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)]
+    )
+    with pytest.raises(DeliveryError, match="TOPIC_AUTHORIZATION_FAILED"):
+        make_producer(cluster).partition_count("t1")
+    assert len(cluster.producers[0].metadata_timeouts) == 1
 
 
 # -- producer settings ----------------------------------------------------------------

@@ -1,0 +1,166 @@
+"""Spark writes run in a child process, for the tests that need a Spark driver of their own:
+a master with task retries (`local[2,3]`; the shared session is `local[2]` and a JVM cannot
+change its master), or a driver the test can kill at a chosen moment.
+
+    python -m tests.support.spark_job --master 'local[2,3]' batch --bootstrap B --topic T ...
+    python -m tests.support.spark_job stream --bootstrap B --source DIR --checkpoint DIR ...
+
+`start_job` starts one (in its own process group, with the worktree on PYTHONPATH so Spark's
+Python workers import this checkout), `kill_job` kills the whole group. The stream helpers
+are shared with the in-process streaming tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "add_file",
+    "batch_frame",
+    "kill_job",
+    "run_available_now",
+    "start_job",
+]
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def add_file(folder: Path, n: int, rows: int = 3) -> None:
+    """Source file n of a stream: `rows` INSERTs with ids n * 100 + i."""
+    records = [{"_op": "c", "id": n * 100 + i, "name": f"item{n}-{i}"} for i in range(rows)]
+    (folder / f"part-{n:03}.json").write_text("\n".join(json.dumps(r) for r in records))
+
+
+def run_available_now(
+    spark: Any, bootstrap: str, source: Path, checkpoint: Path, *, table: str = "items"
+) -> None:
+    """One `availableNow` run of the file stream in `source` (a micro-batch per file) into
+    topic `stream_shop_<table>` (2 partitions, index-value dispatch)."""
+    stream = (
+        spark.readStream.schema("_op string, id bigint, name string")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(source))
+    )
+    query = (
+        stream.writeStream.format("ticdc")
+        .option("checkpointLocation", str(checkpoint))
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", "stream_{schema}_{table}")
+        .option("partition-num", "2")
+        .option("partition", "index-value")
+        .option("database", "shop")
+        .option("table", table)
+        .option("primary-key", "id")
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(180)
+    assert query.exception() is None
+
+
+def batch_frame(spark: Any, rows: int, partitions: int) -> Any:
+    """`rows` INSERTs (id, name), in `partitions` Spark partitions."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.range(rows, numPartitions=partitions)
+        .select(F.col("id"), F.concat(F.lit("name-"), F.col("id")).alias("name"))
+        .select(F.lit("c").alias("_op"), "id", "name")
+    )
+
+
+def start_job(args: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`python -m tests.support.spark_job *args` in a new process group; its output goes
+    to the test's output (pytest shows it on failure)."""
+    environment = {**os.environ, **(env or {})}
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(_ROOT), os.environ.get("PYTHONPATH", "")) if p
+    )
+    environment["PYSPARK_PYTHON"] = sys.executable
+    environment["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.support.spark_job", *args],
+        cwd=_ROOT,
+        env=environment,
+        start_new_session=True,
+    )
+
+
+def kill_job(job: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the job's process group: the Python driver, its JVM and the JVM's Python
+    workers, with no chance to clean up (a crash, not a stop)."""
+    try:
+        os.killpg(job.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    job.wait()
+
+
+def _session(master: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    import ticdc_sink
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("ticdc-sink-test-job")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    ticdc_sink.register(spark)
+    return spark
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="spark_job")
+    parser.add_argument("--master", default="local[2]")
+    sub = parser.add_subparsers(dest="job", required=True)
+    batch = sub.add_parser("batch", help="write batch_frame() once")
+    batch.add_argument("--bootstrap", required=True)
+    batch.add_argument("--topic", required=True)
+    batch.add_argument("--rows", type=int, default=20_000)
+    batch.add_argument("--partitions", type=int, default=4)
+    stream = sub.add_parser("stream", help="one availableNow run of a file stream")
+    stream.add_argument("--bootstrap", required=True)
+    stream.add_argument("--source", type=Path, required=True)
+    stream.add_argument("--checkpoint", type=Path, required=True)
+    stream.add_argument("--table", default="items")
+    args = parser.parse_args(argv)
+
+    spark = _session(args.master)
+    try:
+        if args.job == "batch":
+            (
+                batch_frame(spark, args.rows, args.partitions)
+                .write.format("ticdc")
+                .mode("append")
+                .option("kafka.bootstrap.servers", args.bootstrap)
+                .option("topic", args.topic)
+                .option("database", "shop")
+                .option("table", "retried")
+                .option("primary-key", "id")
+                .option("partition", "index-value")
+                .option("partition-num", "3")
+                .save()
+            )
+        else:
+            run_available_now(spark, args.bootstrap, args.source, args.checkpoint, table=args.table)
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
