@@ -1182,9 +1182,13 @@ def build_table_schema(
             for i, f in enumerate(fields)
         ]
     if database is None or database == "" or table is None or table == "":
+        missing = [n for n, v in (("database", database), ("table", table)) if not v]
+        what = " and ".join(missing)
         raise SchemaError(
-            "the table has no database or table name; set options database and table, or "
-            "name them in table-ddl (CREATE TABLE `db`.`t`)"
+            f"the table has no {what} name; set option {' and '.join(map(repr, missing))}, "
+            f"or add a {' and a '.join(repr('_' + n) for n in missing)} column naming each "
+            "row's table (options database-column, table-column rename them), or name them "
+            "in table-ddl (CREATE TABLE `db`.`t`)"
         )
     if not columns:
         raise SchemaError(f"table {database}.{table} has no columns besides metadata columns")

@@ -117,7 +117,8 @@ def make_plan(
 
     Raises:
         SchemaError: the table schema cannot be derived.
-        ConfigError: the codec refuses an option.
+        ConfigError: the codec refuses an option; partition-columns or index name what
+            the table does not have.
     """
     inp = config.input
     build_ts_ms = tso.physical_ms(commit_ts)
@@ -141,6 +142,14 @@ def make_plan(
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
     codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    if database and table:
+        # The same for the dispatcher: partition-columns or an index the table lacks is an
+        # option error, raised here rather than in every task (rows naming their own
+        # tables share these columns, but the message would name the placeholder).
+        routing = config.routing
+        build_dispatcher(
+            routing.partition, template, columns=routing.partition_columns, index=routing.index
+        )
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "

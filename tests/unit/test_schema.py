@@ -514,8 +514,16 @@ def test_ddl_names() -> None:
         build_table_schema("d", "t", frame, table_ddl="CREATE TABLE u (a int)")
     with pytest.raises(SchemaError, match="in database 'x' but the database is 'd'"):
         build_table_schema("d", "t", frame, table_ddl="CREATE TABLE x.t (a int)")
-    with pytest.raises(SchemaError, match="no database or table name"):
+    with pytest.raises(
+        SchemaError, match="no database name; set option 'database', or add a '_database' column"
+    ):
         build_table_schema(None, "t", frame, table_ddl="CREATE TABLE t (a int)")
+    with pytest.raises(
+        SchemaError,
+        match="no database and table name; set option 'database' and 'table', or add a "
+        "'_database' and a '_table' column",
+    ):
+        build_table_schema(None, None, frame)
 
 
 def test_primary_key_option() -> None:
