@@ -249,14 +249,29 @@ DRIVER_CASES = [
         ["schema-registry", "http://"],
     ),
     ("compression", {"compression": "brotli"}, "ConfigError", ["compression", "zstd"]),
-    ("required-acks", {"required-acks": "2"}, "ConfigError", ["required-acks"]),
-    ("sasl-mechanism", {"sasl-mechanism": "kerberos"}, "ConfigError", ["sasl-mechanism"]),
-    ("tls-cert-without-ca", {"cert": "/c.pem"}, "ConfigError", ["ca"]),
+    (
+        "required-acks",
+        {"required-acks": "2"},
+        "ConfigError",
+        ["option 'required-acks' is '2'", "use -1 (all), 0 or 1"],
+    ),
+    (
+        "sasl-mechanism",
+        {"sasl-mechanism": "kerberos"},
+        "ConfigError",
+        ["option 'sasl-mechanism' is 'kerberos'", "SCRAM-SHA-256"],
+    ),
+    (
+        "tls-cert-without-ca",
+        {"cert": "/c.pem"},
+        "ConfigError",
+        ["option 'cert' is '/c.pem'", "give ca, cert and key together"],
+    ),
     (
         "op-column-type",
         {"op-column": "name", "column-types": '{"name": "int"}'},
         "SchemaError",
-        ["name"],
+        ["option column-types names column 'name', which is a metadata column", "op-column"],
     ),
     ("sink-uri-scheme", {"sink-uri": "http://broker:9092/t"}, "ConfigError", ["sink-uri"]),
     (
@@ -281,7 +296,7 @@ DRIVER_CASES = [
         "sink-uri-no-topic",
         {"sink-uri": "kafka://{bootstrap}/", "topic": ""},
         "ConfigError",
-        ["topic"],
+        ["option 'topic' is not set", "kafka://host:9092/topic"],
     ),
     (
         "toml-missing-file",
@@ -289,7 +304,12 @@ DRIVER_CASES = [
         "ConfigError",
         ["/no/such/changefeed.toml"],
     ),
-    ("toml-syntax", {"config": TOML_SYNTAX}, "ConfigError", ["config"]),
+    (
+        "toml-syntax",
+        {"config": TOML_SYNTAX},
+        "ConfigError",
+        ["option 'config'", "not valid TOML", "line 1"],
+    ),
     ("toml-unknown-key", {"config": TOML_UNKNOWN}, "ConfigError", ["no-such-key"]),
     ("toml-bad-value", {"config": TOML_BAD_VALUE}, "ConfigError", ["partition-num", "many"]),
 ]

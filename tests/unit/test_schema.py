@@ -487,6 +487,11 @@ def test_column_types_errors() -> None:
     with pytest.raises(SchemaError, match="column name: option column-types") as info:
         build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"name": "strng"})
     assert info.value.column == "name"
+    with pytest.raises(SchemaError, match="names column 'nope', which the DataFrame does not"):
+        build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"nope": "int"})
+    # A metadata column is in the DataFrame, but is no table column: say that.
+    with pytest.raises(SchemaError, match="names column '_op', which is a metadata column"):
+        build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"_op": "int"})
 
 
 def test_unsupported_spark_column_in_frame() -> None:
