@@ -512,6 +512,22 @@ VALUE_CASES = [
         ["column 'v'", "1800", "year"],
     ),
     (
+        "timestamp-range",
+        [("c", 1, "2040-01-01T00:00:00+00:00")],
+        "v timestamp",
+        {},
+        "InputError",
+        ["column 'v'", "2040-01-01", "is out of range for timestamp", "2038-01-19"],
+    ),
+    (
+        "bit-width",
+        [("c", 1, 300)],
+        "v bigint",
+        {"v": "bit(8)"},
+        "InputError",
+        ["column 'v'", "300", "is out of range for bit(8) (0..255)"],
+    ),
+    (
         "text-as-int",
         [("c", 1, "twelve")],
         "v string",
@@ -548,6 +564,8 @@ def _frame(spark: Any, rows: list, columns: str) -> Any:
 def _value(value: Any, columns: str) -> Any:
     if "decimal" in columns and isinstance(value, str):
         return Decimal(value)
+    if "timestamp" in columns and isinstance(value, str):
+        return dt.datetime.fromisoformat(value)
     if "date" in columns and isinstance(value, str):
         return dt.date.fromisoformat(value)
     return value
