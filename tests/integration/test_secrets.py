@@ -138,13 +138,16 @@ def save(df: Any, options: dict[str, str]) -> None:
     writer.save()
 
 
-def test_no_secret_in_errors_logs_reprs_or_progress(spark, broker, auth_registry, tmp_path, caplog):
+def test_no_secret_in_errors_logs_reprs_or_progress(
+    spark, broker, auth_registry, tmp_path, caplog, request
+):
     # The sink's loggers and the HTTP and Kafka clients' (httpx logs request URLs).
     for name in ("ticdc_sink", "httpx", "httpcore", "confluent_kafka"):
         caplog.set_level(logging.DEBUG, logger=name)
     out = Outputs()
     jvm = JvmStderr(spark)
     spark.conf.set("spark.sql.pyspark.worker.logging.enabled", "true")
+    request.addfinalizer(lambda: spark.conf.unset("spark.sql.pyspark.worker.logging.enabled"))
     closed = f"127.0.0.1:{free_port()}"
     df = spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA).coalesce(1)
     table = {"database": "db", "table": "t", "primary-key": "id"}
@@ -321,13 +324,14 @@ def test_no_secret_in_errors_logs_reprs_or_progress(spark, broker, auth_registry
     jvm_text = jvm.read()
     if jvm_text is not None:
         out.add("jvm stderr", jvm_text)
-    spark.conf.unset("spark.sql.pyspark.worker.logging.enabled")
 
     # The grep must have had something to look at.
     assert any("RegistryError" in text for _, text in out.texts)
     assert any("401" in text for where, text in out.texts if where == "registry-wrong-password")
     assert any(w == "python_worker_logs" and "ticdc" in t for w, t in out.texts), worker_logs
-    texts = dict(out.texts)
+    texts: dict[str, str] = {}
+    for where, text in out.texts:
+        texts[where] = texts.get(where, "") + "\n" + text
     assert "WriteToMicroBatchDataSource ticdc" in texts["explainInternal"]
     assert '"numOutputRows": 2' in texts["lastProgress"]
     assert "ticdc task 0 wrote 1 rows" in texts["caplog"]
