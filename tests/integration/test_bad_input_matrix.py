@@ -472,6 +472,22 @@ VALUE_CASES = [
         ["column 'v'", "-1", "bigint unsigned"],
     ),
     (
+        "bigint-above",
+        [("c", 1, "9223372036854775808")],
+        "v decimal(21,0)",
+        {"v": "bigint"},
+        "InputError",
+        ["column 'v'", "9223372036854775808", "bigint"],
+    ),
+    (
+        "bigint-unsigned-above",
+        [("c", 1, "18446744073709551616")],
+        "v decimal(21,0)",
+        {"v": "bigint unsigned"},
+        "InputError",
+        ["column 'v'", "18446744073709551616", "bigint unsigned"],
+    ),
+    (
         "decimal-precision",
         [("c", 1, "12345.67")],
         "v decimal(10,2)",
