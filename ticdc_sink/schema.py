@@ -1132,9 +1132,17 @@ def build_table_schema(
     }
     for name, text in (column_types or {}).items():
         if name not in types:
+            # A metadata column (_op, _commit_ts, ... or what the *-column options name)
+            # is in the DataFrame but is no table column: say so rather than "missing".
+            why = (
+                "which is a metadata column (see the op-column, commit-ts-column, before-column, "
+                "database-column and table-column options), not a table column"
+                if name in reserved_set
+                else "which the DataFrame does not have"
+            )
             raise SchemaError(
-                f"option column-types names column {name!r}, which the DataFrame does not "
-                f"have; table columns are {', '.join(field_names) or '(none)'}",
+                f"option column-types names column {name!r}, {why}; table columns are "
+                f"{', '.join(field_names) or '(none)'}",
                 column=name,
             )
         if not isinstance(text, str):
@@ -1182,9 +1190,13 @@ def build_table_schema(
             for i, f in enumerate(fields)
         ]
     if database is None or database == "" or table is None or table == "":
+        missing = [n for n, v in (("database", database), ("table", table)) if not v]
+        what = " and ".join(missing)
         raise SchemaError(
-            "the table has no database or table name; set options database and table, or "
-            "name them in table-ddl (CREATE TABLE `db`.`t`)"
+            f"the table has no {what} name; set option {' and '.join(map(repr, missing))}, "
+            f"or add a {' and a '.join(repr('_' + n) for n in missing)} column naming each "
+            "row's table (options database-column, table-column rename them), or name them "
+            "in table-ddl (CREATE TABLE `db`.`t`)"
         )
     if not columns:
         raise SchemaError(f"table {database}.{table} has no columns besides metadata columns")

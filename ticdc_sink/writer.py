@@ -133,7 +133,8 @@ def make_plan(
 
     Raises:
         SchemaError: the table schema cannot be derived.
-        ConfigError: the codec refuses an option.
+        ConfigError: the codec refuses an option; partition-columns or index name what
+            the table does not have.
     """
     inp = config.input
     build_ts_ms = tso.physical_ms(commit_ts)
@@ -160,6 +161,18 @@ def make_plan(
     if config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
         # Fails here, before any task, when the storage cannot be opened.
         claim_check.open_store(config.codec.claim_check_storage_uri or "")
+    if database and table:
+        # The same for the dispatcher: partition-columns or an index the table lacks is an
+        # option error, raised here rather than in every task (rows naming their own
+        # tables share these columns, but the message would name the placeholder).
+        routing = config.routing
+        rule = rule_for(routing.dispatchers, database, table)
+        if rule is None:
+            build_dispatcher(
+                routing.partition, template, columns=routing.partition_columns, index=routing.index
+            )
+        else:
+            build_dispatcher(rule.partition, template, columns=rule.columns, index=rule.index)
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "

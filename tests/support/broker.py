@@ -33,6 +33,11 @@ may rely on, and what they must work around):
 |  | the fault proxy's, so clients stay behind the proxy |
 | idempotent resends | a produce request resent after a cut connection is sometimes |
 |  | stored twice (Kafka drops it); the copies are byte-identical |
+| TLS | `--cert` is accepted but the listener stays plaintext, and `--cert` / |
+|  | `--key` conflict in the CLI: no TLS listener (TLS mapping: unit tests) |
+| SASL | `--authentication` refuses unauthenticated requests, including the |
+|  | `tansu user create` that would add the first SCRAM user to memory storage: |
+|  | no SASL listener (SASL mapping: unit tests) |
 
 Client-side hazard seen while probing: deleting and recreating a topic while a consumer
 still had it assigned crashed librdkafka (segfault). `consume_all` closes its consumer

@@ -487,6 +487,11 @@ def test_column_types_errors() -> None:
     with pytest.raises(SchemaError, match="column name: option column-types") as info:
         build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"name": "strng"})
     assert info.value.column == "name"
+    with pytest.raises(SchemaError, match="names column 'nope', which the DataFrame does not"):
+        build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"nope": "int"})
+    # A metadata column is in the DataFrame, but is no table column: say that.
+    with pytest.raises(SchemaError, match="names column '_op', which is a metadata column"):
+        build_table_schema("d", "t", FRAME, reserved={"_op"}, column_types={"_op": "int"})
 
 
 def test_unsupported_spark_column_in_frame() -> None:
@@ -514,8 +519,16 @@ def test_ddl_names() -> None:
         build_table_schema("d", "t", frame, table_ddl="CREATE TABLE u (a int)")
     with pytest.raises(SchemaError, match="in database 'x' but the database is 'd'"):
         build_table_schema("d", "t", frame, table_ddl="CREATE TABLE x.t (a int)")
-    with pytest.raises(SchemaError, match="no database or table name"):
+    with pytest.raises(
+        SchemaError, match="no database name; set option 'database', or add a '_database' column"
+    ):
         build_table_schema(None, "t", frame, table_ddl="CREATE TABLE t (a int)")
+    with pytest.raises(
+        SchemaError,
+        match="no database and table name; set option 'database' and 'table', or add a "
+        "'_database' and a '_table' column",
+    ):
+        build_table_schema(None, None, frame)
 
 
 def test_primary_key_option() -> None:

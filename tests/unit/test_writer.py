@@ -255,3 +255,49 @@ def test_batch_report_sums_tasks_per_topic() -> None:
         "watermark": 9,
         "seconds": 1.235,
     }
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        (
+            {"partition": "columns", "partition-columns": "nope"},
+            "option 'partition-columns' names column 'nope', which table shop.users",
+        ),
+        (
+            {"partition": "index-value", "index": "nope"},
+            "option 'index' is 'nope', which does not exist in table shop.users",
+        ),
+    ],
+)
+def test_partition_options_the_table_cannot_satisfy_fail_in_the_plan(options, fragment) -> None:
+    """On the driver, before any task: the dispatcher is built once in make_plan."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from ticdc_sink.errors import ConfigError
+    from ticdc_sink.writer import make_plan
+
+    config = SinkConfig.from_options(
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "topic": "t",
+            "database": "shop",
+            "table": "users",
+            "primary-key": "id",
+            **options,
+        }
+    )
+    spark_schema = StructType([StructField("id", LongType()), StructField("name", StringType())])
+    with pytest.raises(ConfigError, match=fragment):
+        make_plan(config, spark_schema, COMMIT_TS, batch_id=None)
+    ok = SinkConfig.from_options(
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "topic": "t",
+            "database": "shop",
+            "table": "users",
+            "partition": "columns",
+            "partition-columns": "NAME",
+        }
+    )
+    assert make_plan(ok, spark_schema, COMMIT_TS, batch_id=None).tables.named_table is not None
