@@ -165,14 +165,7 @@ def make_plan(
         # The same for the dispatcher: partition-columns or an index the table lacks is an
         # option error, raised here rather than in every task (rows naming their own
         # tables share these columns, but the message would name the placeholder).
-        routing = config.routing
-        rule = rule_for(routing.dispatchers, database, table)
-        if rule is None:
-            build_dispatcher(
-                routing.partition, template, columns=routing.partition_columns, index=routing.index
-            )
-        else:
-            build_dispatcher(rule.partition, template, columns=rule.columns, index=rule.index)
+        dispatcher_for(config, template)
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "
@@ -193,6 +186,22 @@ def make_plan(
         batch_id=batch_id,
         planned_at=time.time(),
     )
+
+
+def dispatcher_for(config: SinkConfig, table: TableSchema) -> Any:
+    """The table's partition dispatcher: the first matching `dispatchers` rule's, else
+    the `partition` option's.
+
+    Raises:
+        ConfigError: partition columns or an index the table lacks.
+    """
+    routing = config.routing
+    rule = rule_for(routing.dispatchers, table.database, table.table)
+    if rule is None:
+        return build_dispatcher(
+            routing.partition, table, columns=routing.partition_columns, index=routing.index
+        )
+    return build_dispatcher(rule.partition, table, columns=rule.columns, index=rule.index)
 
 
 def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
@@ -231,8 +240,6 @@ class _TableOutput:
         codec_config: CodecConfig | None = None,
         store: codec.ClaimCheckStore | None = None,
     ) -> None:
-        routing = plan.config.routing
-        rule = rule_for(routing.dispatchers, schema.database, schema.table)
         self.schema = schema
         self.topic = topic
         self.encoder = codec.build_encoder(
@@ -243,14 +250,7 @@ class _TableOutput:
             registry=registry,
             claim_check=store,
         )
-        if rule is None:
-            self.dispatcher = build_dispatcher(
-                routing.partition, schema, columns=routing.partition_columns, index=routing.index
-            )
-        else:
-            self.dispatcher = build_dispatcher(
-                rule.partition, schema, columns=rule.columns, index=rule.index
-            )
+        self.dispatcher = dispatcher_for(plan.config, schema)
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
