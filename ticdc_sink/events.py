@@ -62,7 +62,17 @@ from ticdc_sink.errors import ConfigError, InputError, SchemaError
 from ticdc_sink.schema import Column, MySQLType, TableSchema
 from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 
-__all__ = ["ChangeBatch", "InputLayout", "Op", "RowChange", "read_change_batches", "read_changes"]
+__all__ = [
+    "OP_DELETE",
+    "OP_INSERT",
+    "OP_UPDATE",
+    "ChangeBatch",
+    "InputLayout",
+    "Op",
+    "RowChange",
+    "read_change_batches",
+    "read_changes",
+]
 
 
 class Op(enum.Enum):
