@@ -200,7 +200,7 @@ class ChangeBatch:
     table: TableSchema
     rows: int
     positions: list[int] | None
-    op_codes: list[int] | None  # OP_INSERT / OP_UPDATE / OP_DELETE per row; None: all INSERT
+    op_codes: pa.Array | None  # int8 OP_INSERT / OP_UPDATE / OP_DELETE per row; None: all INSERT
     commit_ts: pa.Array | None  # integer per row; None: every row has default_commit_ts
     default_commit_ts: int
     columns: list[_Values]
@@ -232,7 +232,7 @@ class ChangeBatch:
                 befores[position] = image
         changes = []
         for code, ts, image, before in zip(
-            self.op_codes, self.commit_ts_list(), images, befores, strict=True
+            self.op_codes.to_pylist(), self.commit_ts_list(), images, befores, strict=True
         ):
             op = _OP_BY_CODE[code]
             if op is Op.DELETE:
@@ -375,7 +375,7 @@ _OPS = {
 _OPS_ALLOWED = "use one of c, r, u, d, INSERT, UPDATE, DELETE (any case)"
 
 
-def _read_ops(arr: pa.Array, column: str, table: str) -> list[int] | None:
+def _read_ops(arr: pa.Array, column: str, table: str) -> pa.Array | None:
     """The op code (OP_INSERT, OP_UPDATE, OP_DELETE) of each row, or None when every row
     is an INSERT."""
     arr = _plain(arr)
@@ -405,8 +405,8 @@ def _read_ops(arr: pa.Array, column: str, table: str) -> list[int] | None:
         ops.append(op)
     if all(op is Op.INSERT for op in ops):
         return None
-    codes = [_CODE_BY_OP[op] for op in ops]
-    return [codes[i] for i in encoded.indices.to_pylist()]
+    codes = pa.array([_CODE_BY_OP[op] for op in ops], pa.int8())
+    return codes.take(encoded.indices)
 
 
 def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.Array:
@@ -537,7 +537,7 @@ def _read_before(
     table: TableSchema,
     name: str,
     keys: frozenset[str],
-    ops: list[int] | None,
+    ops: pa.Array | None,
     ctx: _BatchContext,
 ) -> tuple[list[int], list[_Values]]:
     """Old images of the UPDATE rows whose `_before` is not null: their row indexes and
@@ -575,10 +575,8 @@ def _read_before(
             )
     if ops is None:
         return [], []
-    valid = arr.is_valid().to_pylist()
-    positions = [
-        i for i, (op, ok) in enumerate(zip(ops, valid, strict=True)) if ok and op == OP_UPDATE
-    ]
+    updates = pc.and_(arr.is_valid(), pc.equal(ops, OP_UPDATE))
+    positions = pc.indices_nonzero(updates).to_pylist()
     if not positions:
         return [], []
     taken = arr.take(pa.array(positions, pa.int64()))

@@ -60,6 +60,7 @@ def _text(value: Any) -> Any:
 
 _EMPTY = pa.scalar("", _TEXT)
 _COMMA = pa.scalar(",", _TEXT)
+_NO_INDEX = pa.scalar(None, pa.int64())
 _END = 1 << 62  # a slice start past any string's end: replace_slice there appends
 
 
@@ -188,6 +189,7 @@ class JsonBatchEncoder:
         if table.version:
             tail += f',"schemaVersion":{table.version}'
         self._ts_tail = tail
+        self._aranges: dict[int, pa.Array] = {}
 
     @property
     def supported(self) -> bool:
@@ -226,18 +228,17 @@ class JsonBatchEncoder:
         else:
             split = self._split_rows(batch, key_indexes)
             befores = self._objects(batch.before_columns) if batch.before_rows else None
-            old_of_row: list[int | None] = [None] * n
-            for j, row in enumerate(batch.before_rows):
-                old_of_row[row] = n + j
             if not split:
                 event_ops = ops
-                data_idx = [None if op == OP_DELETE else i for i, op in enumerate(ops)]
-                old_idx = [i if op == OP_DELETE else old_of_row[i] for i, op in enumerate(ops)]
+                data_idx, old_idx = self._indexes(ops, batch.before_rows, n)
                 event_rows = None
             else:
+                old_of_row: list[int | None] = [None] * n
+                for j, row in enumerate(batch.before_rows):
+                    old_of_row[row] = n + j
                 event_ops, data_idx, old_idx, event_rows = [], [], [], []
                 row_ends = []
-                for i, op in enumerate(ops):
+                for i, op in enumerate(ops.to_pylist()):
                     if i in split:
                         # tiflow trySplitAndSortUpdateEvent: DELETE of the old row first.
                         event_ops += (OP_DELETE, OP_INSERT)
@@ -250,16 +251,19 @@ class JsonBatchEncoder:
                         old_idx.append(i if op == OP_DELETE else old_of_row[i])
                         event_rows.append(i)
                     row_ends.append(len(event_ops))
+                event_ops = pa.array(event_ops, pa.int8())
+                data_idx = pa.array(data_idx, pa.int64())
+                old_idx = pa.array(old_idx, pa.int64())
             objects = images if befores is None else pa.concat_arrays([images, befores])
-            data = _wrap(images.take(pa.array(data_idx, pa.int64())), ',"data":{', "}")
-            old = _wrap(objects.take(pa.array(old_idx, pa.int64())), ',"old":{', "}")
+            data = _wrap(images.take(data_idx), ',"data":{', "}")
+            old = _wrap(objects.take(old_idx), ',"old":{', "}")
             data_part = pc.coalesce(data, _EMPTY)
             old_part = pc.coalesce(old, _EMPTY)
             if event_rows is not None and isinstance(commit_ts, pa.Array):
                 commit_ts = commit_ts.take(pa.array(event_rows, pa.int64()))
             values = _join(
                 self._head,
-                _OP_NAMES.take(pa.array(event_ops, pa.int8())),
+                _OP_NAMES.take(event_ops),
                 '","commitTs":',
                 commit_ts,
                 self._ts_tail,
@@ -274,6 +278,27 @@ class JsonBatchEncoder:
             sizes=sizes,
             row_ends=row_ends,
         )
+
+    def _indexes(self, ops: pa.Array, before_rows: list[int], n: int) -> tuple[Any, Any]:
+        """Per row, where its `data` object comes from (the image; none for a DELETE) and
+        its `old` one (a DELETE's image, an UPDATE's old image at n + j; else none)."""
+        rows = self._arange(n)
+        deletes = pc.equal(ops, OP_DELETE)
+        data_idx = pc.if_else(deletes, _NO_INDEX, rows)
+        old_idx = pc.if_else(deletes, rows, _NO_INDEX)
+        if before_rows:
+            has_old = pc.is_in(rows, value_set=pa.array(before_rows, pa.int64()))
+            old_rows = pa.array(range(n, n + len(before_rows)), pa.int64())
+            old_idx = pc.replace_with_mask(old_idx, has_old, old_rows)
+        return data_idx, old_idx
+
+    def _arange(self, n: int) -> pa.Array:
+        rows = self._aranges.get(n)
+        if rows is None:
+            if len(self._aranges) > 8:
+                self._aranges.clear()
+            rows = self._aranges[n] = pa.array(range(n), pa.int64())
+        return rows
 
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
