@@ -282,6 +282,35 @@ class KafkaProducer:
         if self._sent % _POLL_EVERY == 0:
             self._producer.poll(0)
 
+    def send_many(
+        self, topic: str, partition: int, key: bytes | None, values: list[bytes | None]
+    ) -> None:
+        """`send` for many values to one (topic, partition) with one key: the same
+        queueing, back-pressure and failure checks, in one tight loop (the writer's fast
+        path sends a record batch's messages this way).
+
+        Raises:
+            DeliveryError: as `send`.
+        """
+        if self._failed or self._fatal is not None:
+            raise self._delivery_error(undelivered=0)
+        produce = self._producer.produce
+        on_delivery = self._on_delivery
+        sent = self._sent
+        for value in values:
+            try:
+                produce(topic, value, key, partition, on_delivery)
+            except BufferError:
+                self._sent = sent
+                self._send_when_room(topic, partition, key, value)
+            sent += 1
+            if not sent % _POLL_EVERY:
+                self._sent = sent
+                self._producer.poll(0)
+                if self._failed or self._fatal is not None:
+                    raise self._delivery_error(undelivered=0)
+        self._sent = sent
+
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None
     ) -> None:

@@ -9,10 +9,10 @@ the whole loop runs in unit tests with a fake producer.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import operator
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -257,7 +257,9 @@ class _TaskWriter:
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
         self.partition_counts: dict[str, int] = {}
-        self.last_ts_by_key: dict[tuple[Any, ...], int] = {}
+        # An OrderedDict: evicting the oldest key is O(1) (a dict's next(iter()) slows down
+        # as deleted slots pile up at its front).
+        self.last_ts_by_key: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self.rows = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
@@ -332,7 +334,7 @@ class _TaskWriter:
             )
         self.last_ts_by_key[key] = change.commit_ts
         if len(self.last_ts_by_key) > _ORDER_CHECK_WINDOW:
-            del self.last_ts_by_key[next(iter(self.last_ts_by_key))]
+            self.last_ts_by_key.popitem(last=False)
 
     def write_change(self, change: RowChange) -> None:
         self.check_order(change)
@@ -378,6 +380,7 @@ class _TaskWriter:
         rows = batch.rows
         topic = out.topic
         send = self.producer.send
+        send_many = getattr(self.producer, "send_many", None)
         key = b""
         start = 0
         while start < rows:
@@ -389,8 +392,11 @@ class _TaskWriter:
             first = start if row_ends is None else (row_ends[start - 1] if start else 0)
             last = stop if row_ends is None else row_ends[stop - 1]
             if partitions is None:
-                for value in values[first:last]:
-                    send(topic, constant, key, value)
+                if send_many is not None:
+                    send_many(topic, constant, key, values[first:last])
+                else:
+                    for value in values[first:last]:
+                        send(topic, constant, key, value)
             else:
                 for partition, value in zip(
                     partitions[first:last], values[first:last], strict=True
@@ -424,10 +430,8 @@ class _TaskWriter:
             for key in seen.keys() & set(keys):
                 del seen[key]
             seen.update(zip(keys, commit_ts, strict=True))
-            excess = len(seen) - _ORDER_CHECK_WINDOW
-            if excess > 0:
-                for key in list(itertools.islice(seen, excess)):
-                    del seen[key]
+            for _ in range(len(seen) - _ORDER_CHECK_WINDOW):
+                seen.popitem(last=False)
             return
         for key, ts in zip(keys, commit_ts, strict=True):
             last = seen.pop(key, None)
@@ -444,7 +448,7 @@ class _TaskWriter:
                 )
             seen[key] = ts
             if len(seen) > _ORDER_CHECK_WINDOW:
-                del seen[next(iter(seen))]
+                seen.popitem(last=False)
 
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""
