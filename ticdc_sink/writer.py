@@ -426,8 +426,9 @@ class _TaskWriter:
         monotonic = (not seen or commit_ts[0] >= self.max_commit_ts) and all(
             map(operator.le, commit_ts, commit_ts[1:])
         )
-        if monotonic and len(set(keys)) == len(keys):
-            for key in seen.keys() & set(keys):
+        unique = set(keys) if monotonic else None
+        if unique is not None and len(unique) == len(keys):
+            for key in seen.keys() & unique:
                 del seen[key]
             seen.update(zip(keys, commit_ts, strict=True))
             for _ in range(len(seen) - _ORDER_CHECK_WINDOW):
