@@ -1,10 +1,16 @@
 """Encoder-only throughput on one core, no Spark and no Kafka: Arrow record batches of the
-reference table -> row changes -> Simple JSON messages.
+reference table -> messages, per protocol.
 
     python benchmarks/bench_encode.py --rows 200000 --repeat 3
+    python benchmarks/bench_encode.py --protocols simple-json,simple-json-rows
 
-Prints one JSON line: rows/s for conversion (events.read_changes), for encoding alone, and
-for both, median and best of --repeat runs.
+Protocols: `simple-json` (the writer's path: `events.read_change_batches`, then the
+column-wise `JsonBatchEncoder`), `simple-json-rows` (the per-row path it replaced:
+`read_changes`, key-changing updates split, `encode_row` per row), and through the per-row
+path `simple-avro`, `avro` (schema ids from an in-memory lookup), `debezium`,
+`debezium-no-schema`, `canal-json`. Prints one JSON line per protocol: rows/s for
+conversion, encoding and both, median and best of --repeat runs, CPU time of this process
+(`time.process_time`) and wall time; on a shared machine the CPU figures are the steadier.
 """
 
 from __future__ import annotations
@@ -16,14 +22,18 @@ import random
 import statistics
 import time
 from decimal import Decimal
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from ticdc_sink import codec, tso
+from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.events import InputLayout, read_changes
+from ticdc_sink.events import InputLayout, read_change_batches, read_changes
 from ticdc_sink.schema import build_table_schema
+from ticdc_sink.writer import key_column_indexes, split_key_update
 
 SPARK_SCHEMA = T.StructType(
     [
@@ -49,87 +59,135 @@ def make_batches(rows: int, seed: int = 7, size: int = 10_000) -> list[pa.Record
     for start in range(0, rows, size):
         n = min(size, rows - start)
         ids = list(range(start, start + n))
-        batches.append(
-            pa.RecordBatch.from_pydict(
-                {
-                    "_op": [rng.choice("cccccccuud") for _ in ids],
-                    "id": pa.array(ids, pa.int64()),
-                    "qty": pa.array([rng.randint(0, 1000) for _ in ids], pa.int32()),
-                    "name": [f"name-{i}" for i in ids],
-                    "note": [f"a longer note for row {i} " * 2 for i in ids],
-                    "price": [rng.random() * 1000 for _ in ids],
-                    "amount": pa.array(
-                        [Decimal(rng.randint(0, 10**8)) / 100 for _ in ids], pa.decimal128(10, 2)
-                    ),
-                    "updated": pa.array(
-                        [base + dt.timedelta(seconds=i, microseconds=i % 1000) for i in ids],
-                        pa.timestamp("us"),
-                    ),
-                    "day": pa.array([(base + dt.timedelta(days=i % 3000)).date() for i in ids]),
-                    "active": [i % 2 == 0 for i in ids],
-                    "comment": [None if i % 3 else f"c{i}" for i in ids],
-                }
-            )
+        batch = pa.RecordBatch.from_pydict(
+            {
+                "_op": [rng.choice("cccccccuud") for _ in ids],
+                "id": pa.array(ids, pa.int64()),
+                "qty": pa.array([rng.randint(0, 1000) for _ in ids], pa.int32()),
+                "name": [f"name-{i}" for i in ids],
+                "note": [f"a longer note for row {i} " * 2 for i in ids],
+                "price": [rng.random() * 1000 for _ in ids],
+                "amount": pa.array(
+                    [Decimal(rng.randint(0, 10**8)) / 100 for _ in ids], pa.decimal128(10, 2)
+                ),
+                "updated": pa.array(
+                    [base + dt.timedelta(seconds=i, microseconds=i % 1000) for i in ids],
+                    pa.timestamp("us"),
+                ),
+                "day": pa.array([(base + dt.timedelta(days=i % 3000)).date() for i in ids]),
+                "active": [i % 2 == 0 for i in ids],
+                "comment": [None if i % 3 else f"c{i}" for i in ids],
+            }
         )
+        # Updates carry their old row in `_before` (qty one lower), as bench_e2e's frame.
+        table_columns = batch.schema.names[1:]
+        old = [
+            pc.subtract(batch.column("qty"), 1) if name == "qty" else batch.column(name)
+            for name in table_columns
+        ]
+        not_update = pc.not_equal(batch.column("_op"), "u")
+        before = pa.StructArray.from_arrays(old, names=table_columns, mask=not_update)
+        batches.append(batch.append_column("_before", before))
     return batches
+
+
+class _Ids:
+    """Schema ids for the avro encoder without a registry."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, bool], int] = {}
+
+    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
+        return self.ids.setdefault((schema, is_key), len(self.ids) + 1)
+
+
+PROTOCOLS: dict[str, dict[str, str]] = {
+    "simple-json": {"protocol": "simple"},
+    "simple-json-rows": {"protocol": "simple"},
+    "simple-avro": {"protocol": "simple", "encoding-format": "avro"},
+    "avro": {"protocol": "avro"},
+    "debezium": {"protocol": "debezium"},
+    "debezium-no-schema": {"protocol": "debezium", "debezium-disable-schema": "true"},
+    "canal-json": {"protocol": "canal-json"},
+}
+
+
+def _rate(rows: int, seconds: list[float]) -> dict[str, int]:
+    return {
+        "median": round(rows / statistics.median(seconds)),
+        "best": round(rows / min(seconds)),
+    }
+
+
+def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> dict[str, Any]:
+    config = CodecConfig(**{k.replace("-", "_"): v for k, v in PROTOCOLS[name].items()})
+    build_ts = 1_700_000_000_000
+    encoder = codec.build_encoder(
+        config, table, build_ts_ms=build_ts, topic="bench_orders", registry=_Ids()
+    )
+    keys = key_column_indexes(table)
+    kwargs = dict(
+        layout=InputLayout(),
+        tables=lambda d, t: table,
+        default_database="bench",
+        default_table="orders",
+        default_commit_ts=tso.compose(build_ts),
+        time_zone="UTC",
+    )
+    rows = sum(b.num_rows for b in batches)
+    if name == "simple-json":
+        fast = JsonBatchEncoder(table, time_zone="UTC", build_ts_ms=build_ts)
+
+        def convert() -> list[Any]:
+            return [g for b in batches for g in read_change_batches(b, **kwargs)]
+
+        def encode(groups: list[Any]) -> None:
+            for group in groups:
+                fast.encode_batch(group, keys).values  # noqa: B018
+    else:
+
+        def convert() -> list[Any]:
+            return [c for b in batches for c in read_changes(b, **kwargs)]
+
+        def encode(changes: list[Any]) -> None:
+            encode_row = encoder.encode_row
+            for change in changes:
+                for event in split_key_update(change, keys):
+                    encode_row(event)
+
+    encode(convert()[:1])  # warm-up: registry ids, lazy imports
+    result: dict[str, Any] = {"bench": "encode", "protocol": name, "rows": rows}
+    for clock_name, clock in (("cpu", time.process_time), ("wall", time.perf_counter)):
+        convert_s, encode_s = [], []
+        for _ in range(repeat):
+            t0 = clock()
+            changes = convert()
+            t1 = clock()
+            encode(changes)
+            t2 = clock()
+            convert_s.append(t1 - t0)
+            encode_s.append(t2 - t1)
+        total = [c + e for c, e in zip(convert_s, encode_s, strict=True)]
+        result[clock_name] = {
+            "convert_rows_per_s": _rate(rows, convert_s),
+            "encode_rows_per_s": _rate(rows, encode_s),
+            "total_rows_per_s": _rate(rows, total),
+        }
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     args = parser.parse_args()
     table = build_table_schema(
         "bench", "orders", SPARK_SCHEMA, reserved={"_op"}, primary_key=("id",)
     )
     batches = make_batches(args.rows)
-    commit_ts = tso.compose(1_700_000_000_000)
-    encoder = codec.build_encoder(CodecConfig(), table, build_ts_ms=1_700_000_000_000)
-    layout = InputLayout()
-
-    def convert() -> list:
-        out = []
-        for batch in batches:
-            out.extend(
-                read_changes(
-                    batch,
-                    layout=layout,
-                    tables=lambda d, t: table,
-                    default_database="bench",
-                    default_table="orders",
-                    default_commit_ts=commit_ts,
-                    time_zone="UTC",
-                )
-            )
-        return out
-
-    convert_s, encode_s = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        changes = convert()
-        t1 = time.perf_counter()
-        for change in changes:
-            encoder.encode_row(change)
-        t2 = time.perf_counter()
-        convert_s.append(t1 - t0)
-        encode_s.append(t2 - t1)
-    total = [c + e for c, e in zip(convert_s, encode_s, strict=True)]
-    rate = lambda xs: {  # noqa: E731
-        "median": round(args.rows / statistics.median(xs)),
-        "best": round(args.rows / min(xs)),
-    }
-    print(
-        json.dumps(
-            {
-                "bench": "encode",
-                "protocol": "simple-json",
-                "rows": args.rows,
-                "convert_rows_per_s": rate(convert_s),
-                "encode_rows_per_s": rate(encode_s),
-                "total_rows_per_s": rate(total),
-            }
-        )
-    )
+    for name in args.protocols.split(","):
+        print(json.dumps(bench(name, batches, table, args.repeat)), flush=True)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,17 @@ from ticdc_sink.errors import ConfigError, InputError, SchemaError
 from ticdc_sink.schema import Column, MySQLType, TableSchema
 from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 
-__all__ = ["InputLayout", "Op", "RowChange", "read_changes"]
+__all__ = [
+    "OP_DELETE",
+    "OP_INSERT",
+    "OP_UPDATE",
+    "ChangeBatch",
+    "InputLayout",
+    "Op",
+    "RowChange",
+    "read_change_batches",
+    "read_changes",
+]
 
 
 class Op(enum.Enum):
@@ -149,9 +159,111 @@ def read_changes(
             written as the column's MySQL type.
         ConfigError: `time_zone` is not a known time zone.
     """
+    groups = read_change_batches(
+        batch,
+        layout=layout,
+        tables=tables,
+        default_database=default_database,
+        default_table=default_table,
+        default_commit_ts=default_commit_ts,
+        time_zone=time_zone,
+    )
+    if len(groups) == 1 and groups[0].positions is None:
+        return iter(groups[0].to_changes())
+    out: list[Any] = [None] * batch.num_rows
+    for group in groups:
+        assert group.positions is not None
+        for position, change in zip(group.positions, group.to_changes(), strict=True):
+            out[position] = change
+    return iter(out)
+
+
+# Op codes of `ChangeBatch.op_codes`.
+OP_INSERT, OP_UPDATE, OP_DELETE = 0, 1, 2
+_OP_BY_CODE = (Op.INSERT, Op.UPDATE, Op.DELETE)
+_CODE_BY_OP = {Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE}
+
+
+@attrs.frozen(eq=False)
+class ChangeBatch:
+    """The changes of one table in one record batch, column by column: what
+    `read_changes` zips into `RowChange`s, kept as columns for encoders that render
+    whole columns (the Simple JSON fast path).
+
+    `columns` holds, per table column, the converted values (mounter values, module
+    docstring) of every row's image (the new row, or the deleted row for a DELETE), as
+    an Arrow array or a list; `before_columns` the old images of the UPDATE rows listed
+    in `before_rows` (indexes into this batch's rows). `positions` are the rows'
+    positions in the record batch (None: all of them, in order).
+    """
+
+    table: TableSchema
+    rows: int
+    positions: list[int] | None
+    op_codes: pa.Array | None  # int8 OP_INSERT / OP_UPDATE / OP_DELETE per row; None: all INSERT
+    commit_ts: pa.Array | None  # integer per row; None: every row has default_commit_ts
+    default_commit_ts: int
+    columns: list[_Values]
+    before_rows: list[int]
+    before_columns: list[_Values]
+
+    def commit_ts_list(self) -> list[int]:
+        if self.commit_ts is None:
+            return [self.default_commit_ts] * self.rows
+        return self.commit_ts.to_pylist()
+
+    def to_changes(self) -> list[RowChange]:
+        """Every row as a RowChange, in order."""
+        table, rows = self.table, self.rows
+        lists = [_to_list(c) for c in self.columns]
+        images = list(zip(*lists, strict=True)) if lists else [()] * rows
+        if self.op_codes is None:
+            if self.commit_ts is None:
+                ts = self.default_commit_ts
+                return [RowChange(table, Op.INSERT, ts, image) for image in images]
+            return [
+                RowChange(table, Op.INSERT, ts, image)
+                for ts, image in zip(self.commit_ts_list(), images, strict=True)
+            ]
+        befores: list[tuple[Any, ...] | None] = [None] * rows
+        if self.before_rows:
+            old = [_to_list(c) for c in self.before_columns]
+            for position, image in zip(self.before_rows, zip(*old, strict=True), strict=True):
+                befores[position] = image
+        changes = []
+        for code, ts, image, before in zip(
+            self.op_codes.to_pylist(), self.commit_ts_list(), images, befores, strict=True
+        ):
+            op = _OP_BY_CODE[code]
+            if op is Op.DELETE:
+                changes.append(RowChange(table, op, ts, None, image))
+            elif op is Op.UPDATE:
+                changes.append(RowChange(table, op, ts, image, before))
+            else:
+                changes.append(RowChange(table, op, ts, image))
+        return changes
+
+
+def _to_list(values: _Values) -> list[Any]:
+    return values.to_pylist() if isinstance(values, pa.Array) else values
+
+
+def read_change_batches(
+    batch: pa.RecordBatch,
+    *,
+    layout: InputLayout,
+    tables: Callable[[str, str], TableSchema],
+    default_database: str | None,
+    default_table: str | None,
+    default_commit_ts: int,
+    time_zone: str,
+) -> list[ChangeBatch]:
+    """`read_changes`, column-wise: one `ChangeBatch` per table the batch's rows name,
+    in the order tables first appear. Same checks and errors as `read_changes`.
+    """
     rows = batch.num_rows
     if rows == 0:
-        return iter(())
+        return []
     names = batch.schema.names
     reserved = layout.reserved
     data_names = [name for name in names if name not in reserved]
@@ -165,16 +277,13 @@ def read_changes(
     groups = _route(batch, layout, default_database, default_table)
     if len(groups) == 1 and groups[0][2] is None:
         database, table, _ = groups[0]
-        return iter(_read_table(batch, tables(database, table), ctx))
-    out: list[Any] = [None] * rows
+        return [_read_table(batch, tables(database, table), ctx, None)]
+    out = []
     for database, table, positions in groups:
         assert positions is not None
         sub = batch.take(pa.array(positions, pa.int64()))
-        for position, change in zip(
-            positions, _read_table(sub, tables(database, table), ctx), strict=True
-        ):
-            out[position] = change
-    return iter(out)
+        out.append(_read_table(sub, tables(database, table), ctx, positions))
+    return out
 
 
 # --- batch level: routing, _op, _commit_ts, _before -------------------------------------
@@ -266,8 +375,9 @@ _OPS = {
 _OPS_ALLOWED = "use one of c, r, u, d, INSERT, UPDATE, DELETE (any case)"
 
 
-def _read_ops(arr: pa.Array, column: str, table: str) -> list[Op] | None:
-    """The op of each row, or None when every row is an INSERT."""
+def _read_ops(arr: pa.Array, column: str, table: str) -> pa.Array | None:
+    """The op code (OP_INSERT, OP_UPDATE, OP_DELETE) of each row, or None when every row
+    is an INSERT."""
     arr = _plain(arr)
     if not _is_string(arr.type):
         raise SchemaError(
@@ -295,10 +405,11 @@ def _read_ops(arr: pa.Array, column: str, table: str) -> list[Op] | None:
         ops.append(op)
     if all(op is Op.INSERT for op in ops):
         return None
-    return [ops[i] for i in encoded.indices.to_pylist()]
+    codes = pa.array([_CODE_BY_OP[op] for op in ops], pa.int8())
+    return codes.take(encoded.indices)
 
 
-def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> list[int]:
+def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.Array:
     """Commit ts per row: a bigint TSO, or a timestamp as a TSO with logical part 0."""
     arr = _plain(arr)
     kind = arr.type
@@ -329,7 +440,7 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> lis
                 table=table,
                 column=column,
             )
-        values = pc.shift_left(pc.cast(millis, pa.uint64()), LOGICAL_BITS).to_pylist()
+        values = pc.shift_left(pc.cast(millis, pa.uint64()), LOGICAL_BITS)
     elif pa.types.is_integer(kind):
         minimum, _ = _min_max(arr)
         if minimum is not None and minimum < 0:
@@ -340,14 +451,14 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> lis
                 column=column,
                 value=minimum,
             )
-        values = arr.to_pylist()
+        values = arr
     else:
         raise SchemaError(
             f"column {column!r} has Arrow type {kind}; use a bigint TSO or a timestamp",
             column=column,
         )
     if arr.null_count:
-        values = [default if v is None else v for v in values]
+        values = pc.fill_null(pc.cast(values, pa.uint64()), pa.scalar(default, pa.uint64()))
     return values
 
 
@@ -366,8 +477,10 @@ def _key_columns(table: TableSchema) -> frozenset[str]:
     return frozenset(table.primary_key) | frozenset(table.handle_key)
 
 
-def _read_table(batch: pa.RecordBatch, table: TableSchema, ctx: _BatchContext) -> list[RowChange]:
-    """Every row of `batch` as a change of `table`."""
+def _read_table(
+    batch: pa.RecordBatch, table: TableSchema, ctx: _BatchContext, positions: list[int] | None
+) -> ChangeBatch:
+    """Every row of `batch` as a change of `table`, column-wise."""
     name = f"{table.database}.{table.table}"
     names = batch.schema.names
     layout = ctx.layout
@@ -376,7 +489,7 @@ def _read_table(batch: pa.RecordBatch, table: TableSchema, ctx: _BatchContext) -
     ops = None
     if layout.op_column in names:
         ops = _read_ops(batch.column(names.index(layout.op_column)), layout.op_column, name)
-    commit_ts: list[int] | None = None
+    commit_ts: pa.Array | None = None
     if layout.commit_ts_column in names:
         commit_ts = _read_commit_ts(
             batch.column(names.index(layout.commit_ts_column)),
@@ -400,34 +513,23 @@ def _read_table(batch: pa.RecordBatch, table: TableSchema, ctx: _BatchContext) -
             name, f"column {column.name!r}", column, column.name in keys, ctx.time_zone
         )
         converted.append(_convert(arr, target))
-    images = list(zip(*converted, strict=True)) if converted else [()] * rows
 
-    befores: list[tuple[Any, ...] | None] | None = None
+    before_rows: list[int] = []
+    before_columns: list[_Values] = []
     if layout.before_column in names:
         before_arr = batch.column(names.index(layout.before_column))
-        befores = _read_before(before_arr, table, name, keys, ops, ctx)
-
-    if ops is None:
-        if commit_ts is None:
-            ts = ctx.default_commit_ts
-            return [RowChange(table, Op.INSERT, ts, image) for image in images]
-        return [
-            RowChange(table, Op.INSERT, ts, image)
-            for ts, image in zip(commit_ts, images, strict=True)
-        ]
-    if commit_ts is None:
-        commit_ts = [ctx.default_commit_ts] * rows
-    if befores is None:
-        befores = [None] * rows
-    changes = []
-    for op, ts, image, before in zip(ops, commit_ts, images, befores, strict=True):
-        if op is Op.DELETE:
-            changes.append(RowChange(table, op, ts, None, image))
-        elif op is Op.UPDATE:
-            changes.append(RowChange(table, op, ts, image, before))
-        else:
-            changes.append(RowChange(table, op, ts, image))
-    return changes
+        before_rows, before_columns = _read_before(before_arr, table, name, keys, ops, ctx)
+    return ChangeBatch(
+        table=table,
+        rows=rows,
+        positions=positions,
+        op_codes=ops,
+        commit_ts=commit_ts,
+        default_commit_ts=ctx.default_commit_ts,
+        columns=converted,
+        before_rows=before_rows,
+        before_columns=before_columns,
+    )
 
 
 def _read_before(
@@ -435,10 +537,11 @@ def _read_before(
     table: TableSchema,
     name: str,
     keys: frozenset[str],
-    ops: list[Op] | None,
+    ops: pa.Array | None,
     ctx: _BatchContext,
-) -> list[tuple[Any, ...] | None] | None:
-    """Old images of the UPDATE rows (None where `_before` is null or the op is no UPDATE)."""
+) -> tuple[list[int], list[_Values]]:
+    """Old images of the UPDATE rows whose `_before` is not null: their row indexes and
+    the converted columns of those rows."""
     column = ctx.layout.before_column
     kind = arr.type
     if not pa.types.is_struct(kind):
@@ -471,13 +574,11 @@ def _read_before(
                 column=column,
             )
     if ops is None:
-        return None
-    valid = arr.is_valid().to_pylist()
-    positions = [
-        i for i, (op, ok) in enumerate(zip(ops, valid, strict=True)) if ok and op is Op.UPDATE
-    ]
+        return [], []
+    updates = pc.and_(arr.is_valid(), pc.equal(ops, OP_UPDATE))
+    positions = pc.indices_nonzero(updates).to_pylist()
     if not positions:
-        return None
+        return [], []
     taken = arr.take(pa.array(positions, pa.int64()))
     children = taken.flatten()
     converted = []
@@ -490,13 +591,14 @@ def _read_before(
             ctx.time_zone,
         )
         converted.append(_convert(children[position], target))
-    out: list[tuple[Any, ...] | None] = [None] * len(ops)
-    for position, image in zip(positions, zip(*converted, strict=True), strict=True):
-        out[position] = image
-    return out
+    return positions, converted
 
 
 # --- column conversion -------------------------------------------------------------------
+
+# A converted column: an Arrow array where pyarrow computed the values (its `to_pylist()`
+# gives the mounter values), else a list of them.
+_Values = pa.Array | list[Any]
 
 
 @attrs.frozen
@@ -529,7 +631,7 @@ class _Target:
         )
 
 
-def _convert(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert(arr: pa.Array, target: _Target) -> _Values:
     """One Arrow column as a list of mounter values for its MySQL type."""
     arr = _plain(arr)
     if arr.null_count:
@@ -572,27 +674,27 @@ def _integers(arr: pa.Array, target: _Target, low: int, high: int, what: str) ->
     return arr
 
 
-def _convert_int(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_int(arr: pa.Array, target: _Target) -> _Values:
     kind = target.type
     bits = _INT_BITS[_base(kind)]
     if kind.unsigned:
         low, high = 0, (1 << bits) - 1
     else:
         low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return _integers(arr, target, low, high, _type_name(kind)).to_pylist()
+    return _integers(arr, target, low, high, _type_name(kind))
 
 
-def _convert_year(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_year(arr: pa.Array, target: _Target) -> _Values:
     values = _integers(arr, target, 0, 2155, "year (1901..2155, or 0)")
     gap = pc.and_(pc.greater(values, 0), pc.less(values, 1901))
     if pc.any(gap).as_py():
         raise target.value_error(
             _first_where(values, gap), "is out of range for year (1901..2155, or 0)"
         )
-    return values.to_pylist()
+    return values
 
 
-def _convert_bit(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_bit(arr: pa.Array, target: _Target) -> _Values:
     width = target.type.length or 1
     if not 1 <= width <= 64:
         raise SchemaError(
@@ -618,7 +720,7 @@ def _convert_bit(arr: pa.Array, target: _Target) -> list[Any]:
 # Floating point -------------------------------------------------------------------------
 
 
-def _convert_float(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_float(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     single = _base(target.type) == "float"
     if pa.types.is_boolean(kind):
@@ -640,7 +742,7 @@ def _convert_float(arr: pa.Array, target: _Target) -> list[Any]:
         minimum, _ = _min_max(values)
         if minimum is not None and minimum < 0:
             raise target.value_error(minimum, f"is negative; {_type_name(target.type)} is unsigned")
-    return values.to_pylist()
+    return values
 
 
 # Decimal ---------------------------------------------------------------------------------
@@ -652,7 +754,7 @@ def _decimal_type(precision: int, scale: int) -> pa.DataType:
     return pa.decimal256(min(precision, 76), scale)
 
 
-def _convert_decimal(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_decimal(arr: pa.Array, target: _Target) -> _Values:
     kind = target.type
     precision = kind.length or 10
     scale = kind.decimal or 0
@@ -721,14 +823,14 @@ def _decimals_from_python(arr: pa.Array, target: _Target, precision: int, scale:
     return pa.array(out, _decimal_type(precision, scale))
 
 
-def _decimal_strings(values: pa.Array, scale: int) -> list[Any]:
+def _decimal_strings(values: pa.Array, scale: int) -> pa.Array:
     """Decimal strings with exactly `scale` fraction digits, as TiDB `MyDecimal.String()`.
 
     Arrow switches to exponent form ("1E-7", "0E-8") when scale > 6 and the value is small,
     so for those scales the unscaled integer is formatted and the point inserted.
     """
     if scale <= 6:
-        return pc.cast(values, pa.string()).to_pylist()
+        return pc.cast(values, pa.string())
     kind = values.type
     width = pa.decimal128 if isinstance(kind, pa.Decimal128Type) else pa.decimal256
     unscaled = pc.cast(values.view(width(kind.precision, 0)), pa.string())
@@ -738,7 +840,7 @@ def _decimal_strings(values: pa.Array, scale: int) -> list[Any]:
         pc.utf8_slice_codeunits(digits, 0, -scale), pc.utf8_slice_codeunits(digits, -scale), "."
     )
     signed = pc.binary_join_element_wise("-", body, "")
-    return pc.if_else(negative, signed, body).to_pylist()
+    return pc.if_else(negative, signed, body)
 
 
 # Dates and times -------------------------------------------------------------------------
@@ -764,7 +866,7 @@ def _fsp(target: _Target) -> int:
     return fsp
 
 
-def _convert_date(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_date(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     if _is_string(kind):
         out = []
@@ -782,7 +884,7 @@ def _convert_date(arr: pa.Array, target: _Target) -> list[Any]:
     if minimum is not None and (minimum < _DAY_MIN or maximum > _DAY_MAX):
         bad = _first_text(arr, pc.or_(pc.less(days, _DAY_MIN), pc.greater(days, _DAY_MAX)))
         raise target.value_error(bad, "is out of range for date (0001-01-01..9999-12-31)")
-    return pc.cast(arr, pa.string()).to_pylist()
+    return pc.cast(arr, pa.string())
 
 
 def _valid_date_text(text: str) -> bool:
@@ -799,7 +901,7 @@ def _valid_date_text(text: str) -> bool:
     return True
 
 
-def _convert_datetime(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_datetime(arr: pa.Array, target: _Target) -> _Values:
     fsp = _fsp(target)
     is_timestamp = _base(target.type) == "timestamp"
     kind = arr.type
@@ -847,7 +949,7 @@ def _convert_datetime(arr: pa.Array, target: _Target) -> list[Any]:
         raise target.value_error(bad, f"is out of range for {allowed}")
     text = pc.cast(local, pa.string())
     length = 19 + (fsp + 1 if fsp else 0)
-    return pc.utf8_slice_codeunits(text, 0, length).to_pylist()
+    return pc.utf8_slice_codeunits(text, 0, length)
 
 
 def _fraction(digits: str | None, fsp: int) -> str:
@@ -880,7 +982,7 @@ def _datetimes_from_text(arr: pa.Array, target: _Target, fsp: int) -> list[Any]:
     return out
 
 
-def _convert_time(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_time(arr: pa.Array, target: _Target) -> _Values:
     fsp = _fsp(target)
     kind = arr.type
     allowed = "time ('-838:59:59'..'838:59:59')"
@@ -902,7 +1004,7 @@ def _convert_time(arr: pa.Array, target: _Target) -> list[Any]:
         return out
     if pa.types.is_time(kind):
         text = pc.cast(pc.cast(arr, pa.time64("us"), safe=False), pa.string())
-        return pc.utf8_slice_codeunits(text, 0, 8 + (fsp + 1 if fsp else 0)).to_pylist()
+        return pc.utf8_slice_codeunits(text, 0, 8 + (fsp + 1 if fsp else 0))
     if pa.types.is_duration(kind):
         raw = pc.cast(arr, pa.int64())
         scale = _US[kind.unit]
@@ -948,7 +1050,7 @@ _BYTE_LIMITS = {
 }
 
 
-def _convert_text(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_text(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     base = _base(target.type)
     if _is_binary(kind):
@@ -982,10 +1084,10 @@ def _convert_text(arr: pa.Array, target: _Target) -> list[Any]:
             raise target.value_error(
                 bad, f"is {len(bad.encode())} bytes long; {base} allows at most {limit}"
             )
-    return arr.to_pylist()
+    return arr
 
 
-def _convert_binary(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_binary(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     base = _base(target.type)
     if _is_string(kind):
@@ -1028,7 +1130,7 @@ def _member_lookup(elements: tuple[str, ...]) -> Callable[[str], int | None]:
     return lookup
 
 
-def _convert_enum(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_enum(arr: pa.Array, target: _Target) -> _Values:
     elements = target.type.elements
     what = _type_name(target.type)
     if not _is_string(arr.type):
@@ -1049,7 +1151,7 @@ def _convert_enum(arr: pa.Array, target: _Target) -> list[Any]:
     return [None if i is None else indexes[i] for i in encoded.indices.to_pylist()]
 
 
-def _convert_set(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_set(arr: pa.Array, target: _Target) -> _Values:
     elements = target.type.elements
     what = _type_name(target.type)
     high = (1 << len(elements)) - 1
@@ -1081,7 +1183,7 @@ def _convert_set(arr: pa.Array, target: _Target) -> list[Any]:
 # JSON ------------------------------------------------------------------------------------
 
 
-def _convert_json(arr: pa.Array, target: _Target) -> list[Any]:
+def _convert_json(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     zone = _zone(target.time_zone)
     out = []
@@ -1231,7 +1333,7 @@ _ALIASES = {
     "character varying": "varchar",
 }
 
-_CONVERTERS: dict[str, Callable[[pa.Array, _Target], list[Any]]] = {
+_CONVERTERS: dict[str, Callable[[pa.Array, _Target], _Values]] = {
     **dict.fromkeys(_INT_BITS, _convert_int),
     "year": _convert_year,
     "bit": _convert_bit,

@@ -264,6 +264,11 @@ class PartitionDispatcher:
     def partition(self, change: RowChange, partition_num: int) -> int:
         raise NotImplementedError
 
+    def constant_partition(self, partition_num: int) -> int | None:
+        """The partition of every row change of the table when it does not depend on the
+        row (rule `table` / `default`), else None."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.rule.value}, {self.table.database}.{self.table.table})"
 
@@ -311,6 +316,12 @@ class _HashDispatcher(PartitionDispatcher):
             for name_crc, pos, is_float32 in self._columns:
                 acc ^= zlib.crc32(column_value_bytes(values[pos], float32=is_float32), name_crc)
         return acc % partition_num
+
+    def constant_partition(self, partition_num: int) -> int | None:
+        if self._columns:
+            return None
+        _check_partition_num(partition_num)
+        return self._table_crc % partition_num
 
 
 def build_dispatcher(

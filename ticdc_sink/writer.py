@@ -10,7 +10,9 @@ the whole loop runs in unit tests with a fake producer.
 from __future__ import annotations
 
 import logging
+import operator
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -18,15 +20,23 @@ import attrs
 import pyarrow as pa
 
 from ticdc_sink import claim_check, codec, schema_change, tso
+from ticdc_sink.codec.simple import RECORD_OVERHEAD as _SIMPLE_RECORD_OVERHEAD
 from ticdc_sink.config import (
     DDL_PROTOCOLS,
     CodecConfig,
+    EncodingFormat,
     LargeMessageHandleOption,
     Protocol,
     SinkConfig,
 )
 from ticdc_sink.errors import ConfigError, InputError
-from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.events import (
+    ChangeBatch,
+    InputLayout,
+    Op,
+    RowChange,
+    read_change_batches,
+)
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import TopicRouter, build_dispatcher, rule_for
 from ticdc_sink.schema import (
@@ -54,6 +64,10 @@ logger = logging.getLogger(__name__)
 
 ProducerFactory = Callable[..., Any]
 RegistryFactory = Callable[..., Any]
+
+# The fast path checks the bootstrap interval (send-bootstrap-interval-in-sec) at least
+# every this many rows; the row path checks it before every row.
+_BOOTSTRAP_CLOCK_ROWS = 1024
 
 # Keys remembered per task for the "commit ts never goes backwards for a key" check.
 # Bounded so memory does not grow with partition size; a key evicted from the window is
@@ -242,8 +256,10 @@ class _TableOutput:
     ) -> None:
         self.schema = schema
         self.topic = topic
+        # The codec options for this topic: max-message-bytes may be the topic's, lower.
+        self.codec = codec_config or plan.config.codec
         self.encoder = codec.build_encoder(
-            codec_config or plan.config.codec,
+            self.codec,
             schema,
             build_ts_ms=plan.build_ts_ms,
             topic=topic,
@@ -254,6 +270,19 @@ class _TableOutput:
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
+        # Simple JSON renders whole batches column-wise (codec/_simple_json_batch.py).
+        self.batch_encoder: Any = None
+        if (
+            self.codec.protocol is Protocol.SIMPLE
+            and self.codec.encoding_format is EncodingFormat.JSON
+        ):
+            from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
+
+            batch_encoder = JsonBatchEncoder(
+                schema, time_zone=self.codec.time_zone, build_ts_ms=plan.build_ts_ms
+            )
+            if batch_encoder.supported:
+                self.batch_encoder = batch_encoder
 
 
 class _TaskWriter:
@@ -271,7 +300,9 @@ class _TaskWriter:
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
         self.partition_counts: dict[str, int] = {}
-        self.last_ts_by_key: dict[tuple[Any, ...], int] = {}
+        # An OrderedDict: evicting the oldest key is O(1) (a dict's next(iter()) slows down
+        # as deleted slots pile up at its front).
+        self.last_ts_by_key: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self.rows = 0
         self.diverted = 0
         self.max_commit_ts = 0
@@ -387,7 +418,7 @@ class _TaskWriter:
             )
         self.last_ts_by_key[key] = change.commit_ts
         if len(self.last_ts_by_key) > _ORDER_CHECK_WINDOW:
-            del self.last_ts_by_key[next(iter(self.last_ts_by_key))]
+            self.last_ts_by_key.popitem(last=False)
 
     def write_change(self, change: RowChange) -> None:
         self.check_order(change)
@@ -400,6 +431,113 @@ class _TaskWriter:
         out.rows_since_bootstrap += 1
         self.rows += 1
         self.max_commit_ts = max(self.max_commit_ts, change.commit_ts)
+
+    def write_batch(self, batch: ChangeBatch) -> None:
+        """All rows of one table's batch: the same messages, partitions, bootstraps and
+        order checks as `write_change` per row, with the messages rendered column-wise."""
+        out = self.output_for(batch.table)
+        if out.batch_encoder is None:
+            for change in batch.to_changes():
+                self.write_change(change)
+            return
+        commit_ts = batch.commit_ts_list() if batch.commit_ts is not None else None
+        self.check_order_batch(batch, commit_ts)
+        encoded = out.batch_encoder.encode_batch(batch, out.key_indexes)
+        values = encoded.values
+        row_ends = encoded.row_ends
+        n = self.partition_count(out.topic)
+        events: list[RowChange] | None = None
+        limit = out.codec.max_message_bytes
+        if encoded.max_size + _SIMPLE_RECORD_OVERHEAD > limit:
+            # The large-message policy (handle-key-only, claim-check, the error) lives in
+            # the encoder's row path.
+            events = _events(batch, out.key_indexes)
+            for i, size in enumerate(encoded.sizes.to_pylist()):
+                if size + _SIMPLE_RECORD_OVERHEAD > limit:
+                    message = out.encoder.encode_row(events[i])
+                    values[i] = message.value
+                    if message.diverted:
+                        self.diverted += 1
+        constant = out.dispatcher.constant_partition(n)
+        partitions: list[int] | None = None
+        if constant is None:
+            if events is None:
+                events = _events(batch, out.key_indexes)
+            partition = out.dispatcher.partition
+            partitions = [partition(event, n) for event in events]
+        rows = batch.rows
+        topic = out.topic
+        send = self.producer.send
+        send_many = getattr(self.producer, "send_many", None)
+        key = b""
+        start = 0
+        while start < rows:
+            stop = rows
+            if self.bootstrap_on:
+                self.maybe_bootstrap(out)
+                due = self.plan.config.codec.send_bootstrap_in_msg_count - out.rows_since_bootstrap
+                stop = min(rows, start + max(due, 1), start + _BOOTSTRAP_CLOCK_ROWS)
+            first = start if row_ends is None else (row_ends[start - 1] if start else 0)
+            last = stop if row_ends is None else row_ends[stop - 1]
+            if partitions is None:
+                if send_many is not None:
+                    send_many(topic, constant, key, values[first:last])
+                else:
+                    for value in values[first:last]:
+                        send(topic, constant, key, value)
+            else:
+                for partition, value in zip(
+                    partitions[first:last], values[first:last], strict=True
+                ):
+                    send(topic, partition, key, value)
+            out.rows_since_bootstrap += stop - start
+            start = stop
+        self.rows += rows
+        top = batch.default_commit_ts if commit_ts is None else max(commit_ts)
+        self.max_commit_ts = max(self.max_commit_ts, top)
+
+    def check_order_batch(self, batch: ChangeBatch, commit_ts: list[int] | None) -> None:
+        """`check_order` for every row of a batch, in order. When no row can fail (commit
+        ts never decreasing within the batch and not below any ts seen before, no key twice)
+        the keys are recorded in bulk with the same resulting window."""
+        schema = batch.table
+        indexes = schema.handle_key_indexes
+        if not indexes:
+            return
+        if commit_ts is None:
+            commit_ts = [batch.default_commit_ts] * batch.rows
+        columns = [batch.columns[i] for i in indexes]
+        lists = [c.to_pylist() if isinstance(c, pa.Array) else c for c in columns]
+        rows = batch.rows
+        keys = list(zip([schema.database] * rows, [schema.table] * rows, *lists, strict=True))
+        seen = self.last_ts_by_key
+        monotonic = (not seen or commit_ts[0] >= self.max_commit_ts) and all(
+            map(operator.le, commit_ts, commit_ts[1:])
+        )
+        unique = set(keys) if monotonic else None
+        if unique is not None and len(unique) == len(keys):
+            for key in seen.keys() & unique:
+                del seen[key]
+            seen.update(zip(keys, commit_ts, strict=True))
+            for _ in range(len(seen) - _ORDER_CHECK_WINDOW):
+                seen.popitem(last=False)
+            return
+        for key, ts in zip(keys, commit_ts, strict=True):
+            last = seen.pop(key, None)
+            if last is not None and ts < last:
+                names = ", ".join(
+                    f"{schema.columns[i].name}={value!r}"
+                    for i, value in zip(indexes, key[2:], strict=True)
+                )
+                raise InputError(
+                    f"commit ts goes backwards for key ({names}) of {schema.database}."
+                    f"{schema.table}: {ts} after {last}; sort each key's changes "
+                    "by commit ts within a partition (repartition by key, sortWithinPartitions)",
+                    table=f"{schema.database}.{schema.table}",
+                )
+            seen[key] = ts
+            if len(seen) > _ORDER_CHECK_WINDOW:
+                seen.popitem(last=False)
 
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""
@@ -450,8 +588,11 @@ def write_batches(
     producer = producer_factory(config.kafka)
     try:
         task = _TaskWriter(plan, producer, partition_id, registry)
-        for change in _changes(batches, plan, task.schema_for):
-            task.write_change(change)
+        for group in _change_batches(batches, plan, task.schema_for):
+            if isinstance(group, ChangeBatch):
+                task.write_batch(group)
+            else:
+                task.write_change(group)
         producer.flush()
         report = task.report()
     finally:
@@ -472,14 +613,16 @@ def write_batches(
     return report
 
 
-def _changes(
+def _change_batches(
     batches: Iterable[pa.RecordBatch],
     plan: WritePlan,
     tables: Callable[[str, str], TableSchema],
-) -> Iterator[RowChange]:
+) -> Iterator[ChangeBatch | RowChange]:
+    """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
+    of several tables, interleaved) as RowChanges in input order."""
     layout = InputLayout(**plan.config.input.layout_fields())
     for batch in batches:
-        yield from read_changes(
+        groups = read_change_batches(
             batch,
             layout=layout,
             tables=tables,
@@ -488,6 +631,20 @@ def _changes(
             default_commit_ts=plan.commit_ts,
             time_zone=plan.config.codec.time_zone,
         )
+        if len(groups) == 1 and groups[0].positions is None:
+            yield groups[0]
+            continue
+        ordered: list[Any] = [None] * batch.num_rows
+        for group in groups:
+            assert group.positions is not None
+            for position, change in zip(group.positions, group.to_changes(), strict=True):
+                ordered[position] = change
+        yield from ordered
+
+
+def _events(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[RowChange]:
+    """The row path's events of a batch, in message order (key-changing UPDATEs split)."""
+    return [e for change in batch.to_changes() for e in split_key_update(change, key_indexes)]
 
 
 def table_topic(config: SinkConfig, database: str, table: str) -> str:

@@ -429,3 +429,21 @@ def test_close_drops_unacknowledged_messages_and_is_idempotent():
     fake = cluster.producers[0]
     assert fake.purged and fake.closed and len(fake) == 0
     producer.close()
+
+
+def test_send_many_queues_like_send_and_waits_for_room():
+    cluster = FakeCluster(acks_per_poll=1)
+    producer = make_producer(cluster, capacity=2)
+    producer.send_many("t", 1, b"", [b"a", b"bb", b"ccc", b"dddd"])
+    assert producer.sent == 4
+    producer.flush()
+    assert producer.delivered == {("t", 1): PartitionStats(4, 10)}
+    assert cluster.producers[0].max_queued == 2
+
+
+def test_send_many_after_a_failed_delivery_fails_at_once():
+    error = KafkaError(KafkaError._MSG_TIMED_OUT)
+    cluster = FakeCluster(failing_partitions={("t", 0): error}, acks_per_poll=1)
+    producer = make_producer(cluster, capacity=1)
+    with pytest.raises(DeliveryError, match="_MSG_TIMED_OUT"):
+        producer.send_many("t", 0, None, [b"v", b"v"])  # queue full -> poll -> failure seen
