@@ -72,6 +72,7 @@ __all__ = [
     "RowChange",
     "read_change_batches",
     "read_changes",
+    "zone_info",
 ]
 
 
@@ -1185,7 +1186,7 @@ def _convert_set(arr: pa.Array, target: _Target) -> _Values:
 
 def _convert_json(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
-    zone = _zone(target.time_zone)
+    zone = zone_info(target.time_zone)
     out = []
     if _is_string(kind) or _is_binary(kind):
         for value in arr.to_pylist():
@@ -1467,7 +1468,12 @@ def _cast(arr: pa.Array, to: pa.DataType, target: _Target, problem: str) -> pa.A
         raise target.value_error("?", problem) from exc
 
 
-def _zone(name: str) -> dt.tzinfo:
+def zone_info(name: str) -> dt.tzinfo:
+    """The zone of the `time-zone` option.
+
+    Raises:
+        ConfigError: not an IANA zone name.
+    """
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:

@@ -42,6 +42,7 @@ __all__ = [
     "TEXT_TYPES",
     "TableSchema",
     "build_table_schema",
+    "default_collation",
     "parse_mysql_type",
     "parse_table_ddl",
     "spark_to_mysql",
@@ -118,6 +119,12 @@ _CHARSETS = {
 }
 
 _MAX_VARCHAR = 65535
+
+
+def default_collation(charset: str) -> str:
+    """TiDB's default collation of a charset (`<charset>_bin` for one TiDB does not list)."""
+    known = _CHARSETS.get(charset)
+    return known[0] if known else f"{charset}_bin"
 
 
 @attrs.frozen

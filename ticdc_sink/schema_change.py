@@ -30,6 +30,7 @@ from ticdc_sink.schema import (
     Index,
     MySQLType,
     TableSchema,
+    default_collation,
 )
 
 __all__ = ["create_table_sql", "ddl_for"]
@@ -37,16 +38,6 @@ __all__ = ["create_table_sql", "ddl_for"]
 # TiDB's display widths when none is declared (mysql.defaultLengthAndDecimal), unsigned
 # integers but bigint one shorter.
 _INT_WIDTH = {"tinyint": 4, "smallint": 6, "mediumint": 9, "int": 11, "bigint": 20}
-_DEFAULT_COLLATION = {
-    "utf8mb4": "utf8mb4_bin",
-    "utf8": "utf8_bin",
-    "utf8mb3": "utf8_bin",
-    "latin1": "latin1_bin",
-    "ascii": "ascii_bin",
-    "binary": "binary",
-    "gbk": "gbk_chinese_ci",
-    "gb18030": "gb18030_chinese_ci",
-}
 _STRING_TYPES = TEXT_TYPES | {"enum", "set"}
 _NO_DEFAULT_TYPES = frozenset(
     {"tinytext", "text", "mediumtext", "longtext", "json"}
@@ -67,8 +58,8 @@ def _table_charset(table: TableSchema) -> tuple[str, str]:
         t = column.type
         if t.base in _STRING_TYPES and t.charset and t.charset != "binary":
             charset = t.charset
-            return charset, _DEFAULT_COLLATION.get(charset, f"{charset}_bin")
-    return DEFAULT_CHARSET, _DEFAULT_COLLATION[DEFAULT_CHARSET]
+            return charset, default_collation(charset)
+    return DEFAULT_CHARSET, default_collation(DEFAULT_CHARSET)
 
 
 def _type_sql(t: MySQLType, table_charset: tuple[str, str]) -> str:
@@ -104,7 +95,7 @@ def _type_sql(t: MySQLType, table_charset: tuple[str, str]) -> str:
         text += " zerofill"
     if base in _STRING_TYPES:
         charset = t.charset or table_charset[0]
-        collation = t.collation or _DEFAULT_COLLATION.get(charset, f"{charset}_bin")
+        collation = t.collation or default_collation(charset)
         if charset != table_charset[0]:
             text += f" CHARACTER SET {charset} COLLATE {collation}"
         elif collation != table_charset[1]:

@@ -15,7 +15,14 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ticdc_sink.errors import SchemaError
-from ticdc_sink.schema import BINARY_TYPES, INTEGER_TYPES, TEXT_TYPES, Column, MySQLType
+from ticdc_sink.schema import (
+    BINARY_TYPES,
+    INTEGER_TYPES,
+    TEXT_TYPES,
+    Column,
+    MySQLType,
+    default_collation,
+)
 
 __all__ = [
     "ValueKind",
@@ -95,16 +102,6 @@ def value_kind(column: Column) -> ValueKind:
 # `binary`; string columns default to utf8mb4 / utf8mb4_bin (TiDB's default collation for
 # utf8mb4, unlike MySQL 8's utf8mb4_0900_ai_ci).
 # build_table_schema fills these in; the fallbacks serve hand-built schemas.
-_DEFAULT_COLLATION = {
-    "utf8mb4": "utf8mb4_bin",
-    "utf8": "utf8_bin",
-    "utf8mb3": "utf8_bin",
-    "latin1": "latin1_bin",
-    "ascii": "ascii_bin",
-    "binary": "binary",
-    "gbk": "gbk_chinese_ci",
-    "gb18030": "gb18030_chinese_ci",
-}
 _STRING_BASES = TEXT_TYPES | {"enum", "set"}
 
 
@@ -122,7 +119,7 @@ def collation_of(mysql_type: MySQLType) -> str:
     if mysql_type.collation:
         return mysql_type.collation
     charset = charset_of(mysql_type)
-    return _DEFAULT_COLLATION.get(charset, f"{charset}_bin")
+    return default_collation(charset)
 
 
 def bit_to_int(value: int | bytes | bytearray | memoryview) -> int:

@@ -41,7 +41,6 @@ import base64
 import datetime as dt
 import math
 import re
-import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
@@ -55,8 +54,8 @@ from ticdc_sink.codec._mysql import (
     value_kind,
 )
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.errors import ConfigError, InputError, SchemaError
-from ticdc_sink.events import Op, RowChange
+from ticdc_sink.errors import InputError, SchemaError
+from ticdc_sink.events import Op, RowChange, zone_info
 from ticdc_sink.schema import DEFAULT_CHARSET, Column, MySQLType, TableSchema
 
 __all__ = [
@@ -332,18 +331,6 @@ def _time_micros(text: str) -> int:
     micro = int((frac or "").ljust(6, "0")[:6]) if frac else 0
     total = (int(h) * 3600 + int(m) * 60 + int(s)) * 1_000_000 + micro
     return -total if sign else total
-
-
-def _zone(name: str) -> dt.tzinfo:
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(
-            f"option 'time-zone' is {name!r}, which is not a known time zone; use an IANA "
-            "name such as UTC or Asia/Shanghai",
-            option="time-zone",
-            value=name,
-        ) from exc
 
 
 def _to_utc(parts: tuple[int, int, int, int, int, int, int], zone: dt.tzinfo | None) -> dt.datetime:
@@ -962,7 +949,7 @@ class DebeziumEncoder:
         self._table = table
         self._name = f"{table.database}.{table.table}"
         zone_name = config.time_zone
-        zone = None if zone_name.upper() in ("UTC", "ETC/UTC", "Z") else _zone(zone_name)
+        zone = None if zone_name.upper() in ("UTC", "ETC/UTC", "Z") else zone_info(zone_name)
         self._zone = zone
         extension = config.enable_tidb_extension
         cluster = config.debezium_cluster_name
