@@ -129,11 +129,16 @@ class TiCDCDataSource(DataSource):
 def _config(options: Any) -> SinkConfig:
     config = SinkConfig.from_options(dict(options))
     if config.ignored:
-        logger.warning(
-            "ticdc: ignored TiCDC settings that mean nothing to this sink: %s",
-            "; ".join(config.ignored),
-        )
+        _warn_ignored(config.ignored)
     return config
+
+
+@functools.cache
+def _warn_ignored(ignored: tuple[str, ...]) -> None:
+    # Once per process: Spark asks for a stream writer twice per micro-batch.
+    logger.warning(
+        "ticdc: ignored TiCDC settings that mean nothing to this sink: %s", "; ".join(ignored)
+    )
 
 
 def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
