@@ -130,6 +130,9 @@ class KafkaProducer:
         client_config = dict(_PRODUCER_DEFAULTS)
         client_config.update(config.producer_config())
         client_config.setdefault("bootstrap.servers", config.bootstrap_servers)
+        # The delivery counts depend on it (see _PRODUCER_DEFAULTS), so a `kafka.*` option
+        # cannot turn it off; set as a bool, which is what confluent-kafka accepts here.
+        client_config["delivery.report.only.error"] = True
         self._admin_config = {
             key: value for key, value in client_config.items() if key not in _PRODUCER_ONLY
         }

@@ -447,3 +447,10 @@ def test_send_many_after_a_failed_delivery_fails_at_once():
     producer = make_producer(cluster, capacity=1)
     with pytest.raises(DeliveryError, match="_MSG_TIMED_OUT"):
         producer.send_many("t", 0, None, [b"v", b"v"])  # queue full -> poll -> failure seen
+
+
+def test_failure_only_delivery_reports_cannot_be_turned_off():
+    cluster = FakeCluster()
+    config = kafka_config(client_config={"delivery.report.only.error": "false"})
+    make_producer(cluster, config)
+    assert cluster.producers[0].config["delivery.report.only.error"] is True
