@@ -10,9 +10,11 @@ from __future__ import annotations
 import enum
 import math
 import struct
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.schema import (
@@ -27,12 +29,15 @@ from ticdc_sink.schema import (
 __all__ = [
     "ValueKind",
     "bit_default_to_int",
+    "bit_text",
     "bit_to_int",
     "charset_of",
     "collation_of",
     "format_float",
+    "float_text",
     "format_float_exp",
     "shortest_digits",
+    "str_value",
     "to_float32",
     "value_kind",
 ]
@@ -313,3 +318,31 @@ def format_float_exp(value: float, bits: int = 64) -> str:
     mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
     power = 0 if digits == "0" else exponent - 1
     return f"{sign}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+
+
+# --- mounter values as TiCDC's text (tiflow simple encodeValue, canal formatValue) -------
+
+
+def bit_text(value: Any) -> str:
+    """A BIT value as the decimal text of its unsigned integer."""
+    return int.__repr__(bit_to_int(value))
+
+
+def float_text(bits: int) -> Callable[[Any], str]:
+    """FLOAT (32) / DOUBLE (64) text as Go's `FormatFloat(v, 'f', -1, bits)`."""
+
+    def render(value: Any) -> str:
+        if type(value) not in (float, int):
+            raise TypeError(f"expected a float, got {type(value).__name__}")
+        if math.isnan(value) or math.isinf(value):
+            return "0"  # tiflow cdc/entry/mounter.go formatColVal: NaN and ±Inf become 0
+        return format_float(value, bits)
+
+    return render
+
+
+def str_value(value: Any) -> str:
+    """A value that is already its text (decimal, temporal, JSON, vector): checked only."""
+    if type(value) is not str:
+        raise TypeError(f"expected a str, got {type(value).__name__}")
+    return value

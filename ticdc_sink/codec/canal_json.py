@@ -49,7 +49,6 @@ sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -57,7 +56,13 @@ from typing import Any
 import orjson
 
 from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
-from ticdc_sink.codec._mysql import ValueKind, bit_to_int, format_float, value_kind
+from ticdc_sink.codec._mysql import (
+    ValueKind,
+    bit_text,
+    float_text,
+    str_value,
+    value_kind,
+)
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
@@ -233,27 +238,6 @@ def java_sql_type(column: Column, value: Any = None) -> int:
 # call and `_easyjson` fixes the few places where orjson's escaping differs from easyjson's.
 
 
-def _bit_value(value: Any) -> str:
-    return int.__repr__(bit_to_int(value))
-
-
-def _float_renderer(bits: int) -> Renderer:
-    def render(value: Any) -> str:
-        if type(value) not in (float, int):
-            raise TypeError(f"expected a float, got {type(value).__name__}")
-        if math.isnan(value) or math.isinf(value):
-            return "0"  # tiflow cdc/entry/mounter.go formatColVal: NaN and ±Inf become 0
-        return format_float(value, bits)
-
-    return render
-
-
-def _str_value(value: Any) -> str:
-    if type(value) is not str:
-        raise TypeError(f"expected a str, got {type(value).__name__}")
-    return value
-
-
 def _text_value(value: Any) -> str:
     if type(value) is str:
         return value
@@ -278,16 +262,16 @@ _RENDERERS: dict[ValueKind, Renderer] = {
     ValueKind.UINT: int.__repr__,
     ValueKind.ENUM: int.__repr__,
     ValueKind.SET: int.__repr__,
-    ValueKind.BIT: _bit_value,
-    ValueKind.FLOAT32: _float_renderer(32),
-    ValueKind.FLOAT64: _float_renderer(64),
-    ValueKind.DECIMAL: _str_value,
-    ValueKind.DATE: _str_value,
-    ValueKind.DATETIME: _str_value,
-    ValueKind.TIMESTAMP: _str_value,
-    ValueKind.TIME: _str_value,
-    ValueKind.JSON: _str_value,
-    ValueKind.VECTOR: _str_value,
+    ValueKind.BIT: bit_text,
+    ValueKind.FLOAT32: float_text(32),
+    ValueKind.FLOAT64: float_text(64),
+    ValueKind.DECIMAL: str_value,
+    ValueKind.DATE: str_value,
+    ValueKind.DATETIME: str_value,
+    ValueKind.TIMESTAMP: str_value,
+    ValueKind.TIME: str_value,
+    ValueKind.JSON: str_value,
+    ValueKind.VECTOR: str_value,
     ValueKind.TEXT: _text_value,
     ValueKind.BINARY: _binary_value,
 }

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -25,10 +24,11 @@ from ticdc_sink.codec._json import dumps, go_string
 from ticdc_sink.codec._mysql import (
     ValueKind,
     bit_default_to_int,
-    bit_to_int,
+    bit_text,
     charset_of,
     collation_of,
-    format_float,
+    float_text,
+    str_value,
     value_kind,
 )
 from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOption
@@ -83,28 +83,6 @@ def _int_text(value: Any) -> str:
     return int.__repr__(value)
 
 
-def _bit_text(value: Any) -> str:
-    return int.__repr__(bit_to_int(value))
-
-
-def _float_renderer(bits: int) -> Renderer:
-    def render(value: Any) -> str:
-        if type(value) not in (float, int):
-            raise TypeError(f"expected a float, got {type(value).__name__}")
-        if math.isnan(value) or math.isinf(value):
-            # tiflow cdc/entry/mounter.go formatColVal: NaN and ±Inf become 0.
-            return "0"
-        return format_float(value, bits)
-
-    return render
-
-
-def _str_value(value: Any) -> str:
-    if type(value) is not str:
-        raise TypeError(f"expected a str, got {type(value).__name__}")
-    return value
-
-
 def _text_value(value: Any) -> str:
     if type(value) is str:
         return value
@@ -123,7 +101,7 @@ def _binary_value(value: Any) -> str:
 def _timestamp_renderer(location: str) -> Renderer:
     def render(value: Any) -> dict[str, str]:
         # A Go map[string]string: keys sorted, so location before value.
-        return {"location": location, "value": _str_value(value)}
+        return {"location": location, "value": str_value(value)}
 
     return render
 
@@ -133,15 +111,15 @@ _RENDERERS: dict[ValueKind, Renderer] = {
     ValueKind.UINT: _int_text,
     ValueKind.ENUM: _int_text,
     ValueKind.SET: _int_text,
-    ValueKind.BIT: _bit_text,
-    ValueKind.FLOAT32: _float_renderer(32),
-    ValueKind.FLOAT64: _float_renderer(64),
-    ValueKind.DECIMAL: _str_value,
-    ValueKind.DATE: _str_value,
-    ValueKind.DATETIME: _str_value,
-    ValueKind.TIME: _str_value,
-    ValueKind.JSON: _str_value,
-    ValueKind.VECTOR: _str_value,
+    ValueKind.BIT: bit_text,
+    ValueKind.FLOAT32: float_text(32),
+    ValueKind.FLOAT64: float_text(64),
+    ValueKind.DECIMAL: str_value,
+    ValueKind.DATE: str_value,
+    ValueKind.DATETIME: str_value,
+    ValueKind.TIME: str_value,
+    ValueKind.JSON: str_value,
+    ValueKind.VECTOR: str_value,
     ValueKind.TEXT: _text_value,
     ValueKind.BINARY: _binary_value,
 }
