@@ -105,12 +105,13 @@ class TansuBroker(LocalBroker):
             raise KafkaException(topic.error)
         return len(topic.partitions)
 
-    def consume_all(self, topic: str, *, timeout: float = 30.0, idle: float = 1.0) -> list[Record]:
+    def consume_all(self, topic: str, *, timeout: float = 60.0, idle: float = 2.0) -> list[Record]:
         """Every record of `topic` ordered by (partition, offset).
 
         Reads each partition from the beginning with `assign()` until nothing arrives for
         `idle` seconds (bounded by `timeout` in all): Tansu's watermarks cannot say where the
-        end is.
+        end is. Two idle seconds: under CI load a first fetch took longer than one, and a
+        read cut short looked like lost rows.
         """
         return read_topic(
             self.bootstrap,
