@@ -1,0 +1,148 @@
+"""The task's whole write loop on one core, no Spark and no Kafka: `writer.write_batches`
+over Arrow record batches of the reference table, into a producer that only counts what
+it is given. This is the sink's own CPU cost per row (conversion, order check, encoding,
+the send loop), the part that decides how far below the ceiling an end-to-end run lands.
+
+    python benchmarks/bench_write.py --rows 200000 --repeat 3
+    python benchmarks/bench_write.py --protocols avro --profile 25
+
+Prints one JSON line per protocol: rows/s and microseconds per row in CPU time of this
+process (median and best of --repeat), and the messages and bytes written. --profile N
+prints the N most expensive functions (cProfile, cumulative CPU time) of one more run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import statistics
+import time
+from typing import Any
+
+import _common as common
+import pyarrow as pa
+from bench_encode import SPARK_SCHEMA, make_batches
+from pyspark.sql import types as T
+
+from ticdc_sink import tso
+from ticdc_sink.config import SinkConfig
+from ticdc_sink.producer import PartitionStats
+from ticdc_sink.writer import make_plan, write_batches
+
+BUILD_TS_MS = 1_700_000_000_000
+
+
+class CountingProducer:
+    """The producer interface of `writer`, counting messages and bytes per partition."""
+
+    def __init__(self, config: Any = None) -> None:
+        self.stats: dict[tuple[str, int], list[int]] = {}
+
+    def partition_count(self, topic: str) -> int:
+        return 3
+
+    def topic_max_message_bytes(self, topic: str) -> int | None:
+        return None
+
+    def _add(self, topic: str, partition: int, messages: int, size: int) -> None:
+        entry = self.stats.setdefault((topic, partition), [0, 0])
+        entry[0] += messages
+        entry[1] += size
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        self._add(topic, partition, 1, len(key or b"") + len(value or b""))
+
+    def send_many(self, topic: str, partition: int, key: Any, values: list[Any]) -> None:
+        keys = key if isinstance(key, list) else [key] * len(values)
+        size = sum(len(k or b"") for k in keys) + sum(len(v or b"") for v in values)
+        self._add(topic, partition, len(values), size)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]:
+        return {k: PartitionStats(m, b) for k, (m, b) in self.stats.items()}
+
+
+class Registry:
+    """Schema ids without a registry (avro)."""
+
+    def __init__(self, *args: Any) -> None:
+        self.ids: dict[tuple[str, bool], int] = {}
+
+    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
+        return self.ids.setdefault((schema, is_key), len(self.ids) + 1)
+
+    def close(self) -> None:
+        pass
+
+
+def with_commit_ts(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """bench_e2e's frame: row i commits at BASE_TSO + i."""
+    out, start = [], 0
+    for batch in batches:
+        ts = pa.array(range(common.BASE_TSO + start, common.BASE_TSO + start + batch.num_rows))
+        out.append(batch.append_column("_commit_ts", ts))
+        start += batch.num_rows
+    return out
+
+
+def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -> dict[str, Any]:
+    options = common.sink_options("127.0.0.1:1", name, "http://127.0.0.1:1")
+    config = SinkConfig.from_options(options)
+    spark_schema = T.StructType(
+        [*SPARK_SCHEMA.fields, T.StructField("_before", batches[0].schema.field("_before").type
+                                             and T.StructType(SPARK_SCHEMA.fields[1:])),
+         T.StructField("_commit_ts", T.LongType())]
+    )
+    plan = make_plan(config, spark_schema, tso.compose(BUILD_TS_MS), batch_id=None)
+    rows = sum(b.num_rows for b in batches)
+
+    def run() -> Any:
+        return write_batches(
+            batches, plan, producer_factory=CountingProducer, registry_factory=Registry
+        )
+
+    run()  # warm-up
+    seconds = []
+    for _ in range(repeat):
+        start = time.process_time()
+        report = run()
+        seconds.append(time.process_time() - start)
+    if profile:
+        profiler = cProfile.Profile(time.process_time)
+        profiler.runcall(run)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(profile)
+    median = statistics.median(seconds)
+    return {
+        "bench": "write",
+        "protocol": name,
+        "rows": rows,
+        "rows_per_s": round(rows / median),
+        "rows_per_s_best": round(rows / min(seconds)),
+        "us_per_row": round(median / rows * 1e6, 2),
+        "messages": report.messages,
+        "bytes": report.bytes,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--protocols", default=",".join(common.PROTOCOLS))
+    parser.add_argument("--profile", type=int, default=0)
+    args = parser.parse_args()
+    batches = with_commit_ts(make_batches(args.rows))
+    for name in args.protocols.split(","):
+        print(json.dumps(bench(name, batches, args.repeat, args.profile)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
