@@ -293,3 +293,136 @@ def test_the_benchmark_shapes() -> None:
         )
         plan = make_plan(config, spark_schema, tso.compose(1_700_000_000_000), batch_id=None)
         assert _compare(batches, plan) == len(batches)
+
+
+# --- hand-made batches: defaults (union order), NOT NULL, composite and unique keys, ------
+# --- BIGINT UNSIGNED above 2^63, BIT(64), values as Arrow arrays or as lists, bad values --
+
+_KEYED = (
+    # name, MySQL type, nullable, default, mounter values, Arrow type (None: a list)
+    ("k1", "int", False, None, st.integers(0, 3), pa.int32()),
+    ("k2", "varchar(10)", False, None, st.sampled_from(["a", "b", "\u00e9\u4e2d"]), pa.string()),
+    ("u1", "bigint unsigned", True, "5", st.integers(0, 2**64 - 1), pa.uint64()),
+    ("u2", "bigint unsigned", False, None, st.integers(0, 2**64 - 1), None),
+    ("i1", "int", True, "7", st.integers(-(2**31), 2**31 - 1), pa.int64()),
+    ("i2", "smallint unsigned", True, None, st.integers(0, 65535), None),
+    ("f1", "float", True, "1.5", st.floats(width=32, allow_nan=False), pa.float32()),
+    ("f2", "double", False, "0.5", st.floats(allow_nan=False, allow_infinity=False), pa.float64()),
+    ("d1", "decimal(10,2)", True, "1.50", st.decimals(-(10**8) + 1, 10**8 - 1, places=2), None),
+    ("d2", "decimal(40,3)", True, None, st.decimals(-(10**30), 10**30, places=3), None),
+    ("d3", "decimal(5,0)", False, None, st.decimals(-99999, 99999, places=0), pa.string()),
+    ("b1", "bit(64)", True, "3", st.integers(0, 2**64 - 1), None),
+    ("b2", "bit(1)", False, None, st.integers(0, 1), None),
+    ("s1", "text", True, "x", st.text(max_size=70), None),
+    ("s2", "longblob", True, None, st.binary(max_size=70), None),
+    ("e1", "enum('a','b','c')", True, "b", st.integers(0, 3), None),
+    ("e2", "set('a','b')", True, "a", st.integers(0, 3), None),
+    ("t1", "datetime(6)", False, None, st.sampled_from(["2020-01-01 00:00:00.000001"]), None),
+    ("j1", "json", True, None, st.sampled_from(['{"a": 1}', "[]", "\ud800"]), None),
+)
+
+
+def _keyed_table(key: tuple[str, ...], unique: tuple[str, ...]) -> Any:
+    from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+
+    columns = tuple(
+        Column(name, parse_mysql_type(type_text), nullable=nullable, default=default)
+        for name, type_text, nullable, default, _, _ in _KEYED
+    )
+    indexes = []
+    if key:
+        indexes.append(Index("PRIMARY", key, unique=True, primary=True))
+    if unique:
+        indexes.append(Index(unique[0], unique, unique=True))
+    return TableSchema("db", "keyed", columns, tuple(indexes), table_id=1, version=1)
+
+
+def _mounter(spec: Any, value: Any) -> Any:
+    type_text = spec[1]
+    if value is None:
+        return None
+    if type_text.startswith("decimal"):
+        return str(value)
+    return value
+
+
+@st.composite
+def _keyed_batches(draw: Any, table: Any, bad: bool) -> ChangeBatch:
+    rows = draw(st.integers(1, 12))
+
+    def image() -> list[Any]:
+        out = []
+        for spec in _KEYED:
+            nullable = spec[2] or (bad and draw(st.integers(0, 30)) == 0)
+            value = draw((st.none() | spec[4]) if nullable else spec[4])
+            out.append(_mounter(spec, value))
+        return out
+
+    images = [image() for _ in range(rows)]
+    ops = draw(st.lists(st.sampled_from([0, 0, 1, 1, 2]), min_size=rows, max_size=rows))
+    before_rows = [i for i, op in enumerate(ops) if op == 1 and draw(st.booleans())]
+    befores = [image() for _ in before_rows]
+    if not bad:
+        # only what the converter hands over: ENUM 1..3, no lone surrogates
+        for row in images + befores:
+            if row[15] == 0:
+                row[15] = 1
+            if row[18] == "\ud800":
+                row[18] = "[]"
+
+    def column(j: int, values: list[Any]) -> Any:
+        arrow = _KEYED[j][5]
+        if arrow is None or (arrow == pa.string() and "\ud800" in values):
+            return values
+        return pa.array(values, arrow)
+
+    commit = draw(st.none() | st.lists(st.integers(0, 2**64 - 1), min_size=rows, max_size=rows))
+    return ChangeBatch(
+        table=table,
+        rows=rows,
+        positions=None,
+        op_codes=None if not any(ops) else pa.array(ops, pa.int8()),
+        commit_ts=None if commit is None else pa.array(commit, pa.uint64()),
+        default_commit_ts=draw(st.integers(0, 2**64 - 1)),
+        columns=[column(j, [r[j] for r in images]) for j in range(len(_KEYED))],
+        before_rows=before_rows,
+        before_columns=[column(j, [r[j] for r in befores]) for j in range(len(_KEYED))]
+        if before_rows
+        else [],
+    )
+
+
+@pytest.mark.parametrize("mode", list(_MODES))
+@pytest.mark.parametrize(
+    ("key", "unique"),
+    [(("k1", "k2"), ()), ((), ()), (("k1",), ("i1",))],
+    ids=["composite key", "no key", "key and unique key"],
+)
+@pytest.mark.parametrize("bad", [False, True], ids=["valid", "bad values"])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_hand_made_batches(mode: str, key: Any, unique: Any, bad: bool, data: Any) -> None:
+    from ticdc_sink.config import SinkConfig
+
+    options = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "t",
+        "protocol": "avro",
+        "schema-registry": "http://127.0.0.1:1",
+        **_MODES[mode],
+    }
+    config = SinkConfig.from_options(options).codec
+    table = _keyed_table(key, unique)
+    batch = data.draw(_keyed_batches(table, bad))
+    key_indexes = key_column_indexes(table)
+    row_registry, batch_registry = Registry(), Registry()
+    row_encoder = AvroEncoder(config, table, topic="t", registry=row_registry)
+    batch_encoder = AvroEncoder(config, table, topic="t", registry=batch_registry)
+    expected = _outcome(_row_path, row_encoder, batch, key_indexes)
+    result = _outcome(batch_encoder.encode_batch, batch, key_indexes)
+    if result[0] == "ok" and result[1] is None:
+        assert bad and expected[0] == "ok"
+        return
+    actual = result if result[0] == "error" else ("ok", _flat(result[1]))
+    assert actual == expected
+    assert batch_registry.calls == row_registry.calls
