@@ -20,6 +20,8 @@ What this module owns, following tiflow `pkg/sink/codec/avro/avro.go`:
   would size it differently and check the precision; goavro does neither).
 * Confluent framing: `0x00`, the big-endian int32 schema id, the body; key and value each
   carry their own id. DELETE writes a tombstone (value None) with the key.
+* Whole record batches: `encode_batch` gives the same messages column-wise
+  (codec/_avro_batch.py, numpy and pyarrow); `encode_row` stays the reference.
 
 Schema ids come from the injected `SchemaRegistry` (codec/__init__.py), asked once per
 encoder for the key and once for the value, lazily on the first row that needs them, so
