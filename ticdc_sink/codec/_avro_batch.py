@@ -399,13 +399,33 @@ class _ColumnParts:
             digits = pc.replace_substring(text, ".", "", max_replacements=1)
         else:
             digits = text
-        if (pc.max(pc.binary_length(digits)).as_py() or 0) > 18:
-            return None
+        long = pc.greater(pc.binary_length(digits), 18)  # may not fit int64
+        wide = pc.any(long).as_py()
+        if wide:
+            digits = pc.if_else(long, pa.scalar(b"0", _BIN), digits)
         try:
             unscaled = pc.cast(digits.cast(pa.large_string()), pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None  # not the mounter's form: the writer floors or rejects it
-        return _validity(text), [_minimal_be(_numbers(unscaled, np.int64), signed=True)]
+        valid = _validity(text)
+        numbers = _minimal_be(_numbers(unscaled, np.int64), signed=True)
+        if not wide:
+            return valid, [numbers]
+        # Values beyond int64 (DECIMAL precision above 18): the writer, value by value.
+        picks = pc.indices_nonzero(pc.fill_null(long, False))
+        if isinstance(values, pa.Array):
+            wide_values = values.take(picks).to_pylist()
+        else:
+            wide_values = [values[i] for i in picks.to_pylist()]
+        try:
+            rendered = pa.array([self.write(v) for v in wide_values], _BIN)
+        except (TypeError, ValueError, OverflowError):
+            raise _Fallback from None
+        mask = pc.fill_null(long, False)
+        out = pc.replace_with_mask(_flatten(numbers), mask, rendered)
+        if valid is not None:
+            out = pc.if_else(pa.array(valid), out, pa.scalar(None, _BIN))
+        return valid, [out]
 
     def _by_distinct(
         self, values: pa.Array | list[Any]
