@@ -4,6 +4,9 @@ UPDATEs split): same values, keys, sizes and row ends, or the same error."""
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql import types as T
 
 from tests.unit.test_simple_json_batch import _ARROW_FIELDS, COMMIT_TS, _batches, _plan
 from tests.unit.test_writer import FakeProducer
@@ -155,3 +159,117 @@ def test_a_value_the_writer_refuses_raises_the_row_path_error() -> None:
     expected = _outcome(lambda: _row_path(group, output))
     assert expected[0] == "error"
     assert _outcome(lambda: _batch_path(group, output, _plan(False, **_AVRO))) == expected
+
+
+# Types and sizes the shared COLUMNS leave out: unsigned bigint and BIT(64) above 2^63
+# (Go's int64 wrap), strings and bytes long enough for multi-byte length varints, float
+# extremes, and a handle key of its own.
+_WIDE: dict[str, tuple[str, pa.DataType, Any, st.SearchStrategy[Any]]] = {
+    "u64": (
+        "bigint unsigned",
+        pa.decimal128(20, 0),
+        T.DecimalType(20, 0),
+        st.integers(0, 2**64 - 1).map(decimal.Decimal),
+    ),
+    "b64": (
+        "bit(64)",
+        pa.binary(),
+        T.BinaryType(),
+        st.integers(0, 2**64 - 1).map(lambda v: v.to_bytes(8, "big")),
+    ),
+    "i32": ("int", pa.int32(), T.IntegerType(), st.integers(-(2**31), 2**31 - 1)),
+    "su": ("smallint unsigned", pa.int32(), T.IntegerType(), st.integers(0, 2**16 - 1)),
+    "long_text": (
+        "longtext",
+        pa.string(),
+        T.StringType(),
+        st.integers(0, 9000).map(lambda n: "é" * (n // 2) + "x" * (n % 2)),
+    ),
+    "long_blob": (
+        "longblob",
+        pa.binary(),
+        T.BinaryType(),
+        st.integers(0, 20000).map(lambda n: bytes(range(256)) * (n // 256)),
+    ),
+    "f": (
+        "float",
+        pa.float32(),
+        T.FloatType(),
+        st.floats(width=32, allow_nan=False, allow_infinity=False),
+    ),
+    "d": (
+        "double",
+        pa.float64(),
+        T.DoubleType(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    ),
+    "ts": (
+        "timestamp",
+        pa.timestamp("s", tz="UTC"),
+        T.TimestampType(),
+        st.datetimes(
+            min_value=dt.datetime(1970, 1, 2),
+            max_value=dt.datetime(2038, 1, 1),
+            timezones=st.just(dt.UTC),
+        ),
+    ),
+}
+_WIDE_FIELDS = [pa.field("k", pa.string(), nullable=False)] + [
+    pa.field(name, spec[1]) for name, spec in _WIDE.items()
+]
+
+
+def _wide_plan() -> Any:
+    from ticdc_sink.config import SinkConfig
+    from ticdc_sink.writer import make_plan
+
+    table = [T.StructField("k", T.StringType(), nullable=False)]
+    table += [T.StructField(name, spec[2]) for name, spec in _WIDE.items()]
+    schema = T.StructType(
+        [
+            *table,
+            T.StructField("_op", T.StringType()),
+            T.StructField("_commit_ts", T.LongType()),
+            T.StructField("_before", T.StructType(table)),
+        ]
+    )
+    types = {"k": "varchar(10)", **{name: spec[0] for name, spec in _WIDE.items()}}
+    options = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "t",
+        "database": "wide_db",
+        "table": "wide",
+        "primary-key": "k",
+        "column-types": json.dumps(types),
+        "time-zone": "UTC",
+        "protocol": "simple",
+        "encoding-format": "avro",
+    }
+    return make_plan(SinkConfig.from_options(options), schema, COMMIT_TS, batch_id=None)
+
+
+@st.composite
+def _wide_batch(draw: Any) -> pa.RecordBatch:
+    def image() -> dict[str, Any]:
+        row = {"k": draw(st.sampled_from(["a", "b", "é" * 3]))}
+        for name, spec in _WIDE.items():
+            row[name] = draw(st.none() | spec[3])
+        return row
+
+    n = draw(st.integers(1, 6))
+    rows = [image() for _ in range(n)]
+    ops = draw(st.lists(st.sampled_from("cud"), min_size=n, max_size=n))
+    befores = [image() if op == "u" and draw(st.booleans()) else None for op in ops]
+    columns: dict[str, Any] = {
+        f.name: pa.array([r[f.name] for r in rows], f.type) for f in _WIDE_FIELDS
+    }
+    columns["_op"] = pa.array(ops)
+    columns["_commit_ts"] = pa.array([COMMIT_TS + 2**62 * (i % 2) for i in range(n)], pa.int64())
+    columns["_before"] = pa.array(befores, pa.struct(_WIDE_FIELDS))
+    return pa.RecordBatch.from_pydict(columns)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=_wide_batch())
+def test_wide_values_match(batch: pa.RecordBatch) -> None:
+    _check([batch], _wide_plan())
