@@ -273,3 +273,34 @@ def _wide_batch(draw: Any) -> pa.RecordBatch:
 @given(batch=_wide_batch())
 def test_wide_values_match(batch: pa.RecordBatch) -> None:
     _check([batch], _wide_plan())
+
+
+def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every column NULL but the key in one batch, NULL keys aside (a constant per row);
+    # then the 2 GiB switch to 64-bit offsets, at a threshold small enough to test.
+    from ticdc_sink.codec import _simple_avro_batch
+
+    rows = 6
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "k": pa.array(["a", "b", "a", "b", "a", "b"]),
+            **{f.name: pa.nulls(rows, f.type) for f in _WIDE_FIELDS[1:]},
+            "_op": pa.array(["c", "u", "u", "d", "c", "u"]),
+            "_commit_ts": pa.array([COMMIT_TS] * rows, pa.int64()),
+            "_before": pa.array(
+                [None, {"k": "b"}, {"k": "b"}, None, None, None], pa.struct(_WIDE_FIELDS)
+            ),
+        }
+    )
+    _check([batch], _wide_plan())
+    assert _simple_avro_batch._join([b"\x02", b"\x00"], 3).to_pylist() == [b"\x02\x00"] * 3
+    monkeypatch.setattr(_simple_avro_batch, "_LARGE_BYTES", 64)
+    assert _simple_avro_batch._join([b"-", pa.array([b"x" * 70])], 1).type == pa.large_binary()
+    _check([batch], _wide_plan())
+    wide = pa.RecordBatch.from_pydict(
+        {
+            **{name: batch.column(name) for name in batch.schema.names if name != "long_text"},
+            "long_text": pa.array(["x" * 100] * rows, pa.large_string()),
+        }
+    )
+    _check([wide], _wide_plan())

@@ -46,7 +46,8 @@ from ticdc_sink.schema import Column, TableSchema
 __all__ = ["AvroBatchEncoder"]
 
 _BINARY = pa.binary()
-_EMPTY = pa.scalar(b"", _BINARY)
+# A binary array's 32-bit offsets end here; a batch whose bytes may pass it gets 64-bit ones.
+_LARGE_BYTES = 2**31 - 1
 _NULL = b"\x00"
 # union branches of the map value [null, long, float, double, string, bytes, Timestamp,
 # UnsignedBigint] (simple_avro's _LONG, _FLOAT, ...)
@@ -276,27 +277,43 @@ class _Column:
             out = [null if v is None else key + write(v) for v in values]
         except _VALUE_ERRORS as exc:
             raise _ValueError from exc
-        return pa.array(out, _BINARY)
+        large = sum(map(len, out)) >= _LARGE_BYTES
+        return pa.array(out, pa.large_binary() if large else _BINARY)
 
 
 def _is_large(values: pa.Array) -> bool:
     return pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
 
 
-def _join(parts: list[Part]) -> pa.Array:
-    """Element-wise concatenation of the parts (adjacent constants merged first)."""
+def _join(parts: list[Part], n: int) -> pa.Array:
+    """Element-wise concatenation of the parts for `n` rows (adjacent constants merged
+    first), with 64-bit offsets when the result may pass 2 GiB."""
     merged: list[Any] = []
     for part in parts:
         if isinstance(part, bytes) and merged and isinstance(merged[-1], bytes):
             merged[-1] += part
         else:
             merged.append(part)
-    large = any(isinstance(p, pa.Array) and pa.types.is_large_binary(p.type) for p in merged)
+    arrays = [p for p in merged if not isinstance(p, bytes)]
+    if not arrays:  # every column all NULL: one constant for every row
+        return pa.array([b"".join(merged)] * n, _BINARY)
+    size = sum(len(p) * n if isinstance(p, bytes) else p.nbytes for p in merged)
+    large = size >= _LARGE_BYTES or any(pa.types.is_large_binary(a.type) for a in arrays)
     kind = pa.large_binary() if large else _BINARY
     args = [
         pa.scalar(p, kind) if isinstance(p, bytes) else p.cast(kind) if large else p for p in merged
     ]
     return pc.binary_join_element_wise(*args, pa.scalar(b"", kind))
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    """One array of all the rows, 64-bit offsets when one part has them or 2 GiB pass."""
+    large = sum(a.nbytes for a in arrays) >= _LARGE_BYTES or any(
+        pa.types.is_large_binary(a.type) for a in arrays
+    )
+    if large:
+        arrays = [a.cast(pa.large_binary()) for a in arrays]
+    return pa.concat_arrays(arrays)
 
 
 class AvroBatchEncoder:
@@ -339,7 +356,7 @@ class AvroBatchEncoder:
         for i in self._order:
             parts += self._columns[i].parts(columns[i])
         parts.append(b"\x00")
-        return _join(parts)
+        return _join(parts, len(columns[0]))
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
         """The messages of every row of `batch` (None: let the row path do it).
@@ -392,7 +409,7 @@ class AvroBatchEncoder:
         ops = batch.op_codes
         row_ends = None
         if ops is None:
-            values = _join([self._insert_head, commit_ts, self._after_ts, images, _NULL])
+            values = _join([self._insert_head, commit_ts, self._after_ts, images, _NULL], n)
         else:
             split = JsonBatchEncoder._split_rows(batch, key_indexes)
             before_rows = batch.before_rows
@@ -429,7 +446,7 @@ class AvroBatchEncoder:
                 row_ends = ends.tolist()
                 if isinstance(commit_ts, pa.Array):
                     commit_ts = commit_ts.take(pa.array(event_rows))
-            table = pa.concat_arrays(objects)
+            table = _concat(objects)
             values = _join(
                 [
                     self._heads.take(pa.array(op_codes)),
@@ -437,7 +454,8 @@ class AvroBatchEncoder:
                     self._after_ts,
                     table.take(pa.array(data_idx)),
                     table.take(pa.array(old_idx)),
-                ]
+                ],
+                len(op_codes),
             )
         lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
         return EncodedBatch(
