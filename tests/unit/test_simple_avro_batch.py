@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -304,3 +305,32 @@ def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) ->
         }
     )
     _check([wide], _wide_plan())
+
+
+@pytest.mark.parametrize("mysql", ["text", "varchar(20)", "blob", "timestamp", "json"])
+@pytest.mark.parametrize("large", [False, True])
+def test_column_entries_of_odd_arrays(mysql: str, large: bool) -> None:
+    # Arrays Arrow could hand over: sliced (an offset), NULL slots holding bytes, no data
+    # buffer at all; each entry as the row path's writer writes it.
+    from ticdc_sink.codec._simple_avro_batch import _Column, _join
+    from ticdc_sink.schema import Column, parse_mysql_type
+
+    column = _Column(Column("c", parse_mysql_type(mysql)), "Asia/Shanghai")
+    text = mysql != "blob"
+    kinds = {(True, False): pa.string(), (True, True): pa.large_string()}
+    kinds |= {(False, False): pa.binary(), (False, True): pa.large_binary()}
+    kind = kinds[text, large]
+    width = np.int64 if large else np.int32
+    raw = b"ab\xc3\xa9xyz" + b"q" * 200
+    offsets = np.array([0, 2, 4, 7, 207], width)
+    validity = pa.py_buffer(np.packbits([1, 0, 1, 1], bitorder="little").tobytes())
+    arrays = [
+        pa.Array.from_buffers(kind, 4, [validity, pa.py_buffer(offsets), pa.py_buffer(raw)]),
+        pa.array(["", None, "x" * 70, "é"] * 3, kind).slice(2, 7),
+        pa.array(["", "", None], kind),
+    ]
+    for values in arrays:
+        expected = [
+            column.null if v is None else column.key + column.write(v) for v in values.to_pylist()
+        ]
+        assert _join(column.parts(values), len(values)).to_pylist() == expected

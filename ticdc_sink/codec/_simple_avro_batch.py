@@ -261,14 +261,22 @@ class _Column:
         return _fixed_rows(self.key + branch, payload, _nulls(values), len(self.key))
 
     def _strings(self, values: pa.Array) -> list[Part]:
+        """The varint length with the key and branch, then the bytes as they are: the
+        array's own buffers seen as binary without its validity (a NULL slot is empty in
+        every array Arrow builds; where one is not, the NULLs are filled first)."""
         nulls = _nulls(values)
-        lengths = pc.binary_length(values)
-        if nulls is not None:
-            lengths = pc.fill_null(lengths, 0)
+        lengths = _lengths(values)
+        if nulls is not None and lengths[nulls].any():
             values = pc.fill_null(values, "" if _is_text(values.type) else b"")
-        z = _zigzag(lengths.to_numpy(zero_copy_only=False).astype(np.int64))
-        head = _varint_rows(self.text_head, z, nulls, len(self.key))
-        return [head, values.cast(pa.large_binary() if _is_large(values) else _BINARY)]
+            lengths = _lengths(values)
+        head = _varint_rows(self.text_head, _zigzag(lengths), nulls, len(self.key))
+        buffers = values.buffers()
+        data = buffers[2] if buffers[2] is not None else pa.py_buffer(b"")
+        kind = pa.large_binary() if _is_large(values) else _BINARY
+        payload = pa.Array.from_buffers(
+            kind, len(values), [None, buffers[1], data], offset=values.offset
+        )
+        return [head, payload]
 
     def _one_by_one(self, values: list[Any]) -> pa.Array:
         """The row path's writer per value (it raises for a value the column refuses)."""
@@ -279,6 +287,12 @@ class _Column:
             raise _ValueError from exc
         large = sum(map(len, out)) >= _LARGE_BYTES
         return pa.array(out, pa.large_binary() if large else _BINARY)
+
+
+def _lengths(values: pa.Array) -> np.ndarray:
+    """Byte length of every slot of a string or binary array, from its offsets (int64)."""
+    offsets = np.frombuffer(values.buffers()[1], np.int64 if _is_large(values) else np.int32)
+    return np.diff(offsets[values.offset : values.offset + len(values) + 1]).astype(np.int64)
 
 
 def _is_large(values: pa.Array) -> bool:
