@@ -34,6 +34,14 @@ from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
 from ticdc_sink.codec.simple import RECORD_OVERHEAD
 from ticdc_sink.codec.simple_avro import (
+    _BYTES,
+    _DOUBLE,
+    _FLOAT,
+    _LONG,
+    _NULL,
+    _STRING,
+    _TIMESTAMP,
+    _UNSIGNED_BIGINT,
     _VALUE_ERRORS,
     AvroMarshaller,
     _string,
@@ -48,16 +56,6 @@ __all__ = ["AvroBatchEncoder"]
 _BINARY = pa.binary()
 # A binary array's 32-bit offsets end here; a batch whose bytes may pass it gets 64-bit ones.
 _LARGE_BYTES = 2**31 - 1
-_NULL = b"\x00"
-# union branches of the map value [null, long, float, double, string, bytes, Timestamp,
-# UnsignedBigint] (simple_avro's _LONG, _FLOAT, ...)
-_LONG = b"\x02"
-_FLOAT = b"\x04"
-_DOUBLE = b"\x06"
-_STRING = b"\x08"
-_BYTES = b"\x0a"
-_TIMESTAMP = b"\x0c"
-_UNSIGNED_BIGINT = b"\x0e"
 # a varint needs k + 1 bytes for z >= 2^(7k)
 _VARINT_STEPS = [np.uint64(1 << (7 * k)) for k in range(1, 10)]
 _SIGNED_KINDS = frozenset({ValueKind.INT})
