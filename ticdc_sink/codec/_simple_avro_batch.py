@@ -70,7 +70,7 @@ _STR_KINDS = frozenset(
         ValueKind.VECTOR,
     }
 )
-# Part = a constant (bytes) or one binary value per row (pa.Array)
+# a constant (bytes) or one binary value per row (pa.Array), to join
 Part = bytes | pa.Array
 
 
@@ -235,7 +235,8 @@ class _Column:
             array = pa.array(values)
         except (pa.ArrowException, ValueError, TypeError, OverflowError):
             return values
-        return array
+        # past 2 GiB Arrow gives chunks: the writer per value then
+        return values if isinstance(array, pa.ChunkedArray) else array
 
     def _integers(self, values: pa.Array, *, signed: bool) -> list[Part]:
         numbers = _numbers(values)
