@@ -310,7 +310,7 @@ def _join(parts: list[Part], n: int) -> pa.Array:
     arrays = [p for p in merged if not isinstance(p, bytes)]
     if not arrays:  # every column all NULL: one constant for every row
         return pa.array([b"".join(merged)] * n, _BINARY)
-    size = sum(len(p) * n if isinstance(p, bytes) else p.nbytes for p in merged)
+    size = sum(len(p) * n if isinstance(p, bytes) else p.get_total_buffer_size() for p in merged)
     large = size >= _LARGE_BYTES or any(pa.types.is_large_binary(a.type) for a in arrays)
     kind = pa.large_binary() if large else _BINARY
     args = [
@@ -321,7 +321,7 @@ def _join(parts: list[Part], n: int) -> pa.Array:
 
 def _concat(arrays: list[pa.Array]) -> pa.Array:
     """One array of all the rows, 64-bit offsets when one part has them or 2 GiB pass."""
-    large = sum(a.nbytes for a in arrays) >= _LARGE_BYTES or any(
+    large = sum(a.get_total_buffer_size() for a in arrays) >= _LARGE_BYTES or any(
         pa.types.is_large_binary(a.type) for a in arrays
     )
     if large:
