@@ -125,7 +125,7 @@ OPTIONS: list[dict[str, str]] = [
 ]
 
 
-def _config(options: dict[str, str]) -> SinkConfig:
+def _config(options: dict[str, str], *, primary_key: bool = True) -> SinkConfig:
     base = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "t_{schema}_{table}",
@@ -137,6 +137,8 @@ def _config(options: dict[str, str]) -> SinkConfig:
         "time-zone": "Asia/Shanghai",
         **options,
     }
+    if not primary_key:  # no handle key: DELETEs with only the key columns carry none
+        del base["primary-key"]
     return SinkConfig.from_options(base)
 
 
@@ -245,7 +247,7 @@ def _check(config: SinkConfig, batch: ChangeBatch) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_sends_what_the_row_path_sends(options: dict[str, str], data: Any) -> None:
-    config = _config(options)
+    config = _config(options, primary_key=data.draw(st.booleans()))
     try:
         batch = _change_batch(config, data.draw(_record_batches()), unique=data.draw(st.booleans()))
     except InputError:
@@ -343,3 +345,13 @@ def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
         batch, key_column_indexes(batch.table)
     )
     assert encoded is not None and encoded.row_ends is not None
+
+
+def test_an_empty_batch_has_no_messages() -> None:
+    config = _config({})
+    record = pa.RecordBatch.from_pydict(
+        {f.name: pa.array([1]) if f.name == "id" else pa.nulls(1, f.type) for f in _ARROW_FIELDS}
+    )
+    batch = _change_batch(config, record)
+    empty = attrs.evolve(batch, rows=0, columns=[c[:0] for c in batch.columns])
+    _check(config, empty)

@@ -286,6 +286,8 @@ class CanalJsonBatchEncoder:
         if not self.width or len(batch.columns) != self.width:
             return None
         n = batch.rows
+        if not n:
+            return EncodedBatch(values=[], sizes=[], key=b"")
         ops = batch.op_codes
         before_rows = batch.before_rows
         if ops is not None:
@@ -500,24 +502,33 @@ class CanalJsonBatchEncoder:
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
         """Per row, whether it is an UPDATE whose key columns changed (writer.split_key_update:
-        the values compared as the row path compares them)."""
+        the values compared as the row path compares them, with Python's `!=`)."""
         split = np.zeros(batch.rows, bool)
         rows = batch.before_rows
         if not rows or not key_indexes:
             return split
-        changed = [False] * len(rows)
         taken = pa.array(rows, pa.int64())
+        changed = np.zeros(len(rows), bool)
         for k in key_indexes:
-            new = batch.columns[k]
+            new, old = batch.columns[k], batch.before_columns[k]
+            if (
+                isinstance(new, pa.Array)
+                and isinstance(old, pa.Array)
+                and new.type == old.type
+                and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
+            ):
+                # Integers and strings compare in Arrow as in Python; NULL equals only NULL.
+                new = new.take(taken)
+                differ = pc.fill_null(pc.not_equal(new, old), False)
+                differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
+                changed |= differ.to_numpy(zero_copy_only=False)
+                continue
             new_values = (
                 new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
             )
-            old = batch.before_columns[k]
             old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-            for j, (a, c) in enumerate(zip(new_values, old_values, strict=True)):
-                if a != c:
-                    changed[j] = True
-        split[np.asarray(rows, np.int64)[np.asarray(changed, bool)]] = True
+            changed |= np.array([a != c for a, c in zip(new_values, old_values, strict=True)], bool)
+        split[np.asarray(rows, np.int64)[changed]] = True
         return split
 
     def _row_path_error(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> None:
