@@ -187,6 +187,12 @@ class _Column:
         # with an exponent for large and small magnitudes where Go's 'f' format has none,
         # and NaN/inf as "nan"/"inf" where the row path writes "0".
         text = pc.cast(values, _TEXT)
+        data = text.buffers()[2]
+        if data is None:
+            return text
+        written = data.to_pybytes()
+        if b"e" not in written and b"n" not in written:  # no exponent, no nan / inf
+            return text
         odd = pc.or_(pc.match_substring(text, "e"), pc.invert(pc.is_finite(values)))
         if odd.null_count:
             odd = pc.fill_null(odd, False)
