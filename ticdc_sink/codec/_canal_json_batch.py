@@ -2,26 +2,33 @@
 built column by column with pyarrow compute instead of a dict and an orjson call per row.
 
 Every canal-json value is a JSON string (or `null`), so per column, once per batch, the
-values' text is made by Arrow where Arrow writes the row path's text (integers cast to
-strings; doubles and floats cast too, and the few Arrow writes with an exponent or as
-nan/inf re-rendered one by one; strings as they are), then escaped as easyjson does with
-one `replace_substring` pass per escapable byte actually present in the column's data
-(found by a memcpy-speed scan). Per message, in C: one `binary_join_element_wise` of the
-head (op, `es`), the per-table constant parts, `sqlType`, `old`, `data` and the `_tidb`
-tail. Python touches single values only where Arrow cannot produce the text: values given
-as Python lists (BINARY's ISO-8859-1 text, ENUM/SET/BIT/JSON lists that are not plain
-ints or strings), floats Arrow writes with an exponent, invalid UTF-8.
+values' text is made by Arrow where Arrow writes the row path's text: integers cast to
+strings; doubles and floats cast too (Arrow's shortest digits are Go's, float32 included),
+re-rendered one by one only where Arrow wrote an exponent or nan/inf; strings as they
+are; binary bytes read as ISO-8859-1 by numpy over the data buffer. The text is then
+escaped as easyjson does with one `replace_substring` pass per escapable byte actually
+present in the column (found by a memcpy-speed scan). Per message, in C: one
+`binary_join_element_wise` of the head (op, `es`), the per-table constant parts,
+`sqlType`, `old`, `data` (columns without NULLs go in as bare text between literals) and
+the `_tidb` tail; `take` places old images and split rows.
+
+Python touches single values only where Arrow cannot: columns given as Python lists are
+turned into Arrow arrays (ENUM/SET/BIT/JSON from `events`; values that are not plain
+ints, strs or bytes go through the row path's renderer one by one), floats Arrow writes
+with an exponent, text bytes with invalid UTF-8 (`quote`), and key values of UPDATEs that
+are neither integers nor strings (compared with Python's `!=`, as `split_key_update`).
 
 `sqlType` is constant unless an unsigned integer value is above its signed Java type
 (`java_sql_type`): then the promoted code is chosen per image with `if_else`.
 `only-output-updated-columns` (and `content-compatible`) compares each old value's text
-with the new one and joins the changed ones, skipping the rest;
-`delete-only-output-handle-key-columns` gives DELETE messages the handle-key layout.
+with the new one and joins only the changed ones; `delete-only-output-handle-key-columns`
+gives DELETE messages the handle-key layout (`if_else` per message).
 
 The row path stays the reference: the size check and the large-message policy run there
 (the writer re-encodes an oversized message through `encode_row`), and so do errors: when
 a value cannot be rendered, or an UPDATE has no old image, the batch's events go through
-the row path's marshalling in order, which raises the row path's error.
+the row path's marshalling in order, which raises the row path's error (or, if none
+fails, e.g. a bad non-key value of a handle-key-only DELETE, the row path takes the batch).
 """
 
 from __future__ import annotations
@@ -105,6 +112,41 @@ def _escape(texts: pa.Array) -> pa.Array:
     return texts
 
 
+def _latin1_text(binary: pa.Array) -> pa.Array:
+    """Each value's bytes read as ISO-8859-1 (byte b -> U+00bb, the row path's
+    `_binary_value`), as UTF-8 strings: bytes below 0x80 stay, each other byte becomes two
+    (0xC0 | b >> 6, 0x80 | b & 0x3F); numpy over the data buffer, offsets shifted by the
+    count of high bytes before them."""
+    binary = binary.cast(pa.large_binary())
+    _, offsets_buffer, data_buffer = binary.buffers()
+    first = binary.offset
+    offsets = np.frombuffer(offsets_buffer, np.int64)[first : first + len(binary) + 1]
+    start = int(offsets[0])
+    if data_buffer is None:
+        data = np.zeros(0, np.uint8)
+    else:
+        data = np.frombuffer(data_buffer, np.uint8)[start : int(offsets[-1])]
+    high = data >= 0x80
+    if not high.any():
+        text = binary.cast(_TEXT)  # ASCII: the same bytes
+    else:
+        before = np.zeros(len(data) + 1, np.int64)
+        np.cumsum(high, out=before[1:])  # high bytes before each position
+        where = np.arange(len(data)) + before[:-1]
+        out = np.empty(len(data) + int(before[-1]), np.uint8)
+        out[where] = np.where(high, 0xC0 | (data >> 6), data)
+        out[where[high] + 1] = 0x80 | (data[high] & 0x3F)
+        shifted = offsets - start
+        text = pa.Array.from_buffers(
+            _TEXT,
+            len(binary),
+            [None, pa.py_buffer(shifted + before[shifted]), pa.py_buffer(out)],
+        )
+    if binary.null_count:
+        text = pc.if_else(binary.is_valid(), text, pa.scalar(None, _TEXT))
+    return text
+
+
 def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
     """`before + s + after` for each string (null stays null): two slice replacements,
     several times cheaper than a join."""
@@ -159,6 +201,10 @@ class _Column:
                 pa.float32() if kind is ValueKind.FLOAT32 else pa.float64()
             ):
                 return self._floats(values)
+            if kind is ValueKind.BINARY and (
+                pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow)
+            ):
+                return _escape(_latin1_text(values))
             if kind in _STRING_KINDS and (
                 pa.types.is_string(arrow) or pa.types.is_large_string(arrow)
             ):
@@ -172,6 +218,11 @@ class _Column:
                     return pc.cast(pa.array(values, pa.int64()), _TEXT)
                 except (OverflowError, pa.ArrowException):
                     pass  # beyond int64: BIT(64) and BIGINT UNSIGNED values, one by one
+        elif kind is ValueKind.BINARY:
+            types = set(map(type, values))
+            types.discard(type(None))
+            if types <= {bytes}:
+                return _escape(_latin1_text(pa.array(values, pa.large_binary())))
         elif kind in _STRING_KINDS:
             types = set(map(type, values))
             types.discard(type(None))
