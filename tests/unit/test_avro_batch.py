@@ -266,13 +266,15 @@ def test_a_bad_value_raises_the_row_path_error() -> None:
 
 
 def test_the_benchmark_shapes() -> None:
+    """bench_write's batches (10% deletes, 20% updates with `_before`, NULLs) in every
+    mode: every batch takes the column-wise path and matches."""
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import _common as common  # noqa: PLC0415
     from bench_encode import make_batches  # noqa: PLC0415
-    from bench_write import with_commit_ts  # noqa: PLC0415
+    from bench_write import SPARK_SCHEMA, T, with_commit_ts  # noqa: PLC0415
 
     from ticdc_sink import tso
     from ticdc_sink.config import SinkConfig
@@ -282,8 +284,6 @@ def test_the_benchmark_shapes() -> None:
     for mode in _MODES.values():
         options = common.sink_options("127.0.0.1:1", "avro", "http://127.0.0.1:1")
         config = SinkConfig.from_options({**options, **mode})
-        from bench_write import SPARK_SCHEMA, T  # noqa: PLC0415
-
         spark_schema = T.StructType(
             [
                 *SPARK_SCHEMA.fields,
