@@ -72,6 +72,7 @@ __all__ = [
     "RowChange",
     "read_change_batches",
     "read_changes",
+    "split_key_update",
     "zone_info",
 ]
 
@@ -98,6 +99,23 @@ class RowChange:
     commit_ts: int
     row: tuple[Any, ...] | None
     before: tuple[Any, ...] | None = None
+
+
+def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
+    """TiCDC's Kafka sink splits an UPDATE that changes a unique or handle key into a
+    DELETE of the old row and an INSERT of the new one (tiflow `cdc/model/sink.go`,
+    `trySplitAndSortUpdateEvent`). TiCDC compares the values' string forms; two values of
+    one column are equal as strings exactly when they are equal here."""
+    if change.op is not Op.UPDATE or change.before is None:
+        return (change,)
+    row, before = change.row, change.before
+    assert row is not None
+    if any(row[i] != before[i] for i in key_indexes):
+        return (
+            attrs.evolve(change, op=Op.DELETE, row=None),
+            attrs.evolve(change, op=Op.INSERT, before=None),
+        )
+    return (change,)
 
 
 @attrs.frozen
@@ -212,6 +230,11 @@ class ChangeBatch:
         if self.commit_ts is None:
             return [self.default_commit_ts] * self.rows
         return self.commit_ts.to_pylist()
+
+    def to_events(self, key_indexes: tuple[int, ...]) -> list[RowChange]:
+        """The row path's events, in message order: every row, with UPDATEs that change
+        a key column split (`split_key_update`)."""
+        return [e for change in self.to_changes() for e in split_key_update(change, key_indexes)]
 
     def to_changes(self) -> list[RowChange]:
         """Every row as a RowChange, in order."""

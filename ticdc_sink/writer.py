@@ -30,9 +30,9 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import (
     ChangeBatch,
     InputLayout,
-    Op,
     RowChange,
     read_change_batches,
+    split_key_update,
 )
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
@@ -218,22 +218,6 @@ def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
     return tuple(
         i for i, c in enumerate(schema.columns) if c.name in handle or schema.is_unique_key(c.name)
     )
-
-
-def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
-    """TiCDC's Kafka sink splits an UPDATE that changes a unique or handle key into a
-    DELETE of the old row and an INSERT of the new one (tiflow `cdc/model/sink.go`,
-    `trySplitAndSortUpdateEvent`). TiCDC compares the values' string forms; two values of
-    one column are equal as strings exactly when they are equal here."""
-    if change.op is not Op.UPDATE or change.before is None:
-        return (change,)
-    row, before = change.row, change.before
-    if any(row[i] != before[i] for i in key_indexes):
-        return (
-            attrs.evolve(change, op=Op.DELETE, row=None),
-            attrs.evolve(change, op=Op.INSERT, before=None),
-        )
-    return (change,)
 
 
 class _TableOutput:
@@ -425,7 +409,7 @@ class _TaskWriter:
         if oversized:
             # The large-message policy (handle-key-only, claim-check, the error) lives in
             # the encoder's row path.
-            events = _events(batch, out.key_indexes)
+            events = batch.to_events(out.key_indexes)
             for i in oversized:
                 message = out.encoder.encode_row(events[i])
                 values[i] = message.value
@@ -439,7 +423,7 @@ class _TaskWriter:
         partitions: list[int] | None = None
         if constant is None:
             if events is None:
-                events = _events(batch, out.key_indexes)
+                events = batch.to_events(out.key_indexes)
             partition = out.dispatcher.partition
             partitions = [partition(event, n) for event in events]
         rows = batch.rows
@@ -600,11 +584,6 @@ def _change_batches(
             for position, change in zip(group.positions, group.to_changes(), strict=True):
                 ordered[position] = change
         yield from ordered
-
-
-def _events(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[RowChange]:
-    """The row path's events of a batch, in message order (key-changing UPDATEs split)."""
-    return [e for change in batch.to_changes() for e in split_key_update(change, key_indexes)]
 
 
 def table_topic(config: SinkConfig, database: str, table: str) -> str:

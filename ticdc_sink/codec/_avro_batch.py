@@ -53,7 +53,7 @@ from ticdc_sink.codec.avro import (
     _write_uint64_string,
     _write_uint64_wrapped,
 )
-from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op, RowChange
+from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
 from ticdc_sink.schema import Column
 
 if TYPE_CHECKING:
@@ -498,9 +498,8 @@ class AvroBatchEncoder:
         try:
             return self._encode(batch, key_indexes)
         except _Fallback:
-            for change in batch.to_changes():
-                for event in _split(change, key_indexes):
-                    self.encoder.encode_row(event)  # raises the row path's error
+            for event in batch.to_events(key_indexes):
+                self.encoder.encode_row(event)  # raises the row path's error
             return None
 
     def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
@@ -631,7 +630,7 @@ def _take(values: pa.Array | list[Any], picks: list[int]) -> pa.Array | list[Any
 
 
 def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
-    """UPDATE rows with an old image whose key columns changed (writer.split_key_update:
+    """UPDATE rows with an old image whose key columns changed (events.split_key_update:
     the values compared as the row path compares them), ascending."""
     rows = batch.before_rows
     if not rows or not key_indexes:
@@ -658,17 +657,3 @@ def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
             (a != b for a, b in zip(new_values, old_values, strict=True)), bool, len(rows)
         )
     return [row for row, c in zip(rows, changed.tolist(), strict=True) if c]
-
-
-def _split(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
-    """writer.split_key_update (the writer sits above the codecs)."""
-    if change.op is not Op.UPDATE or change.before is None:
-        return (change,)
-    row, before = change.row, change.before
-    assert row is not None
-    if any(row[i] != before[i] for i in key_indexes):
-        return (
-            attrs.evolve(change, op=Op.DELETE, row=None),
-            attrs.evolve(change, op=Op.INSERT, before=None),
-        )
-    return (change,)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -558,7 +557,7 @@ class CanalJsonBatchEncoder:
 
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
-        """Per row, whether it is an UPDATE whose key columns changed (writer.split_key_update:
+        """Per row, whether it is an UPDATE whose key columns changed (events.split_key_update:
         the values compared as the row path compares them, with Python's `!=`)."""
         split = np.zeros(batch.rows, bool)
         rows = batch.before_rows
@@ -592,17 +591,6 @@ class CanalJsonBatchEncoder:
         """Raise the error the row path raises for this batch: its events marshalled in
         order, without the size check (None when none fails: the row path takes it)."""
         marshal = self.encoder._marshal
-        for change in batch.to_changes():
-            row, before = change.row, change.before
-            if (
-                change.op is Op.UPDATE
-                and row is not None
-                and before is not None
-                and any(row[i] != before[i] for i in key_indexes)
-            ):
-                # writer.split_key_update: DELETE of the old row, then INSERT of the new one.
-                marshal(attrs.evolve(change, op=Op.DELETE, row=None), too_large=False)
-                marshal(attrs.evolve(change, op=Op.INSERT, before=None), too_large=False)
-            else:
-                marshal(change, too_large=False)
+        for event in batch.to_events(key_indexes):
+            marshal(event, too_large=False)
         return None

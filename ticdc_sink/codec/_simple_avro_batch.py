@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,7 +47,7 @@ from ticdc_sink.codec.simple_avro import (
     _writer,
     encode_long,
 )
-from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op, RowChange
+from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["AvroBatchEncoder"]
@@ -334,7 +333,7 @@ class AvroBatchEncoder:
 
     `encode_batch` returns the messages in the order the row path sends them: one per row,
     or two for an UPDATE that changes a key column (DELETE of the old row, then INSERT of
-    the new one, as `writer.split_key_update`). None for a table without columns.
+    the new one, as `events.split_key_update`). None for a table without columns.
     """
 
     def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
@@ -383,22 +382,9 @@ class AvroBatchEncoder:
             return self._encode(batch, key_indexes)
         except _ValueError as exc:
             # The row path finds the first bad value in message order and words its error.
-            for event in self._events(batch, key_indexes):
+            for event in batch.to_events(key_indexes):
                 self._marshaller.marshal_row(event)
             raise AssertionError("a value failed only in the batch path") from exc
-
-    @staticmethod
-    def _events(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[RowChange]:
-        """The row path's events (writer.split_key_update: codec cannot import writer)."""
-        events = []
-        split = JsonBatchEncoder._split_rows(batch, key_indexes)
-        for i, change in enumerate(batch.to_changes()):
-            if i in split:
-                events.append(attrs.evolve(change, op=Op.DELETE, row=None))
-                events.append(attrs.evolve(change, op=Op.INSERT, before=None))
-            else:
-                events.append(change)
-        return events
 
     def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
         n = batch.rows

@@ -172,7 +172,7 @@ class JsonBatchEncoder:
 
     `encode_batch` returns the messages in the order the row path sends them: one per
     row, or two for an UPDATE that changes a key column (DELETE of the old row, then
-    INSERT of the new one, as `writer.split_key_update`).
+    INSERT of the new one, as `events.split_key_update`).
     """
 
     def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
@@ -308,7 +308,7 @@ class JsonBatchEncoder:
 
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
-        """UPDATE rows with an old image whose key columns changed (writer.split_key_update:
+        """UPDATE rows with an old image whose key columns changed (events.split_key_update:
         the values compared as the row path compares them)."""
         rows = batch.before_rows
         if not rows or not key_indexes:
