@@ -1,0 +1,222 @@
+"""Debezium column-wise (`DebeziumEncoder.encode_batch`) gives exactly what the row path
+(`encode_row` per event, key-changing UPDATEs split) gives: same keys, values and row ends,
+or the same error; with and without the schema part, old values on/off, TiDB extension
+on/off, UTC and a zone with DST history. The row path is the reference."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.test_simple_json_batch import _ARROW_FIELDS, COMMIT_TS, _images, _plan
+from ticdc_sink import codec
+from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.errors import InputError
+from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.writer import key_column_indexes, split_key_update
+
+BUILD_TS_MS = 1_700_000_000_123
+
+OPTION_SETS = {
+    "schema": {},
+    "no schema": {"debezium-disable-schema": "true"},
+    "no old value": {"debezium-output-old-value": "false"},
+    "extension, UTC": {"enable-tidb-extension": "true", "time-zone": "UTC"},
+    "no schema, no old, extension": {
+        "debezium-disable-schema": "true",
+        "debezium-output-old-value": "false",
+        "enable-tidb-extension": "true",
+    },
+}
+
+
+@st.composite
+def _batches(draw: Any) -> list[pa.RecordBatch]:
+    """test_simple_json_batch's batches, but an UPDATE mostly carries its old row (with
+    `debezium-output-old-value` one without it fails the whole batch)."""
+    ids = st.integers(0, 6)
+    batches = []
+    ts = COMMIT_TS
+    for _ in range(draw(st.integers(1, 2))):
+        rows = draw(st.lists(_images(ids), min_size=1, max_size=8))
+        ops = draw(st.lists(st.sampled_from("cuud"), min_size=len(rows), max_size=len(rows)))
+        befores = []
+        for op in ops:
+            has_before = op == "u" and draw(st.sampled_from([True] * 7 + [False]))
+            befores.append(draw(_images(ids)) if has_before else None)
+        commit = []
+        for _ in rows:
+            ts += draw(st.integers(0, 2))
+            commit.append(ts)
+        columns: dict[str, Any] = {
+            f.name: pa.array([r[f.name] for r in rows], f.type) for f in _ARROW_FIELDS
+        }
+        columns["_op"] = pa.array(ops, pa.string())
+        columns["_commit_ts"] = pa.array(commit, pa.int64())
+        columns["_before"] = pa.array(befores, pa.struct(_ARROW_FIELDS))
+        batches.append(pa.RecordBatch.from_pydict(columns))
+    return batches
+
+
+def _change_batches(batches: list[pa.RecordBatch], plan: Any) -> list[ChangeBatch]:
+    layout = InputLayout(**plan.config.input.layout_fields())
+    out = []
+    for batch in batches:
+        out += read_change_batches(
+            batch,
+            layout=layout,
+            tables=plan.tables.schema_for,
+            default_database=plan.tables.default_database,
+            default_table=plan.tables.default_table,
+            default_commit_ts=plan.commit_ts,
+            time_zone=plan.config.codec.time_zone,
+        )
+    return out
+
+
+def _encoder(plan: Any, batch: ChangeBatch) -> Any:
+    return codec.build_encoder(plan.config.codec, batch.table, build_ts_ms=BUILD_TS_MS, topic="t")
+
+
+def _row_path(encoder: Any, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
+    messages, row_ends = [], []
+    for change in batch.to_changes():
+        messages += [encoder.encode_row(e) for e in split_key_update(change, keys)]
+        row_ends.append(len(messages))
+    split = row_ends != list(range(1, batch.rows + 1))
+    return (
+        [m.key for m in messages],
+        [m.value for m in messages],
+        row_ends if split else None,
+    )
+
+
+def _batch_path(encoder: Any, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
+    encoded = encoder.encode_batch(batch, keys)
+    assert isinstance(encoded, EncodedBatch)
+    assert encoded.sizes is None  # Debezium has no size check
+    values = encoded.values
+    message_keys = encoded.keys if encoded.keys is not None else [encoded.key] * len(values)
+    return (message_keys, values, encoded.row_ends)
+
+
+def _outcome(run: Any) -> Any:
+    try:
+        return ("ok", run())
+    except InputError as exc:  # same error, same words
+        return ("error", type(exc), str(exc))
+
+
+def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
+    for batch in _change_batches(batches, plan):
+        keys = key_column_indexes(batch.table)
+        expected = _outcome(lambda b=batch, k=keys: _row_path(_encoder(plan, b), b, k))
+        actual = _outcome(lambda b=batch, k=keys: _batch_path(_encoder(plan, b), b, k))
+        assert actual == expected
+
+
+@pytest.mark.parametrize("options", list(OPTION_SETS), ids=list(OPTION_SETS))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_encode_batch_is_the_row_path(options: str, data: Any) -> None:
+    batches = data.draw(_batches())
+    _check(batches, _plan(False, protocol="debezium", **OPTION_SETS[options]))
+
+
+def test_benchmark_shapes() -> None:
+    rows = 60
+    base = dt.datetime(1969, 12, 31, 23, 59, 58)
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            "_op": pa.array(["c", "c", "u", "u", "d", "c"] * 10),
+            "_commit_ts": pa.array([COMMIT_TS + i for i in range(rows)], pa.int64()),
+            "_before": pa.array(
+                [{"id": i + (i % 4 == 0)} if i % 6 in (2, 3) else None for i in range(rows)],
+                pa.struct(_ARROW_FIELDS),
+            ),
+        }
+    )
+    columns = {
+        "c_double": pa.array([i * 1000.0 / 7 for i in range(rows)]),
+        "c_decimal": pa.array([None] + [f"{i}.{i:04d}" for i in range(1, rows)]).cast(
+            pa.decimal128(12, 4)
+        ),
+        "c_varchar": pa.array([f"name-{i}" for i in range(rows)]),
+        "c_text": pa.array([None if i % 3 else f"a longer note {i}" for i in range(rows)]),
+        "c_datetime": pa.array(
+            [base + dt.timedelta(seconds=i, microseconds=i * 999) for i in range(rows)],
+            pa.timestamp("us"),
+        ),
+        "c_date": pa.array([(base + dt.timedelta(days=i * 17)).date() for i in range(rows)]),
+        "c_bool": pa.array([i % 2 == 0 for i in range(rows)]),
+    }
+    for name, values in columns.items():
+        batch = batch.set_column(batch.schema.get_field_index(name), name, values)
+    for options in OPTION_SETS.values():
+        for op_rows in (batch, batch.slice(0, 2)):
+            _check([op_rows], _plan(False, protocol="debezium", **options))
+
+
+def test_an_update_without_before_fails_as_the_row_path() -> None:
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            **{f.name: pa.nulls(2, f.type) for f in _ARROW_FIELDS[1:]},
+            "_op": pa.array(["c", "u"]),
+            "_commit_ts": pa.array([COMMIT_TS, COMMIT_TS + 1], pa.int64()),
+            "_before": pa.nulls(2, pa.struct(_ARROW_FIELDS)),
+        }
+    )
+    plan = _plan(False, protocol="debezium")
+    (change_batch,) = _change_batches([batch], plan)
+    keys = key_column_indexes(change_batch.table)
+    with pytest.raises(InputError, match="has no old row"):
+        _encoder(plan, change_batch).encode_batch(change_batch, keys)
+    _check([batch], plan)
+
+
+def test_all_inserts_and_odd_values() -> None:
+    # No _op column: every row an INSERT; doubles jsoniter writes with an exponent,
+    # dates and datetimes before year 100, a TIMESTAMP in Shanghai's 1986-1991 DST.
+    rows = 6
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+        }
+    )
+    columns = {
+        "c_double": pa.array([1e-7, 1e21, 1.5e16, -0.0, 5e-324, 0.1]),
+        "c_float": pa.array([1e-7, 3.4e38, 1.5e16, -0.0, 1e-45, 0.1], pa.float32()),
+        "c_date": pa.array([dt.date(18, 1, 2), dt.date(99, 3, 4), dt.date(100, 1, 1)] * 2),
+        "c_datetime": pa.array(
+            [dt.datetime(1, 1, 1, 0, 0, 0, 1), dt.datetime(1969, 12, 31, 23, 59, 59, 999001)] * 3,
+            pa.timestamp("us"),
+        ),
+        "c_timestamp": pa.array(
+            [
+                dt.datetime(1986, 5, 3, 18, 30, tzinfo=dt.UTC),  # 02:30 local: a gap
+                dt.datetime(1986, 9, 13, 17, 30, tzinfo=dt.UTC),  # an overlap
+                dt.datetime(1986, 9, 13, 16, 30, tzinfo=dt.UTC),
+                dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.UTC),
+                dt.datetime(2038, 1, 19, 3, 14, 7, tzinfo=dt.UTC),
+                None,
+            ],
+            pa.timestamp("us", tz="UTC"),
+        ),
+        "c_text": pa.array(['a"b', "\x00\n\t\\", "é中\u2028", "<&>", "", None]),
+        "c_time": pa.array(
+            ["-00:00:00.5", "838:59:59", "-838:59:59.000000", "00:00:00", None, "1:02:03"]
+        ),
+    }
+    for name, values in columns.items():
+        batch = batch.set_column(batch.schema.get_field_index(name), name, values)
+    for options in OPTION_SETS.values():
+        _check([batch], _plan(False, protocol="debezium", **options))
