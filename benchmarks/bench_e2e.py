@@ -16,8 +16,10 @@ Writers (`--writers`, comma-separated, default all):
 | `canal-json` | `protocol=canal-json` |
 | `ceiling` | a Python data source defined here: the same Arrow writer path and the same |
 |  | producer (`ticdc_sink.producer.KafkaProducer`, the same KafkaConfig), sending one |
-|  | fixed payload per input row, as large as the average Simple JSON row message, |
-|  | with the sink's producer call (`send_many` per record batch); no encoding at all |
+|  | pre-built payload per input row with the sink's producer call (`send_many` per |
+|  | record batch); no encoding at all. The payloads are real Simple JSON row messages |
+|  | of a sample of the frame, encoded before the run and cycled through, so they have |
+|  | the average size, and compress as much, as the sink's own messages |
 | `baseline` | `df.foreachPartition`: `json.dumps(row.asDict(recursive=True), default=str)` |
 |  | and one `confluent_kafka.Producer.produce` per row (key: the id), the same |
 |  | producer settings, delivery reports checked, `flush` at the end |
@@ -45,8 +47,11 @@ error and the run goes on with the next.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import statistics
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -76,9 +81,9 @@ class CeilingCommitMessage(WriterCommitMessage):
 
 
 class CeilingDataSource(DataSource):
-    """`format("bench_ceiling")`: options `ceiling-topic` (where to send), `payload-bytes`
-    (the payload's size), and the ticdc writers' own options, from which the same
-    SinkConfig, and so the same KafkaConfig, is built."""
+    """`format("bench_ceiling")`: options `ceiling-topic` (where to send), `payload-file`
+    (the pre-built payloads, one base64 line each), and the ticdc writers' own options,
+    from which the same SinkConfig, and so the same KafkaConfig, is built."""
 
     @classmethod
     def name(cls) -> str:
@@ -89,22 +94,25 @@ class CeilingDataSource(DataSource):
 
         options = dict(self.options)
         topic = options.pop("ceiling-topic")
-        size = int(options.pop("payload-bytes"))
-        return CeilingWriter(SinkConfig.from_options(options).kafka, topic, size)
+        path = options.pop("payload-file")
+        return CeilingWriter(SinkConfig.from_options(options).kafka, topic, path)
 
 
 class CeilingWriter(DataSourceArrowWriter):
-    def __init__(self, kafka: Any, topic: str, size: int) -> None:
+    def __init__(self, kafka: Any, topic: str, path: str) -> None:
         self.kafka = kafka
         self.topic = topic
-        self.size = size
+        self.path = path
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> CeilingCommitMessage:
         from ticdc_sink.producer import KafkaProducer
 
         # Simple JSON rows carry an empty key; the default dispatcher (table) sends all of
         # a table's rows to one partition, so this does too.
-        key, value = b"", b"x" * self.size
+        key = b""
+        payloads = read_payloads(self.path)
+        cycle = payloads * 2  # a slice starting anywhere in the first copy
+        at = 0
         rows = 0
         with KafkaProducer(self.kafka) as producer:
             producer.partition_count(self.topic)  # creates the topic as the sink does
@@ -112,8 +120,11 @@ class CeilingWriter(DataSourceArrowWriter):
             send_many = producer.send_many
             topic = self.topic
             for batch in iterator:
-                send_many(topic, 0, key, [value] * batch.num_rows)
-                rows += batch.num_rows
+                n = batch.num_rows
+                values = cycle[at : at + n] if n <= len(payloads) else (payloads * n)[:n]
+                send_many(topic, 0, key, values)
+                at = (at + n) % len(payloads)
+                rows += n
             producer.flush()
         return CeilingCommitMessage(rows)
 
@@ -180,7 +191,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 3) -> None:
 class Writer:
     """How to write a frame with one of the writers, against one broker."""
 
-    def __init__(self, name: str, bootstrap: str, registry_url: str | None, payload: int | None):
+    def __init__(self, name: str, bootstrap: str, registry_url: str | None, payload: str | None):
         self.name = name
         self.bootstrap = bootstrap
         if name in common.PROTOCOLS:
@@ -191,7 +202,7 @@ class Writer:
             self.options = {
                 **common.sink_options(bootstrap, "simple-json"),
                 "ceiling-topic": CEILING_TOPIC,
-                "payload-bytes": str(payload),
+                "payload-file": str(payload),
             }
         else:
             self.topic = BASELINE_TOPIC
@@ -217,7 +228,7 @@ def run_writer(
     warmup: Any,
     args: argparse.Namespace,
     registry_url: str | None,
-    payload: int | None,
+    payload: str | None,
 ) -> dict[str, Any]:
     with LocalBroker() as broker:
         writer = Writer(name, broker.bootstrap, registry_url, payload)
@@ -247,9 +258,20 @@ def run_writer(
     }
 
 
-def measure_payload(spark_frame: Any) -> int:
-    """The average size (key + value) of a Simple JSON row message, from a sample of the
-    frame written through format("ticdc") and read back (bootstraps and the watermark
+def write_payloads(payloads: list[bytes], path: str) -> None:
+    with open(path, "w") as f:
+        for payload in payloads:
+            f.write(base64.b64encode(payload).decode() + "\n")
+
+
+def read_payloads(path: str) -> list[bytes]:
+    with open(path) as f:
+        return [base64.b64decode(line) for line in f]
+
+
+def sample_payloads(spark_frame: Any) -> list[bytes]:
+    """The Simple JSON row messages (key + value; the key is empty) of a sample of the
+    frame, written through format("ticdc") and read back (bootstraps and the watermark
     left out)."""
     from ticdc_sink.producer import read_topic
 
@@ -257,14 +279,14 @@ def measure_payload(spark_frame: Any) -> int:
         writer = Writer("simple-json", broker.bootstrap, None, None)
         writer.write(spark_frame)
         records = read_topic(broker.bootstrap, writer.topic, idle_s=2.0)
-    sizes = [
-        len(r.key or b"") + len(r.value or b"")
+    payloads = [
+        (r.key or b"") + r.value
         for r in records
         if r.value and json.loads(r.value).get("type") in ("INSERT", "UPDATE", "DELETE")
     ]
-    if not sizes:
+    if not payloads:
         raise RuntimeError("the Simple JSON sample wrote no row messages")
-    return round(sum(sizes) / len(sizes))
+    return payloads
 
 
 def main() -> None:
@@ -278,11 +300,6 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2, help="Spark partitions")
     parser.add_argument("--repeat", type=int, default=1, help="timed writes per writer")
     parser.add_argument("--output", help="also write the JSON results to this file")
-    parser.add_argument(
-        "--payload-bytes",
-        type=int,
-        help="ceiling payload size (default: measured from a Simple JSON sample)",
-    )
     parser.add_argument("--spark-memory", default="4g", help="spark.driver.memory")
     parser.add_argument("--verbose", action="store_true", help="full tracebacks of failures")
     args = parser.parse_args()
@@ -306,6 +323,8 @@ def main() -> None:
         else:
             registry = TestSchemaRegistry().start()
 
+    handle, payload_path = tempfile.mkstemp(suffix=".payloads")
+    os.close(handle)
     spark = common.make_spark(args.spark_memory)
     spark.dataSource.register(CeilingDataSource)
     try:
@@ -320,15 +339,23 @@ def main() -> None:
         step = max(args.rows // WARMUP_ROWS, 1)
         warmup = frame.where(F.col("id") % step == 0)
 
-        payload = args.payload_bytes
-        if "ceiling" in writers and payload is None:
+        payload, average = None, None
+        if "ceiling" in writers:
             step = max(args.rows // PAYLOAD_SAMPLE_ROWS, 1)
             try:
-                payload = measure_payload(frame.where(F.col("id") % step == 0))
-                print(f"ceiling payload: {payload} bytes (average Simple JSON row)", flush=True)
+                payloads = sample_payloads(frame.where(F.col("id") % step == 0))
             except Exception as exc:  # noqa: BLE001 (reported; the others still run)
-                print(f"skipping ceiling: cannot measure the payload: {common.short_error(exc)}")
+                print(f"skipping ceiling: cannot sample payloads: {common.short_error(exc)}")
                 writers.remove("ceiling")
+            else:
+                payload = payload_path
+                write_payloads(payloads, payload)
+                average = sum(map(len, payloads)) / len(payloads)
+                print(
+                    f"ceiling payloads: {len(payloads)} Simple JSON row messages, "
+                    f"{average:.0f} bytes on average",
+                    flush=True,
+                )
 
         results: list[dict[str, Any]] = []
         for name in writers:
@@ -354,6 +381,7 @@ def main() -> None:
         spark.stop()
         if registry is not None:
             registry.stop()
+        os.unlink(payload_path)
 
     by_name = {r["writer"]: r for r in results if "error" not in r}
     for result in results:
@@ -378,7 +406,7 @@ def main() -> None:
         "rows": args.rows,
         "partitions": args.partitions,
         "repeat": args.repeat,
-        "ceiling_payload_bytes": payload,
+        "ceiling_payload_bytes": round(average) if average else None,
         "environment": common.environment(),
         "results": results,
     }

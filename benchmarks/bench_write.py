@@ -54,9 +54,19 @@ class CountingProducer:
     def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
         self._add(topic, partition, 1, len(key or b"") + len(value or b""))
 
-    def send_many(self, topic: str, partition: int, key: Any, values: list[Any]) -> None:
-        keys = key if isinstance(key, list) else [key] * len(values)
-        size = sum(len(k or b"") for k in keys) + sum(len(v or b"") for v in values)
+    def send_many(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        values: list[Any],
+        keys: list[Any] | None = None,
+    ) -> None:
+        if keys is not None:
+            size = sum(map(len, filter(None, values))) + sum(map(len, filter(None, keys)))
+            self._add(topic, partition, len(values), size)
+            return
+        size = sum(map(len, filter(None, values))) + len(key or b"") * len(values)
         self._add(topic, partition, len(values), size)
 
     def flush(self) -> None:
@@ -93,15 +103,23 @@ def with_commit_ts(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     return out
 
 
-def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -> dict[str, Any]:
+def bench_plan(name: str, batches: list[pa.RecordBatch]) -> Any:
+    """The plan bench_e2e's options give for the reference table."""
     options = common.sink_options("127.0.0.1:1", name, "http://127.0.0.1:1")
     config = SinkConfig.from_options(options)
+    before = T.StructType(SPARK_SCHEMA.fields[1:])
     spark_schema = T.StructType(
-        [*SPARK_SCHEMA.fields, T.StructField("_before", batches[0].schema.field("_before").type
-                                             and T.StructType(SPARK_SCHEMA.fields[1:])),
-         T.StructField("_commit_ts", T.LongType())]
+        [
+            *SPARK_SCHEMA.fields,
+            T.StructField("_before", before),
+            T.StructField("_commit_ts", T.LongType()),
+        ]
     )
-    plan = make_plan(config, spark_schema, tso.compose(BUILD_TS_MS), batch_id=None)
+    return make_plan(config, spark_schema, tso.compose(BUILD_TS_MS), batch_id=None)
+
+
+def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -> dict[str, Any]:
+    plan = bench_plan(name, batches)
     rows = sum(b.num_rows for b in batches)
 
     def run() -> Any:

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import confluent_kafka
@@ -345,11 +346,17 @@ class KafkaProducer:
             self._producer.poll(0)
 
     def send_many(
-        self, topic: str, partition: int, key: bytes | None, values: list[bytes | None]
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
     ) -> None:
-        """`send` for many values to one (topic, partition) with one key: the same
-        queueing, back-pressure and failure checks, in one tight loop (the writer's fast
-        path sends a record batch's messages this way).
+        """`send` for many values to one (topic, partition), with one key or, given
+        `keys`, a key each: the same queueing, back-pressure and failure checks, in one
+        tight loop (the writer sends a record batch's messages this way).
 
         Raises:
             DeliveryError: as `send`.
@@ -359,15 +366,15 @@ class KafkaProducer:
         produce = self._producer.produce
         on_delivery = self._on_delivery
         sent = self._sent
-        key_size = len(key) if key else 0
         done = 0
+        pairs = zip(keys, values, strict=True) if keys is not None else zip(repeat(key), values)
         try:
-            for value in values:
+            for k, value in pairs:
                 try:
-                    produce(topic, value, key, partition, on_delivery)
+                    produce(topic, value, k, partition, on_delivery)
                 except BufferError:
                     self._sent = sent
-                    self._send_when_room(topic, partition, key, value)
+                    self._send_when_room(topic, partition, k, value)
                 sent += 1
                 done += 1
                 if not sent % _POLL_EVERY:
@@ -377,10 +384,12 @@ class KafkaProducer:
                         raise self._delivery_error(undelivered=0)
         finally:
             self._sent = sent
-            sizes = sum(len(v) for v in values[:done] if v) if done < len(values) else None
-            if sizes is None:
-                sizes = sum(map(len, filter(None, values)))
-            self._count(topic, partition, done, sizes + key_size * done)
+            sizes = sum(map(len, filter(None, values[:done])))
+            if keys is not None:
+                sizes += sum(map(len, filter(None, keys[:done])))
+            elif key:
+                sizes += len(key) * done
+            self._count(topic, partition, done, sizes)
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None

@@ -20,11 +20,9 @@ import attrs
 import pyarrow as pa
 
 from ticdc_sink import claim_check, codec, schema_change, tso
-from ticdc_sink.codec.simple import RECORD_OVERHEAD as _SIMPLE_RECORD_OVERHEAD
 from ticdc_sink.config import (
     DDL_PROTOCOLS,
     CodecConfig,
-    EncodingFormat,
     LargeMessageHandleOption,
     Protocol,
     SinkConfig,
@@ -270,19 +268,8 @@ class _TableOutput:
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
-        # Simple JSON renders whole batches column-wise (codec/_simple_json_batch.py).
-        self.batch_encoder: Any = None
-        if (
-            self.codec.protocol is Protocol.SIMPLE
-            and self.codec.encoding_format is EncodingFormat.JSON
-        ):
-            from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
-
-            batch_encoder = JsonBatchEncoder(
-                schema, time_zone=self.codec.time_zone, build_ts_ms=plan.build_ts_ms
-            )
-            if batch_encoder.supported:
-                self.batch_encoder = batch_encoder
+        # Encoders that render whole batches column-wise (codec/_batch.py).
+        self.encode_batch: Any = getattr(self.encoder, "encode_batch", None)
 
 
 class _TaskWriter:
@@ -420,8 +407,10 @@ class _TaskWriter:
         if len(self.last_ts_by_key) > _ORDER_CHECK_WINDOW:
             self.last_ts_by_key.popitem(last=False)
 
-    def write_change(self, change: RowChange) -> None:
-        self.check_order(change)
+    def write_change(self, change: RowChange, *, checked: bool = False) -> None:
+        """One row's messages; `checked`: its commit-ts order was already checked."""
+        if not checked:
+            self.check_order(change)
         out = self.output_for(change.table)
         self.maybe_bootstrap(out)
         n = self.partition_count(out.topic)
@@ -434,30 +423,38 @@ class _TaskWriter:
 
     def write_batch(self, batch: ChangeBatch) -> None:
         """All rows of one table's batch: the same messages, partitions, bootstraps and
-        order checks as `write_change` per row, with the messages rendered column-wise."""
+        order checks as `write_change` per row, with the messages rendered column-wise
+        where the encoder can (`encode_batch`)."""
         out = self.output_for(batch.table)
-        if out.batch_encoder is None:
-            for change in batch.to_changes():
-                self.write_change(change)
-            return
         commit_ts = batch.commit_ts_list() if batch.commit_ts is not None else None
-        self.check_order_batch(batch, commit_ts)
-        encoded = out.batch_encoder.encode_batch(batch, out.key_indexes)
+        encoded = None
+        if out.encode_batch is not None:
+            self.check_order_batch(batch, commit_ts)
+            encoded = out.encode_batch(batch, out.key_indexes)
+        if encoded is None:
+            checked = out.encode_batch is not None
+            for change in batch.to_changes():
+                self.write_change(change, checked=checked)
+            return
         values = encoded.values
+        keys = encoded.keys
         row_ends = encoded.row_ends
         n = self.partition_count(out.topic)
         events: list[RowChange] | None = None
-        limit = out.codec.max_message_bytes
-        if encoded.max_size + _SIMPLE_RECORD_OVERHEAD > limit:
+        oversized = encoded.oversized(out.codec.max_message_bytes)
+        if oversized:
             # The large-message policy (handle-key-only, claim-check, the error) lives in
             # the encoder's row path.
             events = _events(batch, out.key_indexes)
-            for i, size in enumerate(encoded.sizes.to_pylist()):
-                if size + _SIMPLE_RECORD_OVERHEAD > limit:
-                    message = out.encoder.encode_row(events[i])
-                    values[i] = message.value
-                    if message.diverted:
-                        self.diverted += 1
+            for i in oversized:
+                message = out.encoder.encode_row(events[i])
+                values[i] = message.value
+                if keys is None and message.key != encoded.key:
+                    keys = [encoded.key] * len(values)
+                if keys is not None:
+                    keys[i] = message.key
+                if message.diverted:
+                    self.diverted += 1
         constant = out.dispatcher.constant_partition(n)
         partitions: list[int] | None = None
         if constant is None:
@@ -467,9 +464,6 @@ class _TaskWriter:
             partitions = [partition(event, n) for event in events]
         rows = batch.rows
         topic = out.topic
-        send = self.producer.send
-        send_many = getattr(self.producer, "send_many", None)
-        key = b""
         start = 0
         while start < rows:
             stop = rows
@@ -479,22 +473,36 @@ class _TaskWriter:
                 stop = min(rows, start + max(due, 1), start + _BOOTSTRAP_CLOCK_ROWS)
             first = start if row_ends is None else (row_ends[start - 1] if start else 0)
             last = stop if row_ends is None else row_ends[stop - 1]
-            if partitions is None:
-                if send_many is not None:
-                    send_many(topic, constant, key, values[first:last])
-                else:
-                    for value in values[first:last]:
-                        send(topic, constant, key, value)
-            else:
-                for partition, value in zip(
-                    partitions[first:last], values[first:last], strict=True
-                ):
-                    send(topic, partition, key, value)
+            self._send_run(topic, constant, partitions, encoded.key, keys, values, first, last)
             out.rows_since_bootstrap += stop - start
             start = stop
         self.rows += rows
         top = batch.default_commit_ts if commit_ts is None else max(commit_ts)
         self.max_commit_ts = max(self.max_commit_ts, top)
+
+    def _send_run(
+        self,
+        topic: str,
+        constant: int | None,
+        partitions: list[int] | None,
+        key: bytes | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        first: int,
+        last: int,
+    ) -> None:
+        """Messages [first, last) of a batch: one `send_many` to a constant partition,
+        else one `send` each to its own."""
+        send_many = getattr(self.producer, "send_many", None)
+        run_keys = None if keys is None else keys[first:last]
+        if partitions is None and send_many is not None:
+            assert constant is not None
+            send_many(topic, constant, key, values[first:last], keys=run_keys)
+            return
+        send = self.producer.send
+        for i in range(first, last):
+            partition = constant if partitions is None else partitions[i]
+            send(topic, partition, key if keys is None else keys[i], values[i])
 
     def check_order_batch(self, batch: ChangeBatch, commit_ts: list[int] | None) -> None:
         """`check_order` for every row of a batch, in order. When no row can fail (commit

@@ -441,6 +441,17 @@ def test_send_many_queues_like_send_and_waits_for_room():
     assert cluster.producers[0].max_queued == 2
 
 
+def test_send_many_with_a_key_each():
+    cluster = FakeCluster()
+    producer = make_producer(cluster)
+    producer.send_many("t", 2, b"ignored", [b"a", None, b"ccc"], keys=[b"k1", b"k22", None])
+    produced = [(m.partition(), m.key(), m.value()) for m, _ in cluster.producers[0].queue]
+    assert produced == [(2, b"k1", b"a"), (2, b"k22", None), (2, None, b"ccc")]
+    producer.flush()
+    assert producer.sent == 3
+    assert producer.delivered == {("t", 2): PartitionStats(3, 4 + 5)}
+
+
 def test_send_many_after_a_failed_delivery_fails_at_once():
     error = KafkaError(KafkaError._MSG_TIMED_OUT)
     cluster = FakeCluster(failing_partitions={("t", 0): error}, acks_per_poll=1)

@@ -22,9 +22,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ticdc_sink.codec._batch import EncodedBatch
 from ticdc_sink.codec._json import dumps
 from ticdc_sink.codec._mysql import ValueKind, format_float, value_kind
-from ticdc_sink.codec.simple import PROTOCOL_VERSION, _renderer, row_value_error
+from ticdc_sink.codec.simple import (
+    _ROW_KEY,
+    PROTOCOL_VERSION,
+    RECORD_OVERHEAD,
+    _renderer,
+    row_value_error,
+)
 from ticdc_sink.events import OP_DELETE, OP_INSERT, ChangeBatch
 from ticdc_sink.schema import Column, TableSchema
 
@@ -163,8 +170,8 @@ class _ColumnRenderer:
 class JsonBatchEncoder:
     """Simple JSON DML messages of one table, a `ChangeBatch` at a time.
 
-    `encode_batch` returns the message values in the order the row path sends them: one
-    per row, or two for an UPDATE that changes a key column (DELETE of the old row, then
+    `encode_batch` returns the messages in the order the row path sends them: one per
+    row, or two for an UPDATE that changes a key column (DELETE of the old row, then
     INSERT of the new one, as `writer.split_key_update`).
     """
 
@@ -271,11 +278,10 @@ class JsonBatchEncoder:
                 old_part,
                 "}",
             )
-        sizes = pc.binary_length(values)
         return EncodedBatch(
             values=values.cast(pa.large_binary()).to_pylist(),
-            max_size=pc.max(sizes).as_py() or 0,
-            sizes=sizes,
+            sizes=pc.add(pc.binary_length(values), RECORD_OVERHEAD).to_pylist(),
+            key=_ROW_KEY,
             row_ends=row_ends,
         )
 
@@ -320,18 +326,3 @@ class JsonBatchEncoder:
                 if a != b:
                     changed[j] = True
         return {row for row, c in zip(rows, changed, strict=True) if c}
-
-
-class EncodedBatch:
-    """The message values of a batch, in send order, with their sizes; `row_ends[i]` is
-    the index after row i's last message (None: one message per row)."""
-
-    __slots__ = ("max_size", "row_ends", "sizes", "values")
-
-    def __init__(
-        self, values: list[bytes], max_size: int, sizes: pa.Array, row_ends: list[int] | None
-    ) -> None:
-        self.values = values
-        self.max_size = max_size
-        self.sizes = sizes
-        self.row_ends = row_ends

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
+from ticdc_sink.codec._batch import EncodedBatch
 from ticdc_sink.codec._json import dumps, go_string
 from ticdc_sink.codec._mysql import (
     ValueKind,
@@ -38,7 +39,7 @@ from ticdc_sink.errors import (
     MessageTooLargeError,
     SchemaError,
 )
-from ticdc_sink.events import Op, RowChange
+from ticdc_sink.events import ChangeBatch, Op, RowChange
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [
@@ -482,6 +483,32 @@ class SimpleEncoder:
                 table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
             )
         self._bootstrap: Message | None = None
+        self._build_ts_ms = build_ts_ms
+        self._batch_encoder: Any = None
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+        """The DML messages of a whole batch, column-wise (None: use `encode_row`).
+
+        Raises:
+            InputError: a value that does not fit its column (as `encode_row` words it).
+        """
+        if self._batch_encoder is None:
+            self._batch_encoder = self._make_batch_encoder()
+        if self._batch_encoder is False:
+            return None
+        return self._batch_encoder.encode_batch(batch, key_indexes)
+
+    def _make_batch_encoder(self) -> Any:
+        """The column-wise encoder of this table and encoding, or False where there is
+        none (Avro; a table without columns, whose messages carry no `data`)."""
+        if _is_avro(self.config):
+            return False
+        from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
+
+        encoder = JsonBatchEncoder(
+            self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
+        )
+        return encoder if encoder.supported else False
 
     def encode_row(self, change: RowChange) -> Message:
         """The DML message of one row change; the Kafka key is empty.
