@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -220,3 +221,146 @@ def test_all_inserts_and_odd_values() -> None:
         batch = batch.set_column(batch.schema.get_field_index(name), name, values)
     for options in OPTION_SETS.values():
         _check([batch], _plan(False, protocol="debezium", **options))
+
+
+# --- a table with DEFAULTs (NULL written as the default) and the remaining types -------------
+
+_DDL = """CREATE TABLE t (
+  k1 BIGINT UNSIGNED NOT NULL,
+  k2 VARCHAR(8) NOT NULL,
+  u_big BIGINT UNSIGNED DEFAULT '18446744073709551615',
+  i_small SMALLINT DEFAULT '-5',
+  y YEAR DEFAULT '2001',
+  f FLOAT DEFAULT '1.5',
+  d DOUBLE,
+  dec40 DECIMAL(40,20) DEFAULT '0.5',
+  b1 BIT(1) DEFAULT b'1',
+  b12 BIT(12),
+  e ENUM('x','y,z','') DEFAULT 'x',
+  s SET('a','b') DEFAULT 'a,b',
+  j JSON,
+  vb VARBINARY(6) DEFAULT 'ab',
+  t2 TIME(2) DEFAULT '01:02:03.45',
+  ts TIMESTAMP(3) NULL DEFAULT '2020-01-02 03:04:05.678',
+  ts0 TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  dt0 DATETIME DEFAULT '0000-00-00 00:00:00',
+  da DATE DEFAULT '2020-02-02',
+  bad INT,
+  PRIMARY KEY (k1, k2)
+)"""
+
+_FIELDS = [
+    pa.field("k1", pa.uint64(), nullable=False),
+    pa.field("k2", pa.string(), nullable=False),
+    pa.field("u_big", pa.uint64()),
+    pa.field("i_small", pa.int16()),
+    pa.field("y", pa.int32()),
+    pa.field("f", pa.float32()),
+    pa.field("d", pa.float64()),
+    pa.field("dec40", pa.string()),
+    pa.field("b1", pa.bool_()),
+    pa.field("b12", pa.binary()),
+    pa.field("e", pa.string()),
+    pa.field("s", pa.list_(pa.string())),
+    pa.field("j", pa.string()),
+    pa.field("vb", pa.binary()),
+    pa.field("t2", pa.time64("us")),
+    pa.field("ts", pa.timestamp("us")),
+    pa.field("ts0", pa.timestamp("ms", tz="UTC"), nullable=False),
+    pa.field("dt0", pa.string()),
+    pa.field("da", pa.string()),
+    pa.field("bad", pa.int32()),
+]
+
+_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "k1": st.sampled_from([0, 1, 2**63, 2**64 - 1]),
+    "k2": st.sampled_from(["a", "b", 'q"\\']),
+    "u_big": st.integers(0, 2**64 - 1),
+    "i_small": st.integers(-(2**15), 2**15 - 1),
+    "y": st.sampled_from([0, 1901, 1999, 2155]),
+    "f": st.floats(width=32, allow_nan=False, allow_infinity=False),
+    "d": st.floats(allow_nan=False, allow_infinity=False),
+    "dec40": st.decimals(
+        min_value=-(10**19) + 1, max_value=10**19 - 1, places=20, allow_nan=False
+    ).map(str),
+    "b1": st.booleans(),
+    "b12": st.binary(min_size=1, max_size=2).filter(lambda b: int.from_bytes(b, "big") < 4096),
+    "e": st.sampled_from(["x", "y,z", "", "X"]),
+    "s": st.lists(st.sampled_from(["a", "b"]), max_size=2, unique=True),
+    "j": st.sampled_from(['{"a": [1, 2.5, "x\\n"]}', "[]", "null", '"\\u00e9\\t"', "1e300"]),
+    "vb": st.binary(max_size=6),
+    "t2": st.times(),
+    "ts": st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2038, 1, 1)),
+    "ts0": st.datetimes(
+        min_value=dt.datetime(1970, 1, 2),
+        max_value=dt.datetime(2038, 1, 1),
+        timezones=st.just(dt.UTC),
+    ),
+    "dt0": st.sampled_from(["0000-00-00 00:00:00", "0018-03-04 05:06:07", "2020-01-02T03:04:05"]),
+    "da": st.sampled_from(["0000-00-00", "0099-12-31", "2020-02-29", "1969-12-31"]),
+    "bad": st.integers(-5, 5),
+}
+
+
+@st.composite
+def _ddl_image(draw: Any) -> dict[str, Any]:
+    image = {}
+    for f in _FIELDS:
+        strategy = _VALUES[f.name]
+        if f.name == "bad":  # NULL there fails the batch: rarely
+            strategy = st.sampled_from([None, *range(9)])
+        elif f.nullable:
+            strategy = st.none() | strategy
+        image[f.name] = draw(strategy)
+    return image
+
+
+@st.composite
+def _ddl_batch(draw: Any) -> pa.RecordBatch:
+    rows = draw(st.lists(_ddl_image(), min_size=1, max_size=6))
+    ops = draw(st.lists(st.sampled_from("cud"), min_size=len(rows), max_size=len(rows)))
+    befores = [draw(_ddl_image()) if op == "u" else None for op in ops]
+    columns: dict[str, Any] = {f.name: pa.array([r[f.name] for r in rows], f.type) for f in _FIELDS}
+    columns["_op"] = pa.array(ops, pa.string())
+    columns["_before"] = pa.array(befores, pa.struct(_FIELDS))
+    return pa.RecordBatch.from_pydict(columns)
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize("options", list(OPTION_SETS)[:3], ids=list(OPTION_SETS)[:3])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
+    from ticdc_sink.config import CodecConfig
+    from ticdc_sink.schema import TableSchema, parse_table_ddl
+
+    parsed = parse_table_ddl(_DDL)
+    # A default TiCDC cannot encode (NULL there fails the row), which no DDL here accepts.
+    columns = [attrs.evolve(c, default="abc") if c.name == "bad" else c for c in parsed.columns]
+    table = TableSchema(
+        database="db",
+        table=parsed.table,
+        columns=tuple(columns),
+        indexes=parsed.indexes,
+        pk_clustered=parsed.pk_clustered,
+    )
+    settings_ = {k.replace("-", "_"): v == "true" for k, v in OPTION_SETS[options].items()}
+    config = CodecConfig(protocol="debezium", time_zone=zone, **settings_)
+    record_batch = data.draw(_ddl_batch())
+    (batch,) = read_change_batches(
+        record_batch,
+        layout=InputLayout(),
+        tables=lambda d, t: table,
+        default_database="db",
+        default_table="t",
+        default_commit_ts=COMMIT_TS,
+        time_zone=zone,
+    )
+    keys = key_column_indexes(table)
+
+    def encoder() -> Any:
+        return codec.build_encoder(config, table, build_ts_ms=BUILD_TS_MS, topic="t")
+
+    expected = _outcome(lambda: _row_path(encoder(), batch, keys))
+    actual = _outcome(lambda: _batch_path(encoder(), batch, keys))
+    assert actual == expected
