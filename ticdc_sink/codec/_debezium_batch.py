@@ -114,9 +114,6 @@ class _ColumnText:
         self.zone_name = getattr(zone, "key", None)
         null_text = column.null_text
         self.null = None if null_text is None else pa.scalar(null_text[len(self.prefix) :], _TEXT)
-        if self.kind is ValueKind.ENUM:
-            texts = ['""', *(json_string(e) for e in t.elements)]
-            self.enum_texts = pa.array(texts, _TEXT)
 
     # -- whole column ---------------------------------------------------------------------
 
@@ -199,7 +196,7 @@ class _ColumnText:
             return self._dates(values)
         if kind is ValueKind.DATETIME:
             return self._datetimes(values)
-        if kind is ValueKind.TIMESTAMP:
+        if kind is ValueKind.TIMESTAMP and (self.zone is None or self.zone_name is not None):
             return self._timestamps(values)
         if kind is ValueKind.TIME:
             return self._times(values)
@@ -285,8 +282,6 @@ class _ColumnText:
         if self.zone is None:
             text = pc.binary_replace_slice(strings, start=10, stop=11, replacement="T")
         else:
-            if self.zone_name is None:
-                return None  # type: ignore[return-value]
             early = pc.assume_timezone(
                 stamps, self.zone_name, ambiguous="earliest", nonexistent="earliest"
             )
