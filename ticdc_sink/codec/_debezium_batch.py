@@ -41,6 +41,7 @@ __all__ = ["DebeziumBatchEncoder"]
 
 _TEXT = pa.large_string()
 _EMPTY = pa.scalar("", _TEXT)
+_CHUNK = 2048  # messages joined at a time
 _END = 1 << 62  # a slice start past any string's end: replace_slice there appends
 # Bytes that may start something jsoniter escapes (C0 controls, quote, backslash); UTF-8
 # multi-byte sequences never hold a byte below 0x80, so a byte scan is exact.
@@ -476,7 +477,7 @@ class DebeziumBatchEncoder:
             body, keys, head, ts_ms, ts_text, row_ends = self._split_messages(
                 batch, set(split), images, image_keys, befores, before_keys, ts_ms, ts_text
             )
-        values = _join(
+        parts = [
             self.source_head,
             ts_ms,
             self.source_middle,
@@ -485,8 +486,14 @@ class DebeziumBatchEncoder:
             head,
             body,
             self.value_tail,
-        )
-        value_list = values.cast(pa.large_binary()).to_pylist()
+        ]
+        # In chunks: with the `schema` part a message is kilobytes, and the joined buffer
+        # of a whole batch would be tens of megabytes (reused buffers stay warm in cache).
+        value_list: list[bytes | None] = []
+        count = len(body)
+        for start in range(0, count, _CHUNK):
+            chunk = [p.slice(start, _CHUNK) if isinstance(p, pa.Array) else p for p in parts]
+            value_list += _join(*chunk).cast(pa.large_binary()).to_pylist()
         if keys is None:
             return EncodedBatch(
                 values=value_list, sizes=None, key=self.key_constant, row_ends=row_ends
