@@ -118,12 +118,33 @@ class _ColumnText:
 
     # -- whole column ---------------------------------------------------------------------
 
-    def texts(self, values: pa.Array | list[Any]) -> pa.Array:
-        """Every row's value text.
+    def texts(self, values: pa.Array | list[Any]) -> tuple[pa.Array, bool]:
+        """(every row's value text, whether it is complete JSON). Not complete: a string
+        column without NULL or anything to escape, whose quotes the caller folds into the
+        constant parts around it (two slice replacements a row saved).
 
         Raises:
             _RowPath: a value the row renderer refuses, or a NULL whose default fails.
         """
+        if self.kind in _STRING_KINDS:
+            strings = self._strings(values)
+            if strings is not None and not strings.null_count:
+                if not _may_need_escaping(strings):
+                    return strings, False
+                return self._quoted(strings), True
+        return self._texts(values), True
+
+    def _strings(self, values: pa.Array | list[Any]) -> pa.Array | None:
+        if isinstance(values, pa.Array):
+            return values.cast(_TEXT) if _is_string(values.type) else None
+        if not all(type(v) is str for v in values):
+            return None
+        try:
+            return pa.array(values, _TEXT)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
+            raise _RowPath from exc  # a lone surrogate: the row path decides
+
+    def _texts(self, values: pa.Array | list[Any]) -> pa.Array:
         out = None
         if isinstance(values, pa.Array):
             if values.null_count == len(values):
@@ -354,6 +375,22 @@ def _split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[
     return (change,)
 
 
+def _parts(separators: list[str], texts: list[tuple[pa.Array, bool]], end: str) -> list[Any]:
+    """separator, text, separator, text, ..., end for a join; a text still to be quoted
+    gets its quotes in the constant strings on either side."""
+    parts: list[Any] = []
+    pending = ""
+    for separator, (text, complete) in zip(separators, texts, strict=True):
+        if complete:
+            parts += (pending + separator, text)
+            pending = ""
+        else:
+            parts += (pending + separator + '"', text)
+            pending = '"'
+    parts.append(pending + end)
+    return parts
+
+
 class DebeziumBatchEncoder:
     """The column-wise side of one table's `DebeziumEncoder` (built on its first batch)."""
 
@@ -422,16 +459,11 @@ class DebeziumBatchEncoder:
         """(the `{"a":..,"b":..}` object of each image, its key object with the whole key
         message around it, None for a table without handle key)."""
         texts = [c.texts(v) for c, v in zip(self.columns, columns, strict=True)]
-        parts: list[Any] = []
-        for separator, text in zip(self.separators, texts, strict=True):
-            parts += (separator, text)
-        objects = _join(*parts, "}")
+        objects = _join(*_parts(self.separators, texts, "}"))
         keys = None
         if self.key_positions:
-            key_parts: list[Any] = []
-            for separator, i in zip(self.key_separators, self.key_positions, strict=True):
-                key_parts += (separator, texts[i])
-            keys = _join(*key_parts, self.key_tail)
+            key_texts = [texts[i] for i in self.key_positions]
+            keys = _join(*_parts(self.key_separators, key_texts, self.key_tail))
         return objects, keys
 
     def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
