@@ -129,7 +129,14 @@ def test_encode_batch_is_the_row_path(options: str, data: Any) -> None:
     _check(batches, _plan(False, protocol="debezium", **OPTION_SETS[options]))
 
 
-def test_benchmark_shapes() -> None:
+def test_benchmark_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Column-wise throughout: the fall-back to encode_row is not taken.
+    from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
+
+    def no_row_path(*args: Any) -> None:
+        raise AssertionError("the batch went through encode_row")
+
+    monkeypatch.setattr(DebeziumBatchEncoder, "_row_path", no_row_path)
     rows = 60
     base = dt.datetime(1969, 12, 31, 23, 59, 58)
     batch = pa.RecordBatch.from_pydict(
