@@ -400,15 +400,15 @@ class DebeziumBatchEncoder:
         self.columns = [_ColumnText(c, encoder._zone) for c in columns]
         self.old_value = encoder._old_value
         # `{"name":` / `,"name":` around each value text.
-        self.separators = ["{" + columns[0].prefix] + ["," + c.prefix for c in columns[1:]]
+        self.separators = [("," if i else "{") + c.prefix for i, c in enumerate(columns)]
         self.key_positions = encoder._key_positions
         key_columns = [columns[i] for i in self.key_positions]
         key_seps = [c.prefix for c in key_columns]
         key_seps = ['{"payload":{' + p if i == 0 else "," + p for i, p in enumerate(key_seps)]
         self.key_separators = key_seps
         self.key_tail = "}" + encoder._key_schema + "}"
-        if not key_columns:
-            self.key_constant = ('{"payload":{' + self.key_tail).encode()
+        # The key of every message of a table without handle key.
+        self.key_constant = ('{"payload":{' + self.key_tail).encode()
         head, middle, tail = encoder._source_parts
         self.source_head = '{"payload":{"source":' + head
         self.source_middle = middle
