@@ -74,6 +74,9 @@ PROTOCOLS: dict[str, dict[str, str]] = {
     "canal-json": {"protocol": "canal-json"},
 }
 NEEDS_REGISTRY = frozenset({"avro"})
+# Options every writer gets on top of its own (bench_e2e.py --option), e.g. producer
+# settings to compare: kafka.linger.ms=20, compression=none.
+EXTRA_OPTIONS: dict[str, str] = {}
 
 
 def make_spark(memory: str, *, extra: dict[str, str] | None = None) -> Any:
@@ -156,6 +159,7 @@ def sink_options(bootstrap: str, protocol: str, registry_url: str | None = None)
         "primary-key": "id",
         "column-types": json.dumps(COLUMN_TYPES),
         **PROTOCOLS[protocol],
+        **EXTRA_OPTIONS,
     }
     if protocol in NEEDS_REGISTRY:
         if registry_url is None:

@@ -300,9 +300,21 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2, help="Spark partitions")
     parser.add_argument("--repeat", type=int, default=1, help="timed writes per writer")
     parser.add_argument("--output", help="also write the JSON results to this file")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option for every writer (repeatable), e.g. kafka.linger.ms=20",
+    )
     parser.add_argument("--spark-memory", default="4g", help="spark.driver.memory")
     parser.add_argument("--verbose", action="store_true", help="full tracebacks of failures")
     args = parser.parse_args()
+    for option in args.option:
+        key, sep, value = option.partition("=")
+        if not sep:
+            parser.error(f"--option {option!r}: use KEY=VALUE")
+        common.EXTRA_OPTIONS[key.strip()] = value.strip()
     writers = [w.strip() for w in args.writers.split(",") if w.strip()]
     unknown = sorted(set(writers) - set(ALL_WRITERS))
     if unknown:
@@ -407,6 +419,7 @@ def main() -> None:
         "partitions": args.partitions,
         "repeat": args.repeat,
         "ceiling_payload_bytes": round(average) if average else None,
+        "options": common.EXTRA_OPTIONS,
         "environment": common.environment(),
         "results": results,
     }

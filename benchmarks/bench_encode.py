@@ -4,11 +4,11 @@ reference table -> messages, per protocol.
     python benchmarks/bench_encode.py --rows 200000 --repeat 3
     python benchmarks/bench_encode.py --protocols simple-json,simple-json-rows
 
-Protocols: `simple-json` (the writer's path: `events.read_change_batches`, then the
-column-wise `JsonBatchEncoder`), `simple-json-rows` (the per-row path it replaced:
-`read_changes`, key-changing updates split, `encode_row` per row), and through the per-row
-path `simple-avro`, `avro` (schema ids from an in-memory lookup), `debezium`,
-`debezium-no-schema`, `canal-json`. Prints one JSON line per protocol: rows/s for
+Protocols: `simple-json`, `simple-avro`, `avro` (schema ids from an in-memory lookup),
+`debezium`, `debezium-no-schema`, `canal-json`, each through the writer's path
+(`events.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
+`<protocol>-rows` (e.g. `avro-rows`), the per-row path (`read_changes`, key-changing
+updates split, `encode_row` per event). Prints one JSON line per protocol: rows/s for
 conversion, encoding and both, median and best of --repeat runs, CPU time of this process
 (`time.process_time`) and wall time; on a shared machine the CPU figures are the steadier.
 """
@@ -24,12 +24,12 @@ import time
 from decimal import Decimal
 from typing import Any
 
+import _common  # noqa: F401  (first: puts the repo on sys.path)
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from ticdc_sink import codec, tso
-from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import InputLayout, read_change_batches, read_changes
 from ticdc_sink.schema import build_table_schema
@@ -103,13 +103,14 @@ class _Ids:
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple"},
-    "simple-json-rows": {"protocol": "simple"},
     "simple-avro": {"protocol": "simple", "encoding-format": "avro"},
     "avro": {"protocol": "avro"},
     "debezium": {"protocol": "debezium"},
     "debezium-no-schema": {"protocol": "debezium", "debezium-disable-schema": "true"},
     "canal-json": {"protocol": "canal-json"},
 }
+# The per-row path of each protocol (`encode_row` per event), for comparison.
+ROW_PATHS = {f"{name}-rows": options for name, options in PROTOCOLS.items()}
 
 
 def _rate(rows: int, seconds: list[float]) -> dict[str, int]:
@@ -120,7 +121,8 @@ def _rate(rows: int, seconds: list[float]) -> dict[str, int]:
 
 
 def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> dict[str, Any]:
-    config = CodecConfig(**{k.replace("-", "_"): v for k, v in PROTOCOLS[name].items()})
+    options = {**PROTOCOLS, **ROW_PATHS}[name]
+    config = CodecConfig(**{k.replace("-", "_"): v for k, v in options.items()})
     build_ts = 1_700_000_000_000
     encoder = codec.build_encoder(
         config, table, build_ts_ms=build_ts, topic="bench_orders", registry=_Ids()
@@ -135,16 +137,8 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
         time_zone="UTC",
     )
     rows = sum(b.num_rows for b in batches)
-    if name == "simple-json":
-        fast = JsonBatchEncoder(table, time_zone="UTC", build_ts_ms=build_ts)
-
-        def convert() -> list[Any]:
-            return [g for b in batches for g in read_change_batches(b, **kwargs)]
-
-        def encode(groups: list[Any]) -> None:
-            for group in groups:
-                fast.encode_batch(group, keys).values  # noqa: B018
-    else:
+    encode_batch = getattr(encoder, "encode_batch", None)
+    if name.endswith("-rows") or encode_batch is None:
 
         def convert() -> list[Any]:
             return [c for b in batches for c in read_changes(b, **kwargs)]
@@ -154,6 +148,16 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
             for change in changes:
                 for event in split_key_update(change, keys):
                     encode_row(event)
+
+    else:
+
+        def convert() -> list[Any]:
+            return [g for b in batches for g in read_change_batches(b, **kwargs)]
+
+        def encode(groups: list[Any]) -> None:
+            for group in groups:
+                if encode_batch(group, keys) is None:
+                    raise RuntimeError(f"{name}: encode_batch declined the reference table")
 
     encode(convert()[:1])  # warm-up: registry ids, lazy imports
     result: dict[str, Any] = {"bench": "encode", "protocol": name, "rows": rows}

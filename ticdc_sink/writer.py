@@ -10,14 +10,13 @@ the whole loop runs in unit tests with a fake producer.
 from __future__ import annotations
 
 import logging
-import operator
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec, schema_change, tso
 from ticdc_sink.config import (
@@ -27,7 +26,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.errors import ConfigError, InputError
+from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import (
     ChangeBatch,
     InputLayout,
@@ -35,6 +34,7 @@ from ticdc_sink.events import (
     RowChange,
     read_change_batches,
 )
+from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import TopicRouter, build_dispatcher, rule_for
 from ticdc_sink.schema import (
@@ -67,10 +67,6 @@ RegistryFactory = Callable[..., Any]
 # every this many rows; the row path checks it before every row.
 _BOOTSTRAP_CLOCK_ROWS = 1024
 
-# Keys remembered per task for the "commit ts never goes backwards for a key" check.
-# Bounded so memory does not grow with partition size; a key evicted from the window is
-# simply not checked against its older events.
-_ORDER_CHECK_WINDOW = 65_536
 # TiCDC keeps this much below a topic's max.message.bytes (tiflow pkg/sink/kafka/options.go,
 # maxMessageBytesOverhead).
 _TOPIC_LIMIT_MARGIN = 128
@@ -287,9 +283,7 @@ class _TaskWriter:
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
         self.partition_counts: dict[str, int] = {}
-        # An OrderedDict: evicting the oldest key is O(1) (a dict's next(iter()) slows down
-        # as deleted slots pile up at its front).
-        self.last_ts_by_key: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        self.order = CommitOrderCheck()
         self.rows = 0
         self.diverted = 0
         self.max_commit_ts = 0
@@ -389,23 +383,10 @@ class _TaskWriter:
     def check_order(self, change: RowChange) -> None:
         schema = change.table
         image = change.row if change.row is not None else change.before
-        if not schema.handle_key_indexes or image is None:
+        indexes = schema.handle_key_indexes
+        if not indexes or image is None:
             return
-        key = (schema.database, schema.table, *(image[i] for i in schema.handle_key_indexes))
-        last = self.last_ts_by_key.pop(key, None)
-        if last is not None and change.commit_ts < last:
-            names = ", ".join(
-                f"{schema.columns[i].name}={image[i]!r}" for i in schema.handle_key_indexes
-            )
-            raise InputError(
-                f"commit ts goes backwards for key ({names}) of {schema.database}."
-                f"{schema.table}: {change.commit_ts} after {last}; sort each key's changes "
-                "by commit ts within a partition (repartition by key, sortWithinPartitions)",
-                table=f"{schema.database}.{schema.table}",
-            )
-        self.last_ts_by_key[key] = change.commit_ts
-        if len(self.last_ts_by_key) > _ORDER_CHECK_WINDOW:
-            self.last_ts_by_key.popitem(last=False)
+        self.order.check_row(schema, tuple(image[i] for i in indexes), change.commit_ts)
 
     def write_change(self, change: RowChange, *, checked: bool = False) -> None:
         """One row's messages; `checked`: its commit-ts order was already checked."""
@@ -426,10 +407,9 @@ class _TaskWriter:
         order checks as `write_change` per row, with the messages rendered column-wise
         where the encoder can (`encode_batch`)."""
         out = self.output_for(batch.table)
-        commit_ts = batch.commit_ts_list() if batch.commit_ts is not None else None
         encoded = None
         if out.encode_batch is not None:
-            self.check_order_batch(batch, commit_ts)
+            self.check_order_batch(batch)
             encoded = out.encode_batch(batch, out.key_indexes)
         if encoded is None:
             checked = out.encode_batch is not None
@@ -477,7 +457,10 @@ class _TaskWriter:
             out.rows_since_bootstrap += stop - start
             start = stop
         self.rows += rows
-        top = batch.default_commit_ts if commit_ts is None else max(commit_ts)
+        if batch.commit_ts is None:
+            top = batch.default_commit_ts
+        else:
+            top = pc.max(batch.commit_ts).as_py()
         self.max_commit_ts = max(self.max_commit_ts, top)
 
     def _send_run(
@@ -504,48 +487,17 @@ class _TaskWriter:
             partition = constant if partitions is None else partitions[i]
             send(topic, partition, key if keys is None else keys[i], values[i])
 
-    def check_order_batch(self, batch: ChangeBatch, commit_ts: list[int] | None) -> None:
-        """`check_order` for every row of a batch, in order. When no row can fail (commit
-        ts never decreasing within the batch and not below any ts seen before, no key twice)
-        the keys are recorded in bulk with the same resulting window."""
-        schema = batch.table
-        indexes = schema.handle_key_indexes
-        if not indexes:
-            return
-        if commit_ts is None:
-            commit_ts = [batch.default_commit_ts] * batch.rows
-        columns = [batch.columns[i] for i in indexes]
-        lists = [c.to_pylist() if isinstance(c, pa.Array) else c for c in columns]
-        rows = batch.rows
-        keys = list(zip([schema.database] * rows, [schema.table] * rows, *lists, strict=True))
-        seen = self.last_ts_by_key
-        monotonic = (not seen or commit_ts[0] >= self.max_commit_ts) and all(
-            map(operator.le, commit_ts, commit_ts[1:])
-        )
-        unique = set(keys) if monotonic else None
-        if unique is not None and len(unique) == len(keys):
-            for key in seen.keys() & unique:
-                del seen[key]
-            seen.update(zip(keys, commit_ts, strict=True))
-            for _ in range(len(seen) - _ORDER_CHECK_WINDOW):
-                seen.popitem(last=False)
-            return
-        for key, ts in zip(keys, commit_ts, strict=True):
-            last = seen.pop(key, None)
-            if last is not None and ts < last:
-                names = ", ".join(
-                    f"{schema.columns[i].name}={value!r}"
-                    for i, value in zip(indexes, key[2:], strict=True)
-                )
-                raise InputError(
-                    f"commit ts goes backwards for key ({names}) of {schema.database}."
-                    f"{schema.table}: {ts} after {last}; sort each key's changes "
-                    "by commit ts within a partition (repartition by key, sortWithinPartitions)",
-                    table=f"{schema.database}.{schema.table}",
-                )
-            seen[key] = ts
-            if len(seen) > _ORDER_CHECK_WINDOW:
-                seen.popitem(last=False)
+    def check_order_batch(self, batch: ChangeBatch) -> None:
+        """`check_order` for every row of a batch, in order."""
+        indexes = batch.table.handle_key_indexes
+        if indexes:
+            self.order.check_batch(
+                batch.table,
+                [batch.columns[i] for i in indexes],
+                batch.commit_ts,
+                batch.default_commit_ts,
+                batch.rows,
+            )
 
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""

@@ -287,8 +287,13 @@ def test_producer_config_defaults_and_overrides() -> None:
     assert pc["bootstrap.servers"] == "broker:9092"
     assert (pc["enable.idempotence"], pc["acks"]) == ("true", "all")
     assert int(pc["message.max.bytes"]) > c.kafka.max_message_bytes
+    assert pc["compression.type"] == "lz4"
     pc = build(**{"kafka.acks": "1", "kafka.enable.idempotence": "false"}).kafka.producer_config()
     assert (pc["acks"], pc["enable.idempotence"]) == ("1", "false")
+    zstd = build(**{"kafka.compression.type": "zstd"}).kafka.producer_config()
+    assert zstd["compression.type"] == "zstd"
+    uri = "kafka://broker:9092/t?protocol=simple&compression=none"
+    assert build(**{"sink-uri": uri}).kafka.producer_config()["compression.type"] == "none"
     assert "message.max.bytes" not in build(max_message_bytes="100000").kafka.producer_config()
 
 

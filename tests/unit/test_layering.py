@@ -22,6 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "producer": {"errors", "config"},
     "claim_check": {"errors", "config"},
     "state": {"errors", "tso"},
+    "order_check": {"errors", "schema"},
     "writer": {
         "errors",
         "tso",
@@ -34,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "registry",
         "schema_change",
         "claim_check",
+        "order_check",
     },
     "schema_change": {"errors", "schema"},
     "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},

@@ -500,14 +500,12 @@ class SimpleEncoder:
 
     def _make_batch_encoder(self) -> Any:
         """The column-wise encoder of this table and encoding, or False where there is
-        none (Avro; a table without columns, whose messages carry no `data`)."""
-        if _is_avro(self.config):
-            return False
+        none (a table without columns, whose messages carry no `data`)."""
+        from ticdc_sink.codec._simple_avro_batch import AvroBatchEncoder
         from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
 
-        encoder = JsonBatchEncoder(
-            self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
-        )
+        kind: Any = AvroBatchEncoder if _is_avro(self.config) else JsonBatchEncoder
+        encoder = kind(self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms)
         return encoder if encoder.supported else False
 
     def encode_row(self, change: RowChange) -> Message:
