@@ -112,6 +112,11 @@ class _ColumnText:
         self.base = t.base
         self.fsp = t.fsp
         self.zone = zone
+        # DECIMAL(p<=15, s<=6) as events.py writes it ("-12.50", exactly s fraction digits):
+        # at most 15 significant digits read as a double come back as those digits, so
+        # jsoniter's text is the decimal without trailing fraction zeros (see _decimals).
+        self.short_decimal = (t.length or 10) <= 15 and t.scale <= 6
+        self.scale = t.scale
         self.zone_name = getattr(zone, "key", None)
         null_text = column.null_text
         self.null = None if null_text is None else pa.scalar(null_text[len(self.prefix) :], _TEXT)
@@ -151,7 +156,10 @@ class _ColumnText:
                 out = pa.nulls(len(values), _TEXT)
             else:
                 try:
-                    out = self._arrow(values)
+                    if self.kind is ValueKind.DECIMAL and self.short_decimal:
+                        out = self._decimals(values)
+                    else:
+                        out = self._arrow(values)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                     out = None
         elif self.kind in _DISTINCT_KINDS:
@@ -248,6 +256,19 @@ class _ColumnText:
         # exponent (`1e-7`, `1e+16`) where jsoniter writes `1e-07` or plain digits.
         text = pc.cast(doubles, _TEXT)
         return self._fix(text, pc.match_substring(text, "e"), values)
+
+    def _decimals(self, strings: pa.Array) -> pa.Array | None:
+        """An Arrow column of events.py's DECIMAL strings (canonical: only those, never a
+        list, which may hold other spellings) without a round trip through doubles:
+        `json_float64(float(v))` of <= 15 significant digits is the decimal itself, its
+        trailing fraction zeros (and point) dropped; magnitudes stay within 1e-6..1e15,
+        where jsoniter writes no exponent."""
+        if not _is_string(strings.type):
+            return None
+        if not self.scale:
+            return strings.cast(_TEXT)
+        trimmed = pc.utf8_rtrim(strings.cast(_TEXT), characters="0")
+        return pc.utf8_rtrim(trimmed, characters=".")
 
     def _quoted(self, strings: pa.Array) -> pa.Array:
         out = _wrap(strings, '"', '"')
