@@ -280,14 +280,13 @@ class _ColumnText:
         return out
 
     def _odd_dates(self, strings: pa.Array, length: int) -> pa.Array:
-        """Rows the Arrow parse may not read as the renderer does: other lengths or
-        separators, and years below 100 (two-digit-year rule) or zero dates."""
+        """Rows the Arrow parse may not read as the renderer does: other lengths, years
+        below 100 (two-digit-year rule) and zero dates. (A `T` between date and time, which
+        Arrow also reads, takes the renderer's regex path there: the same numbers.)"""
         odd = pc.or_(
             pc.not_equal(pc.binary_length(strings), length),
             pc.starts_with(strings, "00"),
         )
-        if length > 10:
-            odd = pc.or_(odd, pc.not_equal(pc.utf8_slice_codeunits(strings, 10, 11), " "))
         return pc.fill_null(odd, False)
 
     def _parsed(self, strings: pa.Array, length: int, unit: str) -> tuple[pa.Array, pa.Array]:
