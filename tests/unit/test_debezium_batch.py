@@ -371,3 +371,39 @@ def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
     expected = _outcome(lambda: _row_path(encoder(), batch, keys))
     actual = _outcome(lambda: _batch_path(encoder(), batch, keys))
     assert actual == expected
+
+
+@pytest.mark.parametrize("protocol", ["debezium", "debezium-no-schema"])
+def test_the_benchmark_batches_match(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench_write.py's own batches and options, column-wise throughout.
+    import sys
+    from pathlib import Path
+
+    from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
+    from ticdc_sink.config import SinkConfig
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import bench_write
+        from _common import sink_options
+        from bench_encode import make_batches
+    finally:
+        sys.path.remove(str(bench))
+
+    def no_row_path(*args: Any) -> None:
+        raise AssertionError("the batch went through encode_row")
+
+    monkeypatch.setattr(DebeziumBatchEncoder, "_row_path", no_row_path)
+    batches = bench_write.with_commit_ts(make_batches(1500, size=500))
+    config = SinkConfig.from_options(sink_options("127.0.0.1:1", protocol, ""))
+    T = bench_write.T
+    spark_schema = T.StructType(
+        [
+            *bench_write.SPARK_SCHEMA.fields,
+            T.StructField("_before", T.StructType(bench_write.SPARK_SCHEMA.fields[1:])),
+            T.StructField("_commit_ts", T.LongType()),
+        ]
+    )
+    plan = bench_write.make_plan(config, spark_schema, COMMIT_TS, batch_id=None)
+    _check(batches, plan)
