@@ -4,10 +4,12 @@ column by column with pyarrow compute instead of string joins per row.
 Per column, once per batch: every row's value text (integers and doubles cast to strings by
 Arrow, DATE / DATETIME / TIMESTAMP / TIME parsed by Arrow into the row path's numbers or
 zoned strings, strings quoted, and only the values that need escaping -- found by a scan
-of the column's bytes -- escaped one by one through `json_string`). Per row, in C: the
-texts joined with the constant `"name":` prefixes into the `before` / `after` objects and
-the key object, and those with the envelope pieces: the `source` object around the commit
-ts, the op header and the table's `schema` part (built once, then only copied).
+of the column's bytes -- escaped one by one through `json_string`). Per row, in C: one
+join of the envelope pieces (the `source` object around the commit ts, the op header) with
+the image's value texts between their constant `"name":` prefixes and the table's `schema`
+part (built once, then only copied); an UPDATE's `before` object rides in its op header.
+Keys are a join of the handle-key texts. An UPDATE that changes a key column (DELETE +
+INSERT, as `writer.split_key_update`) takes index arrays over whole objects instead.
 
 Python touches a single value only where Arrow cannot give the row path's exact text: floats
 Arrow writes with an exponent (jsoniter's is `1e-07`), DATE/DATETIME years below 100 and
@@ -440,6 +442,8 @@ class DebeziumBatchEncoder:
         heads[OP_UPDATE] = update
         heads[OP_DELETE] = '"op":"d","after":null,"before":'
         self.heads = pa.array(heads, _TEXT)
+        self.head_texts = heads
+        self._opened_heads: dict[str, pa.Array] = {}
         self.insert_head = heads[OP_INSERT]
         self._aranges: dict[int, pa.Array] = {}
 
@@ -475,16 +479,28 @@ class DebeziumBatchEncoder:
 
     # -- column-wise ----------------------------------------------------------------------
 
-    def _objects(self, columns: list[Any]) -> tuple[pa.Array, pa.Array | None]:
-        """(the `{"a":..,"b":..}` object of each image, its key object with the whole key
-        message around it, None for a table without handle key)."""
+    def _texts(self, columns: list[Any]) -> tuple[list[tuple[pa.Array, bool]], pa.Array | None]:
+        """(every column's value texts, the whole key message of each image, None for a
+        table without handle key)."""
         texts = [c.texts(v) for c, v in zip(self.columns, columns, strict=True)]
-        objects = _join(*_parts(self.separators, texts, "}"))
         keys = None
         if self.key_positions:
             key_texts = [texts[i] for i in self.key_positions]
             keys = _join(*_parts(self.key_separators, key_texts, self.key_tail))
-        return objects, keys
+        return texts, keys
+
+    def _objects(self, columns: list[Any]) -> tuple[pa.Array, pa.Array | None]:
+        """(the `{"a":..,"b":..}` object of each image, its key message or None)."""
+        texts, keys = self._texts(columns)
+        return _join(*_parts(self.separators, texts, "}")), keys
+
+    def _heads(self, opening: str) -> pa.Array:
+        """The op headers by op code, each followed by `opening` (the image's first part)."""
+        heads = self._opened_heads.get(opening)
+        if heads is None:
+            heads = pa.array([h + opening for h in self.head_texts], _TEXT)
+            self._opened_heads[opening] = heads
+        return heads
 
     def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         n = batch.rows
@@ -506,43 +522,45 @@ class DebeziumBatchEncoder:
             updates = pc.equal(ops, OP_UPDATE)
             if pc.sum(updates).as_py() != len(before_rows):
                 raise _RowPath  # an UPDATE without `_before`: the row path's error
-        images, image_keys = self._objects(batch.columns)
+        texts, keys = self._texts(batch.columns)
         split = self._split_rows(batch, key_indexes) if ops is not None else []
-        if ops is None:
-            head: Any = self.insert_head
-            body = images
-            keys = image_keys
-            row_ends = None
-        elif not split:
-            head = self.heads.take(ops)
-            body = images
-            keys = image_keys
-            row_ends = None
-            if before_rows and self.old_value:
-                befores, _ = self._objects(batch.before_columns)
-                rows = pa.array(before_rows, pa.int64())
-                pairs = _join(befores, ',"after":', images.take(rows))
-                mask = pc.is_in(self._arange(n), value_set=rows)
-                body = pc.replace_with_mask(images, mask, pairs)
+        row_ends = None
+        if not split:
+            # One message per row: the image's column parts go straight into the message
+            # join (no object array in between); the op header carries the image's opening,
+            # and an UPDATE's `before` object when it has one.
+            image_parts = _parts(self.separators, texts, "}" + self.value_tail)
+            opening = image_parts[0]
+            if ops is None:
+                head: Any = self.insert_head + opening
+            else:
+                head = self._heads(opening).take(ops)
+                if before_rows and self.old_value:
+                    befores, _ = self._objects(batch.before_columns)
+                    pairs = _join(self.head_texts[OP_UPDATE], befores, ',"after":' + opening)
+                    rows = pa.array(before_rows, pa.int64())
+                    mask = pc.is_in(self._arange(n), value_set=rows)
+                    head = pc.replace_with_mask(head, mask, pairs)
+            body_parts = [head, *image_parts[1:]]
         else:
+            images = _join(*_parts(self.separators, texts, "}"))
             befores, before_keys = self._objects(batch.before_columns)
             body, keys, head, ts_ms, ts_text, row_ends = self._split_messages(
-                batch, set(split), images, image_keys, befores, before_keys, ts_ms, ts_text
+                batch, set(split), images, keys, befores, before_keys, ts_ms, ts_text
             )
+            body_parts = [head, body, self.value_tail]
         parts = [
             self.source_head,
             ts_ms,
             self.source_middle,
             ts_text,
             self.source_tail,
-            head,
-            body,
-            self.value_tail,
+            *body_parts,
         ]
         # In chunks: with the `schema` part a message is kilobytes, and the joined buffer
         # of a whole batch would be tens of megabytes (reused buffers stay warm in cache).
         value_list: list[bytes | None] = []
-        count = len(body)
+        count = n if row_ends is None else row_ends[-1]
         for start in range(0, count, _CHUNK):
             chunk = [p.slice(start, _CHUNK) if isinstance(p, pa.Array) else p for p in parts]
             value_list += _join(*chunk).cast(pa.large_binary()).to_pylist()
