@@ -20,6 +20,8 @@ What this module owns, following tiflow `pkg/sink/codec/avro/avro.go`:
   would size it differently and check the precision; goavro does neither).
 * Confluent framing: `0x00`, the big-endian int32 schema id, the body; key and value each
   carry their own id. DELETE writes a tombstone (value None) with the key.
+* Whole record batches: `encode_batch` gives the same messages column-wise
+  (codec/_avro_batch.py, numpy and pyarrow); `encode_row` stays the reference.
 
 Schema ids come from the injected `SchemaRegistry` (codec/__init__.py), asked once per
 encoder for the key and once for the value, lazily on the first row that needs them, so
@@ -43,7 +45,7 @@ import re
 import struct
 import zoneinfo
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 import orjson
@@ -53,7 +55,7 @@ from ticdc_sink.codec._json import GoFloat, dumps
 from ticdc_sink.codec._mysql import ValueKind, bit_to_int, to_float32, value_kind
 from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
-from ticdc_sink.events import Op, RowChange
+from ticdc_sink.events import ChangeBatch, Op, RowChange
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [
@@ -88,6 +90,10 @@ _EXTENSION_FIELDS: tuple[dict[str, Any], ...] = (
     {"default": 0, "name": TIDB_COMMIT_TS, "type": "long"},
     {"default": 0, "name": TIDB_PHYSICAL_TIME, "type": "long"},
 )
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec._avro_batch import AvroBatchEncoder
+    from ticdc_sink.codec._batch import EncodedBatch
 
 Writer = Callable[[Any], bytes]
 
@@ -824,6 +830,7 @@ class AvroEncoder:
         self._key_writers = _writers(key_columns, decimal_string, unsigned_string)
         self._value_body = _compile_body(value_columns, decimal_string, unsigned_string)
         self._key_body = _compile_body(key_columns, decimal_string, unsigned_string)
+        self._batch_encoder: AvroBatchEncoder | None = None
 
     # -- registry ids, fetched once each on first use
 
@@ -927,6 +934,22 @@ class AvroEncoder:
                 limit=self._limit,
             )
         return Message(key=key, value=value, commit_ts=change.commit_ts, rows=1)
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+        """The messages `encode_row` gives for every event of `batch` (a key-changing
+        UPDATE split into DELETE + INSERT), rendered column-wise (codec/_avro_batch.py);
+        None when the row path has to render this batch.
+
+        Raises:
+            InputError: a value that does not fit its column, as `encode_row` words it.
+            ConfigError: the encoder has no registry.
+            RegistryError: from the registry, when fetching a schema id.
+        """
+        if self._batch_encoder is None:
+            from ticdc_sink.codec._avro_batch import AvroBatchEncoder
+
+            self._batch_encoder = AvroBatchEncoder(self)
+        return self._batch_encoder.encode_batch(batch, key_indexes)
 
     def encode_bootstrap(self) -> None:
         """None: the Avro protocol has no bootstrap message (schemas live in the registry)."""

@@ -51,7 +51,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -67,6 +67,11 @@ from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import INTEGER_TYPES, Column, MySQLType, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec._batch import EncodedBatch
+    from ticdc_sink.codec._canal_json_batch import CanalJsonBatchEncoder
+    from ticdc_sink.events import ChangeBatch
 
 __all__ = [
     "RECORD_OVERHEAD",
@@ -429,6 +434,7 @@ class CanalJsonEncoder:
         )
         self._heads = {op: f'{prefix}"{op.value}","es":'.encode() for op in Op}
         self._middle = f',"ts":{build_ts_ms},"sql":"","sqlType":'.encode()
+        self._batch_encoder: CanalJsonBatchEncoder | None = None
 
     # -- rows ------------------------------------------------------------------------------
 
@@ -469,6 +475,21 @@ class CanalJsonEncoder:
             f", full message at {location}" if location else "",
         )
         return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1, diverted=True)
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+        """The messages of a whole batch of this table, rendered column-wise
+        (`codec._canal_json_batch`): what `encode_row` gives for each event, without the
+        large-message policy (the writer re-encodes oversized messages through
+        `encode_row`). None: the row path takes the batch.
+
+        Raises:
+            InputError: as `encode_row` raises it for the batch's first bad event.
+        """
+        if self._batch_encoder is None:
+            from ticdc_sink.codec._canal_json_batch import CanalJsonBatchEncoder
+
+            self._batch_encoder = CanalJsonBatchEncoder(self)
+        return self._batch_encoder.encode_batch(batch, key_indexes)
 
     def _store(self, change: RowChange, value: bytes) -> str:
         """Write the full message to the claim-check store; its location."""

@@ -1,0 +1,357 @@
+"""canal-json column-wise (`CanalJsonEncoder.encode_batch`) gives, message for message, what
+the row path (`split_key_update`, then `encode_row` per event) gives: same values, keys,
+sizes and row ends, or the same error; the row path is the reference."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import types as T
+
+from tests.unit.test_simple_json_batch import COLUMNS as SIMPLE_COLUMNS
+from ticdc_sink import tso
+from ticdc_sink.codec.canal_json import CanalJsonEncoder
+from ticdc_sink.config import SinkConfig
+from ticdc_sink.errors import InputError
+from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.schema import Index
+from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
+
+COMMIT_TS = tso.compose(1_700_000_000_000)
+BUILD_TS_MS = 1_700_000_000_123
+
+# column -> (MySQL type, Arrow type, Spark type, values strategy): Simple JSON's set (every
+# MySQL type) plus what canal-json treats on its own: unsigned integers whose sqlType is
+# promoted by the value, every escape, high bytes in binary values, JSON with quotes.
+COLUMNS: dict[str, tuple[str, pa.DataType, Any, st.SearchStrategy[Any]]] = {
+    **SIMPLE_COLUMNS,
+    "c_tinyint_u": ("tinyint unsigned", pa.int16(), T.ShortType(), st.integers(0, 255)),
+    "c_smallint_u": (
+        "smallint unsigned zerofill",
+        pa.int32(),
+        T.IntegerType(),
+        st.integers(0, 65535),
+    ),
+    "c_mediumint_u": ("mediumint unsigned", pa.int32(), T.IntegerType(), st.integers(0, 2**24 - 1)),
+    "c_bigint_u": (
+        "bigint unsigned",
+        pa.decimal128(20, 0),
+        T.DecimalType(20, 0),
+        st.integers(0, 2**64 - 1) | st.sampled_from([2**63 - 1, 2**63, 2**64 - 1]),
+    ),
+    "c_bit64": ("bit(64)", pa.decimal128(20, 0), T.DecimalType(20, 0), st.integers(0, 2**64 - 1)),
+    "c_escapes": (
+        "varchar(40)",
+        pa.string(),
+        T.StringType(),
+        st.text(st.characters(codec="utf-8", categories=None), max_size=8)
+        | st.text('\x00\x01\x08\x0b\x0c\x1f\t\n\r"\\<>&\u2028\u2029\x7fé€a', max_size=12),
+    ),
+    "c_varbinary": (
+        "varbinary(12)",
+        pa.binary(),
+        T.BinaryType(),
+        st.binary(max_size=12) | st.just(b"\x05\x07\n<&\xff\xfe-7F"),
+    ),
+    "c_longtext": ("longtext", pa.string(), T.StringType(), st.text(max_size=30)),
+    "c_json_s": (
+        "json",
+        pa.string(),
+        T.StringType(),
+        st.sampled_from(['{"a": "<b>&\\u2028"}', '["\\\\", "\\n"]', "1e21", "null"]),
+    ),
+    "c_double_x": (
+        "double",
+        pa.float64(),
+        T.DoubleType(),
+        st.sampled_from([1e300, -1e-300, 5e-324, 1e17, 1e-5, 0.0, -0.0, 2.5])
+        | st.floats(allow_nan=False, allow_infinity=False),
+    ),
+    "c_float_x": (
+        "float(10,3)",
+        pa.float32(),
+        T.FloatType(),
+        st.sampled_from([3.4028234663852886e38, 1e-45, 1e20, 16777216.0, -0.0])
+        | st.floats(width=32, allow_nan=False, allow_infinity=False),
+    ),
+}
+# id is the primary key; `u_key` a unique key (a key column for the UPDATE split only).
+COLUMN_TYPES = {
+    "id": "bigint",
+    "u_key": "int",
+    **{name: spec[0] for name, spec in COLUMNS.items()},
+}
+_ARROW_FIELDS = [
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("u_key", pa.int32()),
+    *(pa.field(name, spec[1]) for name, spec in COLUMNS.items()),
+]
+_SPARK_TABLE_FIELDS = [
+    T.StructField("id", T.LongType(), nullable=False),
+    T.StructField("u_key", T.IntegerType()),
+    *(T.StructField(name, spec[2]) for name, spec in COLUMNS.items()),
+]
+_SPARK_SCHEMA = T.StructType(
+    [
+        *_SPARK_TABLE_FIELDS,
+        T.StructField("_op", T.StringType()),
+        T.StructField("_commit_ts", T.LongType()),
+        T.StructField("_before", T.StructType(_SPARK_TABLE_FIELDS)),
+    ]
+)
+_DECIMALS = {name for name, spec in COLUMNS.items() if pa.types.is_decimal(spec[1])}
+
+# The option sets the tests run with: every canal-json option on and off.
+OPTIONS: list[dict[str, str]] = [
+    {},
+    {"enable-tidb-extension": "true"},
+    {"only-output-updated-columns": "true"},
+    {"content-compatible": "true", "enable-tidb-extension": "true"},
+    {"delete-only-output-handle-key-columns": "true"},
+    {
+        "delete-only-output-handle-key-columns": "true",
+        "only-output-updated-columns": "true",
+        "enable-tidb-extension": "true",
+    },
+]
+
+
+def _config(options: dict[str, str], *, primary_key: bool = True) -> SinkConfig:
+    base = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "t_{schema}_{table}",
+        "database": "shop",
+        "table": "users",
+        "protocol": "canal-json",
+        "primary-key": "id",
+        "column-types": json.dumps(COLUMN_TYPES),
+        "time-zone": "Asia/Shanghai",
+        **options,
+    }
+    if not primary_key:  # no handle key: DELETEs with only the key columns carry none
+        del base["primary-key"]
+    return SinkConfig.from_options(base)
+
+
+@st.composite
+def _images(draw: Any, ids: Any) -> dict[str, Any]:
+    image: dict[str, Any] = {"id": draw(ids), "u_key": draw(st.none() | st.integers(0, 2))}
+    for name, spec in COLUMNS.items():
+        value = draw(st.none() | spec[3])
+        if name in _DECIMALS and value is not None:
+            value = __import__("decimal").Decimal(value)
+        image[name] = value
+    return image
+
+
+@st.composite
+def _record_batches(draw: Any) -> pa.RecordBatch:
+    ids = st.integers(0, 4)
+    rows = draw(st.lists(_images(ids), min_size=1, max_size=8))
+    ops = draw(st.lists(st.sampled_from("ccuud"), min_size=len(rows), max_size=len(rows)))
+    befores = [draw(_images(ids)) if op == "u" else None for op in ops]
+    columns: dict[str, Any] = {
+        f.name: pa.array([r[f.name] for r in rows], f.type) for f in _ARROW_FIELDS
+    }
+    if draw(st.booleans()):
+        columns["_op"] = pa.array(ops, pa.string())
+    if draw(st.booleans()):
+        commit = [COMMIT_TS + draw(st.integers(0, 3 << 18)) for _ in rows]
+        columns["_commit_ts"] = pa.array(commit, pa.int64())
+    columns["_before"] = pa.array(befores, pa.struct(_ARROW_FIELDS))
+    return pa.RecordBatch.from_pydict(columns)
+
+
+def _change_batch(config: SinkConfig, batch: pa.RecordBatch, *, unique: bool = True) -> ChangeBatch:
+    plan = make_plan(config, _SPARK_SCHEMA, COMMIT_TS, batch_id=None)
+    (group,) = read_change_batches(
+        batch,
+        layout=InputLayout(),
+        tables=lambda d, t: plan.tables.schema_for(d, t),
+        default_database=plan.tables.default_database,
+        default_table=plan.tables.default_table,
+        default_commit_ts=COMMIT_TS,
+        time_zone=config.codec.time_zone,
+    )
+    if unique:
+        index = Index("uk", ("u_key",), unique=True)
+        group = attrs.evolve(
+            group, table=attrs.evolve(group.table, indexes=(*group.table.indexes, index))
+        )
+    return group
+
+
+def _as_lists(batch: ChangeBatch, which: list[bool]) -> ChangeBatch:
+    """Some columns as Python lists of mounter values (what events gives for some types)."""
+
+    def convert(columns: list[Any]) -> list[Any]:
+        return [
+            c.to_pylist() if isinstance(c, pa.Array) and listed else c
+            for c, listed in zip(columns, which, strict=False)
+        ]
+
+    return attrs.evolve(
+        batch, columns=convert(batch.columns), before_columns=convert(batch.before_columns)
+    )
+
+
+def _outcome(run: Any) -> Any:
+    try:
+        return ("ok", run())
+    except InputError as exc:  # same error, same words
+        return ("error", type(exc), str(exc))
+
+
+def _row_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
+    values, sizes, row_ends, split = [], [], [], False
+    for change in batch.to_changes():
+        events = split_key_update(change, keys)
+        split = split or len(events) > 1
+        for event in events:
+            message = encoder.encode_row(event)
+            assert message.key == b""
+            values.append(message.value)
+            sizes.append(len(message.value) + 36)
+        row_ends.append(len(values))
+    return values, sizes, row_ends if split else None
+
+
+def _batch_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
+    encoded = encoder.encode_batch(batch, keys)
+    assert encoded is not None
+    n = len(encoded.values)
+    message_keys = encoded.keys if encoded.keys is not None else [encoded.key] * n
+    assert message_keys == [b""] * n
+    return encoded.values, encoded.sizes, encoded.row_ends
+
+
+def _check(config: SinkConfig, batch: ChangeBatch) -> None:
+    schema = batch.table
+    keys = key_column_indexes(schema)
+    row = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
+    fast = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
+    expected = _outcome(lambda: _row_path(row, batch, keys))
+    assert _outcome(lambda: _batch_path(fast, batch, keys)) == expected
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_batch_path_sends_what_the_row_path_sends(options: dict[str, str], data: Any) -> None:
+    config = _config(options, primary_key=data.draw(st.booleans()))
+    try:
+        batch = _change_batch(config, data.draw(_record_batches()), unique=data.draw(st.booleans()))
+    except InputError:
+        return  # not a batch the writer would encode
+    _check(config, batch)
+    listed = data.draw(st.lists(st.booleans(), min_size=len(batch.columns)))
+    _check(config, _as_lists(batch, listed))
+
+
+def test_invalid_utf8_text_and_refused_values_match_the_row_path() -> None:
+    config = _config({"enable-tidb-extension": "true"})
+    record = pa.RecordBatch.from_pydict(
+        {f.name: pa.nulls(2, f.type) if f.name != "id" else pa.array([1, 2]) for f in _ARROW_FIELDS}
+    )
+    batch = _change_batch(config, record)
+    position = batch.table.column_position
+    columns = list(batch.columns)
+    # Text bytes with invalid UTF-8 (easyjson writes one \ufffd per bad byte), a str JSON.
+    columns[position("c_text")] = [b"ok\xff<\xe2\x80", "é\u2028"]
+    columns[position("c_json")] = ['{"k": "\\u0000"}', None]
+    _check(config, attrs.evolve(batch, columns=columns))
+    # A value the row path refuses: the same InputError.
+    columns[position("c_int_u")] = [1, "2"]
+    bad = attrs.evolve(batch, columns=columns)
+    with pytest.raises(InputError):
+        CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1).encode_batch(
+            bad, key_column_indexes(batch.table)
+        )
+    _check(config, bad)
+
+
+def test_an_update_without_old_row_fails_as_in_the_row_path() -> None:
+    config = _config({})
+    record = pa.RecordBatch.from_pydict(
+        {
+            **{
+                f.name: pa.nulls(3, f.type) if f.name != "id" else pa.array([1, 2, 3])
+                for f in _ARROW_FIELDS
+            },
+            "_op": pa.array(["c", "u", "d"]),
+            "_before": pa.nulls(3, pa.struct(_ARROW_FIELDS)),
+        }
+    )
+    batch = _change_batch(config, record)
+    keys = key_column_indexes(batch.table)
+    with pytest.raises(InputError, match="has no old row"):
+        CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1).encode_batch(batch, keys)
+    _check(config, batch)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        import _common as common
+        from bench_encode import SPARK_SCHEMA, make_batches
+    finally:
+        sys.path.pop(0)
+    record = make_batches(600, size=300)[1]
+    # Key-changing updates too: some old ids differ from the new ones.
+    before = record.column("_before")
+    ids = pc.add(before.field("id"), pa.array([int(i % 7 == 0) for i in range(300)], pa.int64()))
+    fields = [ids if name == "id" else before.field(name) for name in before.type.names]
+    record = record.set_column(
+        record.schema.get_field_index("_before"),
+        "_before",
+        pa.StructArray.from_arrays(
+            fields, names=before.type.names, mask=pc.invert(before.is_valid())
+        ),
+    )
+    record = record.append_column(
+        "_commit_ts", pa.array(range(COMMIT_TS, COMMIT_TS + 300), pa.int64())
+    )
+    sink = {**common.sink_options("127.0.0.1:1", "canal-json"), **options}
+    config = SinkConfig.from_options(sink)
+    spark = T.StructType(
+        [
+            *SPARK_SCHEMA.fields,
+            T.StructField("_before", T.StructType(SPARK_SCHEMA.fields[1:])),
+            T.StructField("_commit_ts", T.LongType()),
+        ]
+    )
+    plan = make_plan(config, spark, COMMIT_TS, batch_id=None)
+    (batch,) = read_change_batches(
+        record,
+        layout=InputLayout(),
+        tables=plan.tables.schema_for,
+        default_database=plan.tables.default_database,
+        default_table=plan.tables.default_table,
+        default_commit_ts=COMMIT_TS,
+        time_zone="UTC",
+    )
+    _check(config, batch)
+    encoded = CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1).encode_batch(
+        batch, key_column_indexes(batch.table)
+    )
+    assert encoded is not None and encoded.row_ends is not None
+
+
+def test_an_empty_batch_has_no_messages() -> None:
+    config = _config({})
+    record = pa.RecordBatch.from_pydict(
+        {f.name: pa.array([1]) if f.name == "id" else pa.nulls(1, f.type) for f in _ARROW_FIELDS}
+    )
+    batch = _change_batch(config, record)
+    empty = attrs.evolve(batch, rows=0, columns=[c[:0] for c in batch.columns])
+    _check(config, empty)

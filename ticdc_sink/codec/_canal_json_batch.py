@@ -1,0 +1,608 @@
+"""canal-json, a record batch at a time: the same bytes as `CanalJsonEncoder.encode_row`,
+built column by column with pyarrow compute instead of a dict and an orjson call per row.
+
+Every canal-json value is a JSON string (or `null`), so per column, once per batch, the
+values' text is made by Arrow where Arrow writes the row path's text: integers cast to
+strings; doubles and floats cast too (Arrow's shortest digits are Go's, float32 included),
+re-rendered one by one only where Arrow wrote an exponent or nan/inf; strings as they
+are; binary bytes read as ISO-8859-1 by numpy over the data buffer. The text is then
+escaped as easyjson does with one `replace_substring` pass per escapable byte actually
+present in the column (found by a memcpy-speed scan). Per message, in C: one
+`binary_join_element_wise` of the head (op, `es`), the per-table constant parts,
+`sqlType`, `old`, `data` (columns without NULLs go in as bare text between literals) and
+the `_tidb` tail; `take` places old images and split rows.
+
+Python touches single values only where Arrow cannot: columns given as Python lists are
+turned into Arrow arrays (ENUM/SET/BIT/JSON from `events`; values that are not plain
+ints, strs or bytes go through the row path's renderer one by one), floats Arrow writes
+with an exponent, text bytes with invalid UTF-8 (`quote`), and key values of UPDATEs that
+are neither integers nor strings (compared with Python's `!=`, as `split_key_update`).
+
+`sqlType` is constant unless an unsigned integer value is above its signed Java type
+(`java_sql_type`): then the promoted code is chosen per image with `if_else`.
+`only-output-updated-columns` (and `content-compatible`) compares each old value's text
+with the new one and joins only the changed ones; `delete-only-output-handle-key-columns`
+gives DELETE messages the handle-key layout (`if_else` per message).
+
+The row path stays the reference: the size check and the large-message policy run there
+(the writer re-encodes an oversized message through `encode_row`), and so do errors: when
+a value cannot be rendered, or an UPDATE has no old image, the batch's events go through
+the row path's marshalling in order, which raises the row path's error (or, if none
+fails, e.g. a bad non-key value of a handle-key-only DELETE, the row path takes the batch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._mysql import ValueKind, value_kind
+from ticdc_sink.codec.canal_json import (
+    _ESCAPES,
+    _RENDERERS,
+    RECORD_OVERHEAD,
+    _Layout,
+    quote,
+)
+from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.canal_json import CanalJsonEncoder
+
+__all__ = ["CanalJsonBatchEncoder"]
+
+_TEXT = pa.large_string()
+_EMPTY = pa.scalar("", _TEXT)
+_NULL = pa.scalar("null", _TEXT)
+_END = 1 << 62  # a slice start past any string's end: replace_slice there appends
+_RENDER_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
+
+_INT_KINDS = frozenset({ValueKind.INT, ValueKind.UINT, ValueKind.ENUM, ValueKind.SET})
+_STRING_KINDS = frozenset(
+    {
+        ValueKind.DECIMAL,
+        ValueKind.DATE,
+        ValueKind.DATETIME,
+        ValueKind.TIMESTAMP,
+        ValueKind.TIME,
+        ValueKind.JSON,
+        ValueKind.VECTOR,
+        ValueKind.TEXT,
+    }
+)
+_FLOAT_BITS = {ValueKind.FLOAT32: 32, ValueKind.FLOAT64: 64}
+
+# Bytes that may need easyjson escaping: C0 controls, quote, backslash, <, >, & and 0xE2
+# (the lead byte of U+2028 / U+2029). A column whose data buffer has none needs none.
+_CANDIDATES = bytes(range(0x20)) + b'"\\<>&\xe2'
+_SAFE_BYTES = bytes(b for b in range(256) if b not in _CANDIDATES)
+# One replace_substring pass per escapable character present; backslash first, so that
+# the backslashes the later passes write are not doubled.
+_PASSES: list[tuple[int, str, str]] = [(0x5C, "\\", "\\\\")] + [
+    (c, chr(c), _ESCAPES[c]) for c in [*range(0x20), 0x22, 0x3C, 0x3E, 0x26]
+]
+_WIDE_PASSES = [("\u2028", "\\u2028"), ("\u2029", "\\u2029")]
+
+
+class _Refused(Exception):
+    """A value the row path's renderer refuses: the row path raises the error."""
+
+
+def _escape(texts: pa.Array) -> pa.Array:
+    """Strings escaped as easyjson's `Writer.String` writes them, without the quotes
+    (valid UTF-8 only: an Arrow string holds no invalid UTF-8)."""
+    data = texts.buffers()[2]
+    if data is None:
+        return texts
+    found = data.to_pybytes().translate(None, _SAFE_BYTES)
+    if not found:
+        return texts
+    present = set(found)
+    for byte, pattern, replacement in _PASSES:
+        if byte in present:
+            texts = pc.replace_substring(texts, pattern, replacement)
+    if 0xE2 in present:
+        for pattern, replacement in _WIDE_PASSES:
+            texts = pc.replace_substring(texts, pattern, replacement)
+    return texts
+
+
+def _latin1_text(binary: pa.Array) -> pa.Array:
+    """Each value's bytes read as ISO-8859-1 (byte b -> U+00bb, the row path's
+    `_binary_value`), as UTF-8 strings: bytes below 0x80 stay, each other byte becomes two
+    (0xC0 | b >> 6, 0x80 | b & 0x3F); numpy over the data buffer, offsets shifted by the
+    count of high bytes before them."""
+    binary = binary.cast(pa.large_binary())
+    _, offsets_buffer, data_buffer = binary.buffers()
+    first = binary.offset
+    offsets = np.frombuffer(offsets_buffer, np.int64)[first : first + len(binary) + 1]
+    start = int(offsets[0])
+    if data_buffer is None:
+        data = np.zeros(0, np.uint8)
+    else:
+        data = np.frombuffer(data_buffer, np.uint8)[start : int(offsets[-1])]
+    high = data >= 0x80
+    if not high.any():
+        text = binary.cast(_TEXT)  # ASCII: the same bytes
+    else:
+        before = np.zeros(len(data) + 1, np.int64)
+        np.cumsum(high, out=before[1:])  # high bytes before each position
+        where = np.arange(len(data)) + before[:-1]
+        out = np.empty(len(data) + int(before[-1]), np.uint8)
+        out[where] = np.where(high, 0xC0 | (data >> 6), data)
+        out[where[high] + 1] = 0x80 | (data[high] & 0x3F)
+        shifted = offsets - start
+        text = pa.Array.from_buffers(
+            _TEXT,
+            len(binary),
+            [None, pa.py_buffer(shifted + before[shifted]), pa.py_buffer(out)],
+        )
+    if binary.null_count:
+        text = pc.if_else(binary.is_valid(), text, pa.scalar(None, _TEXT))
+    return text
+
+
+def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
+    """`before + s + after` for each string (null stays null): two slice replacements,
+    several times cheaper than a join."""
+    if before:
+        strings = pc.binary_replace_slice(strings, start=0, stop=0, replacement=before)
+    if after:
+        strings = pc.binary_replace_slice(strings, start=_END, stop=_END, replacement=after)
+    return strings
+
+
+def _scalar(value: Any) -> Any:
+    return pa.scalar(value, _TEXT) if isinstance(value, str) else value
+
+
+def _join(parts: list[Any]) -> Any:
+    """Element-wise concatenation of string literals and arrays (a null part makes the
+    row null); adjacent literals are merged first, as each part costs per row."""
+    merged: list[Any] = []
+    for part in parts:
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += part
+        elif not (isinstance(part, str) and not part):
+            merged.append(part)
+    if len(merged) == 1:
+        return merged[0]
+    return pc.binary_join_element_wise(*map(_scalar, merged), _EMPTY)
+
+
+class _Column:
+    """One column's JSON string values for a whole batch."""
+
+    def __init__(self, encoder: CanalJsonEncoder, position: int) -> None:
+        column = encoder.table.columns[position]
+        self.kind = value_kind(column)
+        self.render = _RENDERERS[self.kind]
+        self.name = quote(column.name)
+
+    def bodies(self, values: pa.Array | list[Any]) -> pa.Array:
+        """Each value's JSON string without its quotes (null for NULL).
+
+        Raises:
+            _Refused: a value the row path's renderer refuses.
+        """
+        kind = self.kind
+        if isinstance(values, pa.Array):
+            arrow = values.type
+            if kind in _INT_KINDS and pa.types.is_integer(arrow):
+                return pc.cast(values, _TEXT)
+            if kind is ValueKind.BIT and pa.types.is_unsigned_integer(arrow):
+                return pc.cast(values, _TEXT)
+            if kind in _FLOAT_BITS and arrow == (
+                pa.float32() if kind is ValueKind.FLOAT32 else pa.float64()
+            ):
+                return self._floats(values)
+            if kind is ValueKind.BINARY and (
+                pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow)
+            ):
+                return _escape(_latin1_text(values))
+            if kind in _STRING_KINDS and (
+                pa.types.is_string(arrow) or pa.types.is_large_string(arrow)
+            ):
+                return _escape(values.cast(_TEXT))
+            values = values.to_pylist()
+        elif kind in _INT_KINDS or kind is ValueKind.BIT:
+            types = set(map(type, values))
+            types.discard(type(None))
+            if types <= {int}:
+                try:
+                    return pc.cast(pa.array(values, pa.int64()), _TEXT)
+                except (OverflowError, pa.ArrowException):
+                    pass  # beyond int64: BIT(64) and BIGINT UNSIGNED values, one by one
+        elif kind is ValueKind.BINARY:
+            types = set(map(type, values))
+            types.discard(type(None))
+            if types <= {bytes}:
+                return _escape(_latin1_text(pa.array(values, pa.large_binary())))
+        elif kind in _STRING_KINDS:
+            types = set(map(type, values))
+            types.discard(type(None))
+            if types <= {str}:
+                try:
+                    return _escape(pa.array(values, _TEXT))
+                except UnicodeEncodeError:
+                    pass  # lone surrogates: invalid UTF-8 in text bytes
+        return self._one_by_one(values)
+
+    def _floats(self, values: pa.Array) -> pa.Array:
+        # Arrow writes the shortest round-trip digits like Go (float32 as float32), but
+        # with an exponent for large and small magnitudes where Go's 'f' format has none,
+        # and NaN/inf as "nan"/"inf" where the row path writes "0".
+        text = pc.cast(values, _TEXT)
+        data = text.buffers()[2]
+        if data is None:
+            return text
+        written = data.to_pybytes()
+        if b"e" not in written and b"n" not in written:  # no exponent, no nan / inf
+            return text
+        odd = pc.or_(pc.match_substring(text, "e"), pc.invert(pc.is_finite(values)))
+        if odd.null_count:
+            odd = pc.fill_null(odd, False)
+        if pc.any(odd).as_py():
+            render = self.render
+            fixed = [render(v) for v in values.filter(odd).to_pylist()]
+            text = pc.replace_with_mask(text, odd, pa.array(fixed, _TEXT))
+        return text
+
+    def _one_by_one(self, values: list[Any]) -> pa.Array:
+        render = self.render
+        try:
+            texts = [None if v is None else render(v) for v in values]
+        except _RENDER_ERRORS as exc:
+            raise _Refused from exc
+        try:
+            return _escape(pa.array(texts, _TEXT))
+        except UnicodeEncodeError:
+            # Lone surrogates stand for invalid UTF-8 bytes: `quote` writes them.
+            return pa.array([None if t is None else quote(t)[1:-1] for t in texts], _TEXT)
+
+
+class _Rendered:
+    """The rendered columns of one set of images (the batch's rows, or its old images)."""
+
+    def __init__(self, bodies: list[pa.Array]) -> None:
+        self.bodies = bodies
+        self._values: dict[int, pa.Array] = {}
+
+    def value(self, i: int) -> pa.Array:
+        """Column i's JSON values, quotes included, `null` for NULL (never a null)."""
+        out = self._values.get(i)
+        if out is None:
+            body = self.bodies[i]
+            out = _wrap(body, '"', '"')
+            if out.null_count:
+                out = pc.coalesce(out, _NULL)
+            self._values[i] = out
+        return out
+
+    def object_parts(self, names: list[str], positions: list[int]) -> list[Any]:
+        """`[{"a":"…","b":null}]` as parts for `_join`: a column without NULLs needs only
+        its body between literals."""
+        parts: list[Any] = ["[{"]
+        for k, i in enumerate(positions):
+            separator = "," if k else ""
+            body = self.bodies[i]
+            if body.null_count:
+                parts += [separator + names[i] + ":", self.value(i)]
+            else:
+                parts += [separator + names[i] + ':"', body, '"']
+        parts.append("}]")
+        return parts
+
+    def objects(self, names: list[str], positions: list[int]) -> pa.Array:
+        joined = _join(self.object_parts(names, positions))
+        if isinstance(joined, str):  # no columns
+            joined = pa.array([joined] * len(self.bodies[0]) if self.bodies else [], _TEXT)
+        return joined
+
+
+class CanalJsonBatchEncoder:
+    """canal-json DML messages of one table, a `ChangeBatch` at a time, built from the
+    row encoder's constant parts."""
+
+    def __init__(self, encoder: CanalJsonEncoder) -> None:
+        self.encoder = encoder
+        table = encoder.table
+        self.width = len(table.columns)
+        self.columns = [_Column(encoder, i) for i in range(self.width)]
+        self.names = [c.name for c in self.columns]
+        self.layouts: dict[bool, _Layout] = encoder._layouts
+        self.positions = {
+            only_key: [entry[1] for entry in layout.entries]
+            for only_key, layout in self.layouts.items()
+        }
+        self.mysql_types = {k: v.decode() for k, v in encoder._mysql_types.items()}
+        heads = encoder._heads
+        self.heads = pa.array(
+            [heads[Op.INSERT].decode(), heads[Op.UPDATE].decode(), heads[Op.DELETE].decode()],
+            _TEXT,
+        )
+        self.insert_head = heads[Op.INSERT].decode()
+        self.middle = encoder._middle.decode()
+        self.only_updated = encoder._only_updated
+        self.delete_key_only = encoder._delete_key_only
+        self.extension = encoder._extension
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+        """The messages of every row of `batch`, in the row path's order; None for a table
+        without columns (the row path writes it).
+
+        Raises:
+            InputError: a value its column cannot take, or an UPDATE without its old
+                image (as the row path words it).
+        """
+        if not self.width or len(batch.columns) != self.width:
+            return None
+        n = batch.rows
+        if not n:
+            return EncodedBatch(values=[], sizes=[], key=b"")
+        ops = batch.op_codes
+        before_rows = batch.before_rows
+        if ops is not None:
+            updates = pc.sum(pc.equal(ops, OP_UPDATE)).as_py() or 0
+            if updates != len(before_rows):
+                return self._row_path_error(batch, key_indexes)
+        if ops is None and before_rows:
+            return None  # old images without UPDATEs: not what read_change_batches makes
+        try:
+            images = _Rendered(
+                [c.bodies(v) for c, v in zip(self.columns, batch.columns, strict=True)]
+            )
+            befores = (
+                _Rendered(
+                    [c.bodies(v) for c, v in zip(self.columns, batch.before_columns, strict=True)]
+                )
+                if before_rows
+                else None
+            )
+        except _Refused:
+            return self._row_path_error(batch, key_indexes)
+
+        # -- events: one per row, two (DELETE old, INSERT new) for a key-changing UPDATE
+        b = len(before_rows)
+        split = self._split_rows(batch, key_indexes)
+        row_ends = None
+        if ops is None:
+            event_ops = None
+            event_rows = None
+            data_source = None  # identity: row i's image
+            old_index = None
+        else:
+            op_codes = ops.to_numpy(zero_copy_only=False).astype(np.int64)
+            before_of = np.full(n, -1, np.int64)
+            if b:
+                before_of[np.asarray(before_rows, np.int64)] = np.arange(b)
+            if split.any():
+                repeats = 1 + split.astype(np.int64)
+                ends = np.cumsum(repeats)
+                row_ends = ends.tolist()
+                event_rows = np.repeat(np.arange(n), repeats)
+                first = np.zeros(len(event_rows), bool)
+                first[ends[split] - 2] = True  # the DELETE of a split row
+                second = np.zeros(len(event_rows), bool)
+                second[ends[split] - 1] = True
+                event_op = op_codes[event_rows]
+                event_op[first] = OP_DELETE
+                event_op[second] = OP_INSERT
+                data_source = event_rows.copy()
+                data_source[first] = n + before_of[event_rows[first]]
+                old_index = np.where(event_op == OP_UPDATE, before_of[event_rows], -1)
+            else:
+                event_rows = None
+                event_op = op_codes
+                data_source = None
+                old_index = np.where(op_codes == OP_UPDATE, before_of, -1)
+            event_ops = event_op
+
+        m = n if event_rows is None else len(event_rows)
+        deletes = None
+        if event_ops is not None and self.delete_key_only and (event_ops == OP_DELETE).any():
+            deletes = pa.array(event_ops == OP_DELETE)
+
+        # -- head: op and es
+        parts: list[Any] = []
+        if event_ops is None:
+            parts.append(self.insert_head)
+        else:
+            parts.append(self.heads.take(pa.array(event_ops.astype(np.int8))))
+        commit_ts = batch.commit_ts
+        if commit_ts is None:
+            ts_text: Any = str(batch.default_commit_ts)
+            parts.append(str(batch.default_commit_ts >> 18))
+        else:
+            if event_rows is not None:
+                commit_ts = commit_ts.take(pa.array(event_rows))
+            ts_text = pc.cast(commit_ts, _TEXT)
+            parts.append(pc.cast(pc.shift_right(commit_ts, 18), _TEXT))
+        parts.append(self.middle)
+
+        # -- sqlType, mysqlType
+        sources = pa.array(data_source) if data_source is not None else None
+        sql_types = {
+            only_key: self._sql_types(self.layouts[only_key], batch, sources)
+            for only_key in ((False, True) if deletes is not None else (False,))
+        }
+        if deletes is None:
+            parts += [sql_types[False], self.mysql_types[False]]
+        else:
+            parts += [
+                pc.if_else(deletes, *map(_scalar, (sql_types[True], sql_types[False]))),
+                pc.if_else(
+                    deletes, *map(_scalar, (self.mysql_types[True], self.mysql_types[False]))
+                ),
+            ]
+
+        # -- old
+        if old_index is None or befores is None or not (old_index >= 0).any():
+            parts.append("null")
+        else:
+            assert ops is not None
+            olds = self._old_objects(images, befores, before_rows)
+            index = pa.array(old_index, mask=old_index < 0)
+            parts.append(pc.coalesce(olds.take(index), _NULL))
+
+        # -- data
+        parts.append(',"data":')
+        full = self.positions[False]
+        if data_source is None and deletes is None:
+            parts += images.object_parts(self.names, full)
+        else:
+            data = self._data(images, befores, full, sources)
+            if deletes is not None:
+                keys = self._data(images, befores, self.positions[True], sources)
+                data = pc.if_else(deletes, keys, data)
+            parts.append(data)
+
+        # -- tail
+        if self.extension:
+            parts += [',"_tidb":{"commitTs":', ts_text, "}}"]
+        else:
+            parts.append("}")
+        values = _join(parts)
+        if isinstance(values, str):
+            values = pa.array([values] * m, _TEXT)
+        sizes = pc.add(pc.binary_length(values), RECORD_OVERHEAD).to_pylist()
+        return EncodedBatch(
+            values=values.cast(pa.large_binary()).to_pylist(),
+            sizes=sizes,
+            key=b"",
+            row_ends=row_ends,
+        )
+
+    def _data(
+        self,
+        images: _Rendered,
+        befores: _Rendered | None,
+        positions: list[int],
+        sources: pa.Array | None,
+    ) -> pa.Array:
+        """Each event's `data` image: row i's image, or an old image (index n + j)."""
+        objects = images.objects(self.names, positions)
+        if sources is None:
+            return objects
+        if befores is not None:
+            objects = pa.concat_arrays([objects, befores.objects(self.names, positions)])
+        return objects.take(sources)
+
+    def _old_objects(
+        self, images: _Rendered, befores: _Rendered, before_rows: list[int]
+    ) -> pa.Array:
+        """The `old` image of each UPDATE with one; with only-output-updated-columns, only
+        the columns whose text changed (tiflow shouldIgnoreColumn)."""
+        full = self.positions[False]
+        if not self.only_updated:
+            return befores.objects(self.names, full)
+        rows = pa.array(before_rows, pa.int64())
+        fragments = []
+        for i in full:
+            old = befores.value(i)
+            changed = pc.not_equal(old, images.value(i).take(rows))
+            fragment = _wrap(old, "," + self.names[i] + ":", "")
+            fragments.append(pc.if_else(changed, fragment, _EMPTY))
+        # `,"a":…,"b":…`: the leading comma becomes the `[{`. (Arrow's null_handling="skip"
+        # drops the rows whose parts are all null, so unchanged columns are "", not null.)
+        body = fragments[0] if len(fragments) == 1 else _join(fragments)
+        body = pc.binary_replace_slice(body, start=0, stop=1, replacement="[{")
+        return _wrap(body, "", "}]")
+
+    def _sql_types(self, layout: _Layout, batch: ChangeBatch, sources: pa.Array | None) -> Any:
+        """`sqlType` per event: the layout's constant text, or per image when an unsigned
+        value is promoted to a wider Java type."""
+        if not layout.promotions:
+            return layout.sql_type.decode()
+        masks: dict[int, pa.Array] = {}
+        for i, _, threshold, _, _ in layout.promotions:
+            parts = [batch.columns[i]]
+            if sources is not None and batch.before_rows:
+                parts.append(batch.before_columns[i])
+            over = [self._over(values, threshold) for values in parts]
+            mask = pa.concat_arrays(over) if len(over) > 1 else over[0]
+            if pc.any(mask).as_py():
+                masks[i] = mask
+        if not masks:
+            return layout.sql_type.decode()
+        promoted = {key: (i, code) for i, key, _, code, _ in layout.promotions if i in masks}
+        text: list[Any] = ["{"]
+        for k, (key, code) in enumerate(layout.codes):
+            text.append(("," if k else "") + key)
+            if key in promoted:
+                i, wide = promoted[key]
+                text.append(pc.if_else(masks[i], _scalar(str(wide)), _scalar(str(code))))
+            else:
+                text.append(str(code))
+        text.append("}")
+        joined = _join(text)
+        return joined if sources is None else joined.take(sources)
+
+    @staticmethod
+    def _over(values: pa.Array | list[Any], threshold: int) -> pa.Array:
+        """Per value, whether it is above `threshold` (NULL: no)."""
+        if isinstance(values, pa.Array) and pa.types.is_integer(values.type):
+            try:
+                bound = pa.scalar(threshold, values.type)
+            except (OverflowError, pa.ArrowInvalid):  # no value of this type is above it
+                return pa.array(np.zeros(len(values), bool))
+            return pc.fill_null(pc.greater(values, bound), False)
+        if isinstance(values, pa.Array):
+            values = values.to_pylist()
+        return pa.array([v is not None and v > threshold for v in values], pa.bool_())
+
+    @staticmethod
+    def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
+        """Per row, whether it is an UPDATE whose key columns changed (writer.split_key_update:
+        the values compared as the row path compares them, with Python's `!=`)."""
+        split = np.zeros(batch.rows, bool)
+        rows = batch.before_rows
+        if not rows or not key_indexes:
+            return split
+        taken = pa.array(rows, pa.int64())
+        changed = np.zeros(len(rows), bool)
+        for k in key_indexes:
+            new, old = batch.columns[k], batch.before_columns[k]
+            if (
+                isinstance(new, pa.Array)
+                and isinstance(old, pa.Array)
+                and new.type == old.type
+                and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
+            ):
+                # Integers and strings compare in Arrow as in Python; NULL equals only NULL.
+                new = new.take(taken)
+                differ = pc.fill_null(pc.not_equal(new, old), False)
+                differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
+                changed |= differ.to_numpy(zero_copy_only=False)
+                continue
+            new_values = (
+                new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
+            )
+            old_values = old.to_pylist() if isinstance(old, pa.Array) else old
+            changed |= np.array([a != c for a, c in zip(new_values, old_values, strict=True)], bool)
+        split[np.asarray(rows, np.int64)[changed]] = True
+        return split
+
+    def _row_path_error(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> None:
+        """Raise the error the row path raises for this batch: its events marshalled in
+        order, without the size check (None when none fails: the row path takes it)."""
+        marshal = self.encoder._marshal
+        for change in batch.to_changes():
+            row, before = change.row, change.before
+            if (
+                change.op is Op.UPDATE
+                and row is not None
+                and before is not None
+                and any(row[i] != before[i] for i in key_indexes)
+            ):
+                # writer.split_key_update: DELETE of the old row, then INSERT of the new one.
+                marshal(attrs.evolve(change, op=Op.DELETE, row=None), too_large=False)
+                marshal(attrs.evolve(change, op=Op.INSERT, before=None), too_large=False)
+            else:
+                marshal(change, too_large=False)
+        return None
