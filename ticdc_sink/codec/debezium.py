@@ -42,7 +42,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ticdc_sink.codec import Message
 from ticdc_sink.codec._mysql import (
@@ -57,6 +57,11 @@ from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, zone_info
 from ticdc_sink.schema import DEFAULT_CHARSET, Column, MySQLType, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec._batch import EncodedBatch
+    from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
+    from ticdc_sink.events import ChangeBatch
 
 __all__ = [
     "DebeziumEncoder",
@@ -1007,6 +1012,7 @@ class DebeziumEncoder:
                 + "]}"
             )
         self._build_ts_ms = int(build_ts_ms)
+        self._batch_encoder: DebeziumBatchEncoder | None = None
 
     # -- rows ---------------------------------------------------------------------------
 
@@ -1055,6 +1061,19 @@ class DebeziumEncoder:
         )
         key = '{"payload":' + self._render_key(key_row) + self._key_schema + "}"
         return Message(key=self._bytes(key), value=self._bytes(value), commit_ts=commit_ts, rows=1)
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+        """The messages of a whole batch of this table, column-wise: exactly what
+        `encode_row` gives for each event (see `_debezium_batch`); None: use `encode_row`.
+
+        Raises:
+            InputError: what `encode_row` raises for the first event it refuses.
+        """
+        if self._batch_encoder is None:
+            from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
+
+            self._batch_encoder = DebeziumBatchEncoder(self)
+        return self._batch_encoder.encode_batch(batch, key_indexes)
 
     def encode_bootstrap(self) -> None:
         """Debezium has no bootstrap message."""
