@@ -9,7 +9,7 @@ join of the envelope pieces (the `source` object around the commit ts, the op he
 the image's value texts between their constant `"name":` prefixes and the table's `schema`
 part (built once, then only copied); an UPDATE's `before` object rides in its op header.
 Keys are a join of the handle-key texts. An UPDATE that changes a key column (DELETE +
-INSERT, as `writer.split_key_update`) takes index arrays over whole objects instead.
+INSERT, as `events.split_key_update`) takes index arrays over whole objects instead.
 
 Python touches a single value only where Arrow cannot give the row path's exact text: floats
 Arrow writes with an exponent (jsoniter's is `1e-07`), DATE/DATETIME years below 100 and
@@ -27,14 +27,19 @@ import base64
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.codec._batch import EncodedBatch
 from ticdc_sink.codec._mysql import ValueKind
 from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP, json_string
-from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op, RowChange
+from ticdc_sink.events import (
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    ChangeBatch,
+    split_key_update,
+)
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.debezium import DebeziumEncoder, _Column
@@ -383,20 +388,6 @@ class _ColumnText:
         return _wrap(texts.cast(_TEXT), '"', '"')
 
 
-def _split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
-    """`writer.split_key_update` (the codec layer does not import the writer): an UPDATE
-    that changes a key column is a DELETE of the old row, then an INSERT of the new one."""
-    row, before = change.row, change.before
-    if change.op is not Op.UPDATE or before is None or row is None:
-        return (change,)
-    if any(row[i] != before[i] for i in key_indexes):
-        return (
-            attrs.evolve(change, op=Op.DELETE, row=None),
-            attrs.evolve(change, op=Op.INSERT, before=None),
-        )
-    return (change,)
-
-
 def _parts(separators: list[str], texts: list[tuple[pa.Array, bool]], end: str) -> list[Any]:
     """separator, text, separator, text, ..., end for a join; a text still to be quoted
     gets its quotes in the constant strings on either side."""
@@ -466,7 +457,7 @@ class DebeziumBatchEncoder:
         row_ends: list[int] = []
         split = False
         for change in batch.to_changes():
-            events = _split_key_update(change, key_indexes)
+            events = split_key_update(change, key_indexes)
             split = split or len(events) > 1
             for event in events:
                 message = self.encoder.encode_row(event)
@@ -582,7 +573,7 @@ class DebeziumBatchEncoder:
         ts_ms: Any,
         ts_text: Any,
     ) -> tuple[pa.Array, pa.Array | None, pa.Array, Any, Any, list[int]]:
-        """Messages when some UPDATEs change a key column (writer.split_key_update): such a
+        """Messages when some UPDATEs change a key column (events.split_key_update): such a
         row is a DELETE of its old image, then an INSERT of the new one."""
         n = batch.rows
         assert batch.op_codes is not None
@@ -635,7 +626,7 @@ class DebeziumBatchEncoder:
 
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
-        """UPDATE rows with an old image whose key columns changed (writer.split_key_update
+        """UPDATE rows with an old image whose key columns changed (events.split_key_update
         compares the mounter values with `!=`)."""
         rows = batch.before_rows
         if not rows or not key_indexes:
