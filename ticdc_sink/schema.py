@@ -782,7 +782,9 @@ def _default_value(node: exp.Expression, t: MySQLType, column: str) -> str | Non
             ) from None
         if t.base == "decimal":
             quantum = decimal.Decimal(1).scaleb(-t.scale)
-            return str(number.quantize(quantum, rounding=decimal.ROUND_HALF_UP))
+            # DECIMAL(65,30) needs more digits than the default context's 28.
+            context = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+            return str(number.quantize(quantum, context=context))
         if t.base in _FLOAT_TYPES:
             return _go_float(float(number), single=t.base == "float")
         return str(int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP)))

@@ -319,6 +319,13 @@ SHOW_CREATE = """CREATE TABLE `orders` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci AUTO_INCREMENT=30001"""
 
 
+def test_a_wide_decimal_default_keeps_every_digit() -> None:
+    ddl = parse_table_ddl(
+        "CREATE TABLE t (id int PRIMARY KEY, d decimal(65,30) DEFAULT '12345678901234567890.5')"
+    )
+    assert ddl.columns[1].default == "12345678901234567890.5" + "0" * 29
+
+
 def test_parse_show_create_table() -> None:
     ddl = parse_table_ddl(SHOW_CREATE)
     assert ddl.database is None
