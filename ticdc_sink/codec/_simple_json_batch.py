@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -90,15 +91,18 @@ def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
 # Bytes that may start something Go escapes: C0 controls, quote, backslash, <, >, & and
 # 0xE2 (the lead byte of U+2028 / U+2029). A column whose data buffer has none of them
 # needs no escaping at all; a memcpy-speed scan, where the RE2 match costs ~120 ns a row.
-_ESCAPE_CANDIDATES = bytes(range(0x20)) + b'"\\<>&\xe2'
-_SAFE_BYTES = bytes(b for b in range(256) if b not in _ESCAPE_CANDIDATES)
+_SPECIAL_BYTES = tuple(bytes([b]) for b in b'"\\<>&\xe2')
 
 
 def _may_need_escaping(strings: pa.Array) -> bool:
     data = strings.buffers()[2]
-    if data is None:
+    if data is None or not data.size:
         return False
-    return bool(data.to_pybytes().translate(None, _SAFE_BYTES))
+    # A SIMD minimum finds the controls, memchr the others: ~4x cheaper than translate.
+    if np.frombuffer(data, np.uint8).min() < 0x20:
+        return True
+    written = data.to_pybytes()
+    return any(b in written for b in _SPECIAL_BYTES)
 
 
 class _ColumnRenderer:
@@ -309,20 +313,31 @@ class JsonBatchEncoder:
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
         """UPDATE rows with an old image whose key columns changed (writer.split_key_update:
-        the values compared as the row path compares them)."""
+        the values compared as the row path compares them, with Python's `!=`)."""
         rows = batch.before_rows
         if not rows or not key_indexes:
             return set()
-        changed = [False] * len(rows)
         taken = pa.array(rows, pa.int64())
+        changed = np.zeros(len(rows), bool)
         for k in key_indexes:
-            new = batch.columns[k]
+            new, old = batch.columns[k], batch.before_columns[k]
+            if (
+                isinstance(new, pa.Array)
+                and isinstance(old, pa.Array)
+                and new.type == old.type
+                and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
+            ):
+                # Integers and strings compare in Arrow as in Python; NULL equals only NULL.
+                new = new.take(taken)
+                differ = pc.fill_null(pc.not_equal(new, old), False)
+                differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
+                changed |= differ.to_numpy(zero_copy_only=False)
+                continue
             new_values = (
                 new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
             )
-            old = batch.before_columns[k]
             old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-            for j, (a, b) in enumerate(zip(new_values, old_values, strict=True)):
-                if a != b:
-                    changed[j] = True
-        return {row for row, c in zip(rows, changed, strict=True) if c}
+            changed |= np.array([a != b for a, b in zip(new_values, old_values, strict=True)], bool)
+        if not changed.any():
+            return set()
+        return set(np.asarray(rows, np.int64)[changed].tolist())
