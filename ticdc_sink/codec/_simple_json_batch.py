@@ -33,7 +33,7 @@ from ticdc_sink.codec.simple import (
     _renderer,
     row_value_error,
 )
-from ticdc_sink.events import OP_DELETE, OP_INSERT, ChangeBatch
+from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["JsonBatchEncoder"]
@@ -43,7 +43,7 @@ _TEXT = pa.large_string()
 # backslash, <, >, &, U+2028, U+2029. Everything else is written raw.
 _NEEDS_ESCAPE = r'[\x00-\x1f"\\<>&\x{2028}\x{2029}]'
 # Indexed by the op codes of events.ChangeBatch (OP_INSERT, OP_UPDATE, OP_DELETE).
-_OP_NAMES = pa.array(["INSERT", "UPDATE", "DELETE"], _TEXT)
+_OP_NAMES = ("INSERT", "UPDATE", "DELETE")
 _STRING_KINDS = frozenset(
     {
         ValueKind.DECIMAL,
@@ -67,15 +67,27 @@ def _text(value: Any) -> Any:
 
 
 _EMPTY = pa.scalar("", _TEXT)
-_COMMA = pa.scalar(",", _TEXT)
-_NO_INDEX = pa.scalar(None, pa.int64())
+_NULL = pa.scalar("null", _TEXT)
 _END = 1 << 62  # a slice start past any string's end: replace_slice there appends
 
 
-def _join(*parts: Any) -> pa.Array:
-    """Element-wise concatenation; a null part makes the result null. Arrow's variadic
-    join costs ~40 ns a row plus ~15 ns a part, so callers keep the calls few."""
-    return pc.binary_join_element_wise(*map(_text, parts), _EMPTY)
+def _join(parts: list[Any]) -> Any:
+    """Element-wise concatenation of literals and arrays (a null part makes the row null).
+    Arrow's variadic join costs ~40 ns a row plus ~15-20 ns a part, literal or array, so
+    adjacent literals are merged first; a column without NULLs goes in as its bare text
+    between literals, which is cheaper than wrapping it first."""
+    merged: list[Any] = []
+    for part in parts:
+        if isinstance(part, str):
+            if not part:
+                continue
+            if merged and isinstance(merged[-1], str):
+                merged[-1] += part
+                continue
+        merged.append(part)
+    if len(merged) == 1:
+        return merged[0]
+    return pc.binary_join_element_wise(*map(_text, merged), _EMPTY)
 
 
 def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
@@ -106,7 +118,7 @@ def _may_need_escaping(strings: pa.Array) -> bool:
 
 
 class _ColumnRenderer:
-    """One column's `"name":value` JSON fragments for a whole batch."""
+    """One column's JSON values for a whole batch."""
 
     def __init__(self, table: TableSchema, column: Column, time_zone: str) -> None:
         self.table = table
@@ -114,46 +126,61 @@ class _ColumnRenderer:
         self.kind = value_kind(column)
         self.render = _renderer(column, time_zone)
         self.prefix = _json_text(column.name) + ":"
-        self.null = pa.scalar(self.prefix + "null", _TEXT)
         if self.kind is ValueKind.TIMESTAMP:
             # A Go map[string]string: keys sorted, so location before value.
-            self.open = self.prefix + '{"location":' + _json_text(time_zone) + ',"value":"'
+            self.open = '{"location":' + _json_text(time_zone) + ',"value":"'
             self.close = '"}'
         else:
-            self.open, self.close = self.prefix + '"', '"'
+            self.open, self.close = '"', '"'
         # Values the sink makes itself (numbers, dates, times) hold nothing to escape.
         self.escapes = self.kind in (ValueKind.TEXT, ValueKind.JSON, ValueKind.VECTOR)
 
-    def fragments(self, values: pa.Array | list[Any]) -> pa.Array:
-        """`"name":<JSON value>` for every row."""
-        kind = self.kind
-        text = None
-        if isinstance(values, pa.Array):
-            arrow = values.type
-            if kind in _INT_KINDS and pa.types.is_integer(arrow):
-                text = pc.cast(values, _TEXT)
-            elif kind is ValueKind.FLOAT64 and pa.types.is_float64(arrow):
-                text = self._doubles(values)
-            elif (kind in _STRING_KINDS or kind is ValueKind.TIMESTAMP) and (
-                pa.types.is_string(arrow) or pa.types.is_large_string(arrow)
-            ):
-                text = values.cast(_TEXT)
+    def parts(self, values: pa.Array | list[Any], separator: str) -> list[Any]:
+        """`<separator>"name":<JSON value>` for every row, as parts for `_join`: the bare
+        text between literals when the column has no NULL, else each row's whole value
+        (`null` for NULL)."""
+        text = self._text(values)
         if text is None:
             if isinstance(values, pa.Array):
                 values = values.to_pylist()
-            return pc.coalesce(pa.array([self._one(v) for v in values], _TEXT), self.null)
-        out = _wrap(text, self.open, self.close)
+            whole = pa.array([self._one(v) for v in values], _TEXT)
+            return [separator + self.prefix, whole]
+        if text.null_count:
+            whole = pc.coalesce(_wrap(text, self.open, self.close), _NULL)
+            return [separator + self.prefix, whole]
+        return [separator + self.prefix + self.open, text, self.close]
+
+    def _text(self, values: pa.Array | list[Any]) -> pa.Array | None:
+        """The values' JSON string contents (escaped, without quotes; null for NULL), or
+        None where Arrow cannot write them."""
+        if not isinstance(values, pa.Array):
+            return None
+        kind = self.kind
+        arrow = values.type
+        if kind in _INT_KINDS and pa.types.is_integer(arrow):
+            return pc.cast(values, _TEXT)
+        if kind is ValueKind.FLOAT64 and pa.types.is_float64(arrow):
+            return self._doubles(values)
+        if not (
+            (kind in _STRING_KINDS or kind is ValueKind.TIMESTAMP)
+            and (pa.types.is_string(arrow) or pa.types.is_large_string(arrow))
+        ):
+            return None
+        text = values.cast(_TEXT)
         if self.escapes and _may_need_escaping(text):
             needs = pc.fill_null(pc.match_substring_regex(text, _NEEDS_ESCAPE), False)
             if pc.any(needs).as_py():
-                escaped = [self.prefix + _json_text(v) for v in text.filter(needs).to_pylist()]
-                out = pc.replace_with_mask(out, needs, pa.array(escaped, _TEXT))
-        return pc.coalesce(out, self.null) if out.null_count else out
+                escaped = [_json_text(v)[1:-1] for v in text.filter(needs).to_pylist()]
+                text = pc.replace_with_mask(text, needs, pa.array(escaped, _TEXT))
+        return text
 
     def _doubles(self, values: pa.Array) -> pa.Array:
         # Arrow writes the shortest round-trip digits like Go, but switches to an exponent
         # for large and small magnitudes where Go's 'f' format never does.
         text = pc.cast(values, _TEXT)
+        data = text.buffers()[2]
+        if data is None or b"e" not in data.to_pybytes():
+            return text
         odd = pc.match_substring(text, "e")
         if odd.null_count:
             odd = pc.fill_null(odd, False)
@@ -162,11 +189,11 @@ class _ColumnRenderer:
             text = pc.replace_with_mask(text, odd, pa.array(fixed, _TEXT))
         return text
 
-    def _one(self, value: Any) -> str | None:
+    def _one(self, value: Any) -> str:
         if value is None:
-            return None
+            return "null"
         try:
-            return self.prefix + dumps(self.render(value)).decode()
+            return dumps(self.render(value)).decode()
         except (TypeError, ValueError, OverflowError) as exc:
             raise row_value_error(self.table, self.column, value, exc) from exc
 
@@ -200,19 +227,38 @@ class JsonBatchEncoder:
         if table.version:
             tail += f',"schemaVersion":{table.version}'
         self._ts_tail = tail
-        self._aranges: dict[int, pa.Array] = {}
 
     @property
     def supported(self) -> bool:
         """False for a table without columns (its messages carry no `data`)."""
         return bool(self._order)
 
-    def _objects(self, columns: list[pa.Array | list[Any]]) -> pa.Array:
-        """`"a":..,"b":..` per row (the object without braces), keys in Go's order."""
-        fragments = [self._renderers[i].fragments(columns[i]) for i in self._order]
-        if len(fragments) == 1:
-            return fragments[0]
-        return pc.binary_join_element_wise(*fragments, _COMMA)
+    def _object_parts(self, columns: list[pa.Array | list[Any]]) -> list[Any]:
+        """`"a":..,"b":..` per row (the object without braces) as `_join` parts, keys in
+        Go's order."""
+        parts: list[Any] = []
+        for k, i in enumerate(self._order):
+            parts += self._renderers[i].parts(columns[i], "," if k else "")
+        return parts
+
+    def _head_parts(self, event_ops: np.ndarray | None, ts: Any) -> list[Any]:
+        """Each message up to its first object: the header (type, commitTs, ...) and
+        `,"data":{` (`,"old":{` for a DELETE); `ts` is the commit-ts text, one literal or
+        an array. One literal when the messages share an op, else taken by op."""
+        if event_ops is None:
+            present = [OP_INSERT]
+        else:
+            present = np.flatnonzero(np.bincount(event_ops, minlength=3)).tolist()
+        heads = [self._head + name + '","commitTs":' for name in _OP_NAMES]
+        tails = [self._ts_tail + ',"data":{'] * 2 + [self._ts_tail + ',"old":{']
+        if len(present) == 1:
+            op = present[0]
+            return [heads[op], ts, tails[op]]
+        index = pa.array(event_ops)
+        if isinstance(ts, str):
+            prefixes = [h + ts + t for h, t in zip(heads, tails, strict=True)]
+            return [pa.array(prefixes, _TEXT).take(index)]
+        return [pa.array(heads, _TEXT).take(index), ts, pa.array(tails, _TEXT).take(index)]
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of every row of `batch`.
@@ -221,102 +267,78 @@ class JsonBatchEncoder:
             InputError: a value its column cannot take (as the row path words it).
         """
         n = batch.rows
-        images = self._objects(batch.columns)
-        if batch.commit_ts is None:
-            commit_ts = pa.scalar(str(batch.default_commit_ts), _TEXT)
-        else:
-            commit_ts = pc.cast(batch.commit_ts, _TEXT)
+        image_parts = self._object_parts(batch.columns)
         ops = batch.op_codes
+        before_rows = batch.before_rows if ops is not None else []
+        m = len(before_rows)
+        old_parts = self._object_parts(batch.before_columns) if m else []
+        commit_ts = batch.commit_ts
         row_ends = None
-        if ops is None:
-            values = _join(
-                self._head + 'INSERT","commitTs":',
-                commit_ts,
-                self._ts_tail + ',"data":{',
-                images,
-                "}}",
-            )
-        else:
-            split = self._split_rows(batch, key_indexes)
-            befores = self._objects(batch.before_columns) if batch.before_rows else None
-            if not split:
-                event_ops = ops
-                data_idx, old_idx = self._indexes(ops, batch.before_rows, n)
-                event_rows = None
-            else:
-                old_of_row: list[int | None] = [None] * n
-                for j, row in enumerate(batch.before_rows):
-                    old_of_row[row] = n + j
-                event_ops, data_idx, old_idx, event_rows = [], [], [], []
-                row_ends = []
-                for i, op in enumerate(ops.to_pylist()):
-                    if i in split:
-                        # tiflow trySplitAndSortUpdateEvent: DELETE of the old row first.
-                        event_ops += (OP_DELETE, OP_INSERT)
-                        data_idx += (None, i)
-                        old_idx += (old_of_row[i], None)
-                        event_rows += (i, i)
-                    else:
-                        event_ops.append(op)
-                        data_idx.append(None if op == OP_DELETE else i)
-                        old_idx.append(i if op == OP_DELETE else old_of_row[i])
-                        event_rows.append(i)
-                    row_ends.append(len(event_ops))
-                event_ops = pa.array(event_ops, pa.int8())
-                data_idx = pa.array(data_idx, pa.int64())
-                old_idx = pa.array(old_idx, pa.int64())
-            objects = images if befores is None else pa.concat_arrays([images, befores])
-            data = _wrap(images.take(data_idx), ',"data":{', "}")
-            old = _wrap(objects.take(old_idx), ',"old":{', "}")
-            data_part = pc.coalesce(data, _EMPTY)
-            old_part = pc.coalesce(old, _EMPTY)
-            if event_rows is not None and isinstance(commit_ts, pa.Array):
-                commit_ts = commit_ts.take(pa.array(event_rows, pa.int64()))
-            values = _join(
-                self._head,
-                _OP_NAMES.take(event_ops),
-                '","commitTs":',
-                commit_ts,
-                self._ts_tail,
-                data_part,
-                old_part,
-                "}",
-            )
+        event_ops = None
+        old_index = None
+        # The first object of each message: the row's image, right after the header, or
+        # (split rows only) objects taken per message.
+        body: list[Any] = image_parts
+        if ops is not None:
+            event_ops = ops.to_numpy(zero_copy_only=False).astype(np.int8)
+            before_of = np.full(n, -1, np.int64)
+            if m:
+                before_of[np.asarray(before_rows, np.int64)] = np.arange(m)
+            old_index = before_of
+            split = self._split_mask(batch, key_indexes)
+            if split.any():
+                # tiflow trySplitAndSortUpdateEvent: DELETE of the old row, then INSERT.
+                repeats = 1 + split.astype(np.int64)
+                ends = np.cumsum(repeats)
+                row_ends = ends.tolist()
+                event_rows = np.repeat(np.arange(n), repeats)
+                first = np.zeros(len(event_rows), bool)
+                first[ends[split] - 2] = True
+                second = np.zeros(len(event_rows), bool)
+                second[ends[split] - 1] = True
+                event_ops = event_ops[event_rows]
+                event_ops[first] = OP_DELETE
+                event_ops[second] = OP_INSERT
+                source = event_rows.copy()
+                source[first] = n + before_of[event_rows[first]]
+                old_index = np.where(event_ops == OP_UPDATE, before_of[event_rows], -1)
+                objects = pa.concat_arrays([_join(image_parts), _join(old_parts)])
+                body = [objects.take(pa.array(source))]
+                if commit_ts is not None:
+                    commit_ts = commit_ts.take(pa.array(event_rows))
+        ts = str(batch.default_commit_ts) if commit_ts is None else pc.cast(commit_ts, _TEXT)
+        parts = self._head_parts(event_ops, ts) + body + ["}"]
+        if old_index is not None and m and (old_index >= 0).any():
+            olds = _join([',"old":{', *old_parts, "}"])
+            olds = pa.concat_arrays([olds, pa.array([""], _TEXT)])
+            parts.append(olds.take(pa.array(np.where(old_index >= 0, old_index, m))))
+        parts.append("}")
+        values = _join(parts)
+        offsets = np.frombuffer(values.buffers()[1], np.int64)
+        offsets = offsets[values.offset : values.offset + len(values) + 1]
         return EncodedBatch(
             values=values.cast(pa.large_binary()).to_pylist(),
-            sizes=pc.add(pc.binary_length(values), RECORD_OVERHEAD).to_pylist(),
+            sizes=(np.diff(offsets) + RECORD_OVERHEAD).tolist(),
             key=_ROW_KEY,
             row_ends=row_ends,
         )
 
-    def _indexes(self, ops: pa.Array, before_rows: list[int], n: int) -> tuple[Any, Any]:
-        """Per row, where its `data` object comes from (the image; none for a DELETE) and
-        its `old` one (a DELETE's image, an UPDATE's old image at n + j; else none)."""
-        rows = self._arange(n)
-        deletes = pc.equal(ops, OP_DELETE)
-        data_idx = pc.if_else(deletes, _NO_INDEX, rows)
-        old_idx = pc.if_else(deletes, rows, _NO_INDEX)
-        if before_rows:
-            has_old = pc.is_in(rows, value_set=pa.array(before_rows, pa.int64()))
-            old_rows = pa.array(range(n, n + len(before_rows)), pa.int64())
-            old_idx = pc.replace_with_mask(old_idx, has_old, old_rows)
-        return data_idx, old_idx
-
-    def _arange(self, n: int) -> pa.Array:
-        rows = self._aranges.get(n)
-        if rows is None:
-            if len(self._aranges) > 8:
-                self._aranges.clear()
-            rows = self._aranges[n] = pa.array(range(n), pa.int64())
-        return rows
-
     @staticmethod
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
-        """UPDATE rows with an old image whose key columns changed (writer.split_key_update:
-        the values compared as the row path compares them, with Python's `!=`)."""
+        """UPDATE rows with an old image whose key columns changed (as a set; the Simple
+        Avro batch encoder uses it too)."""
+        split = JsonBatchEncoder._split_mask(batch, key_indexes)
+        return set(np.flatnonzero(split).tolist()) if split.any() else set()
+
+    @staticmethod
+    def _split_mask(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
+        """Per row, whether it is an UPDATE with an old image whose key columns changed
+        (writer.split_key_update: the values compared as the row path compares them, with
+        Python's `!=`)."""
+        split = np.zeros(batch.rows, bool)
         rows = batch.before_rows
         if not rows or not key_indexes:
-            return set()
+            return split
         taken = pa.array(rows, pa.int64())
         changed = np.zeros(len(rows), bool)
         for k in key_indexes:
@@ -338,6 +360,5 @@ class JsonBatchEncoder:
             )
             old_values = old.to_pylist() if isinstance(old, pa.Array) else old
             changed |= np.array([a != b for a, b in zip(new_values, old_values, strict=True)], bool)
-        if not changed.any():
-            return set()
-        return set(np.asarray(rows, np.int64)[changed].tolist())
+        split[np.asarray(rows, np.int64)[changed]] = True
+        return split
