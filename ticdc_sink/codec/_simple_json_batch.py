@@ -323,10 +323,11 @@ class JsonBatchEncoder:
         if ops is not None:
             event_ops = ops.to_numpy(zero_copy_only=False).astype(np.int8)
             before_of = np.full(n, -1, np.int64)
+            rows = np.fromiter(before_rows, np.int64, m)
             if m:
-                before_of[np.asarray(before_rows, np.int64)] = np.arange(m)
+                before_of[rows] = np.arange(m)
             old_index = before_of
-            split = self._split_mask(batch, key_indexes)
+            split = self._split_mask(batch, key_indexes, rows)
             if split.any():
                 # tiflow trySplitAndSortUpdateEvent: DELETE of the old row, then INSERT.
                 repeats = 1 + split.astype(np.int64)
@@ -366,19 +367,21 @@ class JsonBatchEncoder:
     def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
         """UPDATE rows with an old image whose key columns changed (as a set; the Simple
         Avro batch encoder uses it too)."""
-        split = JsonBatchEncoder._split_mask(batch, key_indexes)
+        rows = np.fromiter(batch.before_rows, np.int64, len(batch.before_rows))
+        split = JsonBatchEncoder._split_mask(batch, key_indexes, rows)
         return set(np.flatnonzero(split).tolist()) if split.any() else set()
 
     @staticmethod
-    def _split_mask(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
+    def _split_mask(
+        batch: ChangeBatch, key_indexes: tuple[int, ...], rows: np.ndarray
+    ) -> np.ndarray:
         """Per row, whether it is an UPDATE with an old image whose key columns changed
         (writer.split_key_update: the values compared as the row path compares them, with
-        Python's `!=`)."""
+        Python's `!=`); `rows` is `batch.before_rows` as an array."""
         split = np.zeros(batch.rows, bool)
-        rows = batch.before_rows
-        if not rows or not key_indexes:
+        if not len(rows) or not key_indexes:
             return split
-        taken = pa.array(rows, pa.int64())
+        taken = pa.array(rows)
         changed = np.zeros(len(rows), bool)
         for k in key_indexes:
             new, old = batch.columns[k], batch.before_columns[k]
@@ -395,9 +398,11 @@ class JsonBatchEncoder:
                 changed |= differ.to_numpy(zero_copy_only=False)
                 continue
             new_values = (
-                new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
+                new.take(taken).to_pylist()
+                if isinstance(new, pa.Array)
+                else [new[r] for r in batch.before_rows]
             )
             old_values = old.to_pylist() if isinstance(old, pa.Array) else old
             changed |= np.array([a != b for a, b in zip(new_values, old_values, strict=True)], bool)
-        split[np.asarray(rows, np.int64)[changed]] = True
+        split[rows[changed]] = True
         return split
