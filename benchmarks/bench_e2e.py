@@ -20,6 +20,7 @@ Writers (`--writers`, comma-separated, default all):
 |  | record batch); no encoding at all. The payloads are real Simple JSON row messages |
 |  | of a sample of the frame, encoded before the run and cycled through, so they have |
 |  | the average size, and compress as much, as the sink's own messages |
+|  | (`--ceiling-from debezium`: the messages of another protocol instead) |
 | `baseline` | `df.foreachPartition`: `json.dumps(row.asDict(recursive=True), default=str)` |
 |  | and one `confluent_kafka.Producer.produce` per row (key: the id), the same |
 |  | producer settings, delivery reports checked, `flush` at the end |
@@ -269,23 +270,27 @@ def read_payloads(path: str) -> list[bytes]:
         return [base64.b64decode(line) for line in f]
 
 
-def sample_payloads(spark_frame: Any) -> list[bytes]:
-    """The Simple JSON row messages (key + value; the key is empty) of a sample of the
-    frame, written through format("ticdc") and read back (bootstraps and the watermark
-    left out)."""
+def sample_payloads(spark_frame: Any, protocol: str) -> list[bytes]:
+    """The row messages (key + value) `protocol` writes for a sample of the frame, written
+    through format("ticdc") and read back: Simple JSON's without its bootstraps and
+    watermark, another protocol's all but tombstones (its few non-row messages weigh
+    nothing in the average)."""
     from ticdc_sink.producer import read_topic
 
+    if protocol in common.NEEDS_REGISTRY:
+        raise ValueError(f"--ceiling-from {protocol}: needs a registry; use a JSON protocol")
     with LocalBroker() as broker:
-        writer = Writer("simple-json", broker.bootstrap, None, None)
+        writer = Writer(protocol, broker.bootstrap, None, None)
         writer.write(spark_frame)
         records = read_topic(broker.bootstrap, writer.topic, idle_s=2.0)
+    rows = ("INSERT", "UPDATE", "DELETE")
     payloads = [
         (r.key or b"") + r.value
         for r in records
-        if r.value and json.loads(r.value).get("type") in ("INSERT", "UPDATE", "DELETE")
+        if r.value and (protocol != "simple-json" or json.loads(r.value).get("type") in rows)
     ]
     if not payloads:
-        raise RuntimeError("the Simple JSON sample wrote no row messages")
+        raise RuntimeError(f"the {protocol} sample wrote no row messages")
     return payloads
 
 
@@ -300,6 +305,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2, help="Spark partitions")
     parser.add_argument("--repeat", type=int, default=1, help="timed writes per writer")
     parser.add_argument("--output", help="also write the JSON results to this file")
+    parser.add_argument(
+        "--ceiling-from",
+        default="simple-json",
+        choices=[p for p in common.PROTOCOLS if p not in common.NEEDS_REGISTRY],
+        help="whose messages the ceiling sends (default simple-json)",
+    )
     parser.add_argument(
         "--option",
         action="append",
@@ -355,7 +366,8 @@ def main() -> None:
         if "ceiling" in writers:
             step = max(args.rows // PAYLOAD_SAMPLE_ROWS, 1)
             try:
-                payloads = sample_payloads(frame.where(F.col("id") % step == 0))
+                sample = frame.where(F.col("id") % step == 0)
+                payloads = sample_payloads(sample, args.ceiling_from)
             except Exception as exc:  # noqa: BLE001 (reported; the others still run)
                 print(f"skipping ceiling: cannot sample payloads: {common.short_error(exc)}")
                 writers.remove("ceiling")
@@ -364,7 +376,7 @@ def main() -> None:
                 write_payloads(payloads, payload)
                 average = sum(map(len, payloads)) / len(payloads)
                 print(
-                    f"ceiling payloads: {len(payloads)} Simple JSON row messages, "
+                    f"ceiling payloads: {len(payloads)} {args.ceiling_from} row messages, "
                     f"{average:.0f} bytes on average",
                     flush=True,
                 )
@@ -419,6 +431,7 @@ def main() -> None:
         "partitions": args.partitions,
         "repeat": args.repeat,
         "ceiling_payload_bytes": round(average) if average else None,
+        "ceiling_from": args.ceiling_from,
         "options": common.EXTRA_OPTIONS,
         "environment": common.environment(),
         "results": results,
