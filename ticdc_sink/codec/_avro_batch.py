@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
 from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.avro import (
     _INT32_MAX,
@@ -507,7 +507,7 @@ class AvroBatchEncoder:
         encoder = self.encoder
         ops = None if batch.op_codes is None else _numbers(batch.op_codes, np.int8)
         deletes = None if ops is None else ops == OP_DELETE
-        split_rows = _split_rows(batch, key_indexes) if ops is not None else []
+        split_rows = key_changed_rows(batch, key_indexes) if ops is not None else []
 
         # keys: the new (or deleted) image of every row; the old image of split rows
         key_new = key_old = None
@@ -627,33 +627,3 @@ def _take(values: pa.Array | list[Any], picks: list[int]) -> pa.Array | list[Any
     if isinstance(values, pa.Array):
         return values.take(pa.array(picks, pa.int64()))
     return [values[j] for j in picks]
-
-
-def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
-    """UPDATE rows with an old image whose key columns changed (events.split_key_update:
-    the values compared as the row path compares them), ascending."""
-    rows = batch.before_rows
-    if not rows or not key_indexes:
-        return []
-    changed = np.zeros(len(rows), bool)
-    taken = pa.array(rows, pa.int64())
-    for k in key_indexes:
-        new, old = batch.columns[k], batch.before_columns[k]
-        if (
-            isinstance(new, pa.Array)
-            and isinstance(old, pa.Array)
-            and new.type == old.type
-            and new.null_count == 0
-            and old.null_count == 0
-            and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
-        ):
-            changed |= _numbers(pc.not_equal(new.take(taken), old), np.bool_)
-            continue
-        new_values = (
-            new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
-        )
-        old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-        changed |= np.fromiter(
-            (a != b for a, b in zip(new_values, old_values, strict=True)), bool, len(rows)
-        )
-    return [row for row, c in zip(rows, changed.tolist(), strict=True) if c]

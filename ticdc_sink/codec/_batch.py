@@ -10,8 +10,13 @@ compare both paths byte for byte.
 from __future__ import annotations
 
 import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["EncodedBatch"]
+from ticdc_sink.events import ChangeBatch
+
+__all__ = ["EncodedBatch", "key_changed", "key_changed_rows"]
 
 
 @attrs.define(eq=False)
@@ -39,3 +44,43 @@ class EncodedBatch:
         if sizes is None or not sizes or max(sizes) <= limit:
             return []
         return [i for i, size in enumerate(sizes) if size > limit]
+
+
+def key_changed(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
+    """Per row of `batch`, whether it is an UPDATE with an old image whose key columns
+    changed: the rows `events.split_key_update` splits into DELETE + INSERT. Values are
+    compared as the row path compares them (Python `!=` on mounter values); integer and
+    string columns in Arrow, which agrees (NULL equals only NULL)."""
+    split = np.zeros(batch.rows, bool)
+    rows = batch.before_rows
+    if not rows or not key_indexes:
+        return split
+    taken = pa.array(rows, pa.int64())
+    changed = np.zeros(len(rows), bool)
+    for k in key_indexes:
+        new, old = batch.columns[k], batch.before_columns[k]
+        if (
+            isinstance(new, pa.Array)
+            and isinstance(old, pa.Array)
+            and new.type == old.type
+            and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
+        ):
+            new = new.take(taken)
+            differ = pc.fill_null(pc.not_equal(new, old), False)
+            differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
+            changed |= differ.to_numpy(zero_copy_only=False)
+            continue
+        new_values = (
+            new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
+        )
+        old_values = old.to_pylist() if isinstance(old, pa.Array) else old
+        changed |= np.fromiter(
+            (a != b for a, b in zip(new_values, old_values, strict=True)), bool, len(rows)
+        )
+    split[np.asarray(rows, np.int64)[changed]] = True
+    return split
+
+
+def key_changed_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
+    """`key_changed` as the ascending indexes of the rows it marks."""
+    return np.flatnonzero(key_changed(batch, key_indexes)).tolist()

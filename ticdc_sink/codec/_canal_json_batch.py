@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._batch import EncodedBatch, key_changed
 from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.canal_json import (
     _ESCAPES,
@@ -368,7 +368,7 @@ class CanalJsonBatchEncoder:
 
         # -- events: one per row, two (DELETE old, INSERT new) for a key-changing UPDATE
         b = len(before_rows)
-        split = self._split_rows(batch, key_indexes)
+        split = key_changed(batch, key_indexes)
         row_ends = None
         if ops is None:
             event_ops = None
@@ -554,38 +554,6 @@ class CanalJsonBatchEncoder:
         if isinstance(values, pa.Array):
             values = values.to_pylist()
         return pa.array([v is not None and v > threshold for v in values], pa.bool_())
-
-    @staticmethod
-    def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
-        """Per row, whether it is an UPDATE whose key columns changed (events.split_key_update:
-        the values compared as the row path compares them, with Python's `!=`)."""
-        split = np.zeros(batch.rows, bool)
-        rows = batch.before_rows
-        if not rows or not key_indexes:
-            return split
-        taken = pa.array(rows, pa.int64())
-        changed = np.zeros(len(rows), bool)
-        for k in key_indexes:
-            new, old = batch.columns[k], batch.before_columns[k]
-            if (
-                isinstance(new, pa.Array)
-                and isinstance(old, pa.Array)
-                and new.type == old.type
-                and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
-            ):
-                # Integers and strings compare in Arrow as in Python; NULL equals only NULL.
-                new = new.take(taken)
-                differ = pc.fill_null(pc.not_equal(new, old), False)
-                differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
-                changed |= differ.to_numpy(zero_copy_only=False)
-                continue
-            new_values = (
-                new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
-            )
-            old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-            changed |= np.array([a != c for a, c in zip(new_values, old_values, strict=True)], bool)
-        split[np.asarray(rows, np.int64)[changed]] = True
-        return split
 
     def _row_path_error(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> None:
         """Raise the error the row path raises for this batch: its events marshalled in

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
 from ticdc_sink.codec._mysql import ValueKind
 from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP, json_string
 from ticdc_sink.events import (
@@ -514,7 +514,7 @@ class DebeziumBatchEncoder:
             if pc.sum(updates).as_py() != len(before_rows):
                 raise _RowPath  # an UPDATE without `_before`: the row path's error
         texts, keys = self._texts(batch.columns)
-        split = self._split_rows(batch, key_indexes) if ops is not None else []
+        split = key_changed_rows(batch, key_indexes) if ops is not None else []
         row_ends = None
         if not split:
             # One message per row: the image's column parts go straight into the message
@@ -623,28 +623,3 @@ class DebeziumBatchEncoder:
                 self._aranges.clear()
             rows = self._aranges[n] = pa.array(range(n), pa.int64())
         return rows
-
-    @staticmethod
-    def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
-        """UPDATE rows with an old image whose key columns changed (events.split_key_update
-        compares the mounter values with `!=`)."""
-        rows = batch.before_rows
-        if not rows or not key_indexes:
-            return []
-        changed = [False] * len(rows)
-        taken = pa.array(rows, pa.int64())
-        for k in key_indexes:
-            new = batch.columns[k]
-            old = batch.before_columns[k]
-            if isinstance(new, pa.Array) and isinstance(old, pa.Array) and new.type == old.type:
-                differ = pc.not_equal(new.take(taken), old)
-                if not differ.null_count and not _any(differ):
-                    continue
-            new_values = (
-                new.take(taken).to_pylist() if isinstance(new, pa.Array) else [new[r] for r in rows]
-            )
-            old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-            for j, (a, b) in enumerate(zip(new_values, old_values, strict=True)):
-                if a != b:
-                    changed[j] = True
-        return [row for row, c in zip(rows, changed, strict=True) if c]

@@ -28,9 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
 from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.codec._simple_json_batch import JsonBatchEncoder
 from ticdc_sink.codec.simple import RECORD_OVERHEAD
 from ticdc_sink.codec.simple_avro import (
     _BYTES,
@@ -410,7 +409,7 @@ class AvroBatchEncoder:
         if ops is None:
             values = _join([self._insert_head, commit_ts, self._after_ts, images, _NULL], n)
         else:
-            split = JsonBatchEncoder._split_rows(batch, key_indexes)
+            split = key_changed_rows(batch, key_indexes)
             before_rows = batch.before_rows
             m = len(before_rows)
             objects = [images]

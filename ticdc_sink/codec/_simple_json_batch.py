@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec._batch import EncodedBatch, key_changed
 from ticdc_sink.codec._json import dumps
 from ticdc_sink.codec._mysql import ValueKind, format_float, value_kind
 from ticdc_sink.codec.simple import (
@@ -333,7 +333,7 @@ class JsonBatchEncoder:
             if m:
                 before_of[rows] = np.arange(m)
             old_index = before_of
-            split = self._split_mask(batch, key_indexes, rows)
+            split = key_changed(batch, key_indexes)
             if split.any():
                 # tiflow trySplitAndSortUpdateEvent: DELETE of the old row, then INSERT.
                 repeats = 1 + split.astype(np.int64)
@@ -368,47 +368,3 @@ class JsonBatchEncoder:
             key=_ROW_KEY,
             row_ends=row_ends,
         )
-
-    @staticmethod
-    def _split_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> set[int]:
-        """UPDATE rows with an old image whose key columns changed (as a set; the Simple
-        Avro batch encoder uses it too)."""
-        rows = np.fromiter(batch.before_rows, np.int64, len(batch.before_rows))
-        split = JsonBatchEncoder._split_mask(batch, key_indexes, rows)
-        return set(np.flatnonzero(split).tolist()) if split.any() else set()
-
-    @staticmethod
-    def _split_mask(
-        batch: ChangeBatch, key_indexes: tuple[int, ...], rows: np.ndarray
-    ) -> np.ndarray:
-        """Per row, whether it is an UPDATE with an old image whose key columns changed
-        (events.split_key_update: the values compared as the row path compares them, with
-        Python's `!=`); `rows` is `batch.before_rows` as an array."""
-        split = np.zeros(batch.rows, bool)
-        if not len(rows) or not key_indexes:
-            return split
-        taken = pa.array(rows)
-        changed = np.zeros(len(rows), bool)
-        for k in key_indexes:
-            new, old = batch.columns[k], batch.before_columns[k]
-            if (
-                isinstance(new, pa.Array)
-                and isinstance(old, pa.Array)
-                and new.type == old.type
-                and (pa.types.is_integer(new.type) or pa.types.is_string(new.type))
-            ):
-                # Integers and strings compare in Arrow as in Python; NULL equals only NULL.
-                new = new.take(taken)
-                differ = pc.fill_null(pc.not_equal(new, old), False)
-                differ = pc.or_(differ, pc.xor(new.is_null(), old.is_null()))
-                changed |= differ.to_numpy(zero_copy_only=False)
-                continue
-            new_values = (
-                new.take(taken).to_pylist()
-                if isinstance(new, pa.Array)
-                else [new[r] for r in batch.before_rows]
-            )
-            old_values = old.to_pylist() if isinstance(old, pa.Array) else old
-            changed |= np.array([a != b for a, b in zip(new_values, old_values, strict=True)], bool)
-        split[rows[changed]] = True
-        return split
