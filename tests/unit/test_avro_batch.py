@@ -13,13 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_simple_json_batch import _ARROW_FIELDS, _batches, _plan
-from tests.unit.test_writer import FakeProducer
+from tests.unit.test_simple_json_batch import _ARROW_FIELDS, _batches, _change_batches, _plan
 from ticdc_sink.codec._batch import EncodedBatch
 from ticdc_sink.codec.avro import AvroEncoder
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
-from ticdc_sink.writer import _TaskWriter, key_column_indexes, split_key_update
+from ticdc_sink.events import ChangeBatch
+from ticdc_sink.writer import key_column_indexes, split_key_update
 
 _MODES = {
     "default": {},
@@ -57,23 +56,6 @@ def _avro_plan(with_table: bool, mode: str, **options: str) -> Any:
         **_MODES[mode],
         **options,
     )
-
-
-def _change_batches(batches: list[pa.RecordBatch], plan: Any) -> list[ChangeBatch]:
-    task = _TaskWriter(plan, FakeProducer(), 0)
-    layout = InputLayout(**plan.config.input.layout_fields())
-    out = []
-    for batch in batches:
-        out += read_change_batches(
-            batch,
-            layout=layout,
-            tables=task.schema_for,
-            default_database=plan.tables.default_database,
-            default_table=plan.tables.default_table,
-            default_commit_ts=plan.commit_ts,
-            time_zone=plan.config.codec.time_zone,
-        )
-    return out
 
 
 def _row_path(encoder: AvroEncoder, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> Any:

@@ -12,12 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_simple_json_batch import COLUMN_TYPES, COMMIT_TS, _batches, _spark_schema
+from tests.unit.test_simple_json_batch import (
+    COLUMN_TYPES,
+    COMMIT_TS,
+    _batches,
+    _row_path,
+    _spark_schema,
+)
 from tests.unit.test_writer import FakeProducer
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import InputLayout, read_changes
-from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
+from ticdc_sink.writer import make_plan, write_batches
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -74,24 +79,6 @@ def _plan(with_table: bool, protocol: str, partition: str) -> Any:
     return make_plan(config, _spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
-def _row_path(batches: list[Any], plan: Any) -> list[Any]:
-    producer = FakeProducer()
-    task = _TaskWriter(plan, producer, 0, Registry())
-    layout = InputLayout(**plan.config.input.layout_fields())
-    for batch in batches:
-        for change in read_changes(
-            batch,
-            layout=layout,
-            tables=task.schema_for,
-            default_database=plan.tables.default_database,
-            default_table=plan.tables.default_table,
-            default_commit_ts=plan.commit_ts,
-            time_zone=plan.config.codec.time_zone,
-        ):
-            task.write_change(change)
-    return producer.sent
-
-
 def _outcome(run: Any) -> Any:
     try:
         return ("ok", run())
@@ -109,7 +96,7 @@ def test_batches_send_what_the_row_path_sends(
 ) -> None:
     batches = data.draw(_batches(with_table))
     plan = _plan(with_table, protocol, partition)
-    expected = _outcome(lambda: _row_path(batches, plan))
+    expected = _outcome(lambda: _row_path(batches, plan, Registry()))
     producer = FakeProducer()
     actual = _outcome(
         lambda: (

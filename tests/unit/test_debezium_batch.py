@@ -14,7 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_simple_json_batch import _ARROW_FIELDS, COMMIT_TS, _images, _plan
+from tests.unit.test_simple_json_batch import (
+    _ARROW_FIELDS,
+    COMMIT_TS,
+    _change_batches,
+    _images,
+    _plan,
+)
 from ticdc_sink import codec
 from ticdc_sink.codec._batch import EncodedBatch
 from ticdc_sink.errors import InputError
@@ -62,22 +68,6 @@ def _batches(draw: Any) -> list[pa.RecordBatch]:
         columns["_before"] = pa.array(befores, pa.struct(_ARROW_FIELDS))
         batches.append(pa.RecordBatch.from_pydict(columns))
     return batches
-
-
-def _change_batches(batches: list[pa.RecordBatch], plan: Any) -> list[ChangeBatch]:
-    layout = InputLayout(**plan.config.input.layout_fields())
-    out = []
-    for batch in batches:
-        out += read_change_batches(
-            batch,
-            layout=layout,
-            tables=plan.tables.schema_for,
-            default_database=plan.tables.default_database,
-            default_table=plan.tables.default_table,
-            default_commit_ts=plan.commit_ts,
-            time_zone=plan.config.codec.time_zone,
-        )
-    return out
 
 
 def _encoder(plan: Any, batch: ChangeBatch) -> Any:

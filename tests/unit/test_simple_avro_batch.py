@@ -18,33 +18,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
-from tests.unit.test_simple_json_batch import _ARROW_FIELDS, COMMIT_TS, _batches, _plan
+from tests.unit.test_simple_json_batch import (
+    _ARROW_FIELDS,
+    COMMIT_TS,
+    _batches,
+    _change_batches,
+    _plan,
+)
 from tests.unit.test_writer import FakeProducer
 from ticdc_sink.codec._simple_avro_batch import AvroBatchEncoder
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.events import ChangeBatch
 from ticdc_sink.writer import _TaskWriter, split_key_update
 
 _AVRO = {"encoding-format": "avro"}
 
 
-def _change_batches(batches: list[pa.RecordBatch], plan: Any) -> list[tuple[ChangeBatch, Any]]:
+def _with_outputs(batches: list[pa.RecordBatch], plan: Any) -> list[tuple[ChangeBatch, Any]]:
     """Each record batch as ChangeBatches, with the task's table output (encoder, keys)."""
     task = _TaskWriter(plan, FakeProducer(), 0)
-    layout = InputLayout(**plan.config.input.layout_fields())
-    out = []
-    for batch in batches:
-        for group in read_change_batches(
-            batch,
-            layout=layout,
-            tables=task.schema_for,
-            default_database=plan.tables.default_database,
-            default_table=plan.tables.default_table,
-            default_commit_ts=plan.commit_ts,
-            time_zone=plan.config.codec.time_zone,
-        ):
-            out.append((group, task.output_for(group.table)))
-    return out
+    return [(g, task.output_for(g.table)) for g in _change_batches(batches, plan, task)]
 
 
 def _outcome(run: Any) -> Any:
@@ -80,7 +73,7 @@ def _batch_path(group: ChangeBatch, output: Any, plan: Any) -> Any:
 
 
 def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
-    for group, output in _change_batches(batches, plan):
+    for group, output in _with_outputs(batches, plan):
         expected = _outcome(lambda g=group, o=output: _row_path(g, o))
         actual = _outcome(lambda g=group, o=output: _batch_path(g, o, plan))
         assert actual == expected
@@ -140,7 +133,7 @@ def test_edge_values_and_key_changing_updates() -> None:
 
 
 def test_a_value_the_writer_refuses_raises_the_row_path_error() -> None:
-    group, output = _change_batches(
+    group, output = _with_outputs(
         [
             pa.RecordBatch.from_pydict(
                 {

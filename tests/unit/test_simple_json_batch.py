@@ -18,7 +18,7 @@ from tests.unit.test_writer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
-from ticdc_sink.events import InputLayout, read_changes
+from ticdc_sink.events import InputLayout, read_change_batches, read_changes
 from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
@@ -190,21 +190,31 @@ def _plan(with_table: bool, **options: str) -> Any:
     return make_plan(config, _spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
-def _row_path(batches: list[pa.RecordBatch], plan: Any) -> list[Any]:
+def _reading(plan: Any, tables: Any) -> dict[str, Any]:
+    """The keyword arguments the writer gives `read_changes` / `read_change_batches`."""
+    return dict(
+        layout=InputLayout(**plan.config.input.layout_fields()),
+        tables=tables,
+        default_database=plan.tables.default_database,
+        default_table=plan.tables.default_table,
+        default_commit_ts=plan.commit_ts,
+        time_zone=plan.config.codec.time_zone,
+    )
+
+
+def _change_batches(batches: list[pa.RecordBatch], plan: Any, task: Any = None) -> list[Any]:
+    """Every record batch as the writer reads it: ChangeBatches (per table), in order;
+    tables from `task` (a _TaskWriter) when given, so its outputs share their schemas."""
+    tables = plan.tables.schema_for if task is None else task.schema_for
+    return [g for batch in batches for g in read_change_batches(batch, **_reading(plan, tables))]
+
+
+def _row_path(batches: list[pa.RecordBatch], plan: Any, registry: Any = None) -> list[Any]:
     """The reference: every row through read_changes and the per-row write loop."""
     producer = FakeProducer()
-    task = _TaskWriter(plan, producer, 0)
-    layout = InputLayout(**plan.config.input.layout_fields())
+    task = _TaskWriter(plan, producer, 0, registry)
     for batch in batches:
-        for change in read_changes(
-            batch,
-            layout=layout,
-            tables=task.schema_for,
-            default_database=plan.tables.default_database,
-            default_table=plan.tables.default_table,
-            default_commit_ts=plan.commit_ts,
-            time_zone=plan.config.codec.time_zone,
-        ):
+        for change in read_changes(batch, **_reading(plan, task.schema_for)):
             task.write_change(change)
     return producer.sent
 
