@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.events import ChangeBatch
+from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
 
-__all__ = ["EncodedBatch", "key_changed", "key_changed_rows"]
+__all__ = ["EncodedBatch", "SplitEvents", "key_changed", "key_changed_rows", "split_events"]
 
 
 @attrs.define(eq=False)
@@ -84,3 +84,39 @@ def key_changed(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
 def key_changed_rows(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> list[int]:
     """`key_changed` as the ascending indexes of the rows it marks."""
     return np.flatnonzero(key_changed(batch, key_indexes)).tolist()
+
+
+@attrs.frozen
+class SplitEvents:
+    """The events of a batch with key-changing UPDATEs split (DELETE of the old row, then
+    INSERT of the new one: tiflow trySplitAndSortUpdateEvent), as index arrays over its
+    rows. `rows[e]` is event e's row, `ops[e]` its op code; `images[e]` where its image
+    comes from (row i's image is i, row i's old image n + j for before_rows[j]);
+    `old[e]` the index into before_rows of its old image, -1 for none (UPDATEs keep
+    theirs); `row_ends[i]` is the index after row i's last event."""
+
+    rows: np.ndarray
+    ops: np.ndarray
+    images: np.ndarray
+    old: np.ndarray
+    row_ends: list[int]
+
+
+def split_events(ops: np.ndarray, split: np.ndarray, before_of: np.ndarray) -> SplitEvents:
+    """`ops`: op code per row; `split`: `key_changed`'s mask; `before_of`: per row the
+    index into before_rows of its old image, -1 for none."""
+    n = len(ops)
+    repeats = 1 + split.astype(np.int64)
+    ends = np.cumsum(repeats)
+    rows = np.repeat(np.arange(n), repeats)
+    first = np.zeros(len(rows), bool)
+    first[ends[split] - 2] = True  # the DELETE of a split row
+    second = np.zeros(len(rows), bool)
+    second[ends[split] - 1] = True
+    event_ops = ops[rows]
+    event_ops[first] = OP_DELETE
+    event_ops[second] = OP_INSERT
+    images = rows.copy()
+    images[first] = n + before_of[rows[first]]
+    old = np.where(event_ops == OP_UPDATE, before_of[rows], -1)
+    return SplitEvents(rows, event_ops, images, old, ends.tolist())

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed
+from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
 from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.canal_json import (
     _ESCAPES,
@@ -48,7 +48,7 @@ from ticdc_sink.codec.canal_json import (
     _Layout,
     quote,
 )
-from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op
+from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.canal_json import CanalJsonEncoder
@@ -381,20 +381,10 @@ class CanalJsonBatchEncoder:
             if b:
                 before_of[np.asarray(before_rows, np.int64)] = np.arange(b)
             if split.any():
-                repeats = 1 + split.astype(np.int64)
-                ends = np.cumsum(repeats)
-                row_ends = ends.tolist()
-                event_rows = np.repeat(np.arange(n), repeats)
-                first = np.zeros(len(event_rows), bool)
-                first[ends[split] - 2] = True  # the DELETE of a split row
-                second = np.zeros(len(event_rows), bool)
-                second[ends[split] - 1] = True
-                event_op = op_codes[event_rows]
-                event_op[first] = OP_DELETE
-                event_op[second] = OP_INSERT
-                data_source = event_rows.copy()
-                data_source[first] = n + before_of[event_rows[first]]
-                old_index = np.where(event_op == OP_UPDATE, before_of[event_rows], -1)
+                events = split_events(op_codes, split, before_of)
+                row_ends = events.row_ends
+                event_rows, event_op = events.rows, events.ops
+                data_source, old_index = events.images, events.old
             else:
                 event_rows = None
                 event_op = op_codes

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed
+from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
 from ticdc_sink.codec._json import dumps
 from ticdc_sink.codec._mysql import ValueKind, format_float, value_kind
 from ticdc_sink.codec.simple import (
@@ -39,7 +39,7 @@ from ticdc_sink.codec.simple import (
     _renderer,
     row_value_error,
 )
-from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
+from ticdc_sink.events import OP_INSERT, ChangeBatch
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["JsonBatchEncoder"]
@@ -336,20 +336,10 @@ class JsonBatchEncoder:
             split = key_changed(batch, key_indexes)
             if split.any():
                 # tiflow trySplitAndSortUpdateEvent: DELETE of the old row, then INSERT.
-                repeats = 1 + split.astype(np.int64)
-                ends = np.cumsum(repeats)
-                row_ends = ends.tolist()
-                event_rows = np.repeat(np.arange(n), repeats)
-                first = np.zeros(len(event_rows), bool)
-                first[ends[split] - 2] = True
-                second = np.zeros(len(event_rows), bool)
-                second[ends[split] - 1] = True
-                event_ops = event_ops[event_rows]
-                event_ops[first] = OP_DELETE
-                event_ops[second] = OP_INSERT
-                source = event_rows.copy()
-                source[first] = n + before_of[event_rows[first]]
-                old_index = np.where(event_ops == OP_UPDATE, before_of[event_rows], -1)
+                events = split_events(event_ops, split, before_of)
+                row_ends = events.row_ends
+                event_rows, event_ops = events.rows, events.ops
+                source, old_index = events.images, events.old
                 objects = pa.concat_arrays([_join(image_parts), _join(old_parts)])
                 body = [objects.take(pa.array(source))]
                 if commit_ts is not None:
