@@ -15,6 +15,7 @@ from collections import OrderedDict, deque
 from itertools import repeat
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,24 +27,15 @@ __all__ = ["DEFAULT_WINDOW", "CommitOrderCheck"]
 DEFAULT_WINDOW = 65_536
 
 
+@attrs.frozen
 class _Remembered:
     """A batch that could not fail, kept as columns until the dictionary needs it."""
 
-    __slots__ = ("commit_ts", "default_commit_ts", "key_columns", "rows", "table")
-
-    def __init__(
-        self,
-        table: TableSchema,
-        key_columns: list[Any],
-        commit_ts: pa.Array | None,
-        default_commit_ts: int,
-        rows: int,
-    ) -> None:
-        self.table = table
-        self.key_columns = key_columns
-        self.commit_ts = commit_ts
-        self.default_commit_ts = default_commit_ts
-        self.rows = rows
+    table: TableSchema
+    key_columns: list[Any]
+    commit_ts: pa.Array | None
+    default_commit_ts: int
+    rows: int
 
 
 def _as_list(values: Any) -> list[Any]:
