@@ -9,6 +9,7 @@ Importing the package registers nothing and starts nothing; `register` does.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 from ticdc_sink.errors import (
@@ -36,7 +37,11 @@ __all__ = [
     "register",
 ]
 
-__version__ = "0.1.0"
+try:
+    # The version lives in pyproject.toml only; the installed metadata carries it.
+    __version__ = importlib.metadata.version("ticdc-sink")
+except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def register(spark: Any) -> None:

