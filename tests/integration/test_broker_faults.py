@@ -34,6 +34,7 @@ def proxied() -> Iterator[ProxiedBroker]:
 def proxy(proxied: ProxiedBroker) -> Iterator[Any]:
     yield proxied.proxy
     proxied.proxy.cut_every()
+    proxied.proxy.cut_each_connection_after(None)
     proxied.proxy.resume()
 
 
@@ -160,10 +161,11 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
     assert "DeliveryError" in text
     assert f"Kafka brokers {proxied.bootstrap}" in text
     assert "Message timed out" in text or "not acknowledged" in text
-    # Bounded: the 3 s delivery timeout, the producer's flush grace (5 s) and Spark's own
-    # start and teardown of the job (about 9 s in all here); the stall itself never ends
-    # on its own. The margin is for a loaded machine.
-    assert elapsed < 45, elapsed
+    # Bounded by the 3 s delivery timeout, not librdkafka's default of 300 s: with the
+    # producer's flush grace (5 s) and Spark's own start and teardown of the job, about 9 s
+    # here; the stall itself never ends on its own. The bound leaves room for a loaded
+    # machine and still tells the two apart.
+    assert elapsed < 150, elapsed
 
     decoder = SimpleDecoder()
     events = [decoder.decode_message(r.key, r.value) for r in proxied.consume_all(topic)]
@@ -175,13 +177,17 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
 def test_metadata_reads_and_topic_creation_ride_out_cut_connections(
     proxied: ProxiedBroker, proxy: Any
 ) -> None:
-    # A task's first broker calls (partition count, creating the topic) under a cut every
-    # 30 ms: each lost answer is asked again within broker-timeout-ms.
+    # A task's first broker calls (partition count, creating the topic) while every
+    # connection drops after three answers (its ApiVersions handshake and two more), losing
+    # whatever else was in flight: each lost answer is asked again within broker-timeout-ms.
+    # Paced by answers, not by the clock, the faults are the same on a slow machine. (After
+    # two answers librdkafka's admin client never reaches its controller: it asks for
+    # metadata on the new connection before it sends CreateTopics.)
     from ticdc_sink.config import KafkaConfig
     from ticdc_sink.producer import KafkaProducer
 
     proxied.create_topic("faults_meta_existing", 2)
-    proxy.cut_every(ms=30)
+    proxy.cut_each_connection_after(3)
     for i in range(20):
         config = KafkaConfig(
             bootstrap_servers=proxied.bootstrap, broker_timeout_ms=10_000, partition_num=2
@@ -191,8 +197,10 @@ def test_metadata_reads_and_topic_creation_ride_out_cut_connections(
             assert producer.partition_count(f"faults_meta_new_{i}") == 2
             producer.send(f"faults_meta_new_{i}", 1, b"", b"x")
             producer.flush()
-    proxy.cut_every()
-    assert proxy.cuts > 20
+    proxy.cut_each_connection_after(None)
+    # At least the connection that created each round's topic (ApiVersions, Metadata,
+    # CreateTopics) was cut; about 80 connections of 170 are.
+    assert proxy.cuts >= 20, proxy.cuts
     assert [(r.partition, r.value) for r in proxied.consume_all("faults_meta_new_19")] == [
         (1, b"x")
     ]

@@ -12,16 +12,21 @@ advertise the proxy's address (Tansu: `--advertised-listener-url`; see `ProxiedB
 |  | connection at once | unanswered; librdkafka reconnects |
 | `cut_every(nbytes=...)` | `cut()` each time `nbytes` more bytes | cuts paced by the data flow, |
 |  | were forwarded (both directions) | so every run gets them |
-| `cut_every(ms=...)` | `cut()` every `ms` ms (timer thread) | cuts paced by the clock |
+| `cut_each_connection_after(n)` | close a connection as soon as it | every connection answers its |
+|  | carried `n` broker responses (Kafka | handshake and a request or |
+|  | frames: an int32 size, then the body); | two, then drops; what was in |
+|  | the rest of that read is dropped | flight is lost |
 | `stall(seconds)` | stop forwarding both ways, sockets | requests hang; new connections |
 |  | stay open; `resume()` ends it early | are accepted and hang too |
 | `stall_after(nbytes, seconds)` | `stall(seconds)` once `nbytes` more | a stall in mid-write |
 |  | bytes were forwarded | |
 
-Counters: `forwarded` (bytes, both directions), `connections` (accepted so far), `cuts`
-(times `cut()` closed at least one connection). Nothing is buffered beyond one `recv`
-(64 KiB) per direction: a stalled direction holds what it read and stops reading, so TCP
-back-pressure reaches the sender. `close()` stops listening and cuts everything.
+Faults are paced by bytes and responses, never by the clock, so a slow machine meets the
+same faults as a fast one. Counters: `forwarded` (bytes, both directions), `connections`
+(accepted so far), `cuts` (times `cut()` closed at least one connection, plus connections
+closed by `cut_each_connection_after`). Nothing is buffered beyond one `recv` (64 KiB) per
+direction: a stalled direction holds what it read and stops reading, so TCP back-pressure
+reaches the sender. `close()` stops listening and cuts everything.
 """
 
 from __future__ import annotations
@@ -38,6 +43,37 @@ _CHUNK = 65536
 _TICK_S = 0.05
 
 
+class _Frames:
+    """Counts Kafka protocol frames (a big-endian int32 size, then that many bytes) in one
+    direction of a connection, chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.count = 0  # complete frames so far
+        self._size = bytearray()  # the current frame's size field, as far as it came
+        self._left = 0  # bytes of the current frame's body still to come
+
+    def advance(self, data: bytes, *, until: int | None = None) -> int:
+        """Count the frames `data` completes; stop once `until` frames are complete in all.
+        Returns how many bytes of `data` were taken (all of it unless `until` was reached)."""
+        i = 0
+        while i < len(data) and (until is None or self.count < until):
+            if self._left == 0:
+                take = data[i : i + 4 - len(self._size)]
+                self._size += take
+                i += len(take)
+                if len(self._size) < 4:
+                    continue
+                self._left = int.from_bytes(self._size, "big")
+                self._size.clear()
+            else:
+                take_n = min(self._left, len(data) - i)
+                self._left -= take_n
+                i += take_n
+            if self._left == 0:
+                self.count += 1
+        return i
+
+
 class _Connection:
     """One client connection and its upstream twin."""
 
@@ -45,6 +81,7 @@ class _Connection:
         self.client = client
         self.upstream = upstream
         self.closed = threading.Event()
+        self.responses = _Frames()
 
     def close(self) -> bool:
         """Close both sockets; False when already closed."""
@@ -82,7 +119,7 @@ class FaultProxy:
         self._cut_every_bytes: int | None = None
         self._next_cut_at: int | None = None
         self._stall_at: tuple[int, float] | None = None
-        self._ticker: threading.Thread | None = None
+        self._responses_per_connection: int | None = None
         self.forwarded = 0
         self.connections = 0
         self.cuts = 0
@@ -101,22 +138,20 @@ class FaultProxy:
                 self.cuts += 1
         return closed
 
-    def cut_every(self, *, nbytes: int | None = None, ms: float | None = None) -> None:
-        """Cut all connections each time `nbytes` more bytes were forwarded, and/or every
-        `ms` milliseconds. Call `cut_every()` with neither to stop."""
+    def cut_every(self, *, nbytes: int | None = None) -> None:
+        """Cut all connections each time `nbytes` more bytes were forwarded; `cut_every()`
+        stops."""
         with self._lock:
             self._cut_every_bytes = nbytes
             self._next_cut_at = self.forwarded + nbytes if nbytes else None
-        if self._ticker is not None:
-            self._ticker_stop.set()
-            self._ticker.join()
-            self._ticker = None
-        if ms:
-            self._ticker_stop = threading.Event()
-            self._ticker = threading.Thread(
-                target=self._tick, args=(ms / 1000.0, self._ticker_stop), daemon=True
-            )
-            self._ticker.start()
+
+    def cut_each_connection_after(self, responses: int | None) -> None:
+        """Close each connection once it has passed `responses` broker responses to its
+        client (counted from its start; the bytes after the last of them are dropped).
+        `None` stops it. With 2, a Kafka client's connection answers its ApiVersions
+        handshake and one more request, then drops."""
+        with self._lock:
+            self._responses_per_connection = responses
 
     def stall(self, seconds: float | None = None) -> None:
         """Stop forwarding (sockets stay open) for `seconds`, or until `resume()`."""
@@ -144,6 +179,7 @@ class FaultProxy:
     def close(self) -> None:
         self._stopped.set()
         self.cut_every()
+        self.cut_each_connection_after(None)
         self.resume()
         self._accepter.join()
         self._listener.close()
@@ -161,10 +197,6 @@ class FaultProxy:
         if self._stall_timer is not None:
             self._stall_timer.cancel()
             self._stall_timer = None
-
-    def _tick(self, period: float, stop: threading.Event) -> None:
-        while not stop.wait(period):
-            self.cut()
 
     def _accept_loop(self) -> None:
         while not self._stopped.is_set():
@@ -202,12 +234,22 @@ class FaultProxy:
                     continue
                 if not data:
                     break  # EOF from one side: end the pair, as a broker or client would
+                last = False
+                if source is conn.upstream:
+                    limit = self._responses_per_connection
+                    data = data[: conn.responses.advance(data, until=limit)]
+                    last = limit is not None and conn.responses.count >= limit
                 # Counted before it is passed on, so the chunk that crosses a cut or
                 # stall threshold is itself cut off or held.
                 self._count(len(data))
                 if not self._wait_flowing(conn):
                     return
                 _send_all(target, data, conn.closed)
+                if last:
+                    if conn.close():
+                        with self._lock:
+                            self.cuts += 1
+                    break
         except OSError:
             pass
         self._drop(conn)

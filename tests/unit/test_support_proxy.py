@@ -97,11 +97,44 @@ def test_cut_every_n_bytes(proxy: FaultProxy) -> None:
         assert echo(sock, b"y" * 30_000) == b"y" * 30_000  # no more cuts
 
 
-def test_cut_every_n_ms(proxy: FaultProxy) -> None:
-    proxy.cut_every(ms=20)
+def frame(body: bytes) -> bytes:
+    """A Kafka protocol frame: a big-endian int32 size, then the body."""
+    return len(body).to_bytes(4, "big") + body
+
+
+def test_cut_each_connection_after_n_responses(proxy: FaultProxy) -> None:
+    # The echo server answers each frame with the same frame: one response per request.
+    proxy.cut_each_connection_after(2)
+    for _ in range(3):
+        with connect(proxy) as sock:
+            assert echo(sock, frame(b"handshake")) == frame(b"handshake")
+            # A frame whose size field and body arrive in pieces is one response.
+            second = frame(b"x" * 70_000)
+            sock.sendall(second[:2])
+            sock.sendall(second[2:])
+            got = b""
+            while len(got) < len(second) and (chunk := sock.recv(65536)):
+                got += chunk
+            assert got == second
+            wait_until(lambda s=sock: is_cut(s), 5, what="the cut after two responses")
+    # The client can see the cut just before the proxy counts it.
+    wait_until(lambda: proxy.cuts == 3, 5, what="three cuts")
+    assert proxy.connections == 3
+    # Two responses in one read: the second is passed on, what follows it is dropped.
+    proxy.cut_each_connection_after(None)
     with connect(proxy) as sock:
-        wait_until(lambda: is_cut(sock), 5, what="a timed cut")
-    proxy.cut_every()
+        assert echo(sock, frame(b"a")) == frame(b"a")
+        proxy.cut_each_connection_after(2)
+        sock.sendall(frame(b"b") + frame(b"") + frame(b"c"))
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+        assert got == frame(b"b")
+    wait_until(lambda: proxy.cuts == 4, 5, what="the fourth cut")
+    proxy.cut_each_connection_after(None)
+    with connect(proxy) as sock:
+        for body in (b"1", b"2", b"3"):
+            assert echo(sock, frame(body)) == frame(body)
 
 
 def test_stall_holds_data_until_resume_and_keeps_sockets_open(proxy: FaultProxy) -> None:
