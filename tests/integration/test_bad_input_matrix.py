@@ -90,7 +90,7 @@ def assert_nothing_committed(
     if protocol == "avro" or not topic_exists(broker, topic):
         return  # avro has no watermarks
     decoder = decoder_for(protocol)
-    records = broker.consume_all(topic, timeout=15, idle=0.5)
+    records = broker.consume_all(topic)
     kinds = [type(decoder.decode_message(r.key, r.value)) for r in records]
     assert DecodedWatermark not in kinds
 

@@ -22,8 +22,11 @@ may rely on, and what they must work around):
 | null vs empty key `b""`, null vs empty value | kept apart, as Kafka does |
 | record timestamps, headers | kept (CreateTime) |
 | idempotent producer | works (`enable.idempotence=true`, `acks=all`) |
-| `get_watermark_offsets` | wrong after a multi-record batch (100 records in one batch: |
-|  | high watermark 1); read to an idle gap instead |
+| `get_watermark_offsets` | lags behind the end after concurrent writes (4 idempotent |
+|  | producers, 200k records: 60002 of 66668 in a partition); |
+|  | `consume_all` reads to an end marker it appends instead |
+| produce offsets | right: a record appended after the others gets the offset |
+|  | after the last one |
 | broker-side message size limit | none (a 3 MiB record is stored); the client's |
 |  | `message.max.bytes` still applies |
 | compaction | none |
@@ -46,14 +49,29 @@ before returning; close consumers before `delete_topic`.
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError, KafkaException
+import time
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import LocalBroker, free_port
-from ticdc_sink.producer import Record, read_topic
+from ticdc_sink.errors import DeliveryError
+from ticdc_sink.producer import Record
 
-__all__ = ["ProxiedBroker", "Record", "TansuBroker", "free_port"]
+__all__ = ["END_MARKER", "ProxiedBroker", "Record", "TansuBroker", "free_port"]
+
+# The header of the records `consume_all` appends to find a partition's end.
+END_MARKER = "tests-end-marker"
 
 
 class TansuBroker(LocalBroker):
@@ -105,21 +123,93 @@ class TansuBroker(LocalBroker):
             raise KafkaException(topic.error)
         return len(topic.partitions)
 
-    def consume_all(self, topic: str, *, timeout: float = 60.0, idle: float = 2.0) -> list[Record]:
-        """Every record of `topic` ordered by (partition, offset).
+    def consume_all(self, topic: str, *, timeout: float = 60.0) -> list[Record]:
+        """Every record of `topic` ordered by (partition, offset), read to its end.
 
-        Reads each partition from the beginning with `assign()` until nothing arrives for
-        `idle` seconds (bounded by `timeout` in all): Tansu's watermarks cannot say where the
-        end is. Two idle seconds: under CI load a first fetch took longer than one, and a
-        read cut short looked like lost rows.
+        Tansu's high watermarks cannot say where a partition ends (they lag behind after
+        concurrent writes), and reading until nothing arrives for a while makes the verdict
+        depend on the machine's speed: a slow first fetch looked like lost rows. So this
+        first appends an end marker to every partition (an empty record with the header
+        `END_MARKER`) and reads each partition up to its marker's offset, which the broker
+        assigns after every record acknowledged before. Markers are left out of the result
+        (earlier ones too); other readers of the topic see them. `timeout` only bounds a
+        broker that stops answering.
+
+        Raises:
+            DeliveryError: the topic does not exist (nothing is created).
+            AssertionError: the markers were not read back within `timeout`.
         """
-        return read_topic(
-            self.bootstrap,
-            topic,
-            client_config={"fetch.max.bytes": 64 * 1024 * 1024},
-            timeout_s=timeout,
-            idle_s=idle,
+        deadline = time.monotonic() + timeout
+        ends = self._append_end_markers(topic, timeout)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": "tests-consume-all",
+                "enable.auto.commit": "false",
+                "fetch.max.bytes": 64 * 1024 * 1024,
+            }
         )
+        records: list[Record] = []
+        try:
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in sorted(ends)])
+            unread = set(ends)
+            while unread:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"topic {topic}: partitions {sorted(unread)} not read to their end "
+                        f"markers (offsets {ends}) within {timeout:g} s"
+                    )
+                for message in consumer.consume(1000, timeout=min(left, 1.0)):
+                    if message.error() is not None:
+                        raise KafkaException(message.error())
+                    partition, offset = message.partition(), message.offset()
+                    if offset >= ends[partition]:
+                        unread.discard(partition)
+                    elif not _is_end_marker(message):
+                        kind, stamp = message.timestamp()
+                        records.append(
+                            Record(
+                                partition,
+                                offset,
+                                message.key(),
+                                message.value(),
+                                stamp if kind != TIMESTAMP_NOT_AVAILABLE else None,
+                            )
+                        )
+        finally:
+            consumer.close()
+        records.sort(key=lambda record: (record.partition, record.offset))
+        return records
+
+    def _append_end_markers(self, topic: str, timeout: float) -> dict[int, int]:
+        """Append an end marker to every partition of `topic`; their offsets by partition."""
+        found = self.admin().list_topics(topic, timeout=timeout).topics.get(topic)
+        error = found.error if found is not None else None
+        if found is None or error is not None or not found.partitions:
+            reason = error.name() if error is not None else "not in metadata"
+            raise DeliveryError(f"cannot read topic {topic}: {reason}", brokers=self.bootstrap)
+        offsets: dict[int, int] = {}
+        failures: list[str] = []
+
+        def delivered(error: KafkaError | None, message: Any) -> None:
+            if error is not None:
+                failures.append(f"partition {message.partition()}: {error}")
+            else:
+                offsets[message.partition()] = message.offset()
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all"})
+        for partition in found.partitions:
+            producer.produce(
+                topic, b"", partition=partition, headers={END_MARKER: b""}, on_delivery=delivered
+            )
+        left = producer.flush(timeout)
+        assert not failures and not left, f"end markers for {topic} not written: {failures}"
+        return offsets
+
+
+def _is_end_marker(message: Any) -> bool:
+    return any(name == END_MARKER for name, _ in message.headers() or ())
 
 
 class ProxiedBroker(TansuBroker):
