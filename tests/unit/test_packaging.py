@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 from packaging.markers import Marker
@@ -216,3 +218,15 @@ def test_license_and_classifiers_in_the_metadata() -> None:
     assert set(classifiers) <= trove_classifiers.classifiers, classifiers
     for version in ("3.11", "3.12", "3.13"):
         assert f"Programming Language :: Python :: {version}" in classifiers
+
+
+def test_readme_lists_the_dependencies_to_install_beside_a_runtimes_pyspark() -> None:
+    # README, "Managed runtimes": `pip install --no-deps ticdc-sink`, then every other
+    # requirement by hand; the list must follow pyproject.toml.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    after_no_deps = readme.split("pip install --no-deps ticdc-sink\n", 1)[1]
+    command = after_no_deps.splitlines()[0]
+    listed = {Requirement(text) for text in shlex.split(command)[2:]}
+    base = [Requirement(text) for text in importlib.metadata.requires(DIST) or []]
+    wanted = {r for r in base if r.marker is None and r.name != "pyspark"}
+    assert {str(r) for r in listed} == {str(r) for r in wanted}
