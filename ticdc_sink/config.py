@@ -788,14 +788,16 @@ class InputConfig:
         seen: dict[str, str] = {}
         for field_name, column in columns.items():
             option = field_name.replace("_", "-")
-            if column in seen:
+            # Column names match in any case (events.InputLayout.bind), so must these.
+            if column.lower() in seen:
                 raise ConfigError(
-                    f"option '{option}' is '{column}', the same as '{seen[column]}'; "
+                    f"option '{option}' is '{column}', the same as "
+                    f"'{seen[column.lower()]}' (column names match in any case); "
                     "each metadata column needs its own name",
                     option=option,
                     value=column,
                 )
-            seen[column] = option
+            seen[column.lower()] = option
 
     def layout_fields(self) -> dict[str, str]:
         """The metadata column names, as keyword arguments for `events.InputLayout`."""

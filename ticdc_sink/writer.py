@@ -149,14 +149,17 @@ def make_plan(
     # Without a database or table option the names come from table-ddl, or row by row
     # from the `_database` / `_table` columns; the template then carries a placeholder.
     ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
-    fields = set(schema.fieldNames())
+    fields = schema.fieldNames()
+    # The metadata columns as the frame spells them (names match in any case); a frame
+    # with two spellings of one fails here, before any task.
+    layout = InputLayout(**inp.layout_fields()).bind(fields)
     database = inp.database or (ddl and ddl.database)
     table = inp.table or (ddl and ddl.table)
     template = build_table_schema(
-        database or (_ROUTED if inp.database_column in fields else None),
-        table or (_ROUTED if inp.table_column in fields else None),
+        database or (_ROUTED if layout.database_column in fields else None),
+        table or (_ROUTED if layout.table_column in fields else None),
         schema,
-        reserved=InputLayout(**inp.layout_fields()).reserved,
+        reserved=layout.reserved,
         column_types=dict(inp.column_types),
         table_ddl=inp.table_ddl,
         primary_key=inp.primary_key,
