@@ -204,7 +204,7 @@ def read_changes(
 
     Raises:
         InputError: a row that cannot be a change: unknown `_op`, null in a key or NOT NULL
-            column, a value out of range for its MySQL type, a negative commit ts, no table
+            column, a value out of range for its MySQL type, a commit ts of 0 or below, no table
             name, `_before` fields that do not match the table columns.
         SchemaError: a column missing from the input, an Arrow type that cannot be
             written as the column's MySQL type, or two input columns whose names differ
@@ -504,7 +504,7 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.
         if minimum is not None and minimum < 0:
             raise InputError(
                 f"column {column!r} of {table}: value {minimum} is negative; commit ts must be "
-                f"a TiDB TSO (0..{MAX_TSO})",
+                f"a TiDB TSO (1..{MAX_TSO})",
                 table=table,
                 column=column,
                 value=minimum,
@@ -514,6 +514,17 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.
         raise SchemaError(
             f"column {column!r} has Arrow type {kind}; use a bigint TSO or a timestamp",
             column=column,
+        )
+    if _min_max(values)[0] == 0:
+        # TSO 0 is before every commit, and a batch whose max commit ts is 0 has no
+        # watermark to send: refused as negative values are.
+        zero = _first_text(arr, pc.equal(values, pa.scalar(0, values.type)))
+        raise InputError(
+            f"column {column!r} of {table}: value {zero} is commit ts 0, which no TiDB "
+            f"commit has; commit ts must be a TiDB TSO (1..{MAX_TSO})",
+            table=table,
+            column=column,
+            value=0,
         )
     if arr.null_count:
         values = pc.fill_null(pc.cast(values, pa.uint64()), pa.scalar(default, pa.uint64()))

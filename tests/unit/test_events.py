@@ -263,6 +263,17 @@ def test_commit_ts_negative_is_an_error():
         read(batch)
 
 
+def test_commit_ts_zero_is_an_error():
+    # TSO 0 is no commit, and a batch whose max commit ts is 0 would send no watermark.
+    batch = pa.record_batch({"id": [1, 2], "name": ["a", "b"], "age": [1, 1], "_commit_ts": [9, 0]})
+    with pytest.raises(InputError, match=r"column '_commit_ts' of shop\.users: value 0 is commit"):
+        read(batch)
+    epoch = pa.array([dt.datetime(1970, 1, 1, tzinfo=UTC)], pa.timestamp("us", tz="UTC"))
+    batch = pa.record_batch({"id": [1], "name": ["a"], "age": [1], "_commit_ts": epoch})
+    with pytest.raises(InputError, match="value 1970-01-01 00:00:00.000000Z is commit ts 0"):
+        read(batch)
+
+
 def test_commit_ts_before_epoch_is_an_error():
     early = pa.array([dt.datetime(1969, 12, 31, tzinfo=UTC)], pa.timestamp("us", tz="UTC"))
     batch = pa.record_batch({"id": [1], "name": ["a"], "age": [1], "_commit_ts": early})
