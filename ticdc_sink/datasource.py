@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import inspect
-import json
 import logging
 import os
 import pathlib
@@ -32,13 +31,12 @@ from ticdc_sink import tso
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
+from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
     WritePlan,
-    batch_report,
-    emit_watermark,
+    commit_batch,
     make_plan,
     send_schema_change,
     write_batches,
@@ -96,11 +94,15 @@ class TiCDCDataSource(DataSource):
                 value="overwrite",
             )
         config = _config(self.options)
-        state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
         commit_ts = tso.now()
-        if state is not None:
-            commit_ts = max(commit_ts, (state.last_watermark() or 0) + 1)
-        plan = make_plan(config, schema, commit_ts, batch_id=None)
+        floor = None
+        state = None
+        if config.checkpoint_location:
+            state = SinkState(config.checkpoint_location)
+            state.check_writable()
+            floor = state.watermark_floor(None)
+            commit_ts = max(commit_ts, (floor or 0) + 1)
+        plan = make_plan(config, schema, commit_ts, batch_id=None, watermark_floor=floor)
         _announce_schema(plan, state)
         return TiCDCBatchWriter(plan)
 
@@ -118,8 +120,11 @@ class TiCDCDataSource(DataSource):
                 "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
             )
         state = SinkState(config.checkpoint_location)
+        state.check_writable()
         batch_id = state.current_batch_id()
-        plan = make_plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
+        floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
+        commit_ts = state.commit_ts_for_batch(batch_id)
+        plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
         _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema)
@@ -185,36 +190,14 @@ class _WriterMixin:
     def _commit(self, messages: list[Any]) -> None:
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
-        sent = emit_watermark(
-            config,
-            [m.report if m is not None else None for m in messages],
-            last_sent=state.last_watermark() if state is not None else None,
-            build_ts_ms=self.plan.build_ts_ms,
+        report = commit_batch(
+            self.plan, [m.report if m is not None else None for m in messages], state=state
         )
-        if sent is not None and state is not None:
-            state.record_watermark(sent)
-        table = self.plan.tables.named_table
-        if state is not None and table is not None and config.codec.protocol in DDL_PROTOCOLS:
-            state.record_table_schema(table.database, table.table, table_schema_to_json(table))
-        report = batch_report(
-            [m.report if m is not None else None for m in messages],
-            batch_id=self.plan.batch_id,
-            commit_ts=self.plan.commit_ts,
-            watermark=sent,
-            seconds=time.time() - self.plan.planned_at,
-        )
-        line = json.dumps(report)
-        logger.info("ticdc batch report %s", line)
-        if state is not None:
-            batch_id = self.plan.batch_id
-            state.record_report(
-                str(batch_id) if batch_id is not None else f"job-{self.plan.commit_ts}", line
-            )
         hang = os.environ.get(_HANG_AFTER_COMMIT_ENV)
         if hang and self.plan.batch_id is not None:
             batch_id, _, marker = hang.partition(":")
             if int(batch_id) == self.plan.batch_id:
-                pathlib.Path(marker).write_text(str(sent))
+                pathlib.Path(marker).write_text(str(report["watermark"]))
                 while True:  # until the test kills the driver
                     time.sleep(1)
 

@@ -26,6 +26,7 @@ import time
 import urllib.parse
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
@@ -38,7 +39,7 @@ from ticdc_sink.datasource import TiCDCCommitMessage, TiCDCDataSource
 from ticdc_sink.errors import DeliveryError, RegistryError
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.registry import ConfluentSchemaRegistry
-from ticdc_sink.writer import emit_watermark, make_plan, write_batches
+from ticdc_sink.writer import commit_batch, make_plan, write_batches
 
 pytestmark = pytest.mark.integration
 
@@ -274,7 +275,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
             **table,
         }
     )
-    emit_watermark(simple, [report], last_sent=None, build_ts_ms=plan.build_ts_ms)
+    commit_batch(attrs.evolve(plan, config=simple), [report], state=None)
     wrong = SinkConfig.from_options(
         {k.lower(): v for k, v in scenarios["registry-wrong-password"][0].items()}
     )
