@@ -93,7 +93,9 @@ class TiCDCDataSource(DataSource):
                 option="mode",
                 value="overwrite",
             )
+        _log_to_stderr()
         config = _config(self.options)
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
         commit_ts = tso.now()
         floor = None
         state = None
@@ -114,11 +116,13 @@ class TiCDCDataSource(DataSource):
                 option="outputMode",
                 value="complete",
             )
+        _log_to_stderr()
         config = _config(self.options)
         if not config.checkpoint_location:
             raise ConfigError(
                 "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
             )
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
         state = SinkState(config.checkpoint_location)
         state.check_writable()
         batch_id = state.current_batch_id()
@@ -136,6 +140,60 @@ def _config(options: Any) -> SinkConfig:
     if config.ignored:
         _warn_ignored(config.ignored)
     return config
+
+
+# The input columns of Spark's Kafka sink (`key` and `value`, optionally `topic`,
+# `partition` and `headers`).
+_KAFKA_SINK_COLUMNS = frozenset({"key", "value", "topic", "partition", "headers"})
+
+
+def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
+    """A frame built for Spark's Kafka sink is written here as a table whose columns are
+    named key, value, ...: say so, once per process and frame shape (Spark asks for a
+    stream writer twice per micro-batch, in a reused worker)."""
+    reserved = {name.lower() for name in metadata.values()}
+    table_columns = tuple(name for name in names if name.lower() not in reserved)
+    _warn_kafka_shaped(table_columns)
+
+
+@functools.cache
+def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
+    folded = {name.lower() for name in names}
+    if "value" in folded and folded <= _KAFKA_SINK_COLUMNS:
+        logger.warning(
+            "ticdc: the DataFrame's columns (%s) are the input of Spark's Kafka sink; this "
+            "sink takes a table's columns and writes each row as a change event of that "
+            "table, so they are written as table columns. Select the table's columns "
+            "instead (README, 'The input contract')",
+            ", ".join(names),
+        )
+
+
+# How Spark's default log4j console pattern prints a line (`%d{yy/MM/dd HH:mm:ss} %p %c{1}:
+# %m`), so the sink's lines read like the driver's own.
+_STDERR_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _log_to_stderr() -> None:
+    """Give the sink's log lines a way out of Spark's driver-side Python workers.
+
+    Spark runs `writer()`/`streamWriter()` and `commit()`/`abort()` in Python worker
+    processes it starts on the driver, where Python logging is not configured: the sink's
+    INFO lines (the batch report among them) were dropped and its warnings printed bare.
+    Spark copies those workers' stderr to the driver's stderr. So, where logging is not
+    configured (no handler on the root logger nor on `ticdc_sink`), the `ticdc_sink`
+    logger gets one stderr handler at INFO; configured logging (a user's, or PySpark's
+    own worker log capture) is left alone. Deliberately here, in the Spark-facing code,
+    and never on import (style §8).
+    """
+    package = logging.getLogger("ticdc_sink")
+    if package.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(_STDERR_FORMAT, datefmt="%y/%m/%d %H:%M:%S"))
+    package.addHandler(handler)
+    if package.level == logging.NOTSET:
+        package.setLevel(logging.INFO)
 
 
 @functools.cache
@@ -188,6 +246,7 @@ class _WriterMixin:
         )
 
     def _commit(self, messages: list[Any]) -> None:
+        _log_to_stderr()
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
         report = commit_batch(
@@ -202,6 +261,7 @@ class _WriterMixin:
                     time.sleep(1)
 
     def _abort(self, messages: list[Any]) -> None:
+        _log_to_stderr()
         done = [m for m in messages if m is not None]
         logger.warning(
             "ticdc write aborted: %d of %d tasks reported success; messages already sent "
