@@ -142,15 +142,19 @@ def _config(options: Any) -> SinkConfig:
     return config
 
 
-# The input columns of Spark's Kafka sink (`key` and `value`, optionally `topic`,
-# `partition` and `headers`).
-_KAFKA_SINK_COLUMNS = frozenset({"key", "value", "topic", "partition", "headers"})
+# Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
+# `partition`, `headers`), and the output of its Kafka source (also `offset`, `timestamp`,
+# `timestampType`), which a user may hand straight to this sink.
+_KAFKA_RECORD_COLUMNS = frozenset(
+    {"key", "value", "topic", "partition", "headers", "offset", "timestamp", "timestamptype"}
+)
 
 
 def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
-    """A frame built for Spark's Kafka sink is written here as a table whose columns are
-    named key, value, ...: say so, once per process and frame shape (Spark asks for a
-    stream writer twice per micro-batch, in a reused worker)."""
+    """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
+    source) is written here as a table whose columns are named key, value, ...: say so,
+    once per process and frame shape (Spark asks for a stream writer twice per
+    micro-batch, in a reused worker)."""
     reserved = {name.lower() for name in metadata.values()}
     table_columns = tuple(name for name in names if name.lower() not in reserved)
     _warn_kafka_shaped(table_columns)
@@ -159,12 +163,12 @@ def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> N
 @functools.cache
 def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
     folded = {name.lower() for name in names}
-    if "value" in folded and folded <= _KAFKA_SINK_COLUMNS:
+    if "value" in folded and folded <= _KAFKA_RECORD_COLUMNS:
         logger.warning(
-            "ticdc: the DataFrame's columns (%s) are the input of Spark's Kafka sink; this "
-            "sink takes a table's columns and writes each row as a change event of that "
-            "table, so they are written as table columns. Select the table's columns "
-            "instead (README, 'The input contract')",
+            "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
+            "takes them and its Kafka source reads them; this sink takes a table's columns "
+            "and writes each row as a change event of that table, so they are written as "
+            "table columns. Select the table's columns instead (README, 'The input contract')",
             ", ".join(names),
         )
 

@@ -62,7 +62,7 @@ def test_reports_and_warnings_are_on_the_drivers_stderr_under_spark_submit(broke
     assert [(r["batch_id"], r["rows"]) for r in micro_batches] == [(0, 3), (1, 3)]
     kept = json.loads((checkpoint / "ticdc" / "reports" / "1.json").read_text())
     assert kept == micro_batches[1]
-    warned = [line for line in lines if "the input of Spark's Kafka sink" in line]
+    warned = [line for line in lines if "are Kafka records, as Spark's Kafka sink" in line]
     assert len(warned) == 1
     assert (
         " WARNING ticdc_sink.datasource: ticdc: the DataFrame's columns (key, value, topic)"

@@ -6,7 +6,7 @@ the process's local zone; binaries as `bytearray`), and the batches must hold wh
 Arrow writer would have handed over: the same instants, the same types.
 
 The driver side: logging in Spark's driver-side Python workers, the warning for frames
-shaped for Spark's Kafka sink, a checkpoint location the sink cannot write.
+of Kafka records (Spark's Kafka sink and source), a checkpoint location the sink cannot write.
 """
 
 from __future__ import annotations
@@ -353,6 +353,7 @@ def test_driver_side_workers_log_info_to_stderr_like_spark() -> None:
         (("KEY", "Value", "partition", "headers", "_op"), True),
         (("id", "value"), False),
         (("key", "topic"), False),
+        (("key", "value", "topic", "partition", "offset", "timestamp", "timestampType"), True),
     ],
 )
 def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
@@ -367,7 +368,7 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
     assert len(messages) == (1 if warned else 0)
     if warned:
         assert (
-            "are the input of Spark's Kafka sink; this sink takes a table's columns"
+            "are Kafka records, as Spark's Kafka sink takes them and its Kafka source reads"
             in (messages[0])
         )
         assert "README, 'The input contract'" in messages[0]
