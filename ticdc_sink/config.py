@@ -71,6 +71,7 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `before-column` | input | _before | name of the before-image column |
 | `database-column` | input | _database | name of the database column |
 | `table-column` | input | _table | name of the table column |
+| `allow-commit-ts-below-watermark` | input | false | send rows at or below a watermark sent |
 
 TiCDC's Kafka parameters (tiflow `pkg/sink/kafka/options.go`) become librdkafka settings
 in `kafka.client_config`; a `kafka.*` option for the same setting wins:
@@ -782,20 +783,23 @@ class InputConfig:
     table_ddl: str | None = _field("table-ddl", None, _opt_str)
     table_id: int | None = _field("table-id", None, _int(1, _INT64_MAX, optional=True))
     schema_version: int | None = _field("schema-version", None, _int(0, _INT64_MAX, optional=True))
+    allow_commit_ts_below_watermark: bool = _field("allow-commit-ts-below-watermark", False, _bool)
 
     def __attrs_post_init__(self) -> None:
         columns = self.layout_fields()
         seen: dict[str, str] = {}
         for field_name, column in columns.items():
             option = field_name.replace("_", "-")
-            if column in seen:
+            # Column names match in any case (events.InputLayout.bind), so must these.
+            if column.lower() in seen:
                 raise ConfigError(
-                    f"option '{option}' is '{column}', the same as '{seen[column]}'; "
+                    f"option '{option}' is '{column}', the same as "
+                    f"'{seen[column.lower()]}' (column names match in any case); "
                     "each metadata column needs its own name",
                     option=option,
                     value=column,
                 )
-            seen[column] = option
+            seen[column.lower()] = option
 
     def layout_fields(self) -> dict[str, str]:
         """The metadata column names, as keyword arguments for `events.InputLayout`."""

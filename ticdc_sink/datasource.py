@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import inspect
-import json
 import logging
 import os
 import pathlib
@@ -32,13 +31,12 @@ from ticdc_sink import tso
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
+from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
     WritePlan,
-    batch_report,
-    emit_watermark,
+    commit_batch,
     make_plan,
     send_schema_change,
     write_batches,
@@ -95,12 +93,18 @@ class TiCDCDataSource(DataSource):
                 option="mode",
                 value="overwrite",
             )
+        _log_to_stderr()
         config = _config(self.options)
-        state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
         commit_ts = tso.now()
-        if state is not None:
-            commit_ts = max(commit_ts, (state.last_watermark() or 0) + 1)
-        plan = make_plan(config, schema, commit_ts, batch_id=None)
+        floor = None
+        state = None
+        if config.checkpoint_location:
+            state = SinkState(config.checkpoint_location)
+            state.check_writable()
+            floor = state.watermark_floor(None)
+            commit_ts = max(commit_ts, (floor or 0) + 1)
+        plan = make_plan(config, schema, commit_ts, batch_id=None, watermark_floor=floor)
         _announce_schema(plan, state)
         return TiCDCBatchWriter(plan)
 
@@ -112,14 +116,19 @@ class TiCDCDataSource(DataSource):
                 option="outputMode",
                 value="complete",
             )
+        _log_to_stderr()
         config = _config(self.options)
         if not config.checkpoint_location:
             raise ConfigError(
                 "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
             )
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
         state = SinkState(config.checkpoint_location)
+        state.check_writable()
         batch_id = state.current_batch_id()
-        plan = make_plan(config, schema, state.commit_ts_for_batch(batch_id), batch_id=batch_id)
+        floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
+        commit_ts = state.commit_ts_for_batch(batch_id)
+        plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
         _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema)
@@ -131,6 +140,64 @@ def _config(options: Any) -> SinkConfig:
     if config.ignored:
         _warn_ignored(config.ignored)
     return config
+
+
+# Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
+# `partition`, `headers`), and the output of its Kafka source (also `offset`, `timestamp`,
+# `timestampType`), which a user may hand straight to this sink.
+_KAFKA_RECORD_COLUMNS = frozenset(
+    {"key", "value", "topic", "partition", "headers", "offset", "timestamp", "timestamptype"}
+)
+
+
+def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
+    """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
+    source) is written here as a table whose columns are named key, value, ...: say so,
+    once per process and frame shape (Spark asks for a stream writer twice per
+    micro-batch, in a reused worker)."""
+    reserved = {name.lower() for name in metadata.values()}
+    table_columns = tuple(name for name in names if name.lower() not in reserved)
+    _warn_kafka_shaped(table_columns)
+
+
+@functools.cache
+def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
+    folded = {name.lower() for name in names}
+    if "value" in folded and folded <= _KAFKA_RECORD_COLUMNS:
+        logger.warning(
+            "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
+            "takes them and its Kafka source reads them; this sink takes a table's columns "
+            "and writes each row as a change event of that table, so they are written as "
+            "table columns. Select the table's columns instead (README, 'The input contract')",
+            ", ".join(names),
+        )
+
+
+# How Spark's default log4j console pattern prints a line (`%d{yy/MM/dd HH:mm:ss} %p %c{1}:
+# %m`), so the sink's lines read like the driver's own.
+_STDERR_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _log_to_stderr() -> None:
+    """Give the sink's log lines a way out of Spark's driver-side Python workers.
+
+    Spark runs `writer()`/`streamWriter()` and `commit()`/`abort()` in Python worker
+    processes it starts on the driver, where Python logging is not configured: the sink's
+    INFO lines (the batch report among them) were dropped and its warnings printed bare.
+    Spark copies those workers' stderr to the driver's stderr. So, where logging is not
+    configured (no handler on the root logger nor on `ticdc_sink`), the `ticdc_sink`
+    logger gets one stderr handler at INFO; configured logging (a user's, or PySpark's
+    own worker log capture) is left alone. Deliberately here, in the Spark-facing code,
+    and never on import (style §8).
+    """
+    package = logging.getLogger("ticdc_sink")
+    if package.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(_STDERR_FORMAT, datefmt="%y/%m/%d %H:%M:%S"))
+    package.addHandler(handler)
+    if package.level == logging.NOTSET:
+        package.setLevel(logging.INFO)
 
 
 @functools.cache
@@ -183,42 +250,22 @@ class _WriterMixin:
         )
 
     def _commit(self, messages: list[Any]) -> None:
+        _log_to_stderr()
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
-        sent = emit_watermark(
-            config,
-            [m.report if m is not None else None for m in messages],
-            last_sent=state.last_watermark() if state is not None else None,
-            build_ts_ms=self.plan.build_ts_ms,
+        report = commit_batch(
+            self.plan, [m.report if m is not None else None for m in messages], state=state
         )
-        if sent is not None and state is not None:
-            state.record_watermark(sent)
-        table = self.plan.tables.named_table
-        if state is not None and table is not None and config.codec.protocol in DDL_PROTOCOLS:
-            state.record_table_schema(table.database, table.table, table_schema_to_json(table))
-        report = batch_report(
-            [m.report if m is not None else None for m in messages],
-            batch_id=self.plan.batch_id,
-            commit_ts=self.plan.commit_ts,
-            watermark=sent,
-            seconds=time.time() - self.plan.planned_at,
-        )
-        line = json.dumps(report)
-        logger.info("ticdc batch report %s", line)
-        if state is not None:
-            batch_id = self.plan.batch_id
-            state.record_report(
-                str(batch_id) if batch_id is not None else f"job-{self.plan.commit_ts}", line
-            )
         hang = os.environ.get(_HANG_AFTER_COMMIT_ENV)
         if hang and self.plan.batch_id is not None:
             batch_id, _, marker = hang.partition(":")
             if int(batch_id) == self.plan.batch_id:
-                pathlib.Path(marker).write_text(str(sent))
+                pathlib.Path(marker).write_text(str(report["watermark"]))
                 while True:  # until the test kills the driver
                     time.sleep(1)
 
     def _abort(self, messages: list[Any]) -> None:
+        _log_to_stderr()
         done = [m for m in messages if m is not None]
         logger.warning(
             "ticdc write aborted: %d of %d tasks reported success; messages already sent "

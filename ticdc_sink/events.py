@@ -51,7 +51,7 @@ import json
 import math
 import re
 import zoneinfo
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -135,15 +135,47 @@ class InputLayout:
     @property
     def reserved(self) -> frozenset[str]:
         """The metadata column names: never table columns."""
-        return frozenset(
-            (
-                self.op_column,
-                self.commit_ts_column,
-                self.before_column,
-                self.database_column,
-                self.table_column,
-            )
-        )
+        return frozenset(self._columns().values())
+
+    def bind(self, names: Sequence[str]) -> InputLayout:
+        """This layout with each metadata column named as the input spells it.
+
+        Spark matches column names case-insensitively unless `spark.sql.caseSensitive` is
+        set, and a data source cannot see the session's setting; MySQL column names are
+        case-insensitive whatever it is. So `_OP` is the `_op` column, `Change_Op` the
+        column of `op-column=change_op`, and a frame that holds two columns whose names
+        differ only in case, one of them a metadata column, is refused rather than guessed.
+
+        Raises:
+            SchemaError: two input columns fold to the same metadata column name; names
+                both columns and the option that names the metadata column.
+        """
+        by_folded: dict[str, list[str]] = {}
+        for name in names:
+            by_folded.setdefault(name.lower(), []).append(name)
+        bound: dict[str, str] = {}
+        for field_name, wanted in self._columns().items():
+            found = by_folded.get(wanted.lower(), [])
+            if len(found) > 1:
+                option = field_name.replace("_", "-")
+                shown = ", ".join(repr(n) for n in found[:-1]) + f" and {found[-1]!r}"
+                raise SchemaError(
+                    f"the input has {len(found)} columns named {wanted!r} in some case "
+                    f"({shown}), the metadata column of option '{option}'; Spark and MySQL "
+                    "match column names in any case, so drop or rename all but one",
+                    column=found[1],
+                )
+            bound[field_name] = found[0] if found else wanted
+        return InputLayout(**bound)
+
+    def _columns(self) -> dict[str, str]:
+        return {
+            "op_column": self.op_column,
+            "commit_ts_column": self.commit_ts_column,
+            "before_column": self.before_column,
+            "database_column": self.database_column,
+            "table_column": self.table_column,
+        }
 
 
 def read_changes(
@@ -172,10 +204,11 @@ def read_changes(
 
     Raises:
         InputError: a row that cannot be a change: unknown `_op`, null in a key or NOT NULL
-            column, a value out of range for its MySQL type, a negative commit ts, no table
+            column, a value out of range for its MySQL type, a commit ts of 0 or below, no table
             name, `_before` fields that do not match the table columns.
-        SchemaError: a column missing from the input, or an Arrow type that cannot be
-            written as the column's MySQL type.
+        SchemaError: a column missing from the input, an Arrow type that cannot be
+            written as the column's MySQL type, or two input columns whose names differ
+            only in case where one is a metadata column (`InputLayout.bind`).
         ConfigError: `time_zone` is not a known time zone.
     """
     groups = read_change_batches(
@@ -289,6 +322,7 @@ def read_change_batches(
     if rows == 0:
         return []
     names = batch.schema.names
+    layout = layout.bind(names)
     reserved = layout.reserved
     data_names = [name for name in names if name not in reserved]
     ctx = _BatchContext(
@@ -470,7 +504,7 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.
         if minimum is not None and minimum < 0:
             raise InputError(
                 f"column {column!r} of {table}: value {minimum} is negative; commit ts must be "
-                f"a TiDB TSO (0..{MAX_TSO})",
+                f"a TiDB TSO (1..{MAX_TSO})",
                 table=table,
                 column=column,
                 value=minimum,
@@ -480,6 +514,17 @@ def _read_commit_ts(arr: pa.Array, column: str, table: str, default: int) -> pa.
         raise SchemaError(
             f"column {column!r} has Arrow type {kind}; use a bigint TSO or a timestamp",
             column=column,
+        )
+    if _min_max(values)[0] == 0:
+        # TSO 0 is before every commit, and a batch whose max commit ts is 0 has no
+        # watermark to send: refused as negative values are.
+        zero = _first_text(arr, pc.equal(values, pa.scalar(0, values.type)))
+        raise InputError(
+            f"column {column!r} of {table}: value {zero} is commit ts 0, which no TiDB "
+            f"commit has; commit ts must be a TiDB TSO (1..{MAX_TSO})",
+            table=table,
+            column=column,
+            value=0,
         )
     if arr.null_count:
         values = pc.fill_null(pc.cast(values, pa.uint64()), pa.scalar(default, pa.uint64()))
@@ -576,6 +621,18 @@ def _read_before(
             column=column,
         )
     fields = [kind.field(i).name for i in range(kind.num_fields)]
+    folded: dict[str, str] = {}
+    for field in fields:
+        if field.lower() in folded:
+            # Which of the two is the old value? Fields match columns in any case, as
+            # Spark matches names, so neither can be chosen.
+            raise InputError(
+                f"column {column!r} of {name} has fields {folded[field.lower()]!r} and "
+                f"{field!r}, which name the same column (names match in any case); keep one",
+                table=name,
+                column=column,
+            )
+        folded[field.lower()] = field
     mapping = []
     for col in table.columns:
         position = _resolve(fields, col.name)

@@ -810,17 +810,20 @@ class _IndexBuilder:
     """Collects indexes in TiDB order and names unnamed ones after their first column
     (`name`, `name_2`, ...) as TiDB does."""
 
-    def __init__(self, columns: set[str]) -> None:
-        self.columns = columns
+    def __init__(self, columns: list[str]) -> None:
+        # Key parts name columns in any case; the index keeps the column's own spelling,
+        # as TiDB's buildIndexColumns takes the name from the column it found.
+        self.columns = {name.lower(): name for name in columns}
         self.indexes: list[Index] = []
 
     def add(self, name: str | None, cols: list[str], *, unique: bool, primary: bool) -> None:
-        missing = [c for c in cols if c not in self.columns]
+        missing = [c for c in cols if c.lower() not in self.columns]
         if missing:
             raise SchemaError(
                 f"table-ddl: key {name or cols[0]!r} names unknown column(s) {', '.join(missing)}",
                 column=missing[0],
             )
+        cols = [self.columns[c.lower()] for c in cols]
         if len(set(cols)) != len(cols):
             raise SchemaError(f"table-ddl: key {name or cols[0]!r} repeats a column")
         if primary:
@@ -912,7 +915,7 @@ def parse_table_ddl(ddl: str) -> ParsedDDL:
         if name.lower() in seen:
             raise SchemaError(f"table-ddl: column {name!r} is defined twice", column=name)
         seen.add(name.lower())
-    keys = _IndexBuilder(set(names))
+    keys = _IndexBuilder(names)
 
     # Table-level keys come first, then column-level ones (TiDB
     # `buildColumnsAndConstraints` appends column constraints after the table's).
@@ -1133,20 +1136,26 @@ def build_table_schema(
         SchemaError: names the column, option and what is allowed.
     """
     reserved_set = set(reserved)
+    reserved_folded = {name.lower() for name in reserved_set}
     fields = [f for f in spark_schema.fields if f.name not in reserved_set]
     _check_unique_names([f.name for f in fields], "the DataFrame")
     field_names = [f.name for f in fields]
+    # Column names are matched in any case, as MySQL and Spark match them; the options
+    # that name columns (column-types, primary-key) and table-ddl's columns included.
+    by_folded = {name.lower(): name for name in field_names}
     types: dict[str, MySQLType] = {
         f.name: spark_to_mysql(f.dataType, f.metadata, column=f.name) for f in fields
     }
+    typed: dict[str, str] = {}
     for name, text in (column_types or {}).items():
-        if name not in types:
+        column = by_folded.get(name.lower())
+        if column is None:
             # A metadata column (_op, _commit_ts, ... or what the *-column options name)
             # is in the DataFrame but is no table column: say so rather than "missing".
             why = (
                 "which is a metadata column (see the op-column, commit-ts-column, before-column, "
                 "database-column and table-column options), not a table column"
-                if name in reserved_set
+                if name.lower() in reserved_folded
                 else "which the DataFrame does not have"
             )
             raise SchemaError(
@@ -1154,12 +1163,19 @@ def build_table_schema(
                 f"{', '.join(field_names) or '(none)'}",
                 column=name,
             )
+        if column in typed:
+            raise SchemaError(
+                f"option column-types names column {column!r} twice, as {typed[column]!r} and "
+                f"{name!r} (column names match in any case); keep one",
+                column=column,
+            )
+        typed[column] = name
         if not isinstance(text, str):
             raise SchemaError(
                 f"option column-types: column {name} needs a MySQL type string, got {text!r}",
                 column=name,
             )
-        types[name] = _for_column(name, "option column-types", text)
+        types[column] = _for_column(column, "option column-types", text)
 
     indexes: tuple[Index, ...] = ()
     pk_clustered: bool | None = None
@@ -1167,8 +1183,9 @@ def build_table_schema(
         parsed = parse_table_ddl(table_ddl)
         database, table = _names_from_ddl(database, table, parsed)
         ddl_names = [c.name for c in parsed.columns]
-        missing = [n for n in ddl_names if n not in types]
-        extra = [n for n in field_names if n not in set(ddl_names)]
+        ddl_folded = {n.lower() for n in ddl_names}
+        missing = [n for n in ddl_names if n.lower() not in by_folded]
+        extra = [n for n in field_names if n.lower() not in ddl_folded]
         if missing or extra:
             parts = []
             if missing:
@@ -1177,13 +1194,17 @@ def build_table_schema(
                 parts.append(f"DataFrame columns {', '.join(extra)} are not in table-ddl")
             raise SchemaError(
                 "; ".join(parts) + "; the DataFrame must hold exactly the table's columns "
-                "(names match exactly)",
+                "(names match in any case; the table-ddl spelling goes on the wire)",
                 column=(missing or extra)[0],
             )
         columns = list(parsed.columns)
         indexes = parsed.indexes
         pk_clustered = parsed.pk_clustered
-        if primary_key and parsed.primary_key and tuple(primary_key) != parsed.primary_key:
+        if (
+            primary_key
+            and parsed.primary_key
+            and _folded(primary_key) != _folded(parsed.primary_key)
+        ):
             raise SchemaError(
                 f"option primary-key is {','.join(primary_key)} but table-ddl's primary key "
                 f"is {','.join(parsed.primary_key)}; drop one of them or make them agree"
@@ -1211,17 +1232,24 @@ def build_table_schema(
         raise SchemaError(f"table {database}.{table} has no columns besides metadata columns")
 
     if primary_key and not any(i.primary for i in indexes):
-        unknown = [c for c in primary_key if c not in {col.name for col in columns}]
+        own_names = {col.name.lower(): col.name for col in columns}
+        unknown = [c for c in primary_key if c.lower() not in own_names]
         if unknown:
             raise SchemaError(
                 f"option primary-key names {', '.join(unknown)}, not a column of "
                 f"{database}.{table}; columns are {', '.join(c.name for c in columns)}",
                 column=unknown[0],
             )
-        if len(set(primary_key)) != len(primary_key):
-            raise SchemaError(f"option primary-key repeats a column: {','.join(primary_key)}")
-        indexes = (Index("PRIMARY", tuple(primary_key), unique=True, primary=True), *indexes)
-        columns = [attrs.evolve(c, nullable=False) if c.name in primary_key else c for c in columns]
+        if len(set(_folded(primary_key))) != len(primary_key):
+            raise SchemaError(
+                f"option primary-key repeats a column: {','.join(primary_key)} (column names "
+                "match in any case)"
+            )
+        # The key names the columns as the table spells them (TiDB builds index columns
+        # from the column definitions, found in any case).
+        key = tuple(own_names[c.lower()] for c in primary_key)
+        indexes = (Index("PRIMARY", key, unique=True, primary=True), *indexes)
+        columns = [attrs.evolve(c, nullable=False) if c.name in key else c for c in columns]
 
     final_columns = tuple(columns)
     return TableSchema(
@@ -1251,6 +1279,10 @@ def _names_from_ddl(
             f"is {database!r} (option database or column _database); make them agree"
         )
     return database or parsed.database, table or parsed.table
+
+
+def _folded(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(name.lower() for name in names)
 
 
 def _check_unique_names(names: list[str], where: str) -> None:

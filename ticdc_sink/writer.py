@@ -2,6 +2,12 @@
 driver's commit step. Knows no Spark: it takes Arrow record batches and plain values, so
 the whole loop runs in unit tests with a fake producer.
 
+Watermarks never go backwards for what a consumer reads: a task refuses rows whose commit
+ts is at or below the last watermark sent before its batch (`WritePlan.watermark_floor`,
+unless `allow-commit-ts-below-watermark`), and the commit step records a watermark under
+the checkpoint location before it sends it, so a batch that cannot record one fails before
+anything of its commit is out.
+
     record batches -> RowChange (events) -> key-changing UPDATE split (TiCDC's Kafka rule)
       -> encoder per table (codec) -> topic and partition (routing) -> producer
       -> flush, every delivery checked -> TaskReport (travels back in the commit message)
@@ -9,6 +15,7 @@ the whole loop runs in unit tests with a fake producer.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +33,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.errors import ConfigError
+from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import (
     ChangeBatch,
     InputLayout,
@@ -42,19 +49,23 @@ from ticdc_sink.schema import (
     build_table_schema,
     parse_table_ddl,
     stable_table_id,
+    table_schema_to_json,
 )
+from ticdc_sink.state import SinkState, WatermarkRecord
 
 __all__ = [
     "TablePlan",
     "TaskReport",
     "WritePlan",
     "batch_report",
-    "emit_watermark",
+    "commit_batch",
     "key_column_indexes",
     "make_plan",
     "send_schema_change",
+    "send_watermark",
     "split_key_update",
     "table_topic",
+    "watermark_to_send",
     "write_batches",
 ]
 
@@ -108,6 +119,9 @@ class WritePlan:
     build_ts_ms: int
     batch_id: int | None = None
     planned_at: float = 0.0  # wall clock (time.time()) when planned, for batch reports
+    # Rows must have a commit ts above this watermark, the last one sent before this
+    # batch (`SinkState.watermark_floor`); None: none to respect.
+    watermark_floor: int | None = None
 
 
 @attrs.frozen
@@ -125,6 +139,13 @@ class TaskReport:
     topic_messages: dict[str, int] = attrs.field(factory=dict)
     topic_bytes: dict[str, int] = attrs.field(factory=dict)
     diverted: int = 0
+    # Rows sent with a commit ts at or below the watermark floor, which only
+    # allow-commit-ts-below-watermark lets through.
+    below_watermark: int = 0
+    # When the driver planned the batch this task wrote (`WritePlan.planned_at`): Spark
+    # plans a micro-batch's writer again for its commit, so the commit step takes the
+    # start of the batch from here.
+    planned_at: float = 0.0
 
 
 # Placeholder names for the table template when `_database` / `_table` columns name the
@@ -133,7 +154,12 @@ _ROUTED = "_routed_by_column"
 
 
 def make_plan(
-    config: SinkConfig, schema: Any, commit_ts: int, *, batch_id: int | None
+    config: SinkConfig,
+    schema: Any,
+    commit_ts: int,
+    *,
+    batch_id: int | None,
+    watermark_floor: int | None = None,
 ) -> WritePlan:
     """The plan of one batch, made on the driver from the DataFrame's Spark schema: the
     table template is built and an encoder compiled once here, so a bad type or an option
@@ -149,14 +175,17 @@ def make_plan(
     # Without a database or table option the names come from table-ddl, or row by row
     # from the `_database` / `_table` columns; the template then carries a placeholder.
     ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
-    fields = set(schema.fieldNames())
+    fields = schema.fieldNames()
+    # The metadata columns as the frame spells them (names match in any case); a frame
+    # with two spellings of one fails here, before any task.
+    layout = InputLayout(**inp.layout_fields()).bind(fields)
     database = inp.database or (ddl and ddl.database)
     table = inp.table or (ddl and ddl.table)
     template = build_table_schema(
-        database or (_ROUTED if inp.database_column in fields else None),
-        table or (_ROUTED if inp.table_column in fields else None),
+        database or (_ROUTED if layout.database_column in fields else None),
+        table or (_ROUTED if layout.table_column in fields else None),
         schema,
-        reserved=InputLayout(**inp.layout_fields()).reserved,
+        reserved=layout.reserved,
         column_types=dict(inp.column_types),
         table_ddl=inp.table_ddl,
         primary_key=inp.primary_key,
@@ -193,6 +222,7 @@ def make_plan(
         build_ts_ms=build_ts_ms,
         batch_id=batch_id,
         planned_at=time.time(),
+        watermark_floor=watermark_floor,
     )
 
 
@@ -270,6 +300,7 @@ class _TaskWriter:
         self.order = CommitOrderCheck()
         self.rows = 0
         self.diverted = 0
+        self.below_watermark = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
         self.store: codec.ClaimCheckStore | None = None
@@ -371,6 +402,47 @@ class _TaskWriter:
         if not indexes or image is None:
             return
         self.order.check_row(schema, tuple(image[i] for i in indexes), change.commit_ts)
+
+    def check_watermark(self, batch: ChangeBatch) -> None:
+        """Rows at or below the watermark floor (the last watermark sent before this
+        batch) are refused, or counted when allow-commit-ts-below-watermark is set. The
+        batch's default commit ts is chosen above the floor, so only a `_commit_ts`
+        column can fall below it.
+
+        Raises:
+            InputError: naming the table, the key and commit ts of the first such row,
+                and the watermark.
+        """
+        floor = self.plan.watermark_floor
+        if floor is None or batch.commit_ts is None:
+            return
+        low = pc.less_equal(batch.commit_ts, pa.scalar(floor, batch.commit_ts.type))
+        count = pc.sum(low).as_py() or 0
+        if not count:
+            return
+        if self.plan.config.input.allow_commit_ts_below_watermark:
+            self.below_watermark += count
+            return
+        first = pc.index(low, True).as_py()
+        table = batch.table
+        name = f"{table.database}.{table.table}"
+        key = ", ".join(
+            f"{table.columns[i].name}={_value_at(batch.columns[i], first)!r}"
+            for i in table.handle_key_indexes
+        )
+        commit_ts = batch.commit_ts[first].as_py()
+        column = self.plan.config.input.commit_ts_column
+        raise InputError(
+            f"row of {name} with key ({key or 'no handle key'}) has commit ts {commit_ts}, "
+            f"at or below watermark {floor} that an earlier batch sent "
+            f"({count} such rows in this record batch); a consumer would read it after a "
+            f"watermark that promised no more. Keep {column!r} above the last watermark "
+            "(see README, Delivery guarantees), or set allow-commit-ts-below-watermark=true "
+            "to send such rows anyway",
+            table=name,
+            column=column,
+            value=commit_ts,
+        )
 
     def write_change(self, change: RowChange, *, checked: bool = False) -> None:
         """One row's messages; `checked`: its commit-ts order was already checked."""
@@ -502,6 +574,8 @@ class _TaskWriter:
             topic_messages=topic_messages,
             topic_bytes=topic_bytes,
             diverted=self.diverted,
+            below_watermark=self.below_watermark,
+            planned_at=self.plan.planned_at,
         )
 
 
@@ -532,7 +606,7 @@ def write_batches(
     producer = producer_factory(config.kafka)
     try:
         task = _TaskWriter(plan, producer, partition_id, registry)
-        for group in _change_batches(batches, plan, task.schema_for):
+        for group in _change_batches(batches, plan, task.schema_for, task.check_watermark):
             if isinstance(group, ChangeBatch):
                 task.write_batch(group)
             else:
@@ -557,13 +631,21 @@ def write_batches(
     return report
 
 
+def _value_at(values: Any, i: int) -> Any:
+    """Row i of a converted column (an Arrow array or a list)."""
+    value = values[i]
+    return value.as_py() if isinstance(value, pa.Scalar) else value
+
+
 def _change_batches(
     batches: Iterable[pa.RecordBatch],
     plan: WritePlan,
     tables: Callable[[str, str], TableSchema],
+    check: Callable[[ChangeBatch], None],
 ) -> Iterator[ChangeBatch | RowChange]:
     """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
-    of several tables, interleaved) as RowChanges in input order."""
+    of several tables, interleaved) as RowChanges in input order. `check` sees every
+    table's rows of a record batch before any of them is yielded."""
     layout = InputLayout(**plan.config.input.layout_fields())
     for batch in batches:
         groups = read_change_batches(
@@ -575,6 +657,8 @@ def _change_batches(
             default_commit_ts=plan.commit_ts,
             time_zone=plan.config.codec.time_zone,
         )
+        for group in groups:
+            check(group)
         if len(groups) == 1 and groups[0].positions is None:
             yield groups[0]
             continue
@@ -645,8 +729,9 @@ def batch_report(
     seconds: float,
 ) -> dict[str, Any]:
     """What the driver records after a committed batch, for operators (one JSON object):
-    counts from the tasks' delivery reports, per topic, large messages diverted, the
-    watermark sent (None: none sent) and the time from planning to commit."""
+    counts from the tasks' delivery reports, per topic, large messages diverted, rows sent
+    at or below an earlier watermark (allow-commit-ts-below-watermark), the watermark sent
+    (None: none sent) and the time from planning to commit."""
     done = [r for r in reports if r is not None]
     topics: dict[str, dict[str, int]] = {}
     for report in done:
@@ -663,45 +748,170 @@ def batch_report(
         "bytes": sum(r.bytes for r in done),
         "topics": dict(sorted(topics.items())),
         "diverted": sum(r.diverted for r in done),
+        "below_watermark": sum(r.below_watermark for r in done),
         "max_commit_ts": max((r.max_commit_ts for r in done), default=0),
         "watermark": watermark,
         "seconds": round(seconds, 3),
     }
 
 
-def emit_watermark(
+def commit_batch(
+    plan: WritePlan,
+    reports: Iterable[TaskReport | None],
+    *,
+    state: SinkState | None,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> dict[str, Any]:
+    """The driver's commit step, once every task of the batch succeeded: record the
+    table's schema and the watermark under the checkpoint location, then send the
+    watermark, then log and keep the batch report. Returns the report.
+
+    Everything that can fail the batch happens before the watermark is sent, so a failed
+    batch leaves no watermark: a state that cannot be written fails here with nothing
+    sent. What comes after the send (marking it acknowledged, keeping the report) cannot
+    fail the batch any more; a failure there is logged as a warning.
+
+    Raises:
+        ConfigError: the state under checkpointLocation cannot be read or written.
+        DeliveryError: the watermark was not acknowledged.
+    """
+    done = [r for r in reports if r is not None]
+    config = plan.config
+    record = state.watermark_record() if state is not None else None
+    ts = watermark_to_send(config, done, last=record, batch_id=plan.batch_id)
+    table = plan.tables.named_table
+    if state is not None:
+        if table is not None and config.codec.protocol in DDL_PROTOCOLS:
+            state.record_table_schema(table.database, table.table, table_schema_to_json(table))
+        if ts is not None:
+            state.record_watermark(ts, plan.batch_id)
+    if ts is not None:
+        topics = sorted({t for r in done for t in r.topics})
+        send_watermark(
+            config, ts, topics, build_ts_ms=plan.build_ts_ms, producer_factory=producer_factory
+        )
+        logger.info(
+            "ticdc commit: %d rows, %d messages, %d bytes%s; watermark %d sent to topics %s",
+            sum(r.rows for r in done),
+            sum(r.messages for r in done),
+            sum(r.bytes for r in done),
+            _diverted_text(config, done),
+            ts,
+            ", ".join(topics),
+        )
+        if state is not None:
+            # The watermark is out: failing the batch now would leave a watermark for a
+            # failed batch, so an unrecorded acknowledgement is a warning (a re-run of
+            # this micro-batch then sends the same watermark again).
+            try:
+                state.confirm_watermark(ts)
+            except ConfigError as exc:
+                logger.warning("ticdc commit: watermark %d sent, but %s", ts, exc)
+    started = min((r.planned_at for r in done if r.planned_at), default=plan.planned_at)
+    report = batch_report(
+        done,
+        batch_id=plan.batch_id,
+        commit_ts=plan.commit_ts,
+        watermark=ts,
+        seconds=time.time() - started,
+    )
+    line = json.dumps(report)
+    logger.info("ticdc batch report %s", line)
+    if state is not None:
+        name = str(plan.batch_id) if plan.batch_id is not None else f"job-{plan.commit_ts}"
+        try:
+            state.record_report(name, line)
+        except ConfigError as exc:
+            # Same reason: the batch is committed; its report is in the line above.
+            logger.warning("ticdc batch report not kept: %s", exc)
+    return report
+
+
+def watermark_to_send(
     config: SinkConfig,
     reports: Iterable[TaskReport | None],
     *,
-    last_sent: int | None,
-    build_ts_ms: int,
-    producer_factory: ProducerFactory = KafkaProducer,
+    last: WatermarkRecord | None,
+    batch_id: int | None,
 ) -> int | None:
-    """The driver's commit step: a WATERMARK with the batch's max commit ts to every
-    partition of every topic the batch touched, unless it would not move forward.
+    """The watermark a committed batch sends: its max commit ts, to every partition of
+    every topic it touched, unless that would not move forward (`last`, the watermark
+    recorded before). A re-run of the micro-batch that recorded `last` sends it again
+    only if its first run did not see it acknowledged. Logs why none is sent.
 
-    Returns the watermark ts sent, or None when nothing was sent.
+    Returns the watermark ts to send, or None.
     """
     done = [r for r in reports if r is not None]
     topics = sorted({t for r in done for t in r.topics})
     ts = max((r.max_commit_ts for r in done), default=0)
     rows = sum(r.rows for r in done)
     diverted = _diverted_text(config, done)
+    below = sum(r.below_watermark for r in done)
+    if below:
+        logger.warning(
+            "ticdc commit: %d rows had a commit ts at or below an earlier watermark and were "
+            "sent (allow-commit-ts-below-watermark); consumers read them after that watermark",
+            below,
+        )
     if not topics or ts == 0:
         logger.info("ticdc commit: %d rows%s, no topic touched, no watermark", rows, diverted)
         return None
-    if last_sent is not None and ts <= last_sent:
+    if codec.encode_watermark(config.codec, ts, build_ts_ms=0) is None:
         logger.info(
-            "ticdc commit: %d rows%s; watermark %d not above the last one sent (%d), skipped",
+            "ticdc commit: %d rows%s; protocol %s sends no watermark here",
             rows,
             diverted,
-            ts,
-            last_sent,
+            config.codec.protocol.value,
         )
         return None
-    message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
-    if message is None:
+    if last is None or ts > last.ts:
+        return ts
+    if batch_id is not None and last.batch_id == batch_id:
+        if not last.sent:
+            logger.info(
+                "ticdc commit: %d rows%s; re-sending watermark %d, which this micro-batch's "
+                "first run recorded but did not see acknowledged",
+                rows,
+                diverted,
+                last.ts,
+            )
+            return last.ts
+        logger.info(
+            "ticdc commit: %d rows%s; watermark %d was sent by this micro-batch's first run, "
+            "not sent again",
+            rows,
+            diverted,
+            last.ts,
+        )
         return None
+    log = logger.info if last.legacy else logger.warning
+    log(
+        "ticdc commit: %d rows%s; no watermark: the batch's max commit ts %d is not above "
+        "the last watermark sent, %d",
+        rows,
+        diverted,
+        ts,
+        last.ts,
+    )
+    return None
+
+
+def send_watermark(
+    config: SinkConfig,
+    ts: int,
+    topics: Iterable[str],
+    *,
+    build_ts_ms: int,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> None:
+    """A WATERMARK of `ts` to every partition of every topic in `topics`, acknowledged.
+
+    Raises:
+        DeliveryError: the broker was unreachable or refused a message.
+    """
+    message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
+    assert message is not None  # watermark_to_send chose a protocol that sends one
+    topics = list(topics)
     producer = producer_factory(config.kafka)
     try:
         for topic in topics:
@@ -710,16 +920,6 @@ def emit_watermark(
         producer.flush()
     finally:
         producer.close()
-    logger.info(
-        "ticdc commit: %d rows, %d messages, %d bytes%s; watermark %d sent to topics %s",
-        rows,
-        sum(r.messages for r in done),
-        sum(r.bytes for r in done),
-        diverted,
-        ts,
-        ", ".join(topics),
-    )
-    return ts
 
 
 def _diverted_text(config: SinkConfig, reports: list[TaskReport]) -> str:

@@ -28,7 +28,8 @@ import pytest
 
 from tests.support.registry import TestSchemaRegistry
 from ticdc_sink._local_broker import free_port
-from ticdc_sink.decode import DecodedWatermark, decoder_for
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, decoder_for
+from ticdc_sink.events import Op
 from ticdc_sink.state import SinkState
 
 pytestmark = pytest.mark.integration
@@ -808,3 +809,104 @@ def test_a_missing_topic_without_auto_create(spark, broker, case):
         failure.value, "DeliveryError", f"topic {topic} does not exist", "auto-create-topic"
     )
     assert_nothing_committed(broker, topic, checkpoint, created=False)
+
+
+# -- column names in any case (issue 13, item 1) ---------------------------------------------
+
+
+def test_metadata_columns_are_matched_in_any_case(spark, broker, case):
+    topic, checkpoint = case
+    df = spark.createDataFrame(
+        [("c", 1, "a"), ("D", 1, "a")], "_OP string, id bigint, name string"
+    ).coalesce(1)
+    save(df, broker.bootstrap, {"topic": topic, **TABLE, "primary-key": "ID"})
+    decoder = decoder_for("simple")
+    events = [decoder.decode_message(r.key, r.value) for r in broker.consume_all(topic)]
+    rows = [e for e in events if isinstance(e, DecodedRow)]
+    # Before the fix `_OP` was a table column: two INSERTs carrying `_OP` as data.
+    assert [(e.op, e.data or e.old) for e in rows] == [
+        (Op.INSERT, {"id": 1, "name": "a"}),
+        (Op.DELETE, {"id": 1, "name": "a"}),
+    ]
+
+
+def test_two_spellings_of_a_metadata_column_are_refused_on_the_driver(spark, broker, case):
+    topic, checkpoint = case
+    df = spark.createDataFrame([("c", "d", 1)], "_op string, _OP string, id bigint")
+    options = {"topic": topic, **TABLE, "checkpointLocation": str(checkpoint)}
+    with pytest.raises(Exception) as failure:
+        save(df, broker.bootstrap, options)
+    assert_error(
+        failure.value, "SchemaError", "2 columns named '_op' in some case ('_op' and '_OP')"
+    )
+    assert_nothing_committed(broker, topic, checkpoint, created=False)
+
+
+# -- commit ts and watermarks (issue 13, items 2-4) ---------------------------------------------
+
+
+def test_a_zero_commit_ts(spark, broker, case):
+    topic, checkpoint = case
+    df = spark.createDataFrame([("c", 1, 0)], "_op string, id bigint, _commit_ts bigint")
+    options = {"topic": topic, **TABLE, "primary-key": "id", "checkpointLocation": str(checkpoint)}
+    with pytest.raises(Exception) as failure:
+        save(df.coalesce(1), broker.bootstrap, options)
+    assert_error(failure.value, "InputError", "column '_commit_ts'", "db.t", "value 0", "TSO")
+    assert_nothing_committed(broker, topic, checkpoint)
+
+
+def test_a_checkpoint_location_that_is_a_file_fails_before_any_task(spark, broker, case, tmp_path):
+    topic, _ = case
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    df = spark.createDataFrame([(1, "x")], "id bigint, name string")
+    with pytest.raises(Exception) as failure:
+        save(df, broker.bootstrap, {"topic": topic, **TABLE, "checkpointLocation": str(blocker)})
+    assert_error(
+        failure.value,
+        "ConfigError",
+        f"option 'checkpointLocation' is '{blocker}'",
+        f"'{blocker}/ticdc' (Not a directory)",
+    )
+    assert "NotADirectoryError" not in failure_text(failure.value).splitlines()[-1]
+    assert_nothing_committed(broker, topic, tmp_path / "unused", created=False)
+
+
+def _watermarks(broker: Any, topic: str) -> list[int]:
+    decoder = decoder_for("simple")
+    events = [decoder.decode_message(r.key, r.value) for r in broker.consume_all(topic)]
+    return [e.commit_ts for e in events if isinstance(e, DecodedWatermark)]
+
+
+def test_rows_below_an_earlier_watermark_are_refused(spark, broker, case):
+    topic, checkpoint = case
+    ts = 450_000_000_000_000_000
+    options = {
+        "topic": topic,
+        **TABLE,
+        "primary-key": "id",
+        "partition-num": "1",
+        "checkpointLocation": str(checkpoint),
+    }
+    frame = "_op string, id bigint, _commit_ts bigint"
+    save(spark.createDataFrame([("c", 1, ts)], frame).coalesce(1), broker.bootstrap, options)
+    assert _watermarks(broker, topic) == [ts]
+    late = spark.createDataFrame([("c", 2, ts + 5), ("c", 3, ts - 5)], frame).coalesce(1)
+    with pytest.raises(Exception) as failure:
+        save(late, broker.bootstrap, options)
+    assert_error(
+        failure.value,
+        "InputError",
+        f"row of db.t with key (id=3) has commit ts {ts - 5}, at or below watermark {ts}",
+        "allow-commit-ts-below-watermark",
+    )
+    # The consumer saw one watermark and no row after it; the state still holds it.
+    assert _watermarks(broker, topic) == [ts]
+    assert SinkState(str(checkpoint)).last_watermark() == ts
+
+    # Allowed explicitly: the rows go out, no watermark goes backwards, the report says so.
+    save(late, broker.bootstrap, {**options, "allow-commit-ts-below-watermark": "true"})
+    assert _watermarks(broker, topic) == [ts, ts + 5]
+    reports = [json.loads(p.read_text()) for p in (checkpoint / "ticdc" / "reports").iterdir()]
+    last = max(reports, key=lambda r: r["commit_ts"])
+    assert (last["below_watermark"], last["watermark"]) == (1, ts + 5)

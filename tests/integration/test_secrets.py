@@ -27,6 +27,7 @@ import re
 import urllib.parse
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pyspark
 import pytest
@@ -41,7 +42,7 @@ from ticdc_sink.datasource import TiCDCCommitMessage, TiCDCDataSource
 from ticdc_sink.errors import DeliveryError, RegistryError
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.registry import ConfluentSchemaRegistry
-from ticdc_sink.writer import emit_watermark, make_plan, write_batches
+from ticdc_sink.writer import commit_batch, make_plan, write_batches
 
 pytestmark = pytest.mark.integration
 
@@ -280,7 +281,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
             **table,
         }
     )
-    emit_watermark(simple, [report], last_sent=None, build_ts_ms=plan.build_ts_ms)
+    commit_batch(attrs.evolve(plan, config=simple), [report], state=None)
     wrong = SinkConfig.from_options(
         {k.lower(): v for k, v in scenarios["registry-wrong-password"][0].items()}
     )

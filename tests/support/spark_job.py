@@ -1,13 +1,15 @@
 """Spark writes run in a child process, for the tests that need a Spark driver of their own:
 a master with task retries (`local[2,3]`; the shared session is `local[2]` and a JVM cannot
-change its master), or a driver the test can kill at a chosen moment.
+change its master), a driver the test can kill at a chosen moment, or a job run by
+`spark-submit` with Spark's default logging, whose stderr the test reads.
 
     python -m tests.support.spark_job --master 'local[2,3]' batch --bootstrap B --topic T ...
     python -m tests.support.spark_job stream --bootstrap B --source DIR --checkpoint DIR ...
+    spark-submit tests/support/spark_job.py --default-logging reports --bootstrap B ...
 
 `start_job` starts one (in its own process group, with the worktree on PYTHONPATH so Spark's
-Python workers import this checkout), `kill_job` kills the whole group. The stream helpers
-are shared with the in-process streaming tests.
+Python workers import this checkout; `submit=True` through `spark-submit`), `kill_job` kills
+the whole group. The stream helpers are shared with the in-process streaming tests.
 """
 
 from __future__ import annotations
@@ -76,21 +78,42 @@ def batch_frame(spark: Any, rows: int, partitions: int) -> Any:
     )
 
 
-def start_job(args: list[str], *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def start_job(
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    submit: bool = False,
+    stderr: int | None = None,
+) -> subprocess.Popen[bytes]:
     """`python -m tests.support.spark_job *args` in a new process group; its output goes
-    to the test's output (pytest shows it on failure)."""
+    to the test's output (pytest shows it on failure), or its stderr to a pipe
+    (`stderr=subprocess.PIPE`). `submit`: through `spark-submit`, as a user runs a job."""
     environment = {**os.environ, **(env or {})}
     environment["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(_ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
     environment["PYSPARK_PYTHON"] = sys.executable
     environment["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    command = [sys.executable, "-m", "tests.support.spark_job"]
+    if submit:
+        command = [_spark_submit(), str(Path(__file__).resolve())]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.support.spark_job", *args],
+        [*command, *args],
         cwd=_ROOT,
         env=environment,
         start_new_session=True,
+        stderr=stderr,
     )
+
+
+def _spark_submit() -> str:
+    """The `spark-submit` of the installed PySpark (next to this interpreter in a venv)."""
+    beside = Path(sys.executable).with_name("spark-submit")
+    if beside.exists():
+        return str(beside)
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
 
 
 def kill_job(job: subprocess.Popen[bytes]) -> None:
@@ -103,7 +126,7 @@ def kill_job(job: subprocess.Popen[bytes]) -> None:
     job.wait()
 
 
-def _session(master: str) -> Any:
+def _session(master: str, *, default_logging: bool = False) -> Any:
     from pyspark.sql import SparkSession
 
     import ticdc_sink
@@ -119,14 +142,47 @@ def _session(master: str) -> Any:
         .config("spark.driver.bindAddress", "127.0.0.1")
         .getOrCreate()
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    if not default_logging:
+        spark.sparkContext.setLogLevel("ERROR")
     ticdc_sink.register(spark)
     return spark
+
+
+def _reports_job(spark: Any, args: argparse.Namespace) -> None:
+    """What an operator of a job reads on the driver's stderr: a batch job without a
+    checkpoint location, a frame shaped for Spark's Kafka sink, and a file stream."""
+    (
+        batch_frame(spark, 100, 2)
+        .write.format("ticdc")
+        .mode("append")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("topic", args.topic)
+        .option("database", "shop")
+        .option("table", "reported")
+        .option("primary-key", "id")
+        .save()
+    )
+    kafka_shaped = spark.createDataFrame(
+        [("k", "v", "t")], "key string, value string, topic string"
+    )
+    (
+        kafka_shaped.write.format("ticdc")
+        .mode("append")
+        .option("kafka.bootstrap.servers", args.bootstrap)
+        .option("topic", args.topic)
+        .option("database", "shop")
+        .option("table", "reported")
+        .save()
+    )
+    run_available_now(spark, args.bootstrap, args.source, args.checkpoint, table="reported")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="spark_job")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--default-logging", action="store_true", help="keep Spark's log level (INFO)"
+    )
     sub = parser.add_subparsers(dest="job", required=True)
     batch = sub.add_parser("batch", help="write batch_frame() once")
     batch.add_argument("--bootstrap", required=True)
@@ -138,11 +194,18 @@ def main(argv: list[str] | None = None) -> None:
     stream.add_argument("--source", type=Path, required=True)
     stream.add_argument("--checkpoint", type=Path, required=True)
     stream.add_argument("--table", default="items")
+    reports = sub.add_parser("reports", help="the jobs whose reports a test reads (stderr)")
+    reports.add_argument("--bootstrap", required=True)
+    reports.add_argument("--topic", required=True)
+    reports.add_argument("--source", type=Path, required=True)
+    reports.add_argument("--checkpoint", type=Path, required=True)
     args = parser.parse_args(argv)
 
-    spark = _session(args.master)
+    spark = _session(args.master, default_logging=args.default_logging)
     try:
-        if args.job == "batch":
+        if args.job == "reports":
+            _reports_job(spark, args)
+        elif args.job == "batch":
             (
                 batch_frame(spark, args.rows, args.partitions)
                 .write.format("ticdc")

@@ -138,7 +138,7 @@ def test_key_changing_updates_deletes_and_nulls(mode: str) -> None:
             **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
             "_op": pa.array(["c", "u", "u", "d", "c"] * 10),
             "_commit_ts": pa.array(
-                [(1 << 63) + i if i % 7 else i for i in range(rows)], pa.uint64()
+                [(1 << 63) + i if i % 7 else i + 1 for i in range(rows)], pa.uint64()
             ),
             "_before": pa.array(
                 [{"id": i + (i % 3 == 0)} if i % 5 in (1, 2) else None for i in range(rows)],

@@ -5,10 +5,12 @@ DDL and watermark events, options and errors."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import attrs
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,7 +29,7 @@ from ticdc_sink.codec.debezium import (
 )
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import Op, RowChange
+from ticdc_sink.events import InputLayout, Op, RowChange, read_change_batches
 from ticdc_sink.schema import (
     Column,
     Index,
@@ -467,6 +469,53 @@ def raw_after(type_text: str, value: Any, **column: Any) -> bytes:
 )
 def test_value_rendering(type_text: str, value: Any, expected: Any) -> None:
     assert one(type_text, value) == expected
+
+
+def test_two_digit_years_keep_ticdcs_bytes_and_are_warned_about_once_per_table(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # tiflow codec.go moves DATE/DATETIME years below 100 (0001 -> 2001, 0099 -> 1999); the
+    # bytes stay TiCDC's and the operator is told, once per table, in either write path.
+    table = table_from_ddl(
+        "CREATE TABLE `shop`.`two_digit` (id int PRIMARY KEY, d date, t datetime(3))"
+    )
+    cfg = config(debezium_disable_schema=True)
+    rows = [(1, "0001-01-01", "0099-06-30 12:00:00.000"), (2, "0050-01-01", None)]
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.codec.debezium"):
+        for _ in range(2):  # two tasks' encoders of one table
+            encoder = DebeziumEncoder(cfg, table, build_ts_ms=0)
+            after = [
+                loads(encoder.encode_row(RowChange(table, Op.INSERT, 1, row)).value)["payload"][
+                    "after"
+                ]
+                for row in rows
+            ]
+            assert after == [
+                {"id": 1, "d": 11323, "t": 930744000000},  # 2001-01-01, 1999-06-30 12:00
+                {"id": 2, "d": 29220, "t": None},  # 2050-01-01
+            ]
+        batch = pa.record_batch({"id": [3], "d": ["0002-02-02"], "t": ["2020-01-01 00:00:00.000"]})
+        (changes,) = read_change_batches(
+            batch,
+            layout=InputLayout(),
+            tables=lambda d, t: table_from_ddl(
+                "CREATE TABLE `shop`.`two_digit_batch` (id int PRIMARY KEY, d date, t datetime(3))"
+            ),
+            default_database="shop",
+            default_table="two_digit_batch",
+            default_commit_ts=1,
+            time_zone="UTC",
+        )
+        encoded = DebeziumEncoder(cfg, changes.table, build_ts_ms=0).encode_batch(changes, (0,))
+        assert b'"d":11720' in encoded.values[0]  # 2002-02-02
+    assert [r.getMessage() for r in caplog.records] == [
+        "ticdc: table shop.two_digit column d: year 1 is written as 2001, as TiCDC's Debezium "
+        "encoder writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus 1900); "
+        "said once per table (README, Protocols)",
+        "ticdc: table shop.two_digit_batch column d: year 2 is written as 2002, as TiCDC's "
+        "Debezium encoder writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus "
+        "1900); said once per table (README, Protocols)",
+    ]
 
 
 def test_timestamp_converted_from_the_time_zone_to_utc() -> None:

@@ -524,6 +524,8 @@ def test_cross_field_rules() -> None:
     assert e.option == "large-message-handle-option"
     e = error({**BASE, "op-column": "x", "table-column": "x"})
     assert "each metadata column" in str(e)
+    e = error({**BASE, "op-column": "kind", "table-column": "KIND"})
+    assert "the same as 'op-column' (column names match in any case)" in str(e)
 
 
 def test_unsupported_ticdc_settings_say_so() -> None:

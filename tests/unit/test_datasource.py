@@ -1,17 +1,26 @@
-"""The PySpark 4.0 stream fallback without Spark: Rows -> record batches (`_rows_to_batches`).
+"""The Spark-facing classes without Spark.
 
-Rows are built the way 4.0's Python worker builds them (`TimestampType().fromInternal`:
-naive datetimes in the process's local zone; binaries as `bytearray`), and the batches must
-hold what the 4.1+ Arrow writer would have handed over: the same instants, the same types.
+The PySpark 4.0 stream fallback: Rows -> record batches (`_rows_to_batches`). Rows are built
+the way 4.0's Python worker builds them (`TimestampType().fromInternal`: naive datetimes in
+the process's local zone; binaries as `bytearray`), and the batches must hold what the 4.1+
+Arrow writer would have handed over: the same instants, the same types.
+
+The driver side: logging in Spark's driver-side Python workers, the warning for frames
+of Kafka records (Spark's Kafka sink and source), a checkpoint location the sink cannot write.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -37,7 +46,14 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ticdc_sink.datasource import _rows_to_batches
+from ticdc_sink.config import InputConfig
+from ticdc_sink.datasource import (
+    TiCDCDataSource,
+    _rows_to_batches,
+    _warn_if_kafka_shaped,
+    _warn_kafka_shaped,
+)
+from ticdc_sink.errors import ConfigError
 
 UTC = dt.UTC
 
@@ -295,3 +311,83 @@ def test_the_test_only_first_attempt_hook_fails_after_acknowledged_sends() -> No
         producer.send("t", 0, b"", b"3")
     assert producer.delivered[("t", 0)].messages == 3
     producer.close()
+
+
+# -- the driver side: logging where Spark runs it, warnings, the checkpoint location ------
+
+_LOG_PROBE = """
+import logging, sys
+from ticdc_sink.datasource import _log_to_stderr
+if sys.argv[1] == "configured":
+    logging.basicConfig(level=logging.WARNING, format="user %(message)s")
+_log_to_stderr()
+_log_to_stderr()
+logging.getLogger("ticdc_sink.writer").info("ticdc batch report {}")
+logging.getLogger("ticdc_sink.datasource").warning("a warning")
+"""
+
+
+def test_driver_side_workers_log_info_to_stderr_like_spark() -> None:
+    # A fresh interpreter: what Spark's driver-side Python workers are, logging unconfigured.
+    done = subprocess.run(
+        [sys.executable, "-c", _LOG_PROBE, "bare"], capture_output=True, text=True, check=True
+    )
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr  # one handler, however often it is asked for
+    assert re.fullmatch(
+        r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ticdc_sink.writer: ticdc batch report \{\}", lines[0]
+    )
+    assert lines[1].endswith(" WARNING ticdc_sink.datasource: a warning")
+    # Logging someone configured is left alone.
+    done = subprocess.run(
+        [sys.executable, "-c", _LOG_PROBE, "configured"], capture_output=True, text=True, check=True
+    )
+    assert done.stderr.splitlines() == ["user a warning"]
+
+
+@pytest.mark.parametrize(
+    ("names", "warned"),
+    [
+        (("key", "value", "topic"), True),
+        (("value",), True),
+        (("KEY", "Value", "partition", "headers", "_op"), True),
+        (("id", "value"), False),
+        (("key", "topic"), False),
+        (("key", "value", "topic", "partition", "offset", "timestamp", "timestampType"), True),
+    ],
+)
+def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
+    names: tuple[str, ...], warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    _warn_kafka_shaped.cache_clear()
+    metadata = InputConfig().layout_fields()
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+        _warn_if_kafka_shaped(names, metadata)
+        _warn_if_kafka_shaped(names, metadata)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == (1 if warned else 0)
+    if warned:
+        assert (
+            "are Kafka records, as Spark's Kafka sink takes them and its Kafka source reads"
+            in (messages[0])
+        )
+        assert "README, 'The input contract'" in messages[0]
+
+
+def test_a_checkpoint_location_the_sink_cannot_write_fails_the_plan(tmp_path: Path) -> None:
+    blocker = tmp_path / "chk"
+    blocker.write_text("a file, not a directory")
+    source = TiCDCDataSource(
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "topic": "t",
+            "database": "db",
+            "table": "t",
+            "checkpointlocation": str(blocker),
+        }
+    )
+    schema = StructType([StructField("id", LongType())])
+    with pytest.raises(ConfigError) as caught:
+        source.writer(schema, False)
+    assert caught.value.option == "checkpointLocation"
+    assert f"'{blocker}/ticdc' (Not a directory)" in str(caught.value)

@@ -94,6 +94,63 @@ def test_custom_layout_names_are_used():
     )
 
 
+BEFORE_TYPE_UPPER = pa.struct([("ID", pa.int64()), ("Name", pa.string()), ("AGE", pa.int64())])
+
+
+def test_metadata_columns_match_in_any_case():
+    # Spark matches column names case-insensitively: `_OP` is the op column, not data.
+    before = pa.array([{"ID": 1, "Name": "old", "AGE": 2}], BEFORE_TYPE_UPPER)
+    batch = pa.record_batch(
+        {
+            "id": [1, 2],
+            "name": ["a", "b"],
+            "age": [3, 4],
+            "_OP": ["u", "D"],
+            "_Commit_TS": [7, 8],
+            "_BEFORE": pa.concat_arrays([before, pa.nulls(1, BEFORE_TYPE_UPPER)]),
+        }
+    )
+    update, delete = read(batch)
+    assert (update.op, update.commit_ts, update.row, update.before) == (
+        Op.UPDATE,
+        7,
+        (1, "a", 3),
+        (1, "old", 2),
+    )
+    assert (delete.op, delete.commit_ts, delete.before) == (Op.DELETE, 8, (2, "b", 4))
+    custom = pa.record_batch({"id": [1], "name": ["a"], "age": [3], "Kind": ["d"]})
+    (change,) = read(custom, layout=InputLayout(op_column="kind"))
+    assert change.op is Op.DELETE
+
+
+@pytest.mark.parametrize(
+    ("names", "shown", "option"),
+    [
+        (("_op", "_OP"), "'_op' and '_OP'", "op-column"),
+        (("_Commit_Ts", "_commit_ts"), "'_Commit_Ts' and '_commit_ts'", "commit-ts-column"),
+        (("_op", "_op"), "'_op' and '_op'", "op-column"),
+    ],
+)
+def test_two_spellings_of_a_metadata_column_are_refused(names, shown, option):
+    columns = {"id": [1], "name": ["a"], "age": [3]}
+    arrays = [pa.array(v) for v in columns.values()]
+    arrays += [pa.array(["c"]) if "op" in n else pa.array([5]) for n in names]
+    batch = pa.RecordBatch.from_arrays(arrays, names=[*columns, *names])
+    with pytest.raises(SchemaError) as info:
+        read(batch)
+    message = str(info.value)
+    assert shown in message and f"option '{option}'" in message
+
+
+def test_layout_bind_names_the_frames_spelling():
+    bound = InputLayout(op_column="kind").bind(["ID", "KIND", "_Table"])
+    assert (bound.op_column, bound.table_column, bound.commit_ts_column) == (
+        "KIND",
+        "_Table",
+        "_commit_ts",
+    )
+
+
 def test_empty_batch_has_no_changes():
     batch = pa.record_batch({"id": pa.array([], pa.int64())})
     assert read(batch) == []
@@ -203,6 +260,17 @@ def test_commit_ts_negative_is_an_error():
     with pytest.raises(
         InputError, match=r"column '_commit_ts' of shop\.users: value -5 is negative"
     ):
+        read(batch)
+
+
+def test_commit_ts_zero_is_an_error():
+    # TSO 0 is no commit, and a batch whose max commit ts is 0 would send no watermark.
+    batch = pa.record_batch({"id": [1, 2], "name": ["a", "b"], "age": [1, 1], "_commit_ts": [9, 0]})
+    with pytest.raises(InputError, match=r"column '_commit_ts' of shop\.users: value 0 is commit"):
+        read(batch)
+    epoch = pa.array([dt.datetime(1970, 1, 1, tzinfo=UTC)], pa.timestamp("us", tz="UTC"))
+    batch = pa.record_batch({"id": [1], "name": ["a"], "age": [1], "_commit_ts": epoch})
+    with pytest.raises(InputError, match="value 1970-01-01 00:00:00.000000Z is commit ts 0"):
         read(batch)
 
 
@@ -393,6 +461,16 @@ def test_before_extra_field_is_an_error():
     before = pa.array([{"id": 1, "name": "a", "age": 1, "x": 1}], kind)
     batch = pa.record_batch({"id": [1], "name": ["a"], "age": [1], "_op": ["u"], "_before": before})
     with pytest.raises(InputError, match="has field 'x', which is not a column of shop.users"):
+        read(batch)
+
+
+def test_before_fields_naming_one_column_twice_are_an_error():
+    kind = pa.struct(
+        [("id", pa.int64()), ("name", pa.string()), ("age", pa.int64()), ("ID", pa.int64())]
+    )
+    before = pa.array([{"id": 1, "name": "a", "age": 1, "ID": 2}], kind)
+    batch = pa.record_batch({"id": [1], "name": ["a"], "age": [1], "_op": ["u"], "_before": before})
+    with pytest.raises(InputError, match="has fields 'id' and 'ID', which name the same column"):
         read(batch)
 
 

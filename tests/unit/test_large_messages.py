@@ -34,7 +34,7 @@ from ticdc_sink.errors import ConfigError, DecodeError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
-from ticdc_sink.writer import TablePlan, TaskReport, WritePlan, emit_watermark, write_batches
+from ticdc_sink.writer import TablePlan, TaskReport, WritePlan, commit_batch, write_batches
 
 CLAIM = LargeMessageHandleOption.CLAIM_CHECK
 KEY_ONLY = LargeMessageHandleOption.HANDLE_KEY_ONLY
@@ -557,11 +557,10 @@ def test_diverted_messages_are_counted_in_the_report_and_the_commit_log(
     if "claim-check-storage-uri" in options:
         assert len(list(tmp_path.iterdir())) == 1
     with caplog.at_level(logging.INFO, logger="ticdc_sink.writer"):
-        emit_watermark(
-            plan.config,
+        commit_batch(
+            plan,
             [report, attrs.evolve(report, diverted=2)],
-            last_sent=None,
-            build_ts_ms=1,
+            state=None,
             producer_factory=FakeProducer(None),
         )
     option = options["large-message-handle-option"]

@@ -36,6 +36,7 @@ ALLOWED: dict[str, set[str]] = {
         "schema_change",
         "claim_check",
         "order_check",
+        "state",
     },
     "schema_change": {"errors", "schema"},
     "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},

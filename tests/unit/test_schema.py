@@ -568,6 +568,44 @@ def test_duplicate_frame_columns_case_insensitive() -> None:
         build_table_schema("d", "t", frame)
 
 
+def test_options_and_ddl_name_columns_in_any_case() -> None:
+    # Spark and MySQL match column names in any case; so do the options naming columns.
+    frame = _frame(
+        T.StructField("Id", T.LongType()),
+        T.StructField("price", T.StringType()),
+        T.StructField("_OP", T.StringType()),
+    )
+    table = build_table_schema(
+        "d", "t", frame, reserved={"_OP"}, column_types={"PRICE": "decimal(10,2)"}
+    )
+    assert table.column("price").type.to_sql() == "decimal(10,2)"
+    table = build_table_schema("d", "t", frame, reserved={"_OP"}, primary_key=("ID",))
+    assert table.primary_key == table.handle_key == ("Id",)  # the column's own spelling
+    assert not table.column("Id").nullable
+    ddl = "CREATE TABLE t (ID bigint NOT NULL, Price text, PRIMARY KEY (id))"
+    table = build_table_schema("d", "t", frame, reserved={"_OP"}, table_ddl=ddl)
+    assert table.column_names == ("ID", "Price")  # the DDL's spelling goes on the wire
+    assert table.primary_key == ("ID",)
+    with pytest.raises(SchemaError, match="names column '_op', which is a metadata column"):
+        build_table_schema("d", "t", frame, reserved={"_OP"}, column_types={"_op": "int"})
+    with pytest.raises(SchemaError, match="names column 'price' twice, as 'price' and 'Price'"):
+        build_table_schema(
+            "d", "t", frame, reserved={"_OP"}, column_types={"price": "int", "Price": "int"}
+        )
+    with pytest.raises(SchemaError, match="primary-key repeats a column"):
+        build_table_schema("d", "t", frame, reserved={"_OP"}, primary_key=("id", "ID"))
+
+
+def test_ddl_keys_name_columns_in_any_case() -> None:
+    parsed = parse_table_ddl(
+        "CREATE TABLE t (Id int NOT NULL, Code varchar(8), PRIMARY KEY (ID), UNIQUE KEY uk (code))"
+    )
+    assert [(i.name, i.columns) for i in parsed.indexes] == [
+        ("PRIMARY", ("Id",)),
+        ("uk", ("Code",)),
+    ]
+
+
 def test_only_reserved_columns() -> None:
     with pytest.raises(SchemaError, match="no columns"):
         build_table_schema("d", "t", _frame(T.StructField("_op", T.StringType())), reserved={"_op"})

@@ -3,22 +3,27 @@ what would have been sent."""
 
 from __future__ import annotations
 
+import logging
+import time
+from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 import pyarrow as pa
 import pytest
 
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.errors import InputError
+from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import PartitionStats
 from ticdc_sink.schema import build_table_schema
+from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import (
     TablePlan,
     WritePlan,
-    emit_watermark,
+    commit_batch,
     key_column_indexes,
     split_key_update,
     write_batches,
@@ -178,10 +183,9 @@ def test_commit_ts_going_backwards_for_a_key_fails() -> None:
 def test_watermark_goes_to_every_partition_of_every_touched_topic() -> None:
     producer = FakeProducer(partitions=2)
     report = write_batches([_batch(["c"], [1], ["a"])], _plan(), producer_factory=FakeProducer(2))
-    sent = emit_watermark(
-        _plan().config, [report, None], last_sent=None, build_ts_ms=1, producer_factory=producer
-    )
-    assert sent == COMMIT_TS
+    plan = attrs.evolve(_plan(), build_ts_ms=1)
+    summary = commit_batch(plan, [report, None], state=None, producer_factory=producer)
+    assert summary["watermark"] == COMMIT_TS
     assert [(t, p, k) for t, p, k, _ in producer.sent] == [
         ("t_shop_users", 0, None),
         ("t_shop_users", 1, None),
@@ -194,16 +198,18 @@ def test_watermark_goes_to_every_partition_of_every_touched_topic() -> None:
     }
 
 
-def test_watermark_never_goes_backwards() -> None:
+def test_watermark_never_goes_backwards(tmp_path: Path) -> None:
     report = write_batches([_batch(["c"], [1], ["a"])], _plan(), producer_factory=FakeProducer())
     producer = FakeProducer()
     for last in (COMMIT_TS, COMMIT_TS + 1):
+        state = SinkState(str(tmp_path / str(last)))
+        state.record_watermark(last, None)
+        state.confirm_watermark(last)
         assert (
-            emit_watermark(
-                _plan().config, [report], last_sent=last, build_ts_ms=1, producer_factory=producer
-            )
+            commit_batch(_plan(), [report], state=state, producer_factory=producer)["watermark"]
             is None
         )
+        assert state.last_watermark() == last
     assert producer.sent == []
 
 
@@ -211,10 +217,7 @@ def test_no_watermark_when_nothing_was_written() -> None:
     producer = FakeProducer()
     report = write_batches([], _plan(), producer_factory=FakeProducer())
     assert (
-        emit_watermark(
-            _plan().config, [report], last_sent=None, build_ts_ms=1, producer_factory=producer
-        )
-        is None
+        commit_batch(_plan(), [report], state=None, producer_factory=producer)["watermark"] is None
     )
     assert producer.sent == []
 
@@ -251,6 +254,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
         "bytes": 57,
         "topics": {"a": {"messages": 5, "bytes": 50}, "b": {"messages": 1, "bytes": 7}},
         "diverted": 0,
+        "below_watermark": 0,
         "max_commit_ts": 9,
         "watermark": 9,
         "seconds": 1.235,
@@ -301,3 +305,153 @@ def test_partition_options_the_table_cannot_satisfy_fail_in_the_plan(options, fr
         }
     )
     assert make_plan(ok, spark_schema, COMMIT_TS, batch_id=None).tables.named_table is not None
+
+
+# -- rows below an earlier watermark, and the commit step's state -------------------------
+
+
+def _with_commit_ts(ids: list[int], ts: list[int], **extra: list) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict(
+        {
+            "_op": ["c"] * len(ids),
+            "id": pa.array(ids, pa.int64()),
+            "name": ["n"] * len(ids),
+            "_commit_ts": pa.array(ts, pa.int64()),
+            **extra,
+        }
+    )
+
+
+@pytest.mark.parametrize("tables", [["users", "users"], ["users", "orders"]])
+def test_rows_at_or_below_an_earlier_watermark_are_refused(tables: list[str]) -> None:
+    # One table: the column-wise path; two tables interleaved: the row path.
+    floor = COMMIT_TS
+    plan = attrs.evolve(_plan(), watermark_floor=floor)
+    batch = _with_commit_ts([1, 2], [floor + 1, floor], _table=tables)
+    producer = FakeProducer()
+    with pytest.raises(InputError) as caught:
+        write_batches([batch], plan, producer_factory=producer)
+    message = str(caught.value)
+    assert message.startswith(
+        f"ticdc: row of shop.{tables[1]} with key (id=2) has commit ts {floor}, at or below "
+        f"watermark {floor} that an earlier batch sent"
+    )
+    assert "allow-commit-ts-below-watermark=true" in message
+    assert (caught.value.table, caught.value.column) == (f"shop.{tables[1]}", "_commit_ts")
+    assert not any(b"INSERT" in (v or b"") for *_, v in producer.sent[1:])
+    # Above the floor, and without a floor, the same rows go through.
+    above = _with_commit_ts([1, 2], [floor + 1, floor + 2], _table=tables)
+    assert write_batches([above], plan, producer_factory=FakeProducer()).rows == 2
+    assert write_batches([batch], _plan(), producer_factory=FakeProducer()).rows == 2
+
+
+def test_rows_below_the_watermark_are_sent_and_counted_when_allowed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    plan = attrs.evolve(
+        _plan(**{"allow-commit-ts-below-watermark": "true"}), watermark_floor=COMMIT_TS
+    )
+    batch = _with_commit_ts([1, 2, 3], [COMMIT_TS - 5, COMMIT_TS, COMMIT_TS + 1])
+    report = write_batches([batch], plan, producer_factory=FakeProducer())
+    assert (report.rows, report.below_watermark) == (3, 2)
+    with caplog.at_level(logging.INFO, logger="ticdc_sink.writer"):
+        summary = commit_batch(plan, [report], state=None, producer_factory=FakeProducer())
+    assert summary["below_watermark"] == 2 and summary["watermark"] == COMMIT_TS + 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "ticdc commit: 2 rows had a commit ts at or below an earlier watermark and were sent "
+        "(allow-commit-ts-below-watermark); consumers read them after that watermark"
+    ]
+
+
+def test_a_batch_entirely_below_the_watermark_says_so_at_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    state = SinkState(str(tmp_path))
+    state.record_watermark(COMMIT_TS, None)
+    state.confirm_watermark(COMMIT_TS)
+    plan = attrs.evolve(
+        _plan(**{"allow-commit-ts-below-watermark": "true"}), watermark_floor=COMMIT_TS
+    )
+    report = write_batches(
+        [_with_commit_ts([1], [COMMIT_TS - 1])], plan, producer_factory=FakeProducer()
+    )
+    producer = FakeProducer()
+    with caplog.at_level(logging.INFO, logger="ticdc_sink.writer"):
+        summary = commit_batch(plan, [report], state=state, producer_factory=producer)
+    assert summary["watermark"] is None and producer.sent == []
+    assert f"no watermark: the batch's max commit ts {COMMIT_TS - 1} is not above the last " in (
+        "\n".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    )
+
+
+def test_a_state_that_cannot_be_written_at_commit_fails_before_the_watermark(
+    tmp_path: Path,
+) -> None:
+    state = SinkState(str(tmp_path / "chk"))
+    state.check_writable()
+    report = write_batches([_batch(["c"], [1], ["a"])], _plan(), producer_factory=FakeProducer())
+    # Between planning and commit the folder became unwritable: a file where it was.
+    (tmp_path / "chk" / "ticdc").rmdir()
+    (tmp_path / "chk" / "ticdc").write_text("in the way")
+    producer = FakeProducer()
+    with pytest.raises(ConfigError, match="option 'checkpointLocation' is .*cannot create"):
+        commit_batch(_plan(), [report], state=state, producer_factory=producer)
+    assert producer.sent == []  # no watermark for the failed batch
+
+
+class _Unconfirmed(SinkState):
+    """A state whose writes after the watermark was sent fail."""
+
+    def confirm_watermark(self, ts: int) -> None:
+        raise ConfigError("option 'checkpointLocation' is 'x', where the sink cannot write")
+
+    def record_report(self, name: str, line: str) -> str:
+        raise ConfigError("option 'checkpointLocation' is 'x', where the sink cannot write")
+
+
+def test_what_fails_after_the_watermark_was_sent_does_not_fail_the_batch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    state = _Unconfirmed(str(tmp_path))
+    report = write_batches([_batch(["c"], [1], ["a"])], _plan(), producer_factory=FakeProducer())
+    producer = FakeProducer(partitions=1)
+    with caplog.at_level(logging.INFO, logger="ticdc_sink.writer"):
+        summary = commit_batch(_plan(), [report], state=state, producer_factory=producer)
+    assert summary["watermark"] == COMMIT_TS and len(producer.sent) == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings[0].startswith(f"ticdc commit: watermark {COMMIT_TS} sent, but ticdc: ")
+    assert warnings[1].startswith("ticdc batch report not kept: ticdc: ")
+    assert state.watermark_record() == WatermarkRecord(COMMIT_TS, None, None, sent=False)
+
+
+def test_a_re_run_sends_its_watermark_again_only_if_it_was_not_acknowledged(
+    tmp_path: Path,
+) -> None:
+    plan = attrs.evolve(_plan(), batch_id=4)
+    report = write_batches([_batch(["c"], [1], ["a"])], plan, producer_factory=FakeProducer())
+    state = SinkState(str(tmp_path))
+    state.record_watermark(COMMIT_TS, 4)  # the first run recorded it, then its send failed
+    again = FakeProducer(partitions=2)
+    assert commit_batch(plan, [report], state=state, producer_factory=again)["watermark"] == (
+        COMMIT_TS
+    )
+    assert len(again.sent) == 2 and state.watermark_record().sent
+    once_more = FakeProducer(partitions=2)
+    assert (
+        commit_batch(plan, [report], state=state, producer_factory=once_more)["watermark"] is None
+    )
+    assert once_more.sent == []
+    assert state.watermark_record() == WatermarkRecord(COMMIT_TS, 4, None, sent=True)
+
+
+def test_report_seconds_run_from_planning_the_batch(tmp_path: Path) -> None:
+    # Spark plans a micro-batch's writer again for its commit: the tasks carry the time
+    # the batch was first planned, and the report measures from there.
+    report = write_batches([_batch(["c"], [1], ["a"])], _plan(), producer_factory=FakeProducer())
+    planned_for_commit = attrs.evolve(_plan(), planned_at=time.time())
+    earlier = attrs.evolve(report, planned_at=planned_for_commit.planned_at - 100)
+    summary = commit_batch(
+        planned_for_commit, [earlier], state=None, producer_factory=FakeProducer()
+    )
+    assert summary["seconds"] >= 100

@@ -25,7 +25,8 @@ TiCDC quirks copied on purpose (each names the tiflow function it follows):
   binary string column writes its key twice: base64, then raw).
 * BIGINT UNSIGNED is written as `int64(v)` (2^64-1 -> -1); DECIMAL as a double; BIT(1) as a
   boolean and BIT(n) as little-endian base64; DATE/DATETIME years below 100 are moved into
-  1970..2069 (`0018` -> 2018).
+  1970..2069 (`0018` -> 2018, `0001` -> 2001), TiCDC's two-digit-year rule: the bytes are
+  TiCDC's, and a warning is logged once per table and process when it happens.
 * TIMESTAMP: the row holds the value rendered in `time-zone` (TiCDC's server zone); it is
   converted back to UTC and written `YYYY-MM-DDTHH:MM:SS[.fsp digits]Z`.
 * Watermark payload order is `source, ts_ms, transaction, op` (the code; the docs show
@@ -39,8 +40,11 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
+import logging
 import math
 import re
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +79,8 @@ __all__ = [
     "schema_topic_name",
     "tidb_type",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEBEZIUM_VERSION = "2.4.0.Final"
 _MIN_TIMESTAMP = (1970, 1, 1, 0, 0, 1, 0)  # TiDB types.MinTimestamp, compared as a wall clock
@@ -277,6 +283,31 @@ def _two_digit_year(year: int) -> int:
     return year
 
 
+# Tables warned about a two-digit year in this process (Spark reuses Python workers across
+# tasks, so once per table and worker); shared by the encoders of every task thread.
+_TWO_DIGIT_YEAR_WARNED: set[str] = set()
+_TWO_DIGIT_YEAR_LOCK = threading.Lock()
+_TWO_DIGIT_YEAR_TABLES = 10_000  # bound: past it, no more warnings
+
+
+def _warn_two_digit_year(table: str, column: str, year: int) -> None:
+    """Say once per table that TiCDC's two-digit-year rule moved a year: the value on the
+    wire is not the one in the DataFrame, on purpose."""
+    with _TWO_DIGIT_YEAR_LOCK:
+        if table in _TWO_DIGIT_YEAR_WARNED or len(_TWO_DIGIT_YEAR_WARNED) >= _TWO_DIGIT_YEAR_TABLES:
+            return
+        _TWO_DIGIT_YEAR_WARNED.add(table)
+    logger.warning(
+        "ticdc: table %s column %s: year %d is written as %d, as TiCDC's Debezium encoder "
+        "writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus 1900); "
+        "said once per table (README, Protocols)",
+        table,
+        column,
+        year,
+        _two_digit_year(year),
+    )
+
+
 def _parse_go_date(text: str) -> tuple[int, int, int] | None:
     """Go `time.Parse("2006-01-02", v)`: None when it fails (bad format or day/month)."""
     match = _DATE_RE.fullmatch(text)
@@ -466,7 +497,8 @@ _DATE_FROM_ISO = dt.date.fromisoformat
 _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 
-def _date_renderer(nullable: bool) -> Render:
+def _date_renderer(nullable: bool, shifted: Callable[[int], None]) -> Render:
+    """`shifted(year)`: a year below 100 was moved by the two-digit-year rule."""
     invalid = "null" if nullable else "0"
 
     def render_date(value: Any) -> str:
@@ -478,8 +510,13 @@ def _date_renderer(nullable: bool) -> Render:
             else:
                 if day.year >= 100:
                     return int.__repr__(day.toordinal() - _EPOCH_ORDINAL)
-        days = _date_days(value)
-        return invalid if days is None else int.__repr__(days)
+        parsed = _parse_go_date(value)
+        if parsed is None:
+            return invalid
+        year, month, day_of_month = parsed
+        if year < 100:
+            shifted(year)
+        return int.__repr__(_days_from_civil(_two_digit_year(year), month, day_of_month))
 
     return render_date
 
@@ -502,7 +539,8 @@ def _fast_datetime(value: Any) -> dt.datetime | None:
     return parsed
 
 
-def _datetime_renderer(fsp: int, nullable: bool) -> Render:
+def _datetime_renderer(fsp: int, nullable: bool, shifted: Callable[[int], None]) -> Render:
+    """`shifted(year)`: a year below 100 was moved by the two-digit-year rule."""
     invalid = "null" if nullable else "0"
     millis = fsp <= 3
 
@@ -520,6 +558,8 @@ def _datetime_renderer(fsp: int, nullable: bool) -> Render:
         epoch = _epoch_micros(parts)
         if epoch is None:
             return invalid
+        if parts[0] < 100:
+            shifted(parts[0])
         return int.__repr__(epoch // 1000 if millis else epoch)
 
     return render_datetime
@@ -585,8 +625,10 @@ def _binary_renderer(value: Any) -> str:
     return _b64(bytes(value))
 
 
-def _value_renderer(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> Render:
+def _value_renderer(column: Column, kind: ValueKind, zone: dt.tzinfo | None, table: str) -> Render:
+    """The renderer of one column's values; `table` names it in the two-digit-year warning."""
     t = column.type
+    shifted = functools.partial(_warn_two_digit_year, table, column.name)
     match kind:
         case ValueKind.INT | ValueKind.UINT if t.base == "year":
             return int.__repr__
@@ -599,9 +641,9 @@ def _value_renderer(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
         case ValueKind.DECIMAL:
             return _decimal_renderer
         case ValueKind.DATE:
-            return _date_renderer(column.nullable)
+            return _date_renderer(column.nullable, shifted)
         case ValueKind.DATETIME:
-            return _datetime_renderer(t.fsp, column.nullable)
+            return _datetime_renderer(t.fsp, column.nullable, shifted)
         case ValueKind.TIMESTAMP:
             return _timestamp_renderer(t.fsp, zone)
         case ValueKind.TIME:
@@ -970,7 +1012,7 @@ class DebeziumEncoder:
                 raise SchemaError(
                     f"table {self._name}: {exc.message}", column=column.name
                 ) from None
-            render = _value_renderer(column, kind, zone)
+            render = _value_renderer(column, kind, zone, self._name)
             columns.append(_Column(column, kind, render, zone))
             fields.append(_field_schema(column, kind, extension, zone))
         self._columns = tuple(columns)
