@@ -416,7 +416,9 @@ class _TaskWriter:
         floor = self.plan.watermark_floor
         if floor is None or batch.commit_ts is None:
             return
-        low = pc.less_equal(batch.commit_ts, pa.scalar(floor, batch.commit_ts.type))
+        # uint64: every TSO fits (events.py refuses commit ts below 1), whatever the type.
+        commit_ts = pc.cast(batch.commit_ts, pa.uint64())
+        low = pc.less_equal(commit_ts, pa.scalar(floor, pa.uint64()))
         count = pc.sum(low).as_py() or 0
         if not count:
             return
@@ -430,10 +432,10 @@ class _TaskWriter:
             f"{table.columns[i].name}={_value_at(batch.columns[i], first)!r}"
             for i in table.handle_key_indexes
         )
-        commit_ts = batch.commit_ts[first].as_py()
         column = self.plan.config.input.commit_ts_column
+        ts = commit_ts[first].as_py()
         raise InputError(
-            f"row of {name} with key ({key or 'no handle key'}) has commit ts {commit_ts}, "
+            f"row of {name} with key ({key or 'no handle key'}) has commit ts {ts}, "
             f"at or below watermark {floor} that an earlier batch sent "
             f"({count} such rows in this record batch); a consumer would read it after a "
             f"watermark that promised no more. Keep {column!r} above the last watermark "
@@ -441,7 +443,7 @@ class _TaskWriter:
             "to send such rows anyway",
             table=name,
             column=column,
-            value=commit_ts,
+            value=ts,
         )
 
     def write_change(self, change: RowChange, *, checked: bool = False) -> None:

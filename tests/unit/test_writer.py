@@ -345,6 +345,25 @@ def test_rows_at_or_below_an_earlier_watermark_are_refused(tables: list[str]) ->
     assert write_batches([batch], _plan(), producer_factory=FakeProducer()).rows == 2
 
 
+def test_the_watermark_check_holds_for_tsos_above_two_to_the_63() -> None:
+    floor = (1 << 63) + 5
+    plan = attrs.evolve(_plan(), watermark_floor=floor)
+    for kind, values in ((pa.uint64(), [floor + 1, floor]), (pa.int64(), [7, 9])):
+        batch = pa.RecordBatch.from_pydict(
+            {
+                "_op": ["c", "c"],
+                "id": pa.array([1, 2], pa.int64()),
+                "name": ["a", "b"],
+                "_commit_ts": pa.array(values, kind),
+            }
+        )
+        key = 2 if kind == pa.uint64() else 1
+        with pytest.raises(
+            InputError, match=f"key \\(id={key}\\) has commit ts {values[key - 1]},"
+        ):
+            write_batches([batch], plan, producer_factory=FakeProducer())
+
+
 def test_rows_below_the_watermark_are_sent_and_counted_when_allowed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
