@@ -139,7 +139,16 @@ from typing import Any
 import attrs
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.routing import DispatchRule, PartitionRule, validate_topic_expression
+from ticdc_sink.routing import (
+    DispatchRule,
+    PartitionRule,
+    Route,
+    TopicRouter,
+    build_dispatcher,
+    rule_for,
+    validate_topic_expression,
+)
+from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "AvroBigintUnsignedHandling",
@@ -613,6 +622,40 @@ class RoutingConfig:
                 option="index",
                 value=self.index,
             )
+
+    def dispatch_rule(self, database: str, table: str) -> DispatchRule:
+        """The rule that decides a table's topic and partition dispatcher: the first
+        `dispatchers` rule whose matcher takes the table, else the catch-all rule of the
+        topic, partition, partition-columns and index options (TiCDC appends the same to
+        a changefeed's rules: tiflow event_router.go, NewEventRouter)."""
+        found = rule_for(self.dispatchers, database, table)
+        if found is not None:
+            return found
+        return DispatchRule(
+            ["*.*"],
+            topic=self.topic,
+            partition=self.partition,
+            columns=self.partition_columns,
+            index=self.index,
+        )
+
+    def topic_for(self, database: str, table: str) -> str:
+        """The topic of a table: its rule's topic expression, else `topic`."""
+        rule = self.dispatch_rule(database, table)
+        return TopicRouter(rule.topic or self.topic).topic_for(database, table)
+
+    def route(self, table: TableSchema) -> Route:
+        """Where the table's rows go: its topic and partition dispatcher, both from
+        `dispatch_rule`. The writer and `ticdc-sink check` / `dry-run` route with this, so
+        they cannot disagree.
+
+        Raises:
+            ConfigError: partition columns or an index the table does not have.
+        """
+        rule = self.dispatch_rule(table.database, table.table)
+        dispatcher = build_dispatcher(rule.partition, table, columns=rule.columns, index=rule.index)
+        topic = TopicRouter(rule.topic or self.topic).topic_for(table.database, table.table)
+        return Route(topic, dispatcher)
 
 
 @attrs.frozen
