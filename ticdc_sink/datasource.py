@@ -31,7 +31,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 from ticdc_sink import tso
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.schema import table_schema_from_json, table_schema_to_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -130,7 +130,15 @@ def _config(options: Any) -> SinkConfig:
     config = SinkConfig.from_options(dict(options))
     if config.ignored:
         _warn_ignored(config.ignored)
+    # librdkafka's verdict on the kafka.* settings, here rather than in every task.
+    for warning in check_client_config(config.kafka):
+        _warn_client_setting(warning)
     return config
+
+
+@functools.cache
+def _warn_client_setting(warning: str) -> None:
+    logger.warning("ticdc: librdkafka: %s", warning)
 
 
 @functools.cache
