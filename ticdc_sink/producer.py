@@ -490,8 +490,8 @@ class KafkaProducer:
         """Wait until every message sent so far is acknowledged.
 
         Stops at the first failed message (the task fails anyway: waiting for the others
-        to run into their own timeouts would only delay that), dropping what is still
-        queued; otherwise waits up to the flush timeout.
+        to run into their own timeouts would only delay that; `close` drops what is still
+        queued); otherwise waits up to the flush timeout.
 
         Raises:
             DeliveryError: a message failed (the first broker error is quoted), or some were
@@ -635,9 +635,10 @@ class KafkaProducer:
         elif code == KafkaError.MSG_SIZE_TOO_LARGE:
             size = (len(key) if key else 0) + (len(value) if value else 0)
             message = (
-                f"a message of {size} bytes for topic {topic} partition {partition} is above "
-                "the producer's kafka.message.max.bytes; raise it, or lower max-message-bytes "
-                "so that the sink handles such messages (large-message-handle-option)"
+                f"a message of {size} bytes for topic {topic} partition {partition} on Kafka "
+                f"brokers {self._brokers} is above the producer's kafka.message.max.bytes; "
+                "raise it, or lower max-message-bytes so that the sink handles such messages "
+                "(large-message-handle-option)"
             )
         else:
             message = (

@@ -655,3 +655,13 @@ def test_every_suggested_setting_is_known_to_librdkafka():
             confluent_kafka.Producer({name: "\x00not-a-value"})
         except KafkaException as exc:
             assert "No such configuration property" not in str(exc), name
+
+
+def test_every_java_setting_the_options_refuse_is_one_librdkafka_lacks():
+    from ticdc_sink import config as config_module
+
+    for name in config_module._JAVA_SETTINGS:
+        with pytest.raises(KafkaException) as info:
+            confluent_kafka.Producer({name: "x"})
+        text = str(info.value)
+        assert "No such configuration property" in text or "Java" in text, name
