@@ -32,7 +32,7 @@ import urllib.parse
 from typing import Any
 
 from ticdc_sink.config import mask_uri
-from ticdc_sink.errors import ConfigError
+from ticdc_sink.errors import ConfigError, DeliveryError
 
 __all__ = ["FileStore", "FsspecStore", "open_store", "read_claim_check"]
 
@@ -60,6 +60,7 @@ class FileStore:
                 "absolute path, such as file:///data/claim-check",
                 option="claim-check-storage-uri",
             )
+        self._uri = uri
         self.directory = urllib.parse.unquote(parts.path)
         if not os.path.isabs(self.directory):
             raise ConfigError(
@@ -84,14 +85,22 @@ class FileStore:
         return f"{self._base}/{name}"
 
     def write(self, name: str, data: bytes) -> None:
-        fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=self.directory)
+        """Raises:
+        DeliveryError: the file cannot be written (no space left, no permission, ...).
+        """
+        try:
+            fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=self.directory)
+        except OSError as exc:
+            raise _write_failed(self._uri, self.location(name), exc) from exc
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
             os.replace(temp, os.path.join(self.directory, name))
-        except BaseException:
+        except BaseException as exc:
             if os.path.exists(temp):
                 os.unlink(temp)
+            if isinstance(exc, OSError):
+                raise _write_failed(self._uri, self.location(name), exc) from exc
             raise
 
     def read(self, name: str) -> bytes:
@@ -134,6 +143,7 @@ class FsspecStore:
                 option="claim-check-storage-uri",
             ) from None
         self._base = _base(uri)
+        self._uri = uri
 
     def __repr__(self) -> str:
         return f"FsspecStore({self._base!r})"
@@ -142,10 +152,28 @@ class FsspecStore:
         return f"{self._base}/{name}"
 
     def write(self, name: str, data: bytes) -> None:
-        self._fs.pipe_file(self.location(name), data)
+        """Raises:
+        DeliveryError: the storage refused the file.
+        """
+        try:
+            self._fs.pipe_file(self.location(name), data)
+        except OSError as exc:
+            raise _write_failed(self._uri, self.location(name), exc) from exc
 
     def read(self, name: str) -> bytes:
         return bytes(self._fs.cat_file(self.location(name)))
+
+
+def _write_failed(uri: str, location: str, exc: OSError) -> DeliveryError:
+    """A claim-check file that could not be stored: the message it backs cannot be sent."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno is not None:
+        reason += f" (errno {exc.errno})"
+    return DeliveryError(
+        f"cannot write claim-check file {mask_uri(location)} to claim-check-storage-uri "
+        f"'{mask_uri(uri)}': {reason}; make room there or give a storage every executor "
+        "can write to"
+    )
 
 
 def open_store(uri: str) -> FileStore | FsspecStore:

@@ -1,51 +1,79 @@
 """`ticdc-sink` / `python -m ticdc_sink`: see what the sink writes, without writing code.
 
-    ticdc-sink demo [--protocol P]        local broker, a DataFrame of changes written through
+    ticdc-sink demo [--protocol P] [-o option=value ...]
+                                          local broker, a DataFrame of changes written through
                                           format("ticdc"), the decoded messages printed
     ticdc-sink decode --bootstrap-servers H:P --topic T [--protocol P] [--follow] ...
                                           decode every message of a topic
                                           (--follow-claim-check: read claim-check
                                           files back into full rows)
-    ticdc-sink dry-run --table-ddl "CREATE TABLE ..." [-o option=value ...]
+    ticdc-sink dry-run --table-ddl "CREATE TABLE ..." [--protocol P] [-o option=value ...]
                                           one example message of each kind, no Kafka
     ticdc-sink check [-o option=value ...] [--table db.t] [--key col=value ...]
                                           validate options; show topics and partitions
+    ticdc-sink reports CHECKPOINT [--format table|jsonl]
+                                          the batch reports kept under a checkpoint location
     ticdc-sink --version                  ticdc-sink <version>
 
-Errors exit with status 2 and one line on stderr.
+Every command takes `--protocol P` and `-o NAME=VALUE` alike (`decode` the options that say
+how to read messages). Errors exit with status 2 and one line on stderr; a reader that
+goes away (`decode ... | head`) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime as dt
+import functools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
+import pyarrow as pa
+from pyspark.sql.types import StringType, StructField, StructType
 
 import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.config import FrozenMap, SinkConfig
-from ticdc_sink.decode import Decoder, decoder_for
-from ticdc_sink.errors import DecodeError, TiCDCSinkError
-from ticdc_sink.events import Op, RowChange
-from ticdc_sink.producer import Record, read_topic
-from ticdc_sink.routing import TopicRouter, build_dispatcher
-from ticdc_sink.schema import (
-    TableSchema,
-    parse_table_ddl,
-    stable_table_id,
-    stable_version,
+from ticdc_sink.config import FrozenMap, Protocol, SinkConfig, is_secret, mask_uri, spell_option
+from ticdc_sink.decode import DecodedRow, Decoder, decoder_for
+from ticdc_sink.errors import (
+    ConfigError,
+    DecodeError,
+    InputError,
+    MessageTooLargeError,
+    RegistryError,
+    SchemaError,
+    TiCDCSinkError,
 )
+from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.producer import (
+    DEFAULT_PARTITION_NUM,
+    Record,
+    check_client_config,
+    follow_topic,
+    producer_settings,
+    read_topic,
+)
+from ticdc_sink.registry import ConfluentSchemaRegistry
+from ticdc_sink.routing import DispatchRule, PartitionRule
+from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl
+from ticdc_sink.state import SinkState
 
 __all__ = ["main"]
+
+# The exit status of a command whose reader went away (a closed pipe), as for any Unix
+# tool killed by SIGPIPE (128 + 13).
+_CLOSED_PIPE = 141
+# The commit ts of every example (dry-run) and --key row (check): fixed, so the output is too.
+_EXAMPLE_TS = tso.compose(1_700_000_000_000)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,12 +81,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return _CLOSED_PIPE
     except (TiCDCSinkError, ValueError, OSError) as exc:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"ticdc-sink {args.command}: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null, so that the interpreter's last
+    flush at exit does not report the pipe again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+# -- arguments ----------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def _partition_number(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a partition number (0, 1, ...)")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+# Flags that are sink options by another spelling: `--protocol avro` is `-o protocol=avro`.
+_FLAG_OPTIONS = {
+    "protocol": "protocol",
+    "encoding_format": "encoding-format",
+    "schema_registry": "schema-registry",
+    "time_zone": "time-zone",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,28 +143,45 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a sink option, as given to .option() (repeat)",
+    )
+    options.add_argument("--protocol", help="simple, avro, debezium or canal-json (-o protocol=)")
+    protocol_options = argparse.ArgumentParser(add_help=False)
+    protocol_options.add_argument(
+        "--encoding-format", help="simple: json or avro (-o encoding-format=)"
+    )
+    protocol_options.add_argument(
+        "--schema-registry", help="avro: the registry URL (-o schema-registry=)"
+    )
+    protocol_options.add_argument(
+        "--time-zone", help="the zone TIMESTAMP values are written in (-o time-zone=)"
+    )
+
     demo = commands.add_parser(
-        "demo", help="write a small change stream to a local broker and print it decoded"
+        "demo",
+        parents=[options],
+        help="write a small change stream to a local broker and print it decoded",
     )
     demo.add_argument("--topic", default="demo_{schema}_{table}", help="topic expression")
-    demo.add_argument(
-        "--protocol",
-        default="simple",
-        choices=("simple", "debezium", "canal-json"),
-        help="protocol to write and decode (avro needs a schema registry)",
-    )
-    demo.set_defaults(run=lambda a: run_demo(a.topic, a.protocol))
+    demo.set_defaults(run=run_demo)
 
-    decode = commands.add_parser("decode", help="decode every message of a topic")
+    decode = commands.add_parser(
+        "decode", parents=[options, protocol_options], help="decode every message of a topic"
+    )
     decode.add_argument("--bootstrap-servers", required=True, help="host:port[,host:port]")
     decode.add_argument("--topic", required=True)
-    decode.add_argument("--protocol", default="simple", help="simple, avro, debezium or canal-json")
-    decode.add_argument("--encoding-format", default="json", help="simple: json or avro")
-    decode.add_argument("--schema-registry", help="avro: the registry URL")
-    decode.add_argument("--time-zone", default="UTC", help="debezium: zone of TIMESTAMPs")
     decode.add_argument("--format", choices=("table", "jsonl"), default="table")
-    decode.add_argument("--partition", type=int, action="append", help="only these partitions")
-    decode.add_argument("--limit", type=int, help="stop after this many messages")
+    decode.add_argument(
+        "--partition", type=_partition_number, action="append", help="only these partitions"
+    )
+    decode.add_argument("--limit", type=_positive_int, help="stop after this many messages")
     decode.add_argument(
         "--from-beginning",
         action="store_true",
@@ -100,9 +189,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     decode.add_argument("--follow", action="store_true", help="keep reading new messages")
     decode.add_argument(
-        "--idle", type=float, default=1.5, help="without --follow: stop after this quiet time"
+        "--idle",
+        type=_positive_float,
+        default=1.5,
+        help="without --follow: stop after this quiet time",
     )
-    decode.add_argument("--timeout", type=float, default=10.0, help="seconds to reach the brokers")
+    decode.add_argument(
+        "--timeout", type=_positive_float, default=10.0, help="seconds to reach the brokers"
+    )
     decode.add_argument(
         "--follow-claim-check",
         action="store_true",
@@ -119,15 +213,7 @@ def _parser() -> argparse.ArgumentParser:
         ("dry-run", "print one example message of each kind; no Kafka, no registry"),
         ("check", "validate options and show topics and partitions"),
     ):
-        sub = commands.add_parser(name, help=help_text)
-        sub.add_argument(
-            "-o",
-            "--option",
-            action="append",
-            default=[],
-            metavar="NAME=VALUE",
-            help="a sink option, as given to .option() (repeat)",
-        )
+        sub = commands.add_parser(name, parents=[options, protocol_options], help=help_text)
         sub.add_argument("--sink-uri", help="TiCDC sink URI (kafka://host:port/topic?...)")
         sub.add_argument("--config", help="TiCDC changefeed TOML file ([sink] is read)")
         sub.add_argument("--table-ddl", help="CREATE TABLE statement (or @file)")
@@ -141,102 +227,160 @@ def _parser() -> argparse.ArgumentParser:
                 "--key", action="append", default=[], metavar="COLUMN=VALUE", help="row values"
             )
             sub.add_argument(
-                "--partitions", type=int, help="partition count to assume (default partition-num)"
+                "--partitions",
+                type=_positive_int,
+                help="partition count to assume (default partition-num)",
             )
             sub.set_defaults(run=run_check)
         else:
             sub.set_defaults(run=run_dry_run)
+
+    reports = commands.add_parser(
+        "reports", help="print the batch reports kept under a checkpoint location"
+    )
+    reports.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpointLocation")
+    reports.add_argument("--format", choices=("table", "jsonl"), default="table")
+    reports.add_argument("--limit", type=_positive_int, help="only the last N reports")
+    reports.set_defaults(run=run_reports)
     return parser
+
+
+def _given_options(args: argparse.Namespace) -> dict[str, str]:
+    """The `-o NAME=VALUE` options and the flags that are options (`--protocol`), by
+    option name (lowercase, as Spark passes them)."""
+    options: dict[str, str] = {}
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"-o {item!r}: give NAME=VALUE, e.g. -o protocol=debezium")
+        options[name.strip().lower()] = value
+    for attribute, option in _FLAG_OPTIONS.items():
+        value = getattr(args, attribute, None)
+        if value is None:
+            continue
+        flag = "--" + attribute.replace("_", "-")
+        if option in options and options[option] != value:
+            raise ValueError(
+                f"{flag} {value} and -o {option}={options[option]} disagree; give it once"
+            )
+        options[option] = value
+    return options
 
 
 # -- decode ------------------------------------------------------------------------------
 
+# The options that say how to read a topic; the rest are the writer's.
+_DECODE_OPTIONS = ("protocol", "encoding-format", "time-zone", "claim-check-raw-value")
+
 
 def run_decode(args: argparse.Namespace) -> int:
-    decoder = decoder_for(
-        args.protocol,
-        encoding_format=args.encoding_format,
-        time_zone=args.time_zone,
-        schema_for_id=_registry_lookup(args.schema_registry),
-        claim_check_loader=read_claim_check if args.follow_claim_check else None,
-        claim_check_raw_value=args.claim_check_raw_value,
-    )
-    live = args.follow and sys.stderr.isatty()
-    count = 0
-    for record in _records(args):
-        if args.partition and record.partition not in args.partition:
-            continue
-        if count == 0 and args.format == "table":
-            print(f"{'partition':>9} {'offset':>8}  event")
-        count += 1
-        print(_render(record, decoder, args.format, args.protocol), flush=args.follow)
-        if live:
-            print(f"\r{count} messages", end="", file=sys.stderr, flush=True)
-        if args.limit and count >= args.limit:
-            break
+    options = _given_options(args)
+    if args.claim_check_raw_value:
+        options["claim-check-raw-value"] = "true"
+    with contextlib.ExitStack() as cleanup:
+        decoder = _decoder(options, args.follow_claim_check, cleanup)
+        protocol = options.get("protocol", "simple")
+        live = args.follow and sys.stderr.isatty()
+        count = 0
+        records = cleanup.enter_context(contextlib.closing(_records(args)))
+        for record in records:
+            if count == 0 and args.format == "table":
+                print(f"{'partition':>9} {'offset':>8}  event")
+            count += 1
+            print(_render(record, decoder, args.format, protocol), flush=args.follow)
+            if live:
+                print(f"\r{count} messages", end="", file=sys.stderr, flush=True)
+            if args.limit and count >= args.limit:
+                break
     if args.format == "table" and not args.follow:
         print(f"{count} messages from topic {args.topic}")
     return 0
 
 
-# librdkafka logs connection failures to stderr itself; the command reports them once.
-_QUIET = {"log_level": "0"}
+def _decoder(
+    options: dict[str, str], follow_claim_check: bool, cleanup: contextlib.ExitStack
+) -> Decoder:
+    """The decoder the options ask for; a registry client (avro) is closed by `cleanup`."""
+    registry_options = {k: v for k, v in options.items() if k.startswith("schema-registry")}
+    other = sorted(set(options) - set(_DECODE_OPTIONS) - set(registry_options))
+    if other:
+        raise ValueError(
+            f"-o {other[0]}: decode takes only the options that say how to read messages: "
+            f"{', '.join(_DECODE_OPTIONS)}, schema-registry and schema-registry-*"
+        )
+    protocol = options.get("protocol", "simple").strip().lower()
+    lookup = None
+    if protocol in ("avro", "flat-avro"):
+        if "schema-registry" not in registry_options:
+            raise ValueError(
+                "decode --protocol avro needs --schema-registry URL, the registry the "
+                "messages were written with"
+            )
+        lookup = _schema_lookup(registry_options, cleanup)
+    elif registry_options:
+        raise ValueError(f"--{sorted(registry_options)[0]} applies to --protocol avro only")
+    raw_value = options.get("claim-check-raw-value", "false").strip().lower()
+    if raw_value not in ("true", "false"):
+        raise ValueError(f"-o claim-check-raw-value={raw_value}: use true or false")
+    return decoder_for(
+        protocol,
+        encoding_format=options.get("encoding-format", "json").strip().lower(),
+        time_zone=options.get("time-zone", "UTC"),
+        schema_for_id=lookup,
+        claim_check_loader=read_claim_check if follow_claim_check else None,
+        claim_check_raw_value=raw_value == "true",
+    )
+
+
+def _schema_lookup(
+    registry_options: dict[str, str], cleanup: contextlib.ExitStack
+) -> Callable[[int], str]:
+    """Writer schemas by id from the registry. An id the registry does not know fails
+    only its message (reported on its line); a registry that cannot be reached fails the
+    command."""
+    # The sink's own option parsing: credentials in the URL, schema-registry-user, TLS.
+    config = SinkConfig.from_options(
+        {"kafka.bootstrap.servers": "decode", "topic": "decode", "protocol": "avro"}
+        | registry_options
+    )
+    registry = ConfluentSchemaRegistry(config.registry, config.codec.subject_name_strategy)
+    cleanup.callback(registry.close)
+
+    def lookup(schema_id: int) -> str:
+        try:
+            return registry.schema_text(schema_id)
+        except RegistryError as exc:
+            if exc.http_status == 404:
+                raise LookupError(schema_id) from exc
+            raise
+
+    return lookup
 
 
 def _records(args: argparse.Namespace) -> Iterator[Record]:
-    if not args.follow:
-        yield from read_topic(
+    if args.follow:
+        yield from follow_topic(
             args.bootstrap_servers,
             args.topic,
-            idle_s=args.idle,
-            timeout_s=max(args.timeout, args.idle + 1),
-            client_config=_QUIET,
+            from_beginning=args.from_beginning,
+            partitions=args.partition,
+            timeout_s=args.timeout,
         )
         return
-    import confluent_kafka
-
-    consumer = confluent_kafka.Consumer(
-        {
-            "bootstrap.servers": args.bootstrap_servers,
-            "group.id": "ticdc-sink-decode",
-            "enable.auto.commit": "false",
-            **_QUIET,
-        }
+    yield from read_topic(
+        args.bootstrap_servers,
+        args.topic,
+        idle_s=args.idle,
+        timeout_s=max(args.timeout, args.idle + 1),
+        partitions=args.partition,
     )
-    try:
-        metadata = consumer.list_topics(args.topic, timeout=args.timeout)
-        topic = metadata.topics.get(args.topic)
-        if topic is None or topic.error is not None:
-            raise DecodeError(f"topic {args.topic} does not exist on {args.bootstrap_servers}")
-        start = (
-            confluent_kafka.OFFSET_BEGINNING if args.from_beginning else confluent_kafka.OFFSET_END
-        )
-        consumer.assign(
-            [confluent_kafka.TopicPartition(args.topic, p, start) for p in sorted(topic.partitions)]
-        )
-        while True:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error() is not None:
-                raise DecodeError(f"reading {args.topic}: {message.error()}")
-            stamp = message.timestamp()
-            yield Record(
-                message.partition(),
-                message.offset(),
-                message.key(),
-                message.value(),
-                stamp[1] if stamp[0] else None,
-            )
-    finally:
-        consumer.close()
 
 
 def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
     """One message, decoded; a message that is not of `protocol` is reported, not fatal."""
     try:
         event = decoder.decode_message(record.key, record.value)
-    except (TiCDCSinkError, ValueError) as exc:
+    except (DecodeError, ValueError) as exc:
         problem = str(exc).splitlines()[0]
         if fmt == "jsonl":
             return json.dumps(
@@ -244,7 +388,7 @@ def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
             )
         return f"{record.partition:>9} {record.offset:>8}  not {protocol}: {problem}"
     if fmt == "jsonl":
-        data = {"partition": record.partition, "offset": record.offset, "event": type(event)}
+        data: dict[str, Any] = {"partition": record.partition, "offset": record.offset}
         data["event"] = type(event).__name__.removeprefix("Decoded").upper()
         data.update(attrs.asdict(event, recurse=True, value_serializer=_plain))
         return json.dumps(data, default=str, ensure_ascii=False)
@@ -259,15 +403,6 @@ def _plain(_instance: Any, _field: Any, value: Any) -> Any:
     return value
 
 
-def _registry_lookup(url: str | None) -> Callable[[int], str] | None:
-    if not url:
-        return None
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    client = SchemaRegistryClient({"url": url})
-    return lambda schema_id: client.get_schema(schema_id).schema_str
-
-
 def print_topic(bootstrap: str, topic: str, decoder: Decoder) -> None:
     """Print every message of a topic, partition by partition, decoded."""
     records = read_topic(bootstrap, topic)
@@ -279,69 +414,140 @@ def print_topic(bootstrap: str, topic: str, decoder: Decoder) -> None:
             print(f"    offset {record.offset:>3}  {event.describe()}")
 
 
-# -- dry-run and check -------------------------------------------------------------------
+# -- dry-run and check: options and the table -------------------------------------------
 
 
-def _options(args: argparse.Namespace) -> dict[str, str]:
-    options: dict[str, str] = {}
+def _sink_options(args: argparse.Namespace) -> dict[str, str]:
+    options = _given_options(args)
     if args.config:
         options["config"] = args.config
     if args.sink_uri:
         options["sink-uri"] = args.sink_uri
-    for item in args.option:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"-o {item!r}: give NAME=VALUE, e.g. -o protocol=debezium")
-        options[name.strip().lower()] = value
-    if not (args.sink_uri or args.config):
-        # Neither is needed to see messages or routing; the URI or file may set them.
-        options.setdefault("kafka.bootstrap.servers", "dry-run:9092")
-        options.setdefault("topic", "{schema}_{table}")
     return options
 
 
-def _text(value: str | None) -> str | None:
-    if value and value.startswith("@"):
-        with open(value[1:], encoding="utf-8") as f:
+# What dry-run and check assume for an option the sink needs but these commands do not:
+# neither sends anything, so no broker, topic or registry is needed to show the output.
+_ASSUMED = {
+    "kafka.bootstrap.servers": "dry-run:9092",
+    "topic": "{schema}_{table}",
+    "schema-registry": "http://dry-run:8081",
+}
+
+
+def _resolve(options: dict[str, str], assumable: Iterable[str]) -> tuple[SinkConfig, set[str]]:
+    """The configuration of `options`, with a stand-in (`_ASSUMED`) for each option of
+    `assumable` that the sink would report as not set; returns which were assumed."""
+    assumed: dict[str, str] = {}
+    while True:
+        try:
+            return SinkConfig.from_options({**options, **assumed}), set(assumed)
+        except ConfigError as exc:
+            name = exc.option
+            # Only "not set" (no value): a stand-in must never replace a value given in
+            # the sink-uri or the config file.
+            if name not in assumable or name in assumed or name in options or exc.value:
+                raise
+            assumed[name] = _ASSUMED[name]
+
+
+def _text(value: str | None, flag: str) -> str | None:
+    """A flag's value, or the file's text for `@file`."""
+    if not value or not value.startswith("@"):
+        return value
+    path = value[1:]
+    try:
+        with open(path, encoding="utf-8") as f:
             return f.read()
-    return value
+    except OSError as exc:
+        raise ValueError(f"{flag} {value}: the file cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{flag} {value}: the file is not UTF-8 text") from None
 
 
 def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
-    """The table of `--table-ddl`, `--columns` or the `table-ddl` option."""
-    ddl = _text(args.table_ddl) or config.input.table_ddl
+    """The table of `--table-ddl`, `--columns` or the `table-ddl` option, built as the
+    writer builds it (with the options primary-key, database, table, table-id, ...)."""
+    ddl = _text(args.table_ddl, "--table-ddl") or config.input.table_ddl
     if not ddl and args.columns:
-        ddl = _ddl_from_columns(json.loads(_text(args.columns) or "[]"))
+        ddl = _ddl_from_columns(_text(args.columns, "--columns") or "")
+        try:
+            parse_table_ddl(ddl)
+        except SchemaError as exc:
+            raise ValueError(f"--columns: a type is not a MySQL type ({exc.message})") from None
     if not ddl:
         raise ValueError("give the table: --table-ddl 'CREATE TABLE ...' or --columns '[...]'")
     parsed = parse_table_ddl(ddl)
-    database = config.input.database or parsed.database or "db"
-    table = config.input.table or parsed.table
-    return TableSchema(
-        database,
-        table,
-        parsed.columns,
-        parsed.indexes,
-        table_id=config.input.table_id or stable_table_id(database, table),
-        version=config.input.schema_version
-        or stable_version(parsed.columns, parsed.indexes, parsed.pk_clustered),
-        pk_clustered=parsed.pk_clustered,
+    reserved = {name.lower(): option for option, name in _metadata_columns(config).items()}
+    for column in parsed.columns:
+        option = reserved.get(column.name.lower())
+        if option is not None:
+            raise ValueError(
+                f"column {column.name!r} is the name of a metadata column ({option}), which the "
+                f"sink never writes as a table column; rename the column or set {option}"
+            )
+    # The DataFrame the writer would see: the DDL's columns (their Spark types do not
+    # matter, the DDL's win).
+    frame = StructType([StructField(c.name, StringType()) for c in parsed.columns])
+    return build_table_schema(
+        config.input.database or (None if parsed.database else "db"),
+        config.input.table,
+        frame,
+        column_types=dict(config.input.column_types),
+        table_ddl=ddl,
+        primary_key=config.input.primary_key,
+        table_id=config.input.table_id,
+        version=config.input.schema_version,
     )
 
 
-def _ddl_from_columns(columns: list[dict[str, Any]]) -> str:
-    if not isinstance(columns, list) or not all(
-        isinstance(c, dict) and "name" in c for c in columns
-    ):
-        raise ValueError('--columns: give a JSON list like [{"name": "id", "type": "bigint"}]')
-    parts = []
-    for c in columns:
-        null = "" if c.get("nullable", not c.get("key")) else " NOT NULL"
-        parts.append(f"`{c['name']}` {c.get('type', 'text')}{null}")
-    keys = [f"`{c['name']}`" for c in columns if c.get("key")]
+def _metadata_columns(config: SinkConfig) -> dict[str, str]:
+    """Metadata column names by the option that sets them (`op-column`: `_op`)."""
+    return {field.replace("_", "-"): name for field, name in config.input.layout_fields().items()}
+
+
+_COLUMNS_EXAMPLE = '[{"name": "id", "type": "bigint", "key": true}, {"name": "v", "type": "text"}]'
+
+
+def _ddl_from_columns(text: str) -> str:
+    """`--columns` as a CREATE TABLE statement: a JSON list of {name, type, key, nullable}."""
+    try:
+        columns = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--columns is not JSON ({exc}); give e.g. {_COLUMNS_EXAMPLE}") from None
+    if not isinstance(columns, list) or not columns:
+        raise ValueError(f"--columns: give a non-empty JSON list, e.g. {_COLUMNS_EXAMPLE}")
+    parts, keys, seen = [], [], set()
+    for i, column in enumerate(columns):
+        if not isinstance(column, dict) or set(column) - {"name", "type", "key", "nullable"}:
+            raise ValueError(
+                f"--columns entry {i + 1} is {json.dumps(column)}; each is an object with "
+                'name, type and optional key and nullable, e.g. {"name": "id", "type": "bigint"}'
+            )
+        name, kind = column.get("name"), column.get("type")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"--columns entry {i + 1} has no name: {json.dumps(column)}")
+        if not isinstance(kind, str) or not kind.strip():
+            raise ValueError(
+                f"--columns: column {name!r} has no type; give its MySQL type, e.g. "
+                '"type": "bigint" or "varchar(20)"'
+            )
+        if name.lower() in seen:
+            raise ValueError(f"--columns: column {name!r} is given twice")
+        seen.add(name.lower())
+        key, nullable = column.get("key", False), column.get("nullable", not column.get("key"))
+        if not isinstance(key, bool) or not isinstance(nullable, bool):
+            raise ValueError(f"--columns: key and nullable of {name!r} are true or false")
+        quoted = "`" + name.replace("`", "``") + "`"
+        parts.append(f"{quoted} {kind}{'' if nullable else ' NOT NULL'}")
+        if key:
+            keys.append(quoted)
     if keys:
         parts.append(f"PRIMARY KEY ({', '.join(keys)})")
     return f"CREATE TABLE `t` ({', '.join(parts)})"
+
+
+# -- dry-run -------------------------------------------------------------------------------
 
 
 def _example_value(column: Any, variant: int) -> Any:
@@ -403,27 +609,60 @@ class _ExampleRegistry:
         return next(s for s, i in self.schemas.items() if i == schema_id)
 
 
+class _ExampleStore:
+    """Claim-check files of a dry run: kept in memory, nothing is written."""
+
+    def __init__(self, uri: str) -> None:
+        self.base = mask_uri(uri).split("?", 1)[0].rstrip("/")
+        self.files: dict[str, bytes] = {}
+
+    def location(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    def write(self, name: str, data: bytes) -> None:
+        self.files[self.location(name)] = data
+
+    def read(self, location: str) -> bytes:
+        return self.files[location]
+
+
 def run_dry_run(args: argparse.Namespace) -> int:
-    config = SinkConfig.from_options(_options(args))
+    config, assumed = _resolve(_sink_options(args), _ASSUMED)
     table = _table(args, config)
-    commit_ts = tso.compose(1_700_000_000_000)
+    commit_ts = _EXAMPLE_TS
     build_ts_ms = tso.physical_ms(commit_ts)
-    topic = TopicRouter(config.routing.topic).topic_for(table.database, table.table)
+    route = config.routing.route(table)
     registry = _ExampleRegistry()
+    options = config.codec
+    store = None
+    if options.claim_check_storage_uri is not None:
+        store = _ExampleStore(options.claim_check_storage_uri)
     encoder = codec.build_encoder(
-        config.codec, table, build_ts_ms=build_ts_ms, topic=topic, registry=registry
+        options,
+        table,
+        build_ts_ms=build_ts_ms,
+        topic=route.topic,
+        registry=registry,
+        claim_check=store,
     )
-    protocol = config.codec.protocol.value
-    print(f"protocol {protocol}, topic {topic}, table {table.database}.{table.table}")
-    messages: list[tuple[str, codec.Message | None]] = [
-        (name, encoder.encode_row(change)) for name, change in _examples(table, commit_ts)
+    protocol = options.protocol.value
+    print(
+        f"protocol {protocol}, topic {route.topic}, table {table.database}.{table.table}, "
+        f"partition rule {route.dispatcher.rule.value}"
+    )
+    if "schema-registry" in assumed:
+        print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
+    makers: list[tuple[str, Callable[[], codec.Message | None]]] = [
+        (name, functools.partial(encoder.encode_row, change))
+        for name, change in _examples(table, commit_ts)
     ]
-    messages.append(("BOOTSTRAP", encoder.encode_bootstrap()))
-    messages.append(
+    makers.append(("BOOTSTRAP", encoder.encode_bootstrap))
+    makers.append(
         (
             "DDL (CREATE TABLE)",
-            codec.encode_ddl(
-                config.codec,
+            functools.partial(
+                codec.encode_ddl,
+                options,
                 table,
                 None,
                 schema_change.ddl_for(None, table) or "",
@@ -432,28 +671,63 @@ def run_dry_run(args: argparse.Namespace) -> int:
             ),
         )
     )
-    messages.append(
-        ("WATERMARK", codec.encode_watermark(config.codec, commit_ts, build_ts_ms=build_ts_ms))
+    makers.append(
+        (
+            "WATERMARK",
+            functools.partial(codec.encode_watermark, options, commit_ts, build_ts_ms=build_ts_ms),
+        )
     )
     decoder = decoder_for(
         protocol,
-        encoding_format=config.codec.encoding_format.value,
-        time_zone=config.codec.time_zone,
+        encoding_format=options.encoding_format.value,
+        time_zone=options.time_zone,
         schema_for_id=registry.schema_text,
+        claim_check_loader=store.read if store is not None else None,
+        claim_check_raw_value=options.claim_check_raw_value,
     )
-    for name, message in messages:
+    pretty = sys.stdout.isatty()
+    for name, make in makers:
         print(f"\n== {name}")
+        try:
+            message = make()
+        except MessageTooLargeError as exc:
+            # What the writer would do with this message: fail the task.
+            print(f"   the writer refuses it: {exc}")
+            continue
         if message is None:
             print(f"   (protocol {protocol} sends none with these options)")
             continue
-        print(f"   key:   {_shown(message.key)}")
-        print(f"   value: {_shown(message.value)}")
-        if _binary(message.value) or _binary(message.key):
-            print(f"   decoded: {decoder.decode_message(message.key, message.value).describe()}")
-    if registry.schemas:
-        for schema, schema_id in registry.schemas.items():
-            print(f"\n== Avro schema id {schema_id}\n{schema}")
+        print(f"   key:   {_shown(message.key, pretty)}")
+        print(f"   value: {_shown(message.value, pretty)}")
+        if message.diverted:
+            print(
+                f"   (above max-message-bytes: sent as {options.large_message_handle_option.value})"
+            )
+        if _binary(message.value) or _binary(message.key) or message.diverted:
+            event = decoder.decode_message(message.key, message.value)
+            print(f"   decoded: {event.describe()}")
+            why = _why_not(name, event, config)
+            if why:
+                print(f"   ({why})")
+    for location, data in store.files.items() if store is not None else ():
+        print(f"\n== claim-check file {location}\n   {_shown(data, pretty)}")
+    for schema, schema_id in registry.schemas.items():
+        print(f"\n== Avro schema id {schema_id}\n{_indent_json(schema) if pretty else schema}")
     return 0
+
+
+def _why_not(name: str, event: Any, config: SinkConfig) -> str | None:
+    """Why an example decodes as another kind than it was written as, if it does."""
+    if not isinstance(event, DecodedRow) or not name.startswith(("INSERT", "UPDATE", "DELETE")):
+        return None
+    if event.op.value == name:
+        return None
+    if config.codec.protocol is Protocol.AVRO and not config.codec.enable_tidb_extension:
+        return (
+            f"the {name} decodes as {event.op.value}: protocol avro carries no operation "
+            "without enable-tidb-extension=true (which adds the _tidb_op field)"
+        )
+    return f"the {name} decodes as {event.op.value}"
 
 
 def _binary(data: bytes | None) -> bool:
@@ -466,99 +740,375 @@ def _binary(data: bytes | None) -> bool:
     return not data.lstrip().startswith((b"{", b"["))
 
 
-def _shown(data: bytes | None) -> str:
+def _shown(data: bytes | None, pretty: bool) -> str:
     if data is None:
         return "null"
     if data == b"":
         return "(empty)"
     if _binary(data):
         return f"{len(data)} bytes: {data[:48].hex(' ')}{' ...' if len(data) > 48 else ''}"
-    return data.decode("utf-8")
+    text = data.decode("utf-8")
+    return _indent_json(text).replace("\n", "\n   ") if pretty else text
+
+
+def _indent_json(text: str) -> str:
+    """JSON text laid out one member per line, two spaces per level, every value exactly
+    as written (no reparsing: numbers keep their digits, keys their order)."""
+    out: list[str] = []
+    depth = 0
+    in_string = escaped = False
+    for i, char in enumerate(text):
+        if in_string:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif char in "{[":
+            closing = "}" if char == "{" else "]"
+            if text[i + 1 : i + 2] == closing:  # {} and [] stay as they are
+                out.append(char)
+                continue
+            depth += 1
+            out.append(char + "\n" + "  " * depth)
+        elif char in "}]":
+            if text[i - 1 : i] in "{[" and i > 0:
+                out.append(char)
+                continue
+            depth -= 1
+            out.append("\n" + "  " * depth + char)
+        elif char == ",":
+            out.append(",\n" + "  " * depth)
+        elif char == ":":
+            out.append(": ")
+        elif not char.isspace():
+            out.append(char)
+    return "".join(out)
+
+
+# -- check ---------------------------------------------------------------------------------
 
 
 def run_check(args: argparse.Namespace) -> int:
-    config = SinkConfig.from_options(_options(args))
-    print("configuration (secrets masked):")
-    print(json.dumps(_redacted(config), indent=2, default=str))
-    for name in config.ignored:
-        print(f"ignored (no meaning for this sink): {name}")
-    router = TopicRouter(config.routing.topic)
-    tables = [t.split(".", 1) for t in args.table] or []
+    config, assumed = _resolve(_sink_options(args), ("kafka.bootstrap.servers", "topic"))
+    warnings = check_client_config(config.kafka)
+    schema = None
     if args.table_ddl or args.columns or config.input.table_ddl:
         schema = _table(args, config)
-        tables = tables or [[schema.database, schema.table]]
-    else:
-        schema = None
-    for names in tables:
-        if len(names) != 2:
-            raise ValueError(f"--table {'.'.join(names)!r}: give database.table")
-        database, table = names
-        topic = router.topic_for(database, table)
-        print(f"\ntable {database}.{table} -> topic {topic}")
-        if args.key:
-            if schema is None:
-                raise ValueError("--key needs the table's columns: --table-ddl or --columns")
+    tables = [_table_name(text) for text in args.table]
+    if not tables and schema is not None:
+        tables = [(schema.database, schema.table)]
+    if args.key and not tables:
+        raise ValueError("--key needs the table: --table db.t, --table-ddl or --columns")
+    given = _key_values(args.key)
+    print("configuration (secrets masked):")
+    for option, text in _configuration(config, assumed):
+        print(f"  {option}: {text}")
+    for name in config.ignored:
+        print(f"ignored (no meaning for this sink): {name}")
+    for line in warnings:
+        print(f"librdkafka warning: {line}")
+    count = args.partitions or config.kafka.partition_num or DEFAULT_PARTITION_NUM
+    for database, table in tables:
+        rule = config.routing.dispatch_rule(database, table)
+        topic = config.routing.topic_for(database, table)
+        named = None
+        if schema is not None:
             named = attrs.evolve(schema, database=database, table=table)
-            count = args.partitions or config.kafka.partition_num or 3
-            partition = _partition_of(named, config, args.key, count)
-            print(f"  key {', '.join(args.key)} -> partition {partition} of {count}")
+        elif given:
+            named = _key_table(database, table, given)
+        print(
+            f"\ntable {database}.{table} -> topic {topic} "
+            f"(partition rule {rule.partition.value}, {_rule_text(rule)})"
+        )
+        if named is None:
+            continue
+        dispatcher = config.routing.route(named).dispatcher
+        if dispatcher.columns:
+            print(f"  partition hashes the table name and {', '.join(dispatcher.columns)}")
+        if not given:
+            continue
+        if schema is None:
+            print("  (no --table-ddl or --columns: the --key columns are taken as the key)")
+        change = _key_change(named, given, dispatcher.columns, config)
+        shown = ", ".join(f"{name}={value}" for name, value in given.items())
+        if dispatcher.rule is PartitionRule.TS:
+            print(f"  key {shown} -> partition: the row's commit ts modulo {count} (rule ts)")
+            continue
+        partition = dispatcher.partition(change, count)
+        print(f"  key {shown} -> partition {partition} of {count}{_count_note(args, config)}")
+        if not dispatcher.columns:
+            print(f"  (partition rule {dispatcher.rule.value} does not hash the key)")
     return 0
 
 
-def _partition_of(table: TableSchema, config: SinkConfig, keys: list[str], count: int) -> int:
+def _table_name(text: str) -> tuple[str, str]:
+    database, dot, table = text.partition(".")
+    if not dot or not database or not table:
+        raise ValueError(f"--table {text!r}: give database.table")
+    return database, table
+
+
+def _rule_text(rule: DispatchRule) -> str:
+    patterns = list(rule.filter.patterns)
+    if patterns == ["*.*"]:
+        return "from options topic and partition"
+    return f"from dispatchers rule {patterns}"
+
+
+def _count_note(args: argparse.Namespace, config: SinkConfig) -> str:
+    if args.partitions:
+        return ""
+    if config.kafka.partition_num:
+        return " (partition-num)"
+    return (
+        f" (partition-num not set: {DEFAULT_PARTITION_NUM} for a topic the sink creates; an "
+        "existing topic has its own count, --partitions N)"
+    )
+
+
+def _key_values(items: list[str]) -> dict[str, str]:
     given: dict[str, str] = {}
-    for item in keys:
+    for item in items:
         name, sep, value = item.partition("=")
-        if not sep:
+        if not sep or not name.strip():
             raise ValueError(f"--key {item!r}: give COLUMN=VALUE")
         given[name.strip()] = value
-    values = []
-    for column in table.columns:
-        text = given.get(column.name)
-        kind = value_kind(column)
-        if text is None:
-            values.append(None)
-        elif kind in (ValueKind.INT, ValueKind.UINT):
-            values.append(int(text))
-        elif kind in (ValueKind.FLOAT, ValueKind.DOUBLE):
-            values.append(float(text))
-        elif kind is ValueKind.BINARY:
-            values.append(text.encode())
-        else:
-            values.append(text)
-    change = RowChange(table, Op.INSERT, tso.now(), tuple(values))
-    routing = config.routing
-    dispatcher = build_dispatcher(
-        routing.partition, table, columns=routing.partition_columns, index=routing.index
+    return given
+
+
+def _key_table(database: str, table: str, given: dict[str, str]) -> TableSchema:
+    """Without the table's columns: a table of the --key columns, as text, as its primary
+    key. The partition hash reads a value's text, so `id=42` hashes as the integer 42."""
+    columns = [{"name": name, "type": "text", "key": True} for name in given]
+    parsed = parse_table_ddl(_ddl_from_columns(json.dumps(columns)))
+    return TableSchema(database, table, parsed.columns, parsed.indexes)
+
+
+def _key_change(
+    table: TableSchema, given: dict[str, str], hashed: tuple[str, ...], config: SinkConfig
+) -> RowChange:
+    """An INSERT of `table` holding the --key values, read as the writer reads a row
+    (ticdc_sink.events), so a value that is not of its column's type is refused as the
+    writer would; the columns neither given nor hashed stay empty."""
+    by_name = {c.name.lower(): c for c in table.columns}
+    for name in given:
+        if name.lower() not in by_name:
+            raise ValueError(
+                f"--key {name}=...: table {table.database}.{table.table} has no column "
+                f"{name!r}; its columns are {', '.join(table.column_names)}"
+            )
+    values = {name.lower(): value for name, value in given.items()}
+    missing = [name for name in hashed if name.lower() not in values]
+    if missing:
+        raise ValueError(
+            f"--key: the partition of {table.database}.{table.table} hashes "
+            f"{', '.join(hashed)}; give --key {missing[0]}=VALUE"
+        )
+    # Only these columns are read: the others may be NOT NULL keys the user need not give.
+    columns = [c for c in table.columns if c.name.lower() in values]
+    batch = pa.record_batch(
+        [_key_array(column, values[column.name.lower()]) for column in columns],
+        names=[column.name for column in columns],
     )
-    return dispatcher.partition(change, count)
+    reduced = TableSchema(table.database, table.table, tuple(columns))
+    try:
+        [change] = read_changes(
+            batch,
+            layout=InputLayout(**config.input.layout_fields()),
+            tables=lambda _database, _table: reduced,
+            default_database=table.database,
+            default_table=table.table,
+            default_commit_ts=_EXAMPLE_TS,
+            time_zone=config.codec.time_zone,
+        )
+    except InputError as exc:
+        raise ValueError(f"--key: {exc.message}") from None
+    assert change.row is not None
+    row: list[Any] = [None] * len(table.columns)
+    for column, value in zip(columns, change.row, strict=True):
+        row[table.column_position(column.name)] = value
+    return RowChange(table, Op.INSERT, _EXAMPLE_TS, tuple(row))
 
 
-def _config_value(_instance: Any, _field: Any, value: Any) -> Any:
-    if isinstance(value, FrozenMap):
-        return dict(value)
-    return getattr(value, "value", value)
+def _key_array(column: Any, text: str) -> pa.Array:
+    if value_kind(column) in (ValueKind.FLOAT32, ValueKind.FLOAT64):
+        try:
+            return pa.array([float(text)], pa.float64())
+        except ValueError:
+            raise ValueError(
+                f"--key {column.name}={text}: column {column.name!r} is {column.type.base}; "
+                "give a number"
+            ) from None
+    return pa.array([text], pa.string())
 
 
-def _redacted(config: SinkConfig) -> dict[str, Any]:
-    data = attrs.asdict(config, value_serializer=_config_value)
-    del data["ignored"]
-    data["kafka"]["client_config"] = {
-        k: v for k, v in config.kafka.redacted().items() if k != "bootstrap.servers"
-    }
-    if data["registry"].get("password"):
-        data["registry"]["password"] = "***"
-    return data
+def _configuration(config: SinkConfig, assumed: set[str]) -> list[tuple[str, str]]:
+    """Every option with its resolved value, as the README names options; then the
+    librdkafka settings the task producers use."""
+    lines: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for part in (config.kafka, config.routing, config.codec, config.input, config.registry):
+        for field in attrs.fields(type(part)):
+            option = field.metadata.get("option")
+            if option is None or option == "kafka.*" or option in seen:
+                continue
+            seen.add(option)
+            value = getattr(part, field.name)
+            lines.append((option, _option_text(option, value, field.default, assumed)))
+    location = config.checkpoint_location
+    lines.append(("checkpointLocation", location if location else "(not set)"))
+    settings = producer_settings(config.kafka)
+    for name in sorted(settings):
+        if name == "bootstrap.servers":
+            continue
+        value = settings[name]
+        text = (
+            "***" if is_secret(name) else str(value).lower() if isinstance(value, bool) else value
+        )
+        lines.append((f"kafka.{name}", str(text)))
+    return [(spell_option(option), text) for option, text in lines]
+
+
+def _option_text(option: str, value: Any, default: Any, assumed: set[str]) -> str:
+    if option in assumed:
+        return "(not set: the sink needs it)"
+    if option == "partition-num" and value is None:
+        return (
+            f"{DEFAULT_PARTITION_NUM} (default, for topics the sink creates; an existing "
+            "topic keeps its own count)"
+        )
+    if value is None or value == () or (isinstance(value, FrozenMap) and not value):
+        return "(not set)"
+    if is_secret(option):
+        return "***"
+    if option == "claim-check-storage-uri":
+        text = mask_uri(str(value))
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, FrozenMap):
+        text = json.dumps(dict(value))
+    elif isinstance(value, tuple):
+        text = ", ".join(_rule_repr(v) if isinstance(v, DispatchRule) else str(v) for v in value)
+    else:
+        text = str(getattr(value, "value", value))
+    if len(text) > 100:
+        text = text[:97] + "..."
+    return f"{text} (default)" if value == default else text
+
+
+def _rule_repr(rule: DispatchRule) -> str:
+    text = f"{{matcher {list(rule.filter.patterns)}"
+    if rule.topic:
+        text += f", topic {rule.topic}"
+    text += f", partition {rule.partition.value}"
+    if rule.columns:
+        text += f", columns {list(rule.columns)}"
+    if rule.index:
+        text += f", index {rule.index}"
+    return text + "}"
+
+
+# -- reports -------------------------------------------------------------------------------
+
+_REPORT_COLUMNS = (
+    ("batch", 7),
+    ("committed (UTC)", 19),
+    ("rows", 9),
+    ("messages", 9),
+    ("bytes", 11),
+    ("diverted", 8),
+    ("watermark", 18),
+    ("seconds", 8),
+)
+
+
+def run_reports(args: argparse.Namespace) -> int:
+    texts = SinkState(args.checkpoint).reports()
+    if not texts:
+        raise ValueError(
+            f"no batch reports under {args.checkpoint}/ticdc/reports; give the "
+            "checkpointLocation of a ticdc write (reports are kept after each committed batch)"
+        )
+    if args.limit:
+        texts = texts[-args.limit :]
+    if args.format == "jsonl":
+        for text in texts:
+            print(text.strip())
+        return 0
+    print("  ".join(f"{name:>{width}}" for name, width in _REPORT_COLUMNS))
+    for text in texts:
+        print(_report_row(text))
+    return 0
+
+
+def _report_row(text: str) -> str:
+    try:
+        report = json.loads(text)
+        if not isinstance(report, dict):
+            raise ValueError
+    except ValueError:
+        return f"(not a report: {text.strip()[:60]})"
+    commit_ts = report.get("commit_ts")
+    committed = "-"
+    if isinstance(commit_ts, int) and commit_ts > 0:
+        moment = dt.datetime.fromtimestamp(tso.physical_ms(commit_ts) / 1000, dt.UTC)
+        committed = moment.strftime("%Y-%m-%d %H:%M:%S")
+    batch = report.get("batch_id")
+    cells = (
+        "job" if batch is None else batch,
+        committed,
+        report.get("rows"),
+        report.get("messages"),
+        report.get("bytes"),
+        report.get("diverted"),
+        report.get("watermark"),
+        report.get("seconds"),
+    )
+    return "  ".join(
+        f"{'-' if cell is None else cell!s:>{width}}"
+        for cell, (_, width) in zip(cells, _REPORT_COLUMNS, strict=True)
+    )
 
 
 # -- demo ----------------------------------------------------------------------------------
 
+# Options the demo sets itself: its broker, topic and table.
+_DEMO_SETS = ("kafka.bootstrap.servers", "topic", "database", "table", "primary-key")
+_DEMO_PROTOCOLS = ("simple", "debezium", "canal-json")
 
-def run_demo(topic_expression: str, protocol: str = "simple") -> int:
+
+def run_demo(args: argparse.Namespace) -> int:
+    options = _given_options(args)
+    protocol = options.setdefault("protocol", "simple").strip().lower()
+    if protocol not in _DEMO_PROTOCOLS:
+        raise ValueError(
+            f"demo --protocol {protocol}: use {', '.join(_DEMO_PROTOCOLS)} (avro needs a schema "
+            "registry; dry-run --protocol avro shows its messages)"
+        )
+    for name in _DEMO_SETS:
+        if name in options:
+            raise ValueError(f"-o {name}: the demo sets it itself (use --topic for the topic)")
+    options = {
+        "kafka.bootstrap.servers": "demo:9092",
+        "topic": args.topic,
+        "partition-num": "2",
+        "database": "shop",
+        "table": "users",
+        "primary-key": "id",
+        **options,
+    }
+    config = SinkConfig.from_options(options)  # a bad option fails here, before Spark starts
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     with LocalBroker() as broker:
+        options["kafka.bootstrap.servers"] = broker.bootstrap
         print(f"local broker (Tansu) on {broker.bootstrap}")
         spark = (
             SparkSession.builder.master("local[2]")
@@ -595,22 +1145,18 @@ def run_demo(topic_expression: str, protocol: str = "simple") -> int:
                 "'score', cast(_before.score as decimal(5,2))) end as _before",
             )
             print(f"writing 5 changes (3 inserts, 1 update, 1 delete) to shop.users as {protocol}")
-            (
-                changes.coalesce(1)
-                .write.format("ticdc")
-                .mode("append")
-                .option("kafka.bootstrap.servers", broker.bootstrap)
-                .option("topic", topic_expression)
-                .option("protocol", protocol)
-                .option("partition-num", "2")
-                .option("database", "shop")
-                .option("table", "users")
-                .option("primary-key", "id")
-                .save()
-            )
+            writer = changes.coalesce(1).write.format("ticdc").mode("append")
+            for name, value in options.items():
+                writer = writer.option(name, value)
+            writer.save()
         finally:
             spark.stop()
-        topic = topic_expression.replace("{schema}", "shop").replace("{table}", "users")
-        print_topic(broker.bootstrap, topic, decoder_for(protocol))
+        topic = config.routing.topic_for("shop", "users")
+        decoder = decoder_for(
+            protocol,
+            encoding_format=config.codec.encoding_format.value,
+            time_zone=config.codec.time_zone,
+        )
+        print_topic(broker.bootstrap, topic, decoder)
         print(f"done in {time.monotonic() - started:.1f} s")
     return 0

@@ -20,7 +20,7 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `checkpointlocation` | sink | None | Spark's checkpoint dir; batch jobs may set it too |
 | `kafka.bootstrap.servers` | kafka | | brokers; required here or as sink-uri hosts |
 | `kafka.<name>` | kafka | | librdkafka setting -> `client_config[<name>]` |
-| `partition-num` | kafka | None | partitions of a topic the sink creates (then 3) |
+| `partition-num` | kafka | None | partitions of a created topic (then 3); TiCDC's rule |
 | `replication-factor` | kafka | 1 | replication factor of a topic the sink creates |
 | `auto-create-topic` | kafka | true | create a missing topic; false: missing is an error |
 | `broker-timeout-ms` | kafka | 30000 | bound for metadata and topic creation |
@@ -117,6 +117,11 @@ advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC o
 change the output but are not implemented (e.g. large-message-handle-compression, column-selectors)
 are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
 
+`kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
+`ssl.truststore.location`, `max.request.size`, ...) are errors naming what to use instead;
+whether librdkafka takes the rest is checked by `producer.check_client_config`, since this
+module does not load librdkafka.
+
 Secrets (`sasl-password`, `sasl-oauth-client-secret`, `schema-registry-password`, the
 credentials of a `schema-registry` URL, and `kafka.*` settings whose names contain
 password, secret, jaas, key.pem or oauthbearer.config) never appear in `repr`, `str` or
@@ -140,7 +145,16 @@ from typing import Any
 import attrs
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.routing import DispatchRule, PartitionRule, validate_topic_expression
+from ticdc_sink.routing import (
+    DispatchRule,
+    PartitionRule,
+    Route,
+    TopicRouter,
+    build_dispatcher,
+    rule_for,
+    validate_topic_expression,
+)
+from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "AvroBigintUnsignedHandling",
@@ -162,11 +176,16 @@ __all__ = [
     "mask_uri",
     "parse_sink_uri",
     "redact_url",
+    "spell_option",
 ]
 
 _MASK = "***"
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
+# librdkafka refuses to create a topic with more partitions or replicas than these
+# (rd_kafka_NewTopic: RD_KAFKAP_PARTITIONS_MAX, RD_KAFKAP_BROKERS_MAX), whatever Kafka allows.
+_MAX_PARTITIONS = 100_000
+_MAX_REPLICATION_FACTOR = 10_000
 
 
 class Protocol(enum.StrEnum):
@@ -290,7 +309,10 @@ def _invalid(
 ) -> ConfigError:
     shown = _shown(option, value)
     return ConfigError(
-        f"option '{option}' is '{shown}'; {allowed}", option=option, value=shown, allowed=choices
+        f"option '{spell_option(option)}' is '{shown}'; {allowed}",
+        option=option,
+        value=shown,
+        allowed=choices,
     )
 
 
@@ -350,9 +372,16 @@ def _enum(cls: type[enum.StrEnum], aliases: Mapping[str, str] | None = None) -> 
             return cls(text)
         except ValueError:
             choices = tuple(member.value for member in cls)
-            raise _Invalid(f"use one of {', '.join(choices)}", choices) from None
+            raise _Invalid(_choose(text, choices), choices) from None
 
     return parse
+
+
+def _choose(text: str, choices: tuple[str, ...]) -> str:
+    """ "use one of ...", led by the likely intended value (`canal_json`: canal-json)."""
+    allowed = f"use one of {', '.join(choices)}"
+    close = difflib.get_close_matches(text.replace("_", "-"), choices, n=1, cutoff=0.75)
+    return f"did you mean '{close[0]}'? {allowed}" if close else allowed
 
 
 def _opt_str(value: Any) -> str | None:
@@ -543,11 +572,17 @@ class KafkaConfig:
 
     bootstrap_servers: str = _field("kafka.bootstrap.servers", parse=_name)
     client_config: FrozenMap = _field("kafka.*", FrozenMap(), parse=_client_map, repr=_masked_repr)
-    partition_num: int | None = _field("partition-num", None, _int(1, _INT32_MAX, optional=True))
-    replication_factor: int = _field("replication-factor", 1, _int(1, 32767))
+    partition_num: int | None = _field(
+        "partition-num", None, _int(1, _MAX_PARTITIONS, optional=True)
+    )
+    replication_factor: int = _field("replication-factor", 1, _int(1, _MAX_REPLICATION_FACTOR))
     auto_create_topic: bool = _field("auto-create-topic", True, _bool)
     broker_timeout_ms: int = _field("broker-timeout-ms", 30000, _int(1, _INT32_MAX))
     max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    # Not an option: the fixed topic of `topic` (the sink-uri path), TiCDC's default topic,
+    # which partition-num also governs when it exists already (producer.partition_count).
+    # None when `topic` is an expression. Set by `SinkConfig.from_options`.
+    default_topic: str | None = attrs.field(default=None)
 
     def producer_config(self) -> dict[str, str]:
         """Settings for `confluent_kafka.Producer`: the idempotent producer with acks=all
@@ -614,6 +649,40 @@ class RoutingConfig:
                 option="index",
                 value=self.index,
             )
+
+    def dispatch_rule(self, database: str, table: str) -> DispatchRule:
+        """The rule that decides a table's topic and partition dispatcher: the first
+        `dispatchers` rule whose matcher takes the table, else the catch-all rule of the
+        topic, partition, partition-columns and index options (TiCDC appends the same to
+        a changefeed's rules: tiflow event_router.go, NewEventRouter)."""
+        found = rule_for(self.dispatchers, database, table)
+        if found is not None:
+            return found
+        return DispatchRule(
+            ["*.*"],
+            topic=self.topic,
+            partition=self.partition,
+            columns=self.partition_columns,
+            index=self.index,
+        )
+
+    def topic_for(self, database: str, table: str) -> str:
+        """The topic of a table: its rule's topic expression, else `topic`."""
+        rule = self.dispatch_rule(database, table)
+        return TopicRouter(rule.topic or self.topic).topic_for(database, table)
+
+    def route(self, table: TableSchema) -> Route:
+        """Where the table's rows go: its topic and partition dispatcher, both from
+        `dispatch_rule`. The writer and `ticdc-sink check` / `dry-run` route with this, so
+        they cannot disagree.
+
+        Raises:
+            ConfigError: partition columns or an index the table does not have.
+        """
+        rule = self.dispatch_rule(table.database, table.table)
+        dispatcher = build_dispatcher(rule.partition, table, columns=rule.columns, index=rule.index)
+        topic = TopicRouter(rule.topic or self.topic).topic_for(table.database, table.table)
+        return Route(topic, dispatcher)
 
 
 @attrs.frozen
@@ -1025,8 +1094,73 @@ def _known_names() -> list[str]:
     return sorted(set(_field_options()) | _TICDC_KAFKA | _LAYERS | {"kafka.bootstrap.servers"})
 
 
+# Where every option is listed; unknown-option errors point there.
+_OPTIONS_HELP = "all options: README.md, section Options"
+
+# Options whose documented spelling is not all lowercase (Spark lowercases option keys);
+# messages and suggestions use the documented one.
+_SPELLING = {"checkpointlocation": "checkpointLocation"}
+
+
+def spell_option(option: str) -> str:
+    """An option name as the README spells it (`checkpointLocation`), for messages."""
+    return _SPELLING.get(option, option)
+
+
+# Java Kafka client settings that Spark's Kafka sink passes through as `kafka.<name>` and
+# librdkafka does not have (it would refuse them inside every task), with what to use
+# instead. Names librdkafka knows (ssl.keystore.location, batch.size, linger.ms, ...) pass.
+_JAVA_SETTINGS: dict[str, str] = {
+    "sasl.jaas.config": (
+        "give kafka.sasl.username and kafka.sasl.password (with kafka.sasl.mechanism), or "
+        "the sink-uri parameters sasl-user and sasl-password; Kerberos: kafka.sasl.kerberos.*, "
+        "OAuth: kafka.sasl.oauthbearer.*"
+    ),
+    "ssl.truststore.location": (
+        "give the CA certificate as a PEM file in kafka.ssl.ca.location (or sink-uri "
+        "parameter ca); keytool -exportcert -rfc writes one from a truststore"
+    ),
+    "ssl.truststore.password": "remove it: a PEM CA file (kafka.ssl.ca.location) has none",
+    "ssl.truststore.type": "remove it: kafka.ssl.ca.location takes a PEM file",
+    "ssl.keystore.type": (
+        "remove it: kafka.ssl.keystore.location takes a PKCS#12 file; or give PEM files in "
+        "kafka.ssl.certificate.location and kafka.ssl.key.location"
+    ),
+    "ssl.protocol": "remove it: librdkafka negotiates the TLS version",
+    "ssl.enabled.protocols": "remove it: librdkafka negotiates the TLS version",
+    "max.request.size": (
+        "use max-message-bytes, the sink's limit on a message (it raises "
+        "kafka.message.max.bytes to match)"
+    ),
+    "key.serializer": "remove it: the sink writes each protocol's own bytes",
+    "value.serializer": "remove it: the sink writes each protocol's own bytes",
+    "partitioner.class": (
+        "use partition (TiCDC's dispatchers: default, table, index-value, ts, columns)"
+    ),
+    "buffer.memory": "use kafka.queue.buffering.max.kbytes (KiB; the sink's default is 65536)",
+    "max.block.ms": "remove it: a full queue waits for acknowledgements, up to message.timeout.ms",
+    "send.buffer.bytes": "use kafka.socket.send.buffer.bytes",
+    "receive.buffer.bytes": "use kafka.socket.receive.buffer.bytes",
+    "interceptor.classes": "remove it: librdkafka has no interceptors for Python",
+    "metric.reporters": "remove it (librdkafka statistics: kafka.statistics.interval.ms)",
+    "sasl.login.callback.handler.class": (
+        "use kafka.sasl.oauthbearer.method=oidc with kafka.sasl.oauthbearer.client.id, "
+        "client.secret and token.endpoint.url"
+    ),
+    "sasl.client.callback.handler.class": "remove it: librdkafka has no callback handlers",
+    "security.providers": "remove it: librdkafka has no security providers",
+}
+
+
 def _check_known(key: str, value: Any, source: str) -> None:
     if key.startswith("kafka.") and len(key) > len("kafka."):
+        java = _JAVA_SETTINGS.get(key[len("kafka.") :])
+        if java is not None:
+            raise ConfigError(
+                f"{_label(key, source)} is a setting of the Java Kafka client, which "
+                f"librdkafka (the client this sink uses) does not have; {java}",
+                option=key,
+            )
         return
     if key in _field_options() or key in _TICDC_KAFKA or key in _IGNORED:
         return
@@ -1040,14 +1174,26 @@ def _check_known(key: str, value: Any, source: str) -> None:
         )
     if key in _LAYERS:
         raise ConfigError(f"{label} is only accepted as an option, not here", option=key)
-    close = difflib.get_close_matches(key, _known_names(), n=1)
-    hint = f"did you mean '{close[0]}'?" if close else "see the options table in ticdc_sink.config"
+    close = [spell_option(c) for c in difflib.get_close_matches(key, _known_names(), n=1)]
+    hint = f"did you mean '{close[0]}'? ({_OPTIONS_HELP})" if close else _OPTIONS_HELP
     raise ConfigError(f"{label} is unknown; {hint}", option=key, allowed=tuple(close) or None)
+
+
+def _check_bootstrap_spelling(client: Mapping[str, Any]) -> None:
+    """With no brokers set, a `kafka.*` key close to bootstrap.servers is a typo of it:
+    report that, not the missing setting (librdkafka would refuse the name anyway)."""
+    close = difflib.get_close_matches("bootstrap.servers", list(client), n=1, cutoff=0.8)
+    if close:
+        raise ConfigError(
+            f"option 'kafka.{close[0]}' is unknown; did you mean 'kafka.bootstrap.servers'?",
+            option=f"kafka.{close[0]}",
+            allowed=("kafka.bootstrap.servers",),
+        )
 
 
 def _label(key: str, source: str) -> str:
     if source == "option":
-        return f"option '{key}'"
+        return f"option '{spell_option(key)}'"
     return f"{source} '{key}'"
 
 
@@ -1209,6 +1355,14 @@ def _load_toml(path: str) -> _Layer:
             option="config",
             value=path,
         ) from None
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise ConfigError(
+            f"option 'config' is '{path}'; it is not UTF-8 text (byte 0x{byte:02x} at offset "
+            f"{exc.start}); TOML files are UTF-8: save it as UTF-8",
+            option="config",
+            value=path,
+        ) from None
     layer = _Layer(f"config file {path} [sink] key")
     if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
         layer.set("case-sensitive", document["case-sensitive"])
@@ -1299,6 +1453,7 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
     client = {k[len("kafka.") :]: v for k, v in merged.items() if k.startswith("kafka.")}
     bootstrap = client.pop("bootstrap.servers", None)
     if not bootstrap:
+        _check_bootstrap_spelling(client)
         raise ConfigError(
             "option 'kafka.bootstrap.servers' is not set; give it, or the brokers in "
             "sink-uri (kafka://host:9092,host2:9092/topic)",
@@ -1315,9 +1470,16 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
         )
     kafka_kwargs = _kwargs(KafkaConfig, merged)
     kafka_kwargs.pop("bootstrap_servers", None)
+    routing = RoutingConfig(**_kwargs(RoutingConfig, merged))
+    default_topic = routing.topic if TopicRouter(routing.topic).is_static else None
     return SinkConfig(
-        kafka=KafkaConfig(bootstrap_servers=bootstrap, client_config=client, **kafka_kwargs),
-        routing=RoutingConfig(**_kwargs(RoutingConfig, merged)),
+        kafka=KafkaConfig(
+            bootstrap_servers=bootstrap,
+            client_config=client,
+            default_topic=default_topic,
+            **kafka_kwargs,
+        ),
+        routing=routing,
         codec=CodecConfig(**_kwargs(CodecConfig, merged)),
         input=InputConfig(**_kwargs(InputConfig, merged)),
         registry=RegistryConfig(**_kwargs(RegistryConfig, merged)),
@@ -1439,6 +1601,15 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     ):
         if p.get(option):
             out[setting] = str(p[option])
+    if "key" in p and not p.get("ca") and not _looks_like_path(p["key"]):
+        # `.option("key", "id")`: the message key, not TiCDC's TLS key file.
+        raise _invalid(
+            "key",
+            p["key"],
+            "to choose the Kafka message key, name the key columns in 'primary-key' (the "
+            "handle key is the message key; partition=index-value partitions by it); "
+            "'key' is the TLS client key file of a TiCDC sink-uri, given with ca and cert",
+        )
     if ("cert" in p or "key" in p) and not p.get("ca"):
         raise _invalid(
             "cert" if "cert" in p else "key",
@@ -1459,6 +1630,11 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if sasl or tls:
         out["security.protocol"] = ("SASL_" if sasl else "") + ("SSL" if tls else "PLAINTEXT")
     return out
+
+
+def _looks_like_path(value: Any) -> bool:
+    text = str(value).strip()
+    return "/" in text or "\\" in text or text.endswith((".pem", ".key", ".crt", ".der"))
 
 
 def _bool_param(option: str, value: Any) -> bool:

@@ -30,7 +30,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 from ticdc_sink import tso
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -139,6 +139,9 @@ def _config(options: Any) -> SinkConfig:
     config = SinkConfig.from_options(dict(options))
     if config.ignored:
         _warn_ignored(config.ignored)
+    # librdkafka's verdict on the kafka.* settings, here rather than in every task.
+    for warning in check_client_config(config.kafka):
+        _warn_client_setting(warning)
     return config
 
 
@@ -198,6 +201,11 @@ def _log_to_stderr() -> None:
     package.addHandler(handler)
     if package.level == logging.NOTSET:
         package.setLevel(logging.INFO)
+
+
+@functools.cache
+def _warn_client_setting(warning: str) -> None:
+    logger.warning("ticdc: librdkafka: %s", warning)
 
 
 @functools.cache

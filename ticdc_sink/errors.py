@@ -10,7 +10,8 @@ never carry secrets or whole rows.
     ├── InputError(ValueError)         a row: bad _op, null key, value out of range, ...
     ├── MessageTooLargeError           an encoded message above max-message-bytes
     ├── RegistryError                  the schema registry refused or was unreachable
-    ├── DeliveryError                  the broker was unreachable or did not acknowledge
+    ├── DeliveryError                  the broker was unreachable or did not acknowledge, or
+    │                                  a claim-check file could not be stored
     └── DecodeError(ValueError)        a message that is not what the protocol says
 """
 
@@ -120,7 +121,8 @@ class RegistryError(TiCDCSinkError):
 
 
 class DeliveryError(TiCDCSinkError):
-    """The broker could not be reached or did not acknowledge a message."""
+    """The broker could not be reached or did not acknowledge a message, or the
+    claim-check storage refused the file a message names."""
 
     def __init__(self, message: str, *, brokers: str | None = None) -> None:
         super().__init__(message)

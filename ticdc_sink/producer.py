@@ -2,24 +2,30 @@
 
 `KafkaProducer` wraps one `confluent_kafka.Producer` (librdkafka) and adds what the sink
 promises (design §5, §6): every message is acknowledged before a task returns, or the task
-fails with a `DeliveryError` that carries the broker's error and the brokers tried; memory
-stays bounded because librdkafka's queue is bounded and a full queue makes `send` wait
-(serving delivery reports) instead of buffering in Python; reaching the broker is bounded by
-`broker_timeout_ms`. It also owns topic metadata: the partition count of a topic, creating a
-missing topic with `partition-num` the way TiCDC's topic manager does. `read_topic` reads a
-whole topic back (the CLI's `decode`, tests, users checking what was written).
+fails with a `DeliveryError` that carries the broker's error, the brokers and the topic;
+memory stays bounded because librdkafka's queue is bounded and a full queue makes `send`
+wait (serving delivery reports) instead of buffering in Python; reaching the broker is
+bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count of a topic,
+creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
+existing one, as TiCDC's topic manager does. `check_client_config` has librdkafka check the
+`kafka.*` settings without connecting (the driver, `ticdc-sink check`); `read_topic` and
+`follow_topic` read a topic back (the CLI's `decode`, tests, users checking what was
+written). librdkafka's log lines go through Python logging (`ticdc_sink.librdkafka`).
 
 It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
-inside `poll`/`flush`, on the calling thread). The librdkafka factories are parameters, so
-unit tests pass fakes instead of patching this module.
+inside `poll`/`flush`, on the calling thread; a callback never raises, it leaves its error
+for `poll`/`flush` to raise). The librdkafka factories are parameters, so unit tests pass
+fakes instead of patching this module.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,7 +34,8 @@ import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
-from ticdc_sink.errors import DeliveryError
+from ticdc_sink.config import is_secret
+from ticdc_sink.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
     from ticdc_sink.config import KafkaConfig
@@ -38,6 +45,9 @@ __all__ = [
     "KafkaProducer",
     "PartitionStats",
     "Record",
+    "check_client_config",
+    "follow_topic",
+    "producer_settings",
     "read_topic",
 ]
 
@@ -87,6 +97,36 @@ _BACKPRESSURE_POLL_S = 0.1
 _POLL_EVERY = 1024
 # Pause between metadata reads while waiting for a created topic to become visible.
 _METADATA_RETRY_S = 0.05
+# How long one librdkafka flush() waits before `flush` looks at the delivery reports
+# again: the first failed message fails the task then, instead of after every other
+# message has also run into its timeout.
+_FLUSH_SLICE_S = 0.5
+
+
+class _LibrdkafkaLog:
+    """librdkafka's log lines through Python logging (confluent-kafka's `logger`
+    setting), on the logger `ticdc_sink.librdkafka`, instead of librdkafka's own lines on
+    stderr (an unreachable broker printed 118 `%3|...|FAIL|` lines before the task failed).
+
+    Levels: what librdkafka logs as an error or a warning it retries on its own (a refused
+    connection, a broker going away: once a second per broker during an outage), and the
+    sink reports what stays wrong as one DeliveryError, so those lines are INFO; its
+    configuration warnings (CONFWARN, e.g. a consumer setting given to the producer) stay
+    WARNING; the rest is DEBUG. Served from `poll`/`flush` on the calling thread.
+    """
+
+    def __init__(self) -> None:
+        self.logger = logging.getLogger("ticdc_sink.librdkafka")
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        if level >= logging.WARNING:
+            level = logging.WARNING if args and args[0] == "CONFWARN" else logging.INFO
+        else:
+            level = logging.DEBUG
+        self.logger.log(level, fmt, *args)
+
+
+_LOG = _LibrdkafkaLog()
 
 
 class PartitionStats(NamedTuple):
@@ -128,23 +168,17 @@ class KafkaProducer:
         self._config = config
         self._brokers = config.bootstrap_servers
         self._broker_timeout_s = config.broker_timeout_ms / 1000.0
-        client_config = dict(_PRODUCER_DEFAULTS)
-        client_config.update(config.producer_config())
-        client_config.setdefault("bootstrap.servers", config.bootstrap_servers)
-        # The delivery counts depend on it (see _PRODUCER_DEFAULTS), so a `kafka.*` option
-        # cannot turn it off; set as a bool, which is what confluent-kafka accepts here.
-        client_config["delivery.report.only.error"] = True
+        client_config = producer_settings(config)
         self._admin_config = {
             key: value for key, value in client_config.items() if key not in _PRODUCER_ONLY
         }
         self._admin_config["allow.auto.create.topics"] = "false"
+        self._admin_config["logger"] = _LOG
         if flush_timeout_s is None:
             flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
         self._flush_timeout_s = flush_timeout_s
         self._admin_factory = admin_factory
         self._admin: Any = None
-        client_config["error_cb"] = self._on_error
-        self._producer: Any = factory(client_config)
         self._partitions: dict[str, int] = {}
         self._max_message_bytes: dict[str, int | None] = {}
         self._stats: dict[tuple[str, int], list[int]] = {}
@@ -153,21 +187,30 @@ class KafkaProducer:
         self._first_failure: _Failure | None = None
         self._fatal: KafkaError | None = None
         self._last_error: KafkaError | None = None
+        # An exception raised while handling a callback: kept, and raised once `poll` or
+        # `flush` has returned (see `_on_delivery`).
+        self._callback_error: BaseException | None = None
         self._closed = False
+        client_config["error_cb"] = self._on_error
+        client_config["logger"] = _LOG
+        self._producer: Any = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
 
     def partition_count(self, topic: str) -> int:
-        """The number of partitions of `topic`, creating the topic when it does not exist.
+        """The number of partitions to route `topic`'s messages over, creating the topic
+        when it does not exist.
 
-        An existing topic's real count is used (whatever partition-num says); a missing one
-        is created with partition-num (default 3) and replication-factor, unless
-        auto-create-topic is false. Another task creating the same topic at the same time is
-        fine. Cached per producer.
+        A missing topic is created with partition-num (default 3) and replication-factor,
+        unless auto-create-topic is false; another task creating the same topic at the same
+        time is fine. An existing topic's own count is used, except for the default topic
+        (`KafkaConfig.default_topic`) with partition-num set, which follows TiCDC: a
+        smaller partition-num is used, a larger one is an error. Cached per producer.
 
         Raises:
             DeliveryError: the brokers did not answer within broker-timeout-ms, refused to
                 create the topic, or the topic is missing and auto-create-topic is false.
+            ConfigError: partition-num is larger than the default topic's partition count.
         """
         count = self._partitions.get(topic)
         if count is not None:
@@ -184,6 +227,7 @@ class KafkaProducer:
                     brokers=self._brokers,
                 )
             count = self._create_topic(topic, deadline)
+        count = self._governed_count(topic, count)
         self._partitions[topic] = count
         logger.debug("topic %s has %d partitions", topic, count)
         return count
@@ -223,6 +267,28 @@ class KafkaProducer:
                 f"{_describe(error)}",
                 brokers=self._brokers,
             )
+
+    def _governed_count(self, topic: str, count: int) -> int:
+        """TiCDC's partition-num rule for the topic of the sink-uri (tiflow
+        pkg/sink/kafka/options.go, `SetPartitionNum`, called by `AdjustOptions` when the
+        topic exists; cdc/sink/dmlsink/mq/manager/kafka_manager.go uses the adjusted
+        partition-num for that topic only): not set, the topic's count; smaller, messages go
+        to the first partition-num partitions (TiCDC warns); larger, an error, since keys
+        would be routed to partitions the topic does not have. Topics of expressions and
+        dispatchers always use their own count."""
+        wanted = self._config.partition_num
+        if wanted is None or wanted == count or topic != self._config.default_topic:
+            return count
+        if wanted > count:
+            raise ConfigError(
+                f"option 'partition-num' is {wanted}, more than the {count} partitions of "
+                f"topic {topic} on Kafka brokers {self._brokers}; TiCDC refuses this too: "
+                f"set partition-num to at most {count}, or add partitions to the topic",
+                option="partition-num",
+                value=str(wanted),
+            )
+        _warn_fewer_partitions(self._brokers, topic, wanted, count)
+        return wanted
 
     def _create_topic(self, topic: str, deadline: float) -> int:
         partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
@@ -329,8 +395,10 @@ class KafkaProducer:
         for acknowledgements to make room (back-pressure) instead of buffering.
 
         Raises:
-            DeliveryError: an earlier message already failed (no point producing more), or
-                the queue stayed full for the whole flush timeout.
+            DeliveryError: an earlier message already failed (no point producing more), the
+                queue stayed full for the whole flush timeout, or librdkafka refused the
+                message (a partition the topic no longer has, a message above
+                kafka.message.max.bytes).
         """
         if self._failed or self._fatal is not None:
             raise self._delivery_error(undelivered=0)
@@ -340,10 +408,12 @@ class KafkaProducer:
             )
         except BufferError:
             self._send_when_room(topic, partition, key, value)
+        except KafkaException as exc:
+            raise self._refused(exc, topic, partition, key, value) from None
         self._count(topic, partition, 1, (len(key) if key else 0) + (len(value) if value else 0))
         self._sent += 1
         if self._sent % _POLL_EVERY == 0:
-            self._producer.poll(0)
+            self._poll(0)
 
     def send_many(
         self,
@@ -375,11 +445,13 @@ class KafkaProducer:
                 except BufferError:
                     self._sent = sent
                     self._send_when_room(topic, partition, k, value)
+                except KafkaException as exc:
+                    raise self._refused(exc, topic, partition, k, value) from None
                 sent += 1
                 done += 1
                 if not sent % _POLL_EVERY:
                     self._sent = sent
-                    self._producer.poll(0)
+                    self._poll(0)
                     if self._failed or self._fatal is not None:
                         raise self._delivery_error(undelivered=0)
         finally:
@@ -398,7 +470,7 @@ class KafkaProducer:
         while True:
             # Serving delivery reports frees queue slots: librdkafka counts a message
             # against queue.buffering.max.* until its report has been served.
-            self._producer.poll(_BACKPRESSURE_POLL_S)
+            self._poll(_BACKPRESSURE_POLL_S)
             if self._failed or self._fatal is not None:
                 raise self._delivery_error(undelivered=0)
             try:
@@ -406,6 +478,8 @@ class KafkaProducer:
                     topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
                 )
                 return
+            except KafkaException as exc:
+                raise self._refused(exc, topic, partition, key, value) from None
             except BufferError:
                 if time.monotonic() >= deadline:
                     raise self._delivery_error(
@@ -415,14 +489,44 @@ class KafkaProducer:
     def flush(self) -> None:
         """Wait until every message sent so far is acknowledged.
 
+        Stops at the first failed message (the task fails anyway: waiting for the others
+        to run into their own timeouts would only delay that; `close` drops what is still
+        queued); otherwise waits up to the flush timeout.
+
         Raises:
             DeliveryError: a message failed (the first broker error is quoted), or some were
                 still undelivered when the flush timeout ran out.
         """
-        undelivered = self._producer.flush(self._flush_timeout_s)
-        if undelivered or self._failed or self._fatal is not None:
-            raise self._delivery_error(undelivered=undelivered, waited_s=self._flush_timeout_s)
+        deadline = time.monotonic() + self._flush_timeout_s
+        while True:
+            undelivered = self._producer.flush(min(_FLUSH_SLICE_S, _remaining(deadline)))
+            self._raise_callback_error()
+            if self._failed or self._fatal is not None:
+                raise self._delivery_error(undelivered=undelivered)
+            if not undelivered:
+                break
+            if time.monotonic() >= deadline:
+                raise self._delivery_error(undelivered=undelivered, waited_s=self._flush_timeout_s)
         logger.debug("flushed %d messages", self._sent)
+
+    def _poll(self, timeout: float) -> None:
+        self._producer.poll(timeout)
+        self._raise_callback_error()
+
+    def _raise_callback_error(self) -> None:
+        """Raise what a callback could not (see `_on_delivery`): a DeliveryError for an
+        error, anything else (KeyboardInterrupt) as it is."""
+        error = self._callback_error
+        if error is None:
+            return
+        self._callback_error = None
+        if not isinstance(error, Exception):
+            raise error
+        raise DeliveryError(
+            f"handling a delivery report from Kafka brokers {self._brokers} for topics "
+            f"{self._topics_text()} failed: {type(error).__name__}: {error}",
+            brokers=self._brokers,
+        ) from error
 
     def close(self) -> None:
         """Release the clients. Messages not yet acknowledged are dropped (call `flush`
@@ -457,6 +561,13 @@ class KafkaProducer:
         }
 
     @property
+    def flush_timeout_s(self) -> float:
+        """How long `flush` waits at most: message.timeout.ms (librdkafka's default 5
+        minutes) plus a few seconds, so every message has its report by then; or the
+        `flush_timeout_s` given."""
+        return self._flush_timeout_s
+
+    @property
     def sent(self) -> int:
         """Messages handed to librdkafka so far."""
         return self._sent
@@ -470,33 +581,79 @@ class KafkaProducer:
 
     def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
         # Counted when sent; only a failure changes the counts (see _PRODUCER_DEFAULTS).
+        # An exception must not leave a callback: confluent-kafka then calls the next
+        # delivery callback of the same batch with the exception still set, and that one
+        # fails with a SystemError. It is kept and raised after poll/flush returns.
         if error is None:
             return
-        self._failed += 1
-        if self._first_failure is None:
-            self._first_failure = _Failure(message.topic(), message.partition(), error)
-        key = message.key()
-        self._count(
-            message.topic(),
-            message.partition(),
-            -1,
-            -(len(message) + (len(key) if key is not None else 0)),
-        )
+        try:
+            self._failed += 1
+            topic, partition = message.topic(), message.partition()
+            if self._first_failure is None:
+                self._first_failure = _Failure(topic, partition, error)
+            key = message.key()
+            size = len(message) + (len(key) if key is not None else 0)
+            self._count(topic, partition, -1, -size)
+        except BaseException as exc:  # noqa: B036 (kept and raised after the callback)
+            if self._callback_error is None:
+                self._callback_error = exc
 
     def _on_error(self, error: KafkaError) -> None:
         # librdkafka reports connection trouble here and keeps retrying on its own; only a
         # fatal error (e.g. the idempotent producer's sequence broke) ends the producer.
-        if error.fatal():
-            self._fatal = error
-        self._last_error = error
-        logger.debug("Kafka client error: %s", error)
+        try:
+            if error.fatal():
+                self._fatal = error
+            self._last_error = error
+            logger.debug("Kafka client error: %s", error)
+        except BaseException as exc:  # noqa: B036 (see _on_delivery)
+            if self._callback_error is None:
+                self._callback_error = exc
+
+    def _topics_text(self) -> str:
+        return ", ".join(sorted({topic for topic, _ in self._stats})) or "(none yet)"
+
+    def _refused(
+        self,
+        exc: KafkaException,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+    ) -> DeliveryError:
+        """librdkafka refused to queue a message (`produce` raised)."""
+        error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        code = error.code() if error is not None else None
+        if code == KafkaError._UNKNOWN_PARTITION:
+            known = self._partitions.get(topic)
+            had = f" (it had {known} when this task started)" if known is not None else ""
+            message = (
+                f"topic {topic} on Kafka brokers {self._brokers} has no partition "
+                f"{partition} now{had}: it was recreated or changed while the task wrote; "
+                "the task fails, and a retry routes by the topic's partition count then"
+            )
+        elif code == KafkaError.MSG_SIZE_TOO_LARGE:
+            size = (len(key) if key else 0) + (len(value) if value else 0)
+            message = (
+                f"a message of {size} bytes for topic {topic} partition {partition} on Kafka "
+                f"brokers {self._brokers} is above the producer's kafka.message.max.bytes; "
+                "raise it, or lower max-message-bytes so that the sink handles such messages "
+                "(large-message-handle-option)"
+            )
+        else:
+            message = (
+                f"the Kafka producer for brokers {self._brokers} refused a message for topic "
+                f"{topic} partition {partition}: {_describe(exc)}"
+            )
+        return DeliveryError(message, brokers=self._brokers)
 
     def _delivery_error(self, *, undelivered: int, waited_s: float | None = None) -> DeliveryError:
         brokers = self._brokers
         if self._fatal is not None:
             message = (
-                f"the Kafka producer failed on brokers {brokers}: {_describe(self._fatal)}; "
-                f"{self._failed} of {self._sent} messages were not delivered"
+                f"the Kafka producer failed on brokers {brokers} writing topics "
+                f"{self._topics_text()}: {_describe(self._fatal)}; {self._failed} of "
+                f"{self._sent} messages were not delivered"
             )
         elif self._first_failure is not None:
             failure = self._first_failure
@@ -505,15 +662,206 @@ class KafkaProducer:
                 f"brokers {brokers}; first failure: topic {failure.topic} partition "
                 f"{failure.partition}: {_describe(failure.error)}"
             )
+            if undelivered:
+                message += f"; {undelivered} more were still unacknowledged"
         else:
             message = (
-                f"{undelivered} of {self._sent} messages were not acknowledged by Kafka "
-                f"brokers {brokers} within {waited_s:g} s"
+                f"{undelivered} of {self._sent} messages to topics {self._topics_text()} were "
+                f"not acknowledged by Kafka brokers {brokers} within {waited_s:g} s"
             )
             if self._last_error is not None:
                 message += f"; last client error: {_describe(self._last_error)}"
             message += "; check that the brokers are reachable or raise kafka.message.timeout.ms"
         return DeliveryError(message, brokers=brokers)
+
+
+def producer_settings(config: KafkaConfig) -> dict[str, Any]:
+    """The librdkafka settings of a task's producer: the sink's defaults under the user's
+    `kafka.*` settings."""
+    settings = dict(_PRODUCER_DEFAULTS)
+    settings.update(config.producer_config())
+    settings.setdefault("bootstrap.servers", config.bootstrap_servers)
+    # The delivery counts depend on it (see _PRODUCER_DEFAULTS), so a `kafka.*` option
+    # cannot turn it off; set as a bool, which is what confluent-kafka accepts here.
+    settings["delivery.report.only.error"] = True
+    return settings
+
+
+@functools.cache
+def _warn_fewer_partitions(brokers: str, topic: str, wanted: int, count: int) -> None:
+    # Once per process and topic: every task of every batch asks.
+    logger.warning(
+        "topic %s on Kafka brokers %s has %d partitions and partition-num is %d: messages go "
+        "to partitions 0..%d only, as TiCDC sends them",
+        topic,
+        brokers,
+        count,
+        wanted,
+        wanted - 1,
+    )
+
+
+# -- checking the librdkafka settings on the driver -----------------------------------------
+
+# Common librdkafka producer settings, for "did you mean" suggestions when librdkafka
+# does not know a `kafka.*` name (librdkafka has no API listing its settings; a unit test
+# checks librdkafka knows each of these). CONFIGURATION.md lists them all.
+_KNOWN_SETTINGS = (
+    "acks",
+    "allow.auto.create.topics",
+    "api.version.request",
+    "batch.num.messages",
+    "batch.size",
+    "bootstrap.servers",
+    "broker.address.family",
+    "client.dns.lookup",
+    "client.id",
+    "compression.level",
+    "compression.type",
+    "connections.max.idle.ms",
+    "debug",
+    "delivery.timeout.ms",
+    "enable.idempotence",
+    "enable.ssl.certificate.verification",
+    "linger.ms",
+    "log_level",
+    "max.in.flight.requests.per.connection",
+    "message.max.bytes",
+    "message.send.max.retries",
+    "message.timeout.ms",
+    "metadata.max.age.ms",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.messages",
+    "queue.buffering.max.ms",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.required.acks",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.max.ms",
+    "retry.backoff.ms",
+    "sasl.kerberos.keytab",
+    "sasl.kerberos.principal",
+    "sasl.kerberos.service.name",
+    "sasl.mechanism",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.method",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.token.endpoint.url",
+    "sasl.password",
+    "sasl.username",
+    "security.protocol",
+    "socket.connection.setup.timeout.ms",
+    "socket.keepalive.enable",
+    "socket.receive.buffer.bytes",
+    "socket.send.buffer.bytes",
+    "socket.timeout.ms",
+    "ssl.ca.location",
+    "ssl.ca.pem",
+    "ssl.certificate.location",
+    "ssl.certificate.pem",
+    "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.key.pem",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "statistics.interval.ms",
+    "sticky.partitioning.linger.ms",
+    "topic.metadata.refresh.interval.ms",
+    "transaction.timeout.ms",
+)
+_CONFIGURATION_MD = "https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md"
+_CREATE_FAILED = "Failed to create producer"
+
+
+class _ConfigWarnings:
+    """The `logger` of the probe client of `check_client_config`: keeps librdkafka's
+    configuration warnings (CONFWARN), drops the rest (the probe has no brokers)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        if level >= logging.WARNING and len(args) == 3 and args[0] == "CONFWARN":
+            self.lines.append(str(args[2]).split("]: ", 1)[-1])
+
+
+def _is_file_setting(name: str) -> bool:
+    return name.endswith(".location") or name == "sasl.kerberos.keytab"
+
+
+@functools.lru_cache(maxsize=32)
+def check_client_config(config: KafkaConfig) -> tuple[str, ...]:
+    """Check the task producers' librdkafka settings where this runs (the driver, `ticdc-
+    sink check`), without connecting: librdkafka validates every setting when a client is
+    made, and a client without `bootstrap.servers` opens no connection. Settings naming
+    files (`*.location`, `sasl.kerberos.keytab`) are left to the tasks: the files may
+    exist only where the tasks run (spark-submit --files).
+
+    Returns librdkafka's configuration warnings (e.g. a consumer setting that the
+    producer ignores), for the caller to log or print. Cached per configuration.
+
+    Raises:
+        ConfigError: librdkafka refuses a setting: the option named (with a close match
+            for an unknown name) and librdkafka's reason, secrets masked.
+    """
+    settings = producer_settings(config)
+    probe = {
+        name: value
+        for name, value in settings.items()
+        if name != "bootstrap.servers" and not _is_file_setting(name)
+    }
+    warnings = _ConfigWarnings()
+    try:
+        client = confluent_kafka.Producer({**probe, "logger": warnings})
+    except KafkaException as exc:
+        raise _refused_setting(probe, exc) from None
+    close = getattr(client, "close", None)  # confluent-kafka >= 2.13
+    if close is not None:
+        close()
+    return tuple(warnings.lines)
+
+
+def _refused_setting(probe: Mapping[str, Any], exc: KafkaException) -> ConfigError:
+    """A ConfigError naming the setting librdkafka refused. librdkafka names a setting by
+    its canonical name (`request.required.acks` for `acks`), so each one is tried alone
+    to find the culprit; what librdkafka refuses only when making the client ("Failed to
+    create producer: ...", e.g. SASL without a user) is about the settings together."""
+    reason = _describe(exc).removesuffix(" (_INVALID_ARG)").strip()
+    for secret in (str(v) for k, v in probe.items() if is_secret(k) and str(v)):
+        reason = reason.replace(secret, "***")
+    culprit = None
+    if not reason.startswith(_CREATE_FAILED):
+        for name, value in probe.items():
+            try:
+                confluent_kafka.Producer({name: value, "logger": _ConfigWarnings()})
+            except KafkaException as alone:
+                if not _describe(alone).startswith(_CREATE_FAILED):
+                    culprit = name
+                    break
+    if culprit is None:
+        return ConfigError(
+            "librdkafka, the Kafka client, refuses the kafka.* settings: "
+            f"{reason.removeprefix(_CREATE_FAILED).lstrip(': ')}; check the kafka.* options "
+            "and the sink-uri parameters that set them (sasl-*, ca, cert, key, ...)",
+            option="kafka.*",
+        )
+    option = f"kafka.{culprit}"
+    if "No such configuration property" in reason:
+        close = difflib.get_close_matches(culprit, _KNOWN_SETTINGS, n=1, cutoff=0.75)
+        hint = f"did you mean 'kafka.{close[0]}'?" if close else f"see {_CONFIGURATION_MD}"
+        return ConfigError(
+            f"option '{option}' is unknown to librdkafka, the Kafka client; {hint}",
+            option=option,
+            allowed=(f"kafka.{close[0]}",) if close else None,
+        )
+    return ConfigError(
+        f"option '{option}' is refused by librdkafka, the Kafka client: {reason}",
+        option=option,
+    )
 
 
 def _message_timeout_ms(config: Mapping[str, Any]) -> int:
@@ -590,9 +938,11 @@ def read_topic(
     client_config: Mapping[str, Any] | None = None,
     timeout_s: float = 30.0,
     idle_s: float = 1.0,
+    partitions: Collection[int] | None = None,
     consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
 ) -> list[Record]:
-    """Every message of `topic`, ordered by partition and offset.
+    """Every message of `topic` (of `partitions` only, when given), ordered by partition
+    and offset.
 
     Reads each partition from its beginning with `assign()` (no consumer group, so nothing
     is committed and no group join waits) until no message arrives for `idle_s`, or until
@@ -602,66 +952,137 @@ def read_topic(
 
     Raises:
         DeliveryError: the brokers did not answer, or the topic does not exist.
+        ConfigError: a partition in `partitions` that the topic does not have.
     """
-    config: dict[str, Any] = {
-        "group.id": "ticdc-sink-read-topic",
-        "enable.auto.commit": "false",
-        "enable.partition.eof": "false",
-    }
-    config.update(client_config or {})
-    config["bootstrap.servers"] = bootstrap_servers
     deadline = time.monotonic() + timeout_s
-    consumer = consumer_factory(config)
-    try:
-        try:
-            metadata = consumer.list_topics(topic, timeout=timeout_s)
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {bootstrap_servers} within {timeout_s:g} s to "
-                f"read topic {topic}: {_describe(exc)}",
-                brokers=bootstrap_servers,
-            ) from exc
-        topic_metadata = metadata.topics.get(topic)
-        if topic_metadata is None or topic_metadata.error is not None:
-            reason = _describe(topic_metadata.error) if topic_metadata else "not in metadata"
-            raise DeliveryError(
-                f"cannot read topic {topic} from Kafka brokers {bootstrap_servers}: {reason}",
-                brokers=bootstrap_servers,
-            )
-        consumer.assign(
-            [
-                confluent_kafka.TopicPartition(topic, partition, confluent_kafka.OFFSET_BEGINNING)
-                for partition in sorted(topic_metadata.partitions)
-            ]
-        )
-        records: list[Record] = []
+    records: list[Record] = []
+    with _TopicReader(bootstrap_servers, topic, client_config, consumer_factory) as reader:
+        reader.assign(partitions, confluent_kafka.OFFSET_BEGINNING, timeout_s)
         idle_until = time.monotonic() + idle_s
         while True:
             now = time.monotonic()
             if now >= deadline or now >= idle_until:
                 break
-            batch = consumer.consume(1000, timeout=min(idle_until, deadline) - now)
-            for message in batch:
-                error = message.error()
-                if error is not None:
-                    raise DeliveryError(
-                        f"cannot read topic {topic} from Kafka brokers {bootstrap_servers}: "
-                        f"{_describe(error)}",
-                        brokers=bootstrap_servers,
-                    )
-                kind, timestamp = message.timestamp()
-                records.append(
-                    Record(
-                        message.partition(),
-                        message.offset(),
-                        message.key(),
-                        message.value(),
-                        timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-                    )
-                )
+            batch = reader.consume(min(idle_until, deadline) - now)
+            records.extend(batch)
             if batch:
                 idle_until = time.monotonic() + idle_s
-    finally:
-        consumer.close()
     records.sort(key=lambda record: (record.partition, record.offset))
     return records
+
+
+def follow_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    from_beginning: bool = False,
+    partitions: Collection[int] | None = None,
+    timeout_s: float = 30.0,
+    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
+) -> Iterator[Record]:
+    """The messages of `topic` (of `partitions` only, when given) as they arrive, from
+    the end of each partition (or its beginning), until the caller stops iterating.
+
+    Raises:
+        DeliveryError: the brokers did not answer within `timeout_s`, the topic does not
+            exist, or a read fails.
+        ConfigError: a partition in `partitions` that the topic does not have.
+    """
+    start = confluent_kafka.OFFSET_BEGINNING if from_beginning else confluent_kafka.OFFSET_END
+    with _TopicReader(bootstrap_servers, topic, None, consumer_factory) as reader:
+        reader.assign(partitions, start, timeout_s)
+        while True:
+            yield from reader.consume(0.5)
+
+
+class _TopicReader:
+    """A consumer without a group (`assign()`), for `read_topic` and `follow_topic`."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        client_config: Mapping[str, Any] | None,
+        consumer_factory: Callable[[dict[str, Any]], Any],
+    ) -> None:
+        config: dict[str, Any] = {
+            "group.id": "ticdc-sink-read-topic",
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "false",
+            "logger": _LOG,
+        }
+        config.update(client_config or {})
+        config["bootstrap.servers"] = bootstrap_servers
+        self.brokers = bootstrap_servers
+        self.topic = topic
+        self._consumer = consumer_factory(config)
+
+    def __enter__(self) -> _TopicReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._consumer.close()
+
+    def assign(self, partitions: Collection[int] | None, offset: int, timeout_s: float) -> None:
+        try:
+            metadata = self._consumer.list_topics(self.topic, timeout=timeout_s)
+        except KafkaException as exc:
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {self.brokers} within {timeout_s:g} s to "
+                f"read topic {self.topic}: {_describe(exc)}",
+                brokers=self.brokers,
+            ) from exc
+        topic_metadata = metadata.topics.get(self.topic)
+        if topic_metadata is None or topic_metadata.error is not None:
+            reason = _describe(topic_metadata.error) if topic_metadata else "not in metadata"
+            raise DeliveryError(
+                f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: {reason}",
+                brokers=self.brokers,
+            )
+        present = sorted(topic_metadata.partitions)
+        missing = sorted(set(partitions or ()) - set(present))
+        if missing:
+            raise ConfigError(
+                f"topic {self.topic} has no partition {missing[0]}; its partitions are "
+                f"{_ranges(present)}",
+                option="partition",
+                value=str(missing[0]),
+                allowed=tuple(str(p) for p in present),
+            )
+        chosen = sorted(set(partitions)) if partitions else present
+        self._consumer.assign(
+            [confluent_kafka.TopicPartition(self.topic, p, offset) for p in chosen]
+        )
+
+    def consume(self, timeout: float) -> list[Record]:
+        records = []
+        for message in self._consumer.consume(1000, timeout=timeout):
+            error = message.error()
+            if error is not None:
+                raise DeliveryError(
+                    f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: "
+                    f"{_describe(error)}",
+                    brokers=self.brokers,
+                )
+            kind, timestamp = message.timestamp()
+            records.append(
+                Record(
+                    message.partition(),
+                    message.offset(),
+                    message.key(),
+                    message.value(),
+                    timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
+                )
+            )
+        return records
+
+
+def _ranges(numbers: list[int]) -> str:
+    """`[0, 1, 2, 5]` as "0..2, 5"."""
+    parts: list[str] = []
+    for n in numbers:
+        if parts and parts[-1].split("..")[-1] == str(n - 1):
+            parts[-1] = f"{parts[-1].split('..')[0]}..{n}"
+        else:
+            parts.append(str(n))
+    return ", ".join(parts) or "(none)"

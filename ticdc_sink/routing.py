@@ -11,6 +11,7 @@ Kafka: partition counts arrive as ints.
     dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
     TableFilter(patterns).matches(database, table)    -> bool (TiDB table-filter syntax)
     DispatchRule: one `[sink] dispatchers` entry; `rule_for(rules, db, table)` picks one
+    Route: a table's topic and dispatcher (`config.RoutingConfig.route` decides it)
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import zlib
 from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import RowChange
@@ -34,6 +35,7 @@ __all__ = [
     "DispatchRule",
     "PartitionDispatcher",
     "PartitionRule",
+    "Route",
     "TableFilter",
     "TopicRouter",
     "build_dispatcher",
@@ -253,13 +255,16 @@ class PartitionDispatcher:
 
     Built once per table by `build_dispatcher`; `partition` is called per row and only
     reads precomputed state, so one instance may serve one task's rows in order.
+    `columns` names the table columns whose values the partition depends on (in hash
+    order; empty for `table`, `default` and `ts`).
     """
 
-    __slots__ = ("rule", "table")
+    __slots__ = ("columns", "rule", "table")
 
     def __init__(self, rule: PartitionRule, table: TableSchema) -> None:
         self.rule = rule
         self.table = table
+        self.columns: tuple[str, ...] = ()
 
     def partition(self, change: RowChange, partition_num: int) -> int:
         raise NotImplementedError
@@ -295,6 +300,7 @@ class _HashDispatcher(PartitionDispatcher):
         columns: Sequence[tuple[str, int]] = (),
     ) -> None:
         super().__init__(rule, table)
+        self.columns = tuple(name for name, _ in columns)
         self._table_crc = zlib.crc32(table.database.encode() + table.table.encode())
         self._columns = tuple(
             (zlib.crc32(name.encode()), pos, table.columns[pos].type.base == "float")
@@ -322,6 +328,13 @@ class _HashDispatcher(PartitionDispatcher):
             return None
         _check_partition_num(partition_num)
         return self._table_crc % partition_num
+
+
+class Route(NamedTuple):
+    """Where a table's row changes go: its topic and its partition dispatcher."""
+
+    topic: str
+    dispatcher: PartitionDispatcher
 
 
 def build_dispatcher(

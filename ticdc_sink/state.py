@@ -228,6 +228,14 @@ class SinkState:
             self._delete(old)
         return path
 
+    def reports(self) -> list[str]:
+        """The kept batch reports (`record_report`), one JSON text each, in the order
+        they were written (oldest first)."""
+        folder = posixpath.join(self._root, "reports")
+        info = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        found = sorted((i.mtime_ns or 0, i.path) for i in info if i.base_name.endswith(".json"))
+        return [self._read(path) for _, path in found]
+
     def _table_path(self, database: str, table: str) -> str:
         # Hashed: database and table names may hold any character.
         digest = hashlib.sha1(f"{database}\x00{table}".encode()).hexdigest()

@@ -43,7 +43,7 @@ from ticdc_sink.events import (
 )
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.routing import TopicRouter, build_dispatcher, rule_for
+from ticdc_sink.routing import Route
 from ticdc_sink.schema import (
     TableSchema,
     build_table_schema,
@@ -64,7 +64,6 @@ __all__ = [
     "send_schema_change",
     "send_watermark",
     "split_key_update",
-    "table_topic",
     "watermark_to_send",
     "write_batches",
 ]
@@ -202,7 +201,7 @@ def make_plan(
         # The same for the dispatcher: partition-columns or an index the table lacks is an
         # option error, raised here rather than in every task (rows naming their own
         # tables share these columns, but the message would name the placeholder).
-        dispatcher_for(config, template)
+        config.routing.route(template)
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "
@@ -226,22 +225,6 @@ def make_plan(
     )
 
 
-def dispatcher_for(config: SinkConfig, table: TableSchema) -> Any:
-    """The table's partition dispatcher: the first matching `dispatchers` rule's, else
-    the `partition` option's.
-
-    Raises:
-        ConfigError: partition columns or an index the table lacks.
-    """
-    routing = config.routing
-    rule = rule_for(routing.dispatchers, table.database, table.table)
-    if rule is None:
-        return build_dispatcher(
-            routing.partition, table, columns=routing.partition_columns, index=routing.index
-        )
-    return build_dispatcher(rule.partition, table, columns=rule.columns, index=rule.index)
-
-
 def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
     """Positions of the columns TiCDC flags as unique key or handle key."""
     handle = set(schema.handle_key)
@@ -257,24 +240,24 @@ class _TableOutput:
         self,
         plan: WritePlan,
         schema: TableSchema,
-        topic: str,
+        route: Route,
         registry: codec.SchemaRegistry | None,
         codec_config: CodecConfig | None = None,
         store: codec.ClaimCheckStore | None = None,
     ) -> None:
         self.schema = schema
-        self.topic = topic
+        self.topic = route.topic
         # The codec options for this topic: max-message-bytes may be the topic's, lower.
         self.codec = codec_config or plan.config.codec
         self.encoder = codec.build_encoder(
             self.codec,
             schema,
             build_ts_ms=plan.build_ts_ms,
-            topic=topic,
+            topic=route.topic,
             registry=registry,
             claim_check=store,
         )
-        self.dispatcher = dispatcher_for(plan.config, schema)
+        self.dispatcher = route.dispatcher
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
@@ -324,9 +307,9 @@ class _TaskWriter:
         key = (schema.database, schema.table)
         out = self.outputs.get(key)
         if out is None:
-            topic = table_topic(self.plan.config, schema.database, schema.table)
+            route = self.plan.config.routing.route(schema)
             out = self.outputs[key] = _TableOutput(
-                self.plan, schema, topic, self.registry, self.codec_for(topic), self.store
+                self.plan, schema, route, self.registry, self.codec_for(route.topic), self.store
             )
         return out
 
@@ -672,13 +655,6 @@ def _change_batches(
         yield from ordered
 
 
-def table_topic(config: SinkConfig, database: str, table: str) -> str:
-    """The topic of a table: the first matching `dispatchers` rule's, else `topic`'s."""
-    rule = rule_for(config.routing.dispatchers, database, table)
-    expression = rule.topic if rule is not None and rule.topic else config.routing.topic
-    return TopicRouter(expression).topic_for(database, table)
-
-
 def send_schema_change(
     plan: WritePlan,
     previous: TableSchema | None,
@@ -710,7 +686,7 @@ def send_schema_change(
     )
     if message is None:
         return None
-    topic = table_topic(plan.config, table.database, table.table)
+    topic = plan.config.routing.topic_for(table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
         for partition in codec.ddl_partitions(options, producer.partition_count(topic)):

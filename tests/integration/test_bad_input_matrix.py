@@ -116,6 +116,7 @@ protocol = "simple"
 partition-num = "many"
 """
 TOML_SYNTAX = "[sink\nprotocol = simple"
+TOML_LATIN1 = '[sink]\nprotocol = "caf\xe9"\n'.encode("latin-1")
 
 # (id, options, error class, fragments). `{topic}` in a value becomes the case's topic;
 # `config` values are TOML texts written to a file first.
@@ -313,6 +314,96 @@ DRIVER_CASES = [
     ),
     ("toml-unknown-key", {"config": TOML_UNKNOWN}, "ConfigError", ["no-such-key"]),
     ("toml-bad-value", {"config": TOML_BAD_VALUE}, "ConfigError", ["partition-num", "many"]),
+    # issue 13: these failed inside a task with a raw error, or with the wrong error
+    (
+        "toml-not-utf8",
+        {"config": TOML_LATIN1},
+        "ConfigError",
+        ["option 'config'", "is not UTF-8 text (byte 0xe9"],
+    ),
+    (
+        "partition-num-above-librdkafka",
+        {"partition-num": "1000000"},
+        "ConfigError",
+        ["option 'partition-num' is '1000000'; use an integer from 1 to 100000"],
+    ),
+    (
+        "replication-factor-above-librdkafka",
+        {"replication-factor": "20000"},
+        "ConfigError",
+        ["option 'replication-factor' is '20000'; use an integer from 1 to 10000"],
+    ),
+    (
+        "kafka-unknown-setting",
+        {"kafka.lingr.ms": "5"},
+        "ConfigError",
+        ["option 'kafka.lingr.ms' is unknown to librdkafka", "did you mean 'kafka.linger.ms'?"],
+    ),
+    (
+        "kafka-bad-value",
+        {"kafka.acks": "two"},
+        "ConfigError",
+        ["option 'kafka.acks' is refused by librdkafka", "request.required.acks"],
+    ),
+    (
+        "kafka-bad-sasl-mechanism",
+        {
+            "kafka.security.protocol": "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": "KERBEROS",
+            "kafka.sasl.username": "u",
+            "kafka.sasl.password": "p",
+        },
+        "ConfigError",
+        ["librdkafka, the Kafka client, refuses the kafka.* settings", "KERBEROS"],
+    ),
+    (
+        "kafka-java-jaas",
+        {"kafka.sasl.jaas.config": 'PlainLoginModule required username="u" password="p";'},
+        "ConfigError",
+        ["option 'kafka.sasl.jaas.config' is a setting of the Java Kafka client"],
+    ),
+    (
+        "kafka-java-truststore",
+        {"kafka.ssl.truststore.location": "/tls/truststore.jks"},
+        "ConfigError",
+        ["kafka.ssl.truststore.location", "kafka.ssl.ca.location"],
+    ),
+    (
+        "kafka-java-max-request-size",
+        {"kafka.max.request.size": "2000000"},
+        "ConfigError",
+        ["kafka.max.request.size", "max-message-bytes"],
+    ),
+    (
+        "kafka-java-serializer",
+        {"kafka.key.serializer": "org.apache.kafka.common.serialization.StringSerializer"},
+        "ConfigError",
+        ["kafka.key.serializer", "remove it"],
+    ),
+    (
+        "bootstrap-servers-typo",
+        {"kafka.bootstrap.server": "{bootstrap}"},
+        "ConfigError",
+        ["option 'kafka.bootstrap.server' is unknown", "'kafka.bootstrap.servers'"],
+    ),
+    (
+        "checkpoint-location-typo",
+        {"checkpointLocaton": "/tmp/x"},
+        "ConfigError",
+        ["did you mean 'checkpointLocation'?", "README.md, section Options"],
+    ),
+    (
+        "protocol-underscore",
+        {"protocol": "canal_json"},
+        "ConfigError",
+        ["option 'protocol' is 'canal_json'; did you mean 'canal-json'?"],
+    ),
+    (
+        "option-key-is-not-tls",
+        {"key": "id"},
+        "ConfigError",
+        ["option 'key' is 'id'; to choose the Kafka message key", "primary-key"],
+    ),
 ]
 
 
@@ -323,15 +414,21 @@ DRIVER_CASES = [
 )
 def test_bad_settings_fail_on_the_driver(spark, broker, case, tmp_path, options, cls, fragments):
     topic, checkpoint = case
-    options = {k: v.replace("{bootstrap}", broker.bootstrap) for k, v in options.items()}
-    options = {k: v.replace("{topic}", topic) for k, v in options.items()}
-    if "config" in options and not options["config"].startswith("/no/"):
+    options = {
+        k: v.replace("{bootstrap}", broker.bootstrap).replace("{topic}", topic)
+        if isinstance(v, str)
+        else v
+        for k, v in options.items()
+    }
+    if "config" in options and not str(options["config"]).startswith("/no/"):
         path = tmp_path / "changefeed.toml"
-        path.write_text(options["config"])
+        text = options["config"]
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
         options["config"] = str(path)
     merged = {"topic": topic, **TABLE, "checkpointLocation": str(checkpoint), **options}
     merged = {k: v for k, v in merged.items() if v != ""}
-    bootstrap = "" if "sink-uri" in merged else broker.bootstrap
+    brokers_given = "sink-uri" in merged or "kafka.bootstrap.server" in merged
+    bootstrap = "" if brokers_given else broker.bootstrap
     df = spark.createDataFrame([(1, "x")], "id bigint, name string")
     with pytest.raises(Exception) as failure:
         save(df, bootstrap, merged)
@@ -910,3 +1007,21 @@ def test_rows_below_an_earlier_watermark_are_refused(spark, broker, case):
     reports = [json.loads(p.read_text()) for p in (checkpoint / "ticdc" / "reports").iterdir()]
     last = max(reports, key=lambda r: r["commit_ts"])
     assert (last["below_watermark"], last["watermark"]) == (1, ts + 5)
+
+
+def test_partition_num_above_an_existing_topic_count(spark, broker, case):
+    # tiflow SetPartitionNum: "the number of partition (4) specified in sink-uri is more than
+    # that of actual topic (2)". Keys would go to partitions the topic does not have.
+    topic, checkpoint = case
+    broker.create_topic(topic, 2)
+    df = spark.createDataFrame([(1, "x")], "id bigint, name string").coalesce(1)
+    options = {"topic": topic, **TABLE, "partition-num": "4", "checkpointLocation": str(checkpoint)}
+    with pytest.raises(Exception) as failure:
+        save(df, broker.bootstrap, options)
+    assert_error(
+        failure.value,
+        "ConfigError",
+        f"option 'partition-num' is 4, more than the 2 partitions of topic {topic}",
+        "set partition-num to at most 2",
+    )
+    assert_nothing_committed(broker, topic, checkpoint)

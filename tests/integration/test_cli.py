@@ -130,4 +130,79 @@ def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, regist
     assert main([*argv, "--protocol", "maxwell"]) == 2
     assert "protocol 'maxwell' has no decoder" in capsys.readouterr().err
     assert main([*argv, "--protocol", "avro"]) == 2  # no registry given
-    assert "needs a schema registry" in capsys.readouterr().err
+    assert "needs --schema-registry URL" in capsys.readouterr().err
+
+
+def test_an_avro_message_with_an_unknown_schema_id_is_reported_on_its_line(
+    broker, registry, capsys
+):
+    # Issue 13: a traceback and exit 1, where every other decoder reports the message.
+    from ticdc_sink.config import RegistryConfig, SubjectNameStrategy
+    from ticdc_sink.registry import ConfluentSchemaRegistry
+
+    broker.create_topic("cli_avro_unknown", 1)
+    ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
+    encoder = codec.build_encoder(
+        CodecConfig(protocol=Protocol.AVRO),
+        SCHEMA,
+        build_ts_ms=1,
+        topic="cli_avro_unknown",
+        registry=ids,
+    )
+    good = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, (1, "a")))
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce("cli_avro_unknown", b"\x00\x00\x00\x27\x0f\x02", None, partition=0)
+    producer.produce("cli_avro_unknown", good.value, good.key, partition=0)
+    producer.flush(10)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_avro_unknown"]
+    assert main([*argv, "-o", "protocol=avro", "--schema-registry", registry.url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split(None, 2)[2] == "not avro: ticdc: schema id 9999 is unknown to the registry"
+    assert "INSERT shop.items" in out[2]
+
+
+def test_a_partition_the_topic_does_not_have_is_an_error(broker, capsys):
+    produce(broker, "cli_one_partition", Protocol.SIMPLE, partitions=1)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_one_partition"]
+    assert main([*argv, "--partition", "99"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "ticdc-sink decode: ticdc: topic cli_one_partition has no partition 99; its partitions "
+        "are 0\n"
+    )
+    assert main([*argv, "--partition", "99", "--follow", "--timeout", "5"]) == 2
+    assert "has no partition 99" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_decode_quietly(broker):
+    broker.create_topic("cli_many", 1)
+    config = CodecConfig(protocol=Protocol.SIMPLE)
+    encoder = codec.build_encoder(config, SCHEMA, build_ts_ms=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(3000):  # far more output than a pipe holds
+        message = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, (i, "n" * 40)))
+        producer.produce("cli_many", message.value, message.key, partition=0)
+    producer.flush(30)
+    decode = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ticdc_sink",
+            "decode",
+            "--bootstrap-servers",
+            broker.bootstrap,
+            "--topic",
+            "cli_many",
+            "--format",
+            "jsonl",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert decode.stdout is not None and decode.stderr is not None
+    first = decode.stdout.readline()  # `| head -1`
+    decode.stdout.close()
+    err = decode.stderr.read()
+    assert decode.wait(timeout=60) == 141  # as a Unix tool stopped by SIGPIPE
+    assert json.loads(first)["partition"] == 0
+    assert err == b""

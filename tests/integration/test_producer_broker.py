@@ -3,6 +3,8 @@ partition counts, a 10k-message round trip, null vs empty keys, an unreachable b
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -134,3 +136,62 @@ def test_unreachable_broker_fails_within_broker_timeout_and_names_it() -> None:
     assert elapsed < 20, elapsed
     assert closed in str(info.value) and info.value.brokers == closed
     assert "broker-timeout-ms 1500" in str(info.value)
+
+
+def test_a_broker_back_with_the_topic_recreated_smaller_fails_the_write_promptly() -> None:
+    # Issue 13: the write hung until message.timeout.ms, or failed with a raw SystemError
+    # or cimpl.KafkaException; now it ends at the first refused message as a DeliveryError
+    # naming the brokers and the topic.
+    first = TansuBroker()
+    port = first.port
+    try:
+        first.create_topic("recreated", 3)
+        config = KafkaConfig(
+            bootstrap_servers=first.bootstrap,
+            broker_timeout_ms=5000,
+            client_config={"message.timeout.ms": "120000"},
+        )
+        with KafkaProducer(config) as producer:
+            assert producer.partition_count("recreated") == 3
+            for i in range(30):
+                producer.send("recreated", i % 3, b"k", b"before-%d" % i)
+            producer.flush()
+            first.close()
+            with TansuBroker(port=port) as second:
+                second.create_topic("recreated", 1)
+                started = time.monotonic()
+                with pytest.raises(DeliveryError) as info:
+                    for i in range(30):
+                        producer.send("recreated", i % 3, b"k", b"after-%d" % i)
+                    producer.flush()
+                elapsed = time.monotonic() - started
+    finally:
+        first.close()
+    assert elapsed < 60  # message.timeout.ms is 120 s: the first refusal ended the write
+    text = str(info.value)
+    assert f"127.0.0.1:{port}" in text and "topic recreated partition" in text
+    assert "Unknown partition" in text or "has no partition" in text
+
+
+def test_librdkafka_writes_nothing_to_stderr_itself(tmp_path) -> None:
+    # Issue 13: an unreachable broker printed ~118 `%3|...|FAIL|` lines before the
+    # DeliveryError; they now go through Python logging (logger ticdc_sink.librdkafka).
+    script = tmp_path / "unreachable.py"
+    script.write_text(
+        "import logging\n"
+        "from ticdc_sink.config import KafkaConfig\n"
+        "from ticdc_sink.errors import DeliveryError\n"
+        "from ticdc_sink.producer import KafkaProducer\n"
+        f"config = KafkaConfig(bootstrap_servers='127.0.0.1:{free_port()}', "
+        "client_config={'message.timeout.ms': '2000'})\n"
+        "with KafkaProducer(config) as producer:\n"
+        "    producer.send('t', 0, None, b'v')\n"
+        "    try:\n"
+        "        producer.flush()\n"
+        "    except DeliveryError as exc:\n"
+        "        print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "were not delivered" in done.stdout or "not acknowledged" in done.stdout
+    assert "|FAIL|" not in done.stderr and done.stderr == ""

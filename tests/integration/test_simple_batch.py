@@ -89,13 +89,24 @@ def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, 
     ]
 
 
-def test_an_existing_topic_keeps_its_partition_count(spark, broker):
+def test_partition_num_below_an_existing_topic_count_is_used_as_in_ticdc(spark, broker):
+    # tiflow SetPartitionNum: the sink-uri topic keeps partition-num partitions in use
+    # (bootstraps, rows and watermarks alike); a topic of an expression keeps its count.
     broker.create_topic("existing_five", 5)
-    df = spark.createDataFrame([(1, "x")], "id bigint, name string")
-    write(df, broker, topic="existing_five", database="db", table="t", partition_num="2")
+    broker.create_topic("existing_expr_t", 5)
+    df = spark.createDataFrame([(i, "x") for i in range(20)], "id bigint, name string")
+    options = {"database": "db", "table": "t", "partition": "index-value", "primary_key": "id"}
+    write(df, broker, topic="existing_five", partition_num="2", **options)
     by_partition = decoded(broker, "existing_five")
-    assert sorted(by_partition) == [0, 1, 2, 3, 4]
-    assert all(isinstance(events[0], DecodedBootstrap) for events in by_partition.values())
+    assert sorted(by_partition) == [0, 1]
+    for partition, events in by_partition.items():
+        assert isinstance(events[0], DecodedBootstrap)
+        assert isinstance(events[-1], DecodedWatermark)
+        for row in (e for e in events if isinstance(e, DecodedRow)):
+            key = str(row.data["id"]).encode()
+            assert partition == crc_partition([b"dbt", b"id" + key], 2)
+    write(df, broker, topic="existing_expr_{table}", partition_num="2", **options)
+    assert sorted(decoded(broker, "existing_expr_t")) == [0, 1, 2, 3, 4]
 
 
 def test_rows_of_several_tables_route_by_the_database_and_table_columns(spark, broker):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import pickle
 import re
 from pathlib import Path
@@ -27,6 +28,7 @@ from ticdc_sink.config import (
     parse_sink_uri,
 )
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
 
 BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
 SECRET = "pa55-W0rd-xyzzy"
@@ -471,12 +473,15 @@ def test_toml_errors(tmp_path: Path) -> None:
 )
 def test_unknown_option_suggests(key: str, suggestion: str) -> None:
     e = error({**BASE, key: "x"})
-    assert str(e) == f"ticdc: option '{key}' is unknown; did you mean '{suggestion}'?"
+    assert str(e) == (
+        f"ticdc: option '{key}' is unknown; did you mean '{suggestion}'? "
+        "(all options: README.md, section Options)"
+    )
     assert e.option == key
 
 
-def test_unknown_option_without_a_close_match() -> None:
-    assert "options table" in str(error({**BASE, "zzzzzz": "1"}))
+def test_unknown_option_without_a_close_match_points_at_the_readme() -> None:
+    assert str(error({**BASE, "zzzzzz": "1"})).endswith("all options: README.md, section Options")
 
 
 @pytest.mark.parametrize(
@@ -486,8 +491,11 @@ def test_unknown_option_without_a_close_match() -> None:
         ("protocol", "json", "use one of simple, avro, debezium, canal-json"),
         ("encoding-format", "xml", "use one of json, avro"),
         ("enable-tidb-extension", "maybe", "use true or false"),
-        ("partition-num", "many", "use an integer from 1 to 2147483647"),
-        ("partition-num", "-1", "use an integer from 1 to 2147483647"),
+        ("partition-num", "many", "use an integer from 1 to 100000"),
+        ("partition-num", "-1", "use an integer from 1 to 100000"),
+        # librdkafka creates no topic with more (RD_KAFKAP_PARTITIONS_MAX, _BROKERS_MAX)
+        ("partition-num", "1000000", "use an integer from 1 to 100000"),
+        ("replication-factor", "10001", "use an integer from 1 to 10000"),
         ("max-message-bytes", "0", "use an integer from 1"),
         ("time-zone", "Mars/Olympus", "IANA time zone"),
         ("time-zone", "../etc/passwd", "IANA time zone"),
@@ -882,3 +890,83 @@ def test_settings_without_meaning_here_are_reported_by_name(tmp_path: Path) -> N
         "sink-uri parameter 'max-batch-size'",
     )
     assert c == SinkConfig.from_options({"kafka.bootstrap.servers": "b:9092", "topic": "t"})
+
+
+# -- issue 13: errors a user can act on -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "instead"),
+    [
+        ("sasl.jaas.config", "kafka.sasl.username and kafka.sasl.password"),
+        ("ssl.truststore.location", "kafka.ssl.ca.location"),
+        ("ssl.truststore.password", "remove it"),
+        ("max.request.size", "max-message-bytes"),
+        ("key.serializer", "remove it"),
+        ("value.serializer", "remove it"),
+        ("buffer.memory", "kafka.queue.buffering.max.kbytes"),
+        ("partitioner.class", "use partition"),
+    ],
+)
+def test_java_client_settings_name_the_librdkafka_equivalent(name: str, instead: str) -> None:
+    e = error({**BASE, f"kafka.{name}": SECRET})
+    text = str(e)
+    assert text.startswith(f"ticdc: option 'kafka.{name}' is a setting of the Java Kafka client")
+    assert instead in text and e.option == f"kafka.{name}"
+    assert SECRET not in text
+
+
+def test_a_typo_in_kafka_bootstrap_servers_is_an_unknown_option() -> None:
+    e = error({"topic": "t", "kafka.bootstrap.server": "b:9092"})
+    assert str(e) == (
+        "ticdc: option 'kafka.bootstrap.server' is unknown; did you mean 'kafka.bootstrap.servers'?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"checkpointlocaton": "/chk"}, "did you mean 'checkpointLocation'?"),
+        ({"protocol": "canal_json"}, "did you mean 'canal-json'? use one of simple"),
+        ({"large-message-handle-option": "claim_check"}, "did you mean 'claim-check'?"),
+        ({"checkpointlocation": 5}, "option 'checkpointLocation' is '5'"),
+    ],
+)
+def test_suggestions_keep_the_documented_spelling(options: dict, expected: str) -> None:
+    assert expected in str(error({**BASE, **options}))
+
+
+def test_the_option_key_is_answered_as_the_message_key_not_as_tls() -> None:
+    text = str(error({**BASE, "key": "id"}))
+    assert text.startswith("ticdc: option 'key' is 'id'; to choose the Kafka message key")
+    assert "primary-key" in text
+    # a file path keeps TiCDC's TLS rule
+    assert "give ca, cert and key together" in str(error({**BASE, "key": "/tls/client.key"}))
+
+
+def test_a_changefeed_file_that_is_not_utf8(tmp_path) -> None:
+    path = tmp_path / "changefeed.toml"
+    path.write_bytes('[sink]\nprotocol = "caf\xe9"\n'.encode("latin-1"))
+    text = str(error({**BASE, "config": str(path)}))
+    assert text == (
+        f"ticdc: option 'config' is '{path}'; it is not UTF-8 text (byte 0xe9 at offset 22); "
+        "TOML files are UTF-8: save it as UTF-8"
+    )
+
+
+def test_the_default_topic_is_the_fixed_topic_only() -> None:
+    assert build().kafka.default_topic == "orders"
+    assert build(topic="tidb_{schema}_{table}").kafka.default_topic is None
+
+
+def test_routing_follows_the_first_matching_dispatchers_rule() -> None:
+    rules = json.dumps(
+        [{"matcher": ["shop.*"], "topic": "rule_{table}", "partition": "index-value"}]
+    )
+    routing = build(dispatchers=rules, partition="table").routing
+    table = TableSchema("shop", "orders", (Column("id", parse_mysql_type("bigint")),), ())
+    route = routing.route(table)
+    assert route.topic == "rule_orders" and route.dispatcher.rule is PartitionRule.INDEX_VALUE
+    other = routing.route(attrs.evolve(table, database="hr"))
+    assert other.topic == "orders" and other.dispatcher.rule is PartitionRule.TABLE
+    assert routing.topic_for("shop", "x") == "rule_x"

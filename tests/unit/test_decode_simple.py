@@ -353,7 +353,11 @@ def test_encoding_format_is_checked() -> None:
 @pytest.mark.parametrize(
     ("encoding", "value", "match"),
     [
-        ("json", b"\x16\x06\x06\x02", "not JSON .*use SimpleDecoder\\(encoding_format='avro'\\)"),
+        (
+            "json",
+            b"\x16\x06\x06\x02",
+            "not JSON .*--encoding-format avro; SimpleDecoder\\(encoding_format='avro'\\)",
+        ),
         ("avro", golden("insert"), "starts with 7b.*looks like JSON"),
         ("avro", b"", "starts with nothing"),
         ("avro", b"\x16\x06\x06\x02", "not a Simple Avro message \\(EOFError"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from ticdc_sink.config import (
 from ticdc_sink.decode import DecodedRow, decoder_for
 from ticdc_sink.decode.canal_json import CanalJsonDecoder
 from ticdc_sink.decode.simple import SimpleDecoder
-from ticdc_sink.errors import ConfigError, DecodeError, MessageTooLargeError
+from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
@@ -593,3 +594,18 @@ def test_canal_json_raw_value_stores_the_canal_message() -> None:
     decoder = CanalJsonDecoder(claim_check_loader=store.load, claim_check_raw_value=True)
     row = decoder.decode_message(None, message.value)
     assert isinstance(row, DecodedRow) and row.data == {"id": 7, "payload": "x" * 2000}
+
+
+def test_a_claim_check_file_that_cannot_be_written_is_a_delivery_error(tmp_path: Path) -> None:
+    # Issue 13: a full disk (OSError errno 28) reached the user raw, naming no option.
+    directory = tmp_path / "cc"
+    store = claim_check.open_store(f"file://{directory}?token=s3cr3t")
+    shutil.rmtree(directory)
+    directory.write_text("the directory is gone")
+    with pytest.raises(DeliveryError) as info:
+        store.write("x.json", b"data")
+    assert str(info.value) == (
+        f"ticdc: cannot write claim-check file file://{directory}/x.json to "
+        f"claim-check-storage-uri 'file://{directory}?token=***': Not a directory (errno 20); "
+        "make room there or give a storage every executor can write to"
+    )

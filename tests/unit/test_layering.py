@@ -54,6 +54,8 @@ ALLOWED: dict[str, set[str]] = {
         "schema_change",
         "_local_broker",
         "claim_check",
+        "registry",
+        "state",
     },
     "_local_broker": {"errors"},
     "__init__": {"errors", "datasource"},

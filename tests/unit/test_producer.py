@@ -3,6 +3,7 @@ delivery tracking and the errors a task fails with. No broker needed."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from concurrent.futures import Future
@@ -10,12 +11,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import attrs
+import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from ticdc_sink import producer as producer_module
 from ticdc_sink.config import KafkaConfig
-from ticdc_sink.errors import DeliveryError
-from ticdc_sink.producer import DEFAULT_PARTITION_NUM, KafkaProducer, PartitionStats
+from ticdc_sink.errors import ConfigError, DeliveryError
+from ticdc_sink.producer import (
+    DEFAULT_PARTITION_NUM,
+    KafkaProducer,
+    PartitionStats,
+    check_client_config,
+)
 
 BROKERS = "broker-a:9092,broker-b:9092"
 SECRET = "hunter2-secret"
@@ -47,6 +55,13 @@ class FakeMessage:
         return len(self._value) if self._value is not None else 0
 
 
+class BrokenMessage(FakeMessage):
+    """What confluent-kafka hands a callback called with an exception already set."""
+
+    def key(self) -> bytes | None:
+        raise SystemError("<method 'key' of 'cimpl.Message' objects> returned a result")
+
+
 @attrs.define
 class FakeCluster:
     """What the fake clients share: the topics, and how the broker misbehaves."""
@@ -63,6 +78,8 @@ class FakeCluster:
     topic_errors: list[KafkaError] = attrs.field(factory=list)
     create_errors: list[KafkaError] = attrs.field(factory=list)
     race_partitions: int | None = None  # another task creates the topic first
+    stuck_partitions: set[tuple[str, int]] = attrs.field(factory=set)  # never acknowledged
+    broken_messages: bool = False  # a delivered message's accessors raise
     producers: list[FakeProducer] = attrs.field(factory=list)
     admins: list[FakeAdmin] = attrs.field(factory=list)
 
@@ -85,6 +102,15 @@ class FakeProducer:
         cluster.producers.append(self)
 
     def produce(self, topic, value=None, key=None, partition=-1, on_delivery=None) -> None:
+        count = self.cluster.topics.get(topic)
+        if count is not None and partition >= count:
+            # librdkafka knows the topic has fewer partitions now
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._UNKNOWN_PARTITION,
+                    "Unable to produce message: Local: Unknown partition",
+                )
+            )
         if len(self.queue) >= self.capacity:
             self.buffer_errors += 1
             raise BufferError("Local: Queue full")
@@ -95,11 +121,18 @@ class FakeProducer:
         if self.cluster.stuck:
             return 0
         served = 0
+        kept: deque[tuple[FakeMessage, Any]] = deque()
         while self.queue and (limit is None or served < limit):
             message, callback = self.queue.popleft()
+            if (message.topic(), message.partition()) in self.cluster.stuck_partitions:
+                kept.append((message, callback))
+                continue
             error = self.cluster.failing_partitions.get((message.topic(), message.partition()))
-            callback(error, message)
+            if self.cluster.broken_messages:
+                message = BrokenMessage(message.topic(), message.partition(), None, b"v")
+            callback(error, message)  # a callback that raises fails the test here
             served += 1
+        self.queue.extendleft(reversed(kept))
         return served
 
     def poll(self, timeout: float = -1) -> int:
@@ -327,11 +360,9 @@ def test_producer_config_defaults_and_user_overrides():
 
 def test_flush_waits_for_the_message_timeout_plus_grace():
     cluster = FakeCluster()
-    make_producer(cluster).flush()
-    assert cluster.producers[0].flush_timeouts == [305.0]  # librdkafka default 300 s
+    assert make_producer(cluster).flush_timeout_s == 305.0  # librdkafka default 300 s
     config = kafka_config(client_config={"message.timeout.ms": "20000"})
-    make_producer(cluster, config).flush()
-    assert cluster.producers[1].flush_timeouts == [25.0]
+    assert make_producer(cluster, config).flush_timeout_s == 25.0
 
 
 # -- sending, back-pressure, accounting -----------------------------------------------
@@ -400,7 +431,7 @@ def test_messages_still_queued_after_flush_timeout_fail_flush():
     with pytest.raises(DeliveryError) as info:
         producer.flush()
     text = str(info.value)
-    assert "2 of 2 messages were not acknowledged by Kafka brokers " + BROKERS in text
+    assert "2 of 2 messages to topics t were not acknowledged by Kafka brokers " + BROKERS in text
     assert "1/1 brokers are down" in text
 
 
@@ -409,7 +440,7 @@ def test_queue_that_never_drains_fails_send_after_the_flush_timeout():
     producer = make_producer(cluster, capacity=2, flush_timeout_s=0.01)
     producer.send("t", 0, None, b"v")
     producer.send("t", 0, None, b"v")
-    with pytest.raises(DeliveryError, match="2 of 2 messages were not acknowledged"):
+    with pytest.raises(DeliveryError, match="2 of 2 messages to topics t were not acknowledged"):
         producer.send("t", 0, None, b"v")
     assert cluster.producers[0].max_queued == 2
 
@@ -466,3 +497,172 @@ def test_failure_only_delivery_reports_cannot_be_turned_off():
     config = kafka_config(client_config={"delivery.report.only.error": "false"})
     make_producer(cluster, config)
     assert cluster.producers[0].config["delivery.report.only.error"] is True
+
+
+# -- broker faults end as DeliveryError (issue 13, item 5) -----------------------------------
+
+
+def test_an_exception_inside_a_delivery_callback_is_raised_after_flush():
+    error = KafkaError(KafkaError._MSG_TIMED_OUT)
+    cluster = FakeCluster(failing_partitions={("t", 0): error}, broken_messages=True)
+    producer = make_producer(cluster)
+    producer.send("t", 0, None, b"v")
+    producer.send("t", 0, None, b"v")
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    text = str(info.value)
+    assert text.startswith(f"ticdc: handling a delivery report from Kafka brokers {BROKERS}")
+    assert "topics t" in text and "SystemError" in text
+    assert isinstance(info.value.__cause__, SystemError)
+
+
+def test_a_partition_gone_from_the_topic_fails_the_send_naming_topic_and_brokers():
+    cluster = FakeCluster(topics={"t": 3})
+    producer = make_producer(cluster)
+    assert producer.partition_count("t") == 3
+    cluster.topics["t"] = 1  # the topic was recreated with one partition
+    with pytest.raises(DeliveryError) as info:
+        producer.send("t", 2, None, b"v")
+    assert str(info.value) == (
+        f"ticdc: topic t on Kafka brokers {BROKERS} has no partition 2 now (it had 3 when this "
+        "task started): it was recreated or changed while the task wrote; the task fails, and "
+        "a retry routes by the topic's partition count then"
+    )
+    with pytest.raises(DeliveryError, match="has no partition 2 now"):
+        producer.send_many("t", 2, None, [b"v"])
+
+
+def test_flush_stops_at_the_first_failed_message():
+    error = KafkaError(KafkaError._UNKNOWN_PARTITION, "Local: Unknown partition")
+    cluster = FakeCluster(failing_partitions={("t", 1): error}, stuck_partitions={("t", 0)})
+    producer = make_producer(cluster)  # flush would wait 305 s for partition 0
+    for i in range(4):
+        producer.send("t", i % 2, None, b"v")
+    started = time.monotonic()
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    assert time.monotonic() - started < 60
+    text = str(info.value)
+    assert "first failure: topic t partition 1: Local: Unknown partition" in text
+    assert "2 more were still unacknowledged" in text
+    assert len(cluster.producers[0].flush_timeouts) == 1
+
+
+# -- partition-num on an existing topic follows TiCDC (issue 13, item 8) ----------------------
+
+
+def test_partition_num_smaller_than_the_default_topic_is_used():
+    cluster = FakeCluster(topics={"orders": 6, "other": 6})
+    producer = make_producer(cluster, kafka_config(partition_num=4, default_topic="orders"))
+    assert producer.partition_count("orders") == 4
+    assert producer.partition_count("other") == 6  # topics of expressions keep their count
+
+
+def test_partition_num_larger_than_the_default_topic_is_an_error():
+    cluster = FakeCluster(topics={"orders": 2})
+    producer = make_producer(cluster, kafka_config(partition_num=4, default_topic="orders"))
+    with pytest.raises(ConfigError) as info:
+        producer.partition_count("orders")
+    assert str(info.value) == (
+        f"ticdc: option 'partition-num' is 4, more than the 2 partitions of topic orders on "
+        f"Kafka brokers {BROKERS}; TiCDC refuses this too: set partition-num to at most 2, or "
+        "add partitions to the topic"
+    )
+
+
+def test_without_partition_num_the_default_topic_keeps_its_count():
+    cluster = FakeCluster(topics={"orders": 6})
+    producer = make_producer(cluster, kafka_config(default_topic="orders"))
+    assert producer.partition_count("orders") == 6
+
+
+# -- librdkafka's log goes through Python logging (issue 13, item 11) -------------------------
+
+
+def test_librdkafka_lines_go_to_python_logging_at_quiet_levels(caplog):
+    cluster = FakeCluster()
+    make_producer(cluster)
+    log = cluster.producers[0].config["logger"]
+    caplog.set_level(logging.DEBUG, logger="ticdc_sink.librdkafka")
+    fail = "[thrd:b:9092/1]: b:9092/1: Connect to ipv4#127.0.0.1:9092 failed: Connection refused"
+    log.log(logging.ERROR, "%s [%s] %s", "FAIL", "rdkafka#producer-1", fail)
+    confwarn = "[thrd:app]: Configuration property enable.auto.commit is a consumer property"
+    log.log(logging.WARNING, "%s [%s] %s", "CONFWARN", "rdkafka#producer-1", confwarn)
+    log.log(logging.INFO, "%s [%s] %s", "PARTCNT", "rdkafka#producer-1", "[thrd:main]: count")
+    levels = [(r.levelno, r.getMessage().split()[0]) for r in caplog.records]
+    assert levels == [
+        (logging.INFO, "FAIL"),
+        (logging.WARNING, "CONFWARN"),
+        (logging.DEBUG, "PARTCNT"),
+    ]
+    assert {r.name for r in caplog.records} == {"ticdc_sink.librdkafka"}
+
+
+# -- the kafka.* settings are checked on the driver (issue 13, item 9) ------------------------
+
+
+def check(**client: str) -> tuple[str, ...]:
+    return check_client_config(kafka_config(client_config=client))
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (
+            {"bootstrap.server": "b:9092"},
+            "option 'kafka.bootstrap.server' is unknown to librdkafka, the Kafka client; did you "
+            "mean 'kafka.bootstrap.servers'?",
+        ),
+        ({"lingr.ms": "5"}, "did you mean 'kafka.linger.ms'?"),
+        ({"zzzz.qqq": "5"}, "see https://github.com/confluentinc/librdkafka"),
+        (
+            {"acks": "two"},
+            "option 'kafka.acks' is refused by librdkafka, the Kafka client: Invalid value for "
+            'configuration property "request.required.acks"',
+        ),
+        ({"linger.ms": "-5"}, "option 'kafka.linger.ms' is refused by librdkafka"),
+        ({"compression.type": "brotli"}, "option 'kafka.compression.type' is refused"),
+        (
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"},
+            "librdkafka, the Kafka client, refuses the kafka.* settings: sasl.username and "
+            "sasl.password must be set",
+        ),
+        (
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "NOPE"},
+            "Unsupported SASL mechanism: NOPE",
+        ),
+    ],
+)
+def test_settings_librdkafka_refuses_are_config_errors_naming_the_option(settings, expected):
+    with pytest.raises(ConfigError) as info:
+        check(**settings, **{"sasl.password": SECRET})
+    assert expected in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+def test_file_settings_are_left_to_the_tasks_and_warnings_are_returned():
+    # The CA file may exist only where the tasks run (spark-submit --files).
+    assert check(**{"security.protocol": "SSL", "ssl.ca.location": "/only/on/executors"}) == ()
+    warnings = check(**{"enable.auto.commit": "false"})
+    assert warnings == (
+        "Configuration property enable.auto.commit is a consumer property and will be ignored "
+        "by this producer instance",
+    )
+
+
+def test_every_suggested_setting_is_known_to_librdkafka():
+    for name in producer_module._KNOWN_SETTINGS:
+        try:
+            confluent_kafka.Producer({name: "\x00not-a-value"})
+        except KafkaException as exc:
+            assert "No such configuration property" not in str(exc), name
+
+
+def test_every_java_setting_the_options_refuse_is_one_librdkafka_lacks():
+    from ticdc_sink import config as config_module
+
+    for name in config_module._JAVA_SETTINGS:
+        with pytest.raises(KafkaException) as info:
+            confluent_kafka.Producer({name: "x"})
+        text = str(info.value)
+        assert "No such configuration property" in text or "Java" in text, name

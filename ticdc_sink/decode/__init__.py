@@ -148,8 +148,8 @@ def claim_check_value(location: str, data: bytes, *, raw_value: bool) -> bytes:
     except (orjson.JSONDecodeError, KeyError, TypeError, binascii.Error):
         raise DecodeError(
             f"claim-check file {location} is not a JSON object with a base64 'value'; if the "
-            "sink wrote it with claim-check-raw-value=true, decode with claim_check_raw_value="
-            "True"
+            "sink wrote it with claim-check-raw-value=true, decode with that option too "
+            "(ticdc-sink decode --claim-check-raw-value; claim_check_raw_value=True)"
         ) from None
 
 
@@ -216,7 +216,10 @@ def decoder_for(
         )
     if name in ("avro", "flat-avro"):
         if schema_for_id is None:
-            raise DecodeError("protocol avro needs a schema registry to decode; give its URL")
+            raise DecodeError(
+                "protocol avro needs a schema registry to decode: give schema_for_id, a lookup "
+                "of writer schemas by id (ticdc-sink decode --schema-registry URL)"
+            )
         from ticdc_sink.decode.avro import AvroDecoder
 
         return AvroDecoder(schema_for_id)

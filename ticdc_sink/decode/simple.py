@@ -461,8 +461,8 @@ class SimpleDecoder:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
             hint = (
-                "; it looks like the avro encoding-format: use SimpleDecoder(encoding_format="
-                "'avro')"
+                "; it looks like Simple Avro: decode with encoding-format avro "
+                "(ticdc-sink decode --encoding-format avro; SimpleDecoder(encoding_format='avro'))"
                 if value[:1] == b"\x16"
                 else ""
             )
