@@ -10,20 +10,21 @@ Layout, under `<checkpointLocation>/ticdc/`:
     reports/<name>.json   one JSON line per committed batch (see README, "Batch reports")
 
 Files are written whole and renamed into place, so a reader never sees half a number.
-Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://).
+`ticdc_sink.checkpoint` says which locations open how (local, file:, s3a://, ...).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
-import os
 import posixpath
 import uuid
 
 import pyarrow.fs as pafs
 
 from ticdc_sink import tso
+from ticdc_sink.checkpoint import open_location
 from ticdc_sink.errors import ConfigError
 
 __all__ = ["SinkState"]
@@ -40,14 +41,8 @@ class SinkState:
     """The sink's own files under one checkpoint location."""
 
     def __init__(self, checkpoint_location: str) -> None:
-        try:
-            fs, path = pafs.FileSystem.from_uri(_as_uri(checkpoint_location))
-        except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise ConfigError(
-                f"checkpoint location {checkpoint_location!r} is not a file system pyarrow can "
-                "write to; use a local path or a file://, s3://, gs:// or hdfs:// URI",
-                option="checkpointLocation",
-            ) from exc
+        fs, path = open_location(checkpoint_location)
+        self.location = checkpoint_location
         self._fs = fs
         self._checkpoint = path
         self._root = posixpath.join(path, "ticdc")
@@ -58,28 +53,63 @@ class SinkState:
         batches = self._list_batches(posixpath.join(self._checkpoint, "offsets"))
         if not batches:
             raise ConfigError(
-                "no micro-batch in the offset log of checkpointLocation; is it the query's "
-                "checkpoint location?",
+                f"no micro-batch in the offset log of checkpointLocation {self.location!r} "
+                f"(read at {self._checkpoint!r}); is it the folder Spark checkpoints the "
+                "query to? Give the location as a full URI (hdfs://, s3a://, file:) when "
+                "Spark's default file system is not the local one",
                 option="checkpointLocation",
+                value=self.location,
             )
         return batches[-1]
 
+    def query_id(self) -> str | None:
+        """The id of the streaming query Spark keeps in `<checkpoint>/metadata` (the same
+        across restarts), or None when there is no such file: then this is not the folder
+        Spark checkpoints the query to."""
+        path = posixpath.join(self._checkpoint, "metadata")
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        try:
+            return str(json.loads(self._read(path))["id"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def batch_timestamp_ms(self, batch_id: int) -> int | None:
+        """When Spark started a micro-batch (`batchTimestampMs` in `offsets/<batchId>`),
+        the same again when the batch is replayed; None without that entry."""
+        path = posixpath.join(self._checkpoint, "offsets", str(batch_id))
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        lines = self._read(path).splitlines()
+        try:
+            return int(json.loads(lines[1])["batchTimestampMs"])
+        except (IndexError, ValueError, KeyError, TypeError):
+            return None
+
     def commit_ts_for_batch(self, batch_id: int) -> int:
         """The default commit ts of a micro-batch: the one chosen before if the batch is a
-        replay, else a new TSO above every earlier batch's and every watermark sent."""
+        replay, else a TSO above every earlier batch's and every watermark sent.
+
+        A new one is Spark's batch timestamp (from the offset log; now without it), so
+        every caller that asks before the first one recorded it gets the same value: the
+        tasks of a query whose checkpoint only they can find ask at the same time.
+        """
         folder = posixpath.join(self._root, "commit-ts")
         known = self._list_batches(folder)
         if batch_id in known:
             return int(self._read(posixpath.join(folder, str(batch_id))))
+        earlier = [b for b in known if b < batch_id][-1:]
         floor = max(
-            [int(self._read(posixpath.join(folder, str(b)))) for b in known[-1:]]
+            [int(self._read(posixpath.join(folder, str(b)))) for b in earlier]
             + [self.last_watermark() or 0]
         )
-        ts = max(tso.now(), floor + 1)
+        started_ms = self.batch_timestamp_ms(batch_id)
+        started = tso.compose(started_ms) if started_ms is not None else tso.now()
+        ts = max(started, floor + 1)
         self._write(posixpath.join(folder, str(batch_id)), str(ts))
         for old in known:
             if old < batch_id - _KEEP_BATCHES:
-                self._fs.delete_file(posixpath.join(folder, str(old)))
+                self._delete(posixpath.join(folder, str(old)))
         return ts
 
     def last_watermark(self) -> int | None:
@@ -113,7 +143,7 @@ class SinkState:
         self._write(posixpath.join(folder, str(batch_id)), ddl)
         for old in self._list_batches(folder):
             if old < batch_id - _KEEP_BATCHES:
-                self._fs.delete_file(posixpath.join(folder, str(old)))
+                self._delete(posixpath.join(folder, str(old)))
 
     def record_report(self, name: str, line: str) -> str:
         """Keep one batch's report as `reports/<name>.json`; returns its path. The
@@ -136,6 +166,13 @@ class SinkState:
         info = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
         return sorted(int(i.base_name) for i in info if i.base_name.isdigit())
 
+    def _delete(self, path: str) -> None:
+        # Tasks that find the checkpoint themselves prune at the same time.
+        try:
+            self._fs.delete_file(path)
+        except FileNotFoundError:
+            pass
+
     def _read(self, path: str) -> str:
         with self._fs.open_input_stream(path) as f:
             return f.read().decode().strip()
@@ -147,9 +184,3 @@ class SinkState:
         with self._fs.open_output_stream(tmp) as f:
             f.write(text.encode())
         self._fs.move(tmp, path)
-
-
-def _as_uri(location: str) -> str:
-    if "://" in location:
-        return location
-    return "file://" + os.path.abspath(location)
