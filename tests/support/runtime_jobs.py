@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import Any
 
-from tests.support.spark_job import batch_frame
+from tests.support.spark_job import batch_frame, kill_job
 
 __all__ = ["STREAM_SCHEMA", "run_job"]
 
@@ -58,16 +58,19 @@ def run_job(
         args += ["--conf", f"{key}={value}"]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
-    done = subprocess.run(
+    job = subprocess.Popen(
         [*args, json.dumps(steps)],
         cwd=_ROOT,
         env=env,
         stdout=subprocess.PIPE,
-        timeout=timeout,
-        check=False,
+        start_new_session=True,
     )
-    lines = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
-    assert done.returncode == 0 and len(lines) == len(steps), (done.returncode, lines)
+    try:
+        out, _ = job.communicate(timeout=timeout)
+    finally:
+        kill_job(job)  # the driver's JVM and Python workers too, also on a time-out
+    lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    assert job.returncode == 0 and len(lines) == len(steps), (job.returncode, lines)
     return lines
 
 
