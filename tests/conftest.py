@@ -32,6 +32,8 @@ def spark() -> Iterator[object]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    # Registered explicitly: it keeps `register` covered, and an editable install hides
+    # `pyspark_ticdc` from PySpark's scan; test_auto_registration.py proves the scan.
     ticdc_sink.register(session)
     yield session
     session.stop()

@@ -4,7 +4,9 @@
     ticdc_sink.register(spark)
     df.write.format("ticdc").mode("append").option(...).save()
 
-Importing the package registers nothing and starts nothing; `register` does.
+Importing the package registers nothing and starts nothing; `register` does. Installed
+with pip, the package needs no `register` call: PySpark finds `format("ticdc")` in the
+`pyspark_ticdc` module by itself.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ merges four layers, later winning key by key:
 
     defaults  <  TOML file (`config`), section [sink]  <  `sink-uri`  <  explicit options
 
-Keys are case-insensitive (Spark lowercases them). Spark's own `path` is ignored. An
+Keys are case-insensitive (Spark lowercases them). Spark's own `path` and `queryName` are
+ignored here (`SPARK_OPTIONS`; the stream writer reads `queryName` itself). An
 unknown key is an error with a close match suggested. The result is frozen, hashable and
 picklable; change it with `attrs.evolve`. This module knows option names, TiCDC's
 sink-uri and changefeed-file names and librdkafka setting names; it opens no connection.
@@ -170,6 +171,7 @@ __all__ = [
     "Protocol",
     "RegistryConfig",
     "RoutingConfig",
+    "SPARK_OPTIONS",
     "SinkConfig",
     "SubjectNameStrategy",
     "is_secret",
@@ -227,6 +229,12 @@ class SubjectNameStrategy(enum.StrEnum):
 
 # Protocols whose DDL messages the sink sends when a table's schema changes.
 DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON)
+
+# Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
+# save(path) / start(path), `queryName` from writeStream.queryName(...)
+# (DataStreamWriter.queryName puts it among the options). `checkpointLocation`, the third,
+# is a field of SinkConfig.
+SPARK_OPTIONS = ("path", "queryname")
 
 
 # -- secrets and immutable mappings ----------------------------------------------------
@@ -973,7 +981,10 @@ class SinkConfig:
         explicit = _Layer("option")
         for key, value in options.items():
             explicit.set(str(key).strip().lower(), value)
-        explicit.values.pop("path", None)  # Spark's save(path) / load(path)
+        # What Spark itself puts among a sink's options (DataStreamWriter, DataFrameWriter):
+        # save(path) / start(path), and the streaming query's queryName(...).
+        for key in SPARK_OPTIONS:
+            explicit.values.pop(key, None)
         layers: list[_Layer] = []
         if "config" in explicit.values:
             layers.append(_load_toml(str(explicit.values.pop("config"))))

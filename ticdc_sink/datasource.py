@@ -3,6 +3,14 @@
 Spark builds these on the driver (options -> SinkConfig, validated before any task runs),
 pickles the writer to every task, and calls `commit` on the driver once every task of the
 batch succeeded. Clients (producers) are made inside `write()` and `commit()` only.
+
+A streaming query's checkpoint: with the `checkpointLocation` option the driver plans
+each micro-batch from it (batch id, commit ts, DDL). A query that names no location gets
+`<spark.sql.streaming.checkpointLocation>/<queryName>` from Spark, and that session conf
+reaches no Python code on the driver, only the tasks (Spark hands SQL confs to tasks as
+local properties): their tasks find the checkpoint, fix the batch's commit ts there (the
+same value in every task, see `SinkState.commit_ts_for_batch`) and tell the commit step
+where it is through their commit messages.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
@@ -28,6 +37,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
 
 from ticdc_sink import tso
+from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
@@ -38,6 +48,7 @@ from ticdc_sink.writer import (
     WritePlan,
     commit_batch,
     make_plan,
+    schema_change_query,
     send_schema_change,
     write_batches,
 )
@@ -47,7 +58,7 @@ try:  # PySpark 4.1+
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
     DataSourceStreamArrowWriter = None
 
-__all__ = ["TiCDCCommitMessage", "TiCDCDataSource"]
+__all__ = ["StreamCheckpoint", "TiCDCCommitMessage", "TiCDCDataSource"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +76,45 @@ _FAIL_FIRST_ATTEMPT_ENV = "_TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT"
 _HANG_AFTER_COMMIT_ENV = "_TICDC_SINK_TEST_HANG_AFTER_COMMIT"
 
 
-class TiCDCCommitMessage(WriterCommitMessage):
-    """A task's report, carried from the executor to the driver's commit step."""
+# Local properties Spark sets on every task of a micro-batch (MicroBatchExecution,
+# StreamExecution); SQL confs set in the session arrive the same way
+# (SQLExecution.withSQLConfPropagated), among them SESSION_ROOT_CONF.
+_BATCH_ID_PROPERTY = "streaming.sql.batchId"
+_QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
-    def __init__(self, report: TaskReport) -> None:
+
+class TiCDCCommitMessage(WriterCommitMessage):
+    """A task's report, carried from the executor to the driver's commit step, with the
+    checkpoint location and commit ts its task found when only tasks can find them."""
+
+    def __init__(
+        self,
+        report: TaskReport,
+        *,
+        checkpoint_location: str | None = None,
+        commit_ts: int | None = None,
+    ) -> None:
         self.report = report
+        self.checkpoint_location = checkpoint_location
+        self.commit_ts = commit_ts
 
     def __repr__(self) -> str:
         return f"TiCDCCommitMessage({self.report!r})"
+
+
+@attrs.frozen
+class StreamCheckpoint:
+    """How a stream writer's tasks find and check the query's checkpoint.
+
+    `location` is the `checkpointLocation` option; without it the tasks use Spark's
+    `<spark.sql.streaming.checkpointLocation>/<query_name>`. `query_id` is the query's id
+    in `<location>/metadata`, read by the driver, which every task compares with the query
+    it runs in: a location read differently from Spark's (another file system) fails.
+    """
+
+    location: str | None
+    query_name: str | None = None
+    query_id: str | None = None
 
 
 class TiCDCDataSource(DataSource):
@@ -119,20 +161,34 @@ class TiCDCDataSource(DataSource):
         _log_to_stderr()
         config = _config(self.options)
         if not config.checkpoint_location:
-            raise ConfigError(
-                "streaming writes need option 'checkpointLocation'", option="checkpointLocation"
-            )
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
-        state = SinkState(config.checkpoint_location)
-        state.check_writable()
-        batch_id = state.current_batch_id()
-        floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
-        commit_ts = state.commit_ts_for_batch(batch_id)
-        plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
-        _announce_schema(plan, state)
+            query_name = self.options.get("queryname")
+            if not query_name:
+                raise ConfigError(
+                    "streaming writes need option 'checkpointLocation', or a query named "
+                    "with queryName(...) when the checkpoint comes from the session conf "
+                    f"{SESSION_ROOT_CONF} (Spark gives an unnamed query a new random folder "
+                    "there on every start, so it could never restart from it)",
+                    option="checkpointLocation",
+                )
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            # Planned without the checkpoint: the tasks find it and fix the commit ts and
+            # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
+            # encoders.
+            plan = make_plan(config, schema, tso.now(), batch_id=None)
+            checkpoint = StreamCheckpoint(None, query_name=query_name)
+        else:
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            state = SinkState(config.checkpoint_location)
+            state.check_writable()
+            batch_id = state.current_batch_id()
+            checkpoint = StreamCheckpoint(config.checkpoint_location, query_id=state.query_id())
+            floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
+            commit_ts = state.commit_ts_for_batch(batch_id)
+            plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
+            _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
-            return TiCDCStreamRowWriter(plan, schema)
-        return TiCDCStreamWriter(plan)
+            return TiCDCStreamRowWriter(plan, schema, checkpoint)
+        return TiCDCStreamWriter(plan, checkpoint)
 
 
 def _config(options: Any) -> SinkConfig:
@@ -236,29 +292,93 @@ class _WriterMixin:
     """The parts shared by the batch and the stream writers."""
 
     plan: WritePlan
+    checkpoint: StreamCheckpoint | None = None  # stream writers only
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
         context = TaskContext.get()
         partition_id = context.partitionId() if context is not None else 0
-        if self.plan.batch_id is not None and context is not None:
-            task_batch = context.getLocalProperty("streaming.sql.batchId")
-            if task_batch is not None and int(task_batch) != self.plan.batch_id:
-                raise RuntimeError(
-                    f"ticdc: the writer was planned for micro-batch {self.plan.batch_id} but "
-                    f"runs in micro-batch {task_batch}; replays would not be byte-identical"
-                )
+        plan, found = self.plan, None
+        if self.checkpoint is not None and context is not None:
+            plan, found = self._locate(context)
         producer_factory: Callable[..., Any] = KafkaProducer
         fail_after = os.environ.get(_FAIL_FIRST_ATTEMPT_ENV)
         if fail_after and context is not None and context.attemptNumber() == 0:
             producer_factory = functools.partial(_FirstAttemptFails, fail_after=int(fail_after))
-        return TiCDCCommitMessage(
-            write_batches(
-                batches, self.plan, partition_id=partition_id, producer_factory=producer_factory
+        report = write_batches(
+            batches, plan, partition_id=partition_id, producer_factory=producer_factory
+        )
+        if found is None:
+            return TiCDCCommitMessage(report)
+        return TiCDCCommitMessage(report, checkpoint_location=found, commit_ts=plan.commit_ts)
+
+    def _locate(self, context: TaskContext) -> tuple[WritePlan, str | None]:
+        """A stream task's plan, checked against the query it runs in; when the driver
+        could not see the checkpoint, completed here, with the location it found.
+
+        Raises:
+            ConfigError: the checkpoint the sink reads is not the query's.
+        """
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        task_batch = context.getLocalProperty(_BATCH_ID_PROPERTY)
+        if task_batch is None:  # not a micro-batch (Spark runs every stream write in one)
+            return self.plan, None
+        batch_id = int(task_batch)
+        query_id = context.getLocalProperty(_QUERY_ID_PROPERTY)
+        if checkpoint.location is not None:
+            _check_same_query(checkpoint.location, checkpoint.query_id, query_id)
+            if batch_id != self.plan.batch_id:
+                raise ConfigError(
+                    f"the offset log under checkpointLocation {checkpoint.location!r} says "
+                    f"micro-batch {self.plan.batch_id}, but the query runs micro-batch "
+                    f"{batch_id}: the sink reads another folder than Spark writes; give the "
+                    "location as a full URI (hdfs://, s3a://, file:)",
+                    option="checkpointLocation",
+                    value=checkpoint.location,
+                )
+            return self.plan, None
+        root = context.getLocalProperty(SESSION_ROOT_CONF)
+        if not root or not checkpoint.query_name:
+            raise ConfigError(
+                f"streaming writes need option 'checkpointLocation' (or {SESSION_ROOT_CONF} "
+                "and a queryName)",
+                option="checkpointLocation",
             )
+        location = session_location(root, checkpoint.query_name)
+        state = SinkState(location)
+        _check_same_query(location, state.query_id(), query_id)
+        floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
+        commit_ts = state.commit_ts_for_batch(batch_id)
+        plan = attrs.evolve(
+            self.plan,
+            commit_ts=commit_ts,
+            build_ts_ms=tso.physical_ms(commit_ts),
+            batch_id=batch_id,
+            watermark_floor=floor,
+        )
+        _refuse_pending_ddl(plan, state, location)
+        return plan, location
+
+    def _resolve(self, messages: list[Any], batch_id: int | None) -> None:
+        """Commit step of a query whose tasks found the checkpoint: take the location and
+        the commit ts from their messages (no task ran: nothing was written, no state)."""
+        if self.checkpoint is None or self.checkpoint.location is not None:
+            return
+        found = next((m for m in messages if m is not None and m.checkpoint_location), None)
+        if found is None:
+            return
+        # The commit runner builds a fresh writer for each commit, so this one is its own.
+        self.plan = attrs.evolve(
+            self.plan,
+            config=attrs.evolve(self.plan.config, checkpoint_location=found.checkpoint_location),
+            commit_ts=found.commit_ts,
+            build_ts_ms=tso.physical_ms(found.commit_ts),
+            batch_id=batch_id,
         )
 
-    def _commit(self, messages: list[Any]) -> None:
+    def _commit(self, messages: list[Any], batch_id: int | None = None) -> None:
         _log_to_stderr()
+        self._resolve(messages, batch_id)
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
         report = commit_batch(
@@ -301,6 +421,38 @@ class _FirstAttemptFails(KafkaProducer):
             )
 
 
+def _check_same_query(location: str, checkpoint_query: str | None, task_query: str | None) -> None:
+    if task_query is not None and checkpoint_query != task_query:
+        found = f"query {checkpoint_query}" if checkpoint_query else "no Spark checkpoint"
+        raise ConfigError(
+            f"checkpointLocation {location!r} holds {found}, but the query running is "
+            f"{task_query}: the sink reads another folder than Spark checkpoints to; give "
+            "the location as a full URI (hdfs://, s3a://, file:) when Spark's default file "
+            "system is not the local one",
+            option="checkpointLocation",
+            value=location,
+        )
+
+
+def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> None:
+    """A task that found the checkpoint itself cannot send a DDL message ahead of every
+    other task's rows; the driver does that when it sees the checkpoint (the option)."""
+    table = plan.tables.named_table
+    if table is None or plan.batch_id is None or state.ddl_sent_for_batch(plan.batch_id):
+        return
+    stored = state.last_table_schema(table.database, table.table)
+    query = schema_change_query(plan, table_schema_from_json(stored) if stored else None)
+    if query is not None:
+        raise ConfigError(
+            f"table {table.database}.{table.table} needs a DDL message before this "
+            f"micro-batch ({query}), which the sink sends from the driver, and the driver "
+            f"sees the checkpoint only as an option: set option checkpointLocation to "
+            f"{location!r} (what Spark made of {SESSION_ROOT_CONF} and queryName)",
+            option="checkpointLocation",
+            value=location,
+        )
+
+
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):
     def __init__(self, plan: WritePlan) -> None:
         self.plan = plan
@@ -318,14 +470,15 @@ class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):
 if DataSourceStreamArrowWriter is not None:
 
     class TiCDCStreamWriter(_WriterMixin, DataSourceStreamArrowWriter):
-        def __init__(self, plan: WritePlan) -> None:
+        def __init__(self, plan: WritePlan, checkpoint: StreamCheckpoint) -> None:
             self.plan = plan
+            self.checkpoint = checkpoint
 
         def write(self, iterator: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
             return self._write(iterator)
 
         def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 (Spark's name)
-            self._commit(messages)
+            self._commit(messages, batchId)
 
         def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
             self._abort(messages)
@@ -338,15 +491,16 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
 
     _CHUNK = 10_000
 
-    def __init__(self, plan: WritePlan, schema: StructType) -> None:
+    def __init__(self, plan: WritePlan, schema: StructType, checkpoint: StreamCheckpoint) -> None:
         self.plan = plan
         self.schema = schema
+        self.checkpoint = checkpoint
 
     def write(self, iterator: Iterator[Any]) -> TiCDCCommitMessage:
         return self._write(_rows_to_batches(iterator, self.schema, self._CHUNK))
 
     def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
-        self._commit(messages)
+        self._commit(messages, batchId)
 
     def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
         self._abort(messages)

@@ -11,9 +11,9 @@ Layout, under `<checkpointLocation>/ticdc/`:
     reports/<name>.json   one JSON line per committed batch (see README, "Batch reports")
 
 Files are written whole and renamed into place, so a reader never sees half a number.
-Paths with a URI scheme go through `pyarrow.fs` (s3://, gs://, hdfs://, file://). Every
-failure to read or write them is a `ConfigError` naming `checkpointLocation` and the path,
-never a raw `OSError`.
+`ticdc_sink.checkpoint` says which locations open how (local, file:, s3a://, ...).
+Every failure to read or write them is a `ConfigError` naming `checkpointLocation` and the
+path, never a raw `OSError`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ticdc_sink import tso
+from ticdc_sink.checkpoint import open_location
 from ticdc_sink.errors import ConfigError
 
 __all__ = ["SinkState", "WatermarkRecord"]
@@ -70,23 +71,16 @@ class SinkState:
         self, checkpoint_location: str, *, filesystem: pafs.FileSystem | None = None
     ) -> None:
         """`filesystem`: the file system `checkpoint_location` is a path of (tests);
-        by default it is found from the location's scheme.
+        by default `checkpoint.open_location` finds it from the location.
 
         Raises:
-            ConfigError: pyarrow has no file system for the location.
+            ConfigError: the location is not one the sink can read.
         """
-        self._location = checkpoint_location
+        self.location = checkpoint_location
         if filesystem is not None:
             fs, path = filesystem, checkpoint_location
         else:
-            try:
-                fs, path = pafs.FileSystem.from_uri(_as_uri(checkpoint_location))
-            except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                raise ConfigError(
-                    f"checkpoint location {checkpoint_location!r} is not a file system pyarrow "
-                    "can write to; use a local path or a file://, s3://, gs:// or hdfs:// URI",
-                    option="checkpointLocation",
-                ) from exc
+            fs, path = open_location(checkpoint_location)
         self._fs = fs
         self._checkpoint = path
         self._root = posixpath.join(path, "ticdc")
@@ -109,24 +103,59 @@ class SinkState:
         batches = self._list_batches(posixpath.join(self._checkpoint, "offsets"))
         if not batches:
             raise ConfigError(
-                "no micro-batch in the offset log of checkpointLocation; is it the query's "
-                "checkpoint location?",
+                f"no micro-batch in the offset log of checkpointLocation {self.location!r} "
+                f"(read at {self._checkpoint!r}); is it the folder Spark checkpoints the "
+                "query to? Give the location as a full URI (hdfs://, s3a://, file:) when "
+                "Spark's default file system is not the local one",
                 option="checkpointLocation",
+                value=self.location,
             )
         return batches[-1]
 
+    def query_id(self) -> str | None:
+        """The id of the streaming query Spark keeps in `<checkpoint>/metadata` (the same
+        across restarts), or None when there is no such file: then this is not the folder
+        Spark checkpoints the query to."""
+        path = posixpath.join(self._checkpoint, "metadata")
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        try:
+            return str(json.loads(self._read(path))["id"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def batch_timestamp_ms(self, batch_id: int) -> int | None:
+        """When Spark started a micro-batch (`batchTimestampMs` in `offsets/<batchId>`),
+        the same again when the batch is replayed; None without that entry."""
+        path = posixpath.join(self._checkpoint, "offsets", str(batch_id))
+        if self._fs.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        lines = self._read(path).splitlines()
+        try:
+            return int(json.loads(lines[1])["batchTimestampMs"])
+        except (IndexError, ValueError, KeyError, TypeError):
+            return None
+
     def commit_ts_for_batch(self, batch_id: int) -> int:
         """The default commit ts of a micro-batch: the one chosen before if the batch is a
-        replay, else a new TSO above every earlier batch's and every watermark sent."""
+        replay, else a TSO above every earlier batch's and every watermark sent.
+
+        A new one is Spark's batch timestamp (from the offset log; now without it), so
+        every caller that asks before the first one recorded it gets the same value: the
+        tasks of a query whose checkpoint only they can find ask at the same time.
+        """
         folder = posixpath.join(self._root, "commit-ts")
         known = self._list_batches(folder)
         if batch_id in known:
             return self._read_int(posixpath.join(folder, str(batch_id)))
+        earlier = [b for b in known if b < batch_id][-1:]
         floor = max(
-            [self._read_int(posixpath.join(folder, str(b))) for b in known[-1:]]
+            [self._read_int(posixpath.join(folder, str(b))) for b in earlier]
             + [self.last_watermark() or 0]
         )
-        ts = max(tso.now(), floor + 1)
+        started_ms = self.batch_timestamp_ms(batch_id)
+        started = tso.compose(started_ms) if started_ms is not None else tso.now()
+        ts = max(started, floor + 1)
         self._write(posixpath.join(folder, str(batch_id)), str(ts))
         for old in known:
             if old < batch_id - _KEEP_BATCHES:
@@ -186,10 +215,10 @@ class SinkState:
         record = self.watermark_record()
         if record is None or record.ts != ts:
             raise ConfigError(
-                f"the watermark recorded under checkpointLocation {self._location!r} is not "
+                f"the watermark recorded under checkpointLocation {self.location!r} is not "
                 f"{ts}; is another query writing with the same checkpoint location?",
                 option="checkpointLocation",
-                value=self._location,
+                value=self.location,
             )
         self._write_watermark(attrs.evolve(record, sent=True, legacy=False))
 
@@ -283,8 +312,12 @@ class SinkState:
             self._fs.move(tmp, path)
 
     def _delete(self, path: str) -> None:
+        # Tasks that find the checkpoint themselves prune at the same time.
         with self._io("delete", path):
-            self._fs.delete_file(path)
+            try:
+                self._fs.delete_file(path)
+            except FileNotFoundError:
+                pass
 
     @contextlib.contextmanager
     def _io(self, doing: str, path: str) -> Iterator[None]:
@@ -295,11 +328,11 @@ class SinkState:
             errno = getattr(exc, "errno", None)
             reason = os.strerror(errno) if errno else str(exc).split(". Detail:")[0]
             raise ConfigError(
-                f"option 'checkpointLocation' is {self._location!r}, where the sink cannot "
+                f"option 'checkpointLocation' is {self.location!r}, where the sink cannot "
                 f"{doing} {path!r} ({reason}); give a directory the driver can create, read "
                 "and write (the sink keeps its state under <checkpointLocation>/ticdc/)",
                 option="checkpointLocation",
-                value=self._location,
+                value=self.location,
             ) from exc
 
     def _unreadable(self, path: str, text: str) -> ConfigError:
@@ -308,11 +341,5 @@ class SinkState:
             "sink did not write; was it edited? Restore it or start with a new checkpoint "
             "location",
             option="checkpointLocation",
-            value=self._location,
+            value=self.location,
         )
-
-
-def _as_uri(location: str) -> str:
-    if "://" in location:
-        return location
-    return "file://" + os.path.abspath(location)

@@ -61,6 +61,7 @@ __all__ = [
     "commit_batch",
     "key_column_indexes",
     "make_plan",
+    "schema_change_query",
     "send_schema_change",
     "send_watermark",
     "split_key_update",
@@ -655,6 +656,17 @@ def _change_batches(
         yield from ordered
 
 
+def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | None:
+    """The DDL statement a batch announces before its rows (see `send_schema_change`), or
+    None: not a DDL protocol, rows name their tables, or no change the options ask for."""
+    options = plan.config.codec
+    table = plan.tables.named_table
+    if options.protocol not in DDL_PROTOCOLS or table is None:
+        return None
+    wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
+    return schema_change.ddl_for(previous, table) if wanted else None
+
+
 def send_schema_change(
     plan: WritePlan,
     previous: TableSchema | None,
@@ -670,11 +682,8 @@ def send_schema_change(
     """
     options = plan.config.codec
     table = plan.tables.named_table
-    if options.protocol not in DDL_PROTOCOLS or table is None:
-        return None
-    wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
-    query = schema_change.ddl_for(previous, table) if wanted else None
-    if query is None:
+    query = schema_change_query(plan, previous)
+    if query is None or table is None:
         return None
     message = codec.encode_ddl(
         options,

@@ -21,7 +21,8 @@ ALLOWED: dict[str, set[str]] = {
     "registry": {"errors", "config"},
     "producer": {"errors", "config"},
     "claim_check": {"errors", "config"},
-    "state": {"errors", "tso"},
+    "checkpoint": {"errors"},
+    "state": {"errors", "tso", "checkpoint"},
     "order_check": {"errors", "schema"},
     "writer": {
         "errors",
@@ -39,7 +40,16 @@ ALLOWED: dict[str, set[str]] = {
         "state",
     },
     "schema_change": {"errors", "schema"},
-    "datasource": {"errors", "tso", "config", "schema", "state", "writer", "producer"},
+    "datasource": {
+        "errors",
+        "tso",
+        "config",
+        "schema",
+        "state",
+        "checkpoint",
+        "writer",
+        "producer",
+    },
     "decode": {"errors", "tso", "schema", "events", "codec", "decode"},
     "cli": {
         "errors",

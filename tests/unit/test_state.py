@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
+from ticdc_sink import tso
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.state import SinkState, WatermarkRecord
 
@@ -51,7 +52,7 @@ def test_table_schemas_are_kept_per_table_under_any_name(tmp_path: Path) -> None
     assert not list(tmp_path.glob("ticdc/tables/.*.tmp"))
 
 
-def test_a_location_pyarrow_cannot_open_is_a_config_error() -> None:
+def test_a_location_the_sink_cannot_read_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="checkpoint location"):
         SinkState("nosuchscheme://bucket/x")
 
@@ -192,3 +193,39 @@ def test_an_older_versions_watermark_file_is_read(tmp_path: Path) -> None:
     assert state.watermark_floor(7) is None
     state.record_watermark(5000, 8)
     assert state.watermark_record() == WatermarkRecord(5000, 8, 4200, sent=False)
+
+
+def _offset_log(folder: Path, batch_id: int, started_ms: int) -> None:
+    (folder / "offsets").mkdir(exist_ok=True)
+    metadata = f'{{"batchWatermarkMs":0,"batchTimestampMs":{started_ms},"conf":{{}}}}'
+    (folder / "offsets" / str(batch_id)).write_text(f"v1\n{metadata}\n{{}}")
+
+
+def test_a_new_batchs_commit_ts_is_sparks_batch_timestamp(tmp_path: Path) -> None:
+    # Every task of a batch asks at once when only tasks find the checkpoint: the value
+    # must not depend on when each one asks.
+    started_ms = 1_700_000_000_123
+    _offset_log(tmp_path, 0, started_ms)
+    _offset_log(tmp_path, 1, started_ms)
+    first = SinkState(str(tmp_path)).commit_ts_for_batch(0)
+    assert first == tso.compose(started_ms)
+    # the same start again (two batches in one millisecond) still grows
+    assert SinkState(str(tmp_path)).commit_ts_for_batch(1) == first + 1
+
+
+def test_a_replayed_batch_keeps_its_commit_ts_after_later_watermarks(tmp_path: Path) -> None:
+    _offset_log(tmp_path, 5, 1_700_000_000_000)
+    state = SinkState(str(tmp_path))
+    ts = state.commit_ts_for_batch(5)
+    state.record_watermark(ts + 1000)  # batch 5's commit ran, then the driver died
+    assert SinkState(str(tmp_path)).commit_ts_for_batch(5) == ts
+
+
+def test_the_query_id_comes_from_sparks_metadata_file(tmp_path: Path) -> None:
+    state = SinkState(str(tmp_path))
+    assert state.query_id() is None
+    (tmp_path / "metadata").write_text('{"id":"71fbbf01-7d5b-4cad-a3b1-df5fcb56164c"}')
+    assert state.query_id() == "71fbbf01-7d5b-4cad-a3b1-df5fcb56164c"
+    assert state.batch_timestamp_ms(0) is None
+    _offset_log(tmp_path, 0, 42)
+    assert state.batch_timestamp_ms(0) == 42
