@@ -217,7 +217,7 @@ def test_a_replayed_batch_keeps_its_commit_ts_after_later_watermarks(tmp_path: P
     _offset_log(tmp_path, 5, 1_700_000_000_000)
     state = SinkState(str(tmp_path))
     ts = state.commit_ts_for_batch(5)
-    state.record_watermark(ts + 1000)  # batch 5's commit ran, then the driver died
+    state.record_watermark(ts + 1000, 5)  # batch 5's commit ran, then the driver died
     assert SinkState(str(tmp_path)).commit_ts_for_batch(5) == ts
 
 
