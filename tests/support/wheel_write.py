@@ -38,7 +38,7 @@ def main(bootstrap: str, registry: str) -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        ticdc_sink.register(spark)
+        # No register call: the wheel's pyspark_ticdc module registers format("ticdc").
         print(ticdc_sink.__file__)
         in_worker = spark.sparkContext.parallelize([0], 1).map(
             lambda _: __import__("ticdc_sink").__file__

@@ -32,7 +32,7 @@ DIST = "ticdc-sink"
 EXTRAS = ("claim-check", "demo", "test")
 # Packages of the project; another top-level module (e.g. a `pyspark_*` data source entry)
 # goes here too.
-PACKAGES = ("ticdc_sink",)
+PACKAGES = ("ticdc_sink", "pyspark_ticdc")
 
 
 def _wanted(marker: Marker | None, extras: Iterable[str]) -> bool:
