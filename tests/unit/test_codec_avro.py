@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.avro import (
     AvroEncoder,
     decimal_bytes,
@@ -39,6 +38,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type, parse_table_ddl
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"

@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import build_encoder, encode_watermark
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.simple import encode_ddl, table_schema_json
 from ticdc_sink.codec.simple_avro import (
     DDL_TYPES,
@@ -34,6 +33,7 @@ from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOpt
 from ticdc_sink.decode import SimpleDecoder
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"

@@ -15,8 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import build_encoder, encode_watermark
-from ticdc_sink.codec._json import go_string
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.decode import (
     DecodedBootstrap,
@@ -28,6 +26,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"

@@ -16,7 +16,14 @@ import pyarrow.compute as pc
 
 from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
 
-__all__ = ["EncodedBatch", "SplitEvents", "key_changed", "key_changed_rows", "split_events"]
+__all__ = [
+    "EncodedBatch",
+    "SplitEvents",
+    "key_changed",
+    "key_changed_rows",
+    "re2_class",
+    "split_events",
+]
 
 
 @attrs.define(eq=False)
@@ -120,3 +127,9 @@ def split_events(ops: np.ndarray, split: np.ndarray, before_of: np.ndarray) -> S
     images[first] = n + before_of[rows[first]]
     old = np.where(event_ops == OP_UPDATE, before_of[rows], -1)
     return SplitEvents(rows, event_ops, images, old, ends.tolist())
+
+
+def re2_class(chars: str) -> str:
+    """A regex character class matching any of `chars`, in the RE2 syntax of Arrow's
+    `match_substring_regex` (each character as `\\x{hex}`)."""
+    return "[" + "".join(f"\\x{{{ord(c):x}}}" for c in chars) + "]"

@@ -15,8 +15,9 @@ the `_tidb` tail; `take` places old images and split rows.
 Python touches single values only where Arrow cannot: columns given as Python lists are
 turned into Arrow arrays (ENUM/SET/BIT/JSON from `events`; values that are not plain
 ints, strs or bytes go through the row path's renderer one by one), floats Arrow writes
-with an exponent, text bytes with invalid UTF-8 (`quote`), and key values of UPDATEs that
-are neither integers nor strings (compared with Python's `!=`, as `split_key_update`).
+with an exponent, text bytes with invalid UTF-8 (`gotext.easyjson_quote`), and key values
+of UPDATEs that are neither integers nor strings (compared with Python's `!=`, as
+`split_key_update`).
 
 `sqlType` is constant unless an unsigned integer value is above its signed Java type
 (`java_sql_type`): then the promoted code is chosen per image with `if_else`.
@@ -42,13 +43,12 @@ import pyarrow.compute as pc
 from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
 from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.canal_json import (
-    _ESCAPES,
     _RENDERERS,
     RECORD_OVERHEAD,
     _Layout,
-    quote,
 )
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op
+from ticdc_sink.gotext import EASYJSON_ESCAPES, easyjson_quote
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.canal_json import CanalJsonEncoder
@@ -76,16 +76,17 @@ _STRING_KINDS = frozenset(
 )
 _FLOAT_BITS = {ValueKind.FLOAT32: 32, ValueKind.FLOAT64: 64}
 
-# Bytes that may need easyjson escaping: C0 controls, quote, backslash, <, >, & and 0xE2
-# (the lead byte of U+2028 / U+2029). A column whose data buffer has none needs none.
-_CANDIDATES = bytes(range(0x20)) + b'"\\<>&\xe2'
-_SAFE_BYTES = bytes(b for b in range(256) if b not in _CANDIDATES)
-# One replace_substring pass per escapable character present; backslash first, so that
-# the backslashes the later passes write are not doubled.
-_PASSES: list[tuple[int, str, str]] = [(0x5C, "\\", "\\\\")] + [
-    (c, chr(c), _ESCAPES[c]) for c in [*range(0x20), 0x22, 0x3C, 0x3E, 0x26]
-]
-_WIDE_PASSES = [("\u2028", "\\u2028"), ("\u2029", "\\u2029")]
+# The characters easyjson escapes that valid UTF-8 text can hold (an Arrow string has no
+# lone surrogates), found by the first byte of their UTF-8 form: a column whose data
+# buffer has none of these bytes needs no escaping.
+_ESCAPED = [chr(c) for c in EASYJSON_ESCAPES if not 0xD800 <= c < 0xE000]
+_SAFE_BYTES = bytes(b for b in range(256) if b not in {c.encode()[0] for c in _ESCAPED})
+# One replace_substring pass per escapable character whose first byte is present;
+# backslash first, so that the backslashes the later passes write are not doubled.
+_PASSES = sorted(
+    ((c.encode()[0], c, EASYJSON_ESCAPES[ord(c)]) for c in _ESCAPED),
+    key=lambda p: p[1] != "\\",
+)
 
 
 class _Refused(Exception):
@@ -104,9 +105,6 @@ def _escape(texts: pa.Array) -> pa.Array:
     present = set(found)
     for byte, pattern, replacement in _PASSES:
         if byte in present:
-            texts = pc.replace_substring(texts, pattern, replacement)
-    if 0xE2 in present:
-        for pattern, replacement in _WIDE_PASSES:
             texts = pc.replace_substring(texts, pattern, replacement)
     return texts
 
@@ -181,7 +179,7 @@ class _Column:
         column = encoder.table.columns[position]
         self.kind = value_kind(column)
         self.render = _RENDERERS[self.kind]
-        self.name = quote(column.name)
+        self.name = easyjson_quote(column.name)
 
     def bodies(self, values: pa.Array | list[Any]) -> pa.Array:
         """Each value's JSON string without its quotes (null for NULL).
@@ -261,8 +259,8 @@ class _Column:
         try:
             return _escape(pa.array(texts, _TEXT))
         except UnicodeEncodeError:
-            # Lone surrogates stand for invalid UTF-8 bytes: `quote` writes them.
-            return pa.array([None if t is None else quote(t)[1:-1] for t in texts], _TEXT)
+            # Lone surrogates stand for invalid UTF-8 bytes: `easyjson_quote` writes them.
+            return pa.array([None if t is None else easyjson_quote(t)[1:-1] for t in texts], _TEXT)
 
 
 class _Rendered:

@@ -4,7 +4,7 @@ column by column with pyarrow compute instead of string joins per row.
 Per column, once per batch: every row's value text (integers and doubles cast to strings by
 Arrow, DATE / DATETIME / TIMESTAMP / TIME parsed by Arrow into the row path's numbers or
 zoned strings, strings quoted, and only the values that need escaping -- found by a scan
-of the column's bytes -- escaped one by one through `json_string`). Per row, in C: one
+of the column's bytes -- escaped one by one through `gotext.jsoniter_quote`). Per row, in C: one
 join of the envelope pieces (the `source` object around the commit ts, the op header) with
 the image's value texts between their constant `"name":` prefixes and the table's `schema`
 part (built once, then only copied); an UPDATE's `before` object rides in its op header.
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
+from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows, re2_class
 from ticdc_sink.codec._mysql import ValueKind
-from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP, json_string
+from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP
 from ticdc_sink.events import (
     OP_DELETE,
     OP_INSERT,
@@ -40,6 +40,7 @@ from ticdc_sink.events import (
     ChangeBatch,
     split_key_update,
 )
+from ticdc_sink.gotext import JSONITER_ESCAPED, jsoniter_quote
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.debezium import DebeziumEncoder, _Column
@@ -50,11 +51,10 @@ _TEXT = pa.large_string()
 _EMPTY = pa.scalar("", _TEXT)
 _CHUNK = 2048  # messages joined at a time
 _END = 1 << 62  # a slice start past any string's end: replace_slice there appends
-# Bytes that may start something jsoniter escapes (C0 controls, quote, backslash); UTF-8
-# multi-byte sequences never hold a byte below 0x80, so a byte scan is exact.
-_ESCAPED = bytes(range(0x20)) + b'"\\'
-_SAFE_BYTES = bytes(b for b in range(256) if b not in _ESCAPED)
-_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
+# Bytes that may start something jsoniter escapes (all ASCII); UTF-8 multi-byte sequences
+# never hold a byte below 0x80, so a byte scan is exact.
+_SAFE_BYTES = bytes(b for b in range(256) if chr(b) not in JSONITER_ESCAPED)
+_NEEDS_ESCAPE = re2_class(JSONITER_ESCAPED)
 _MIN_TIMESTAMP_TEXT = "{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}".format(*_MIN_TIMESTAMP[:6])
 _TIME_PATTERN = r"^(?P<sign>-?)(?P<h>\d{1,7}):(?P<m>\d{1,2}):(?P<s>\d{1,2})(?:\.(?P<f>\d{0,9}))?$"
 _STRING_KINDS = frozenset({ValueKind.TEXT, ValueKind.JSON, ValueKind.VECTOR})
@@ -267,7 +267,7 @@ class _ColumnText:
     def _decimals(self, strings: pa.Array) -> pa.Array | None:
         """An Arrow column of events.py's DECIMAL strings (canonical: only those, never a
         list, which may hold other spellings) without a round trip through doubles:
-        `json_float64(float(v))` of <= 15 significant digits is the decimal itself, its
+        `jsoniter_float(float(v))` of <= 15 significant digits is the decimal itself, its
         trailing fraction zeros (and point) dropped; magnitudes stay within 1e-6..1e15,
         where jsoniter writes no exponent."""
         if not _is_string(strings.type):
@@ -282,7 +282,7 @@ class _ColumnText:
         if _may_need_escaping(strings):
             needs = pc.fill_null(pc.match_substring_regex(strings, _NEEDS_ESCAPE), False)
             if _any(needs):
-                escaped = [json_string(v) for v in strings.filter(needs).to_pylist()]
+                escaped = [jsoniter_quote(v) for v in strings.filter(needs).to_pylist()]
                 out = pc.replace_with_mask(out, needs, pa.array(escaped, _TEXT))
         return out
 

@@ -7,38 +7,33 @@ UTF-8 written raw, and compact separators. They differ in four places, handled h
 * HTML characters: Go writes `<` `>` `&` as `\\u003c` `\\u003e` `\\u0026`; orjson raw.
 * U+2028 / U+2029: Go writes `\\u2028` / `\\u2029`; orjson raw.
 * Invalid UTF-8: Go writes one U+FFFD per invalid byte; orjson refuses lone surrogates.
-  Strings with lone surrogates are rewritten to Go's result before writing.
+  Strings with lone surrogates are rewritten to Go's result (`gotext.go_string`) before
+  writing.
 * Floats: Go uses shortest digits in 'f' form, switching to 'e' below 1e-6 and from 1e21
-  with `e-07` cleaned to `e-7`; wrap floats in `GoFloat` to get Go's text (written as an
-  `orjson.Fragment`, raw JSON).
+  with `e-07` cleaned to `e-7`; wrap floats in `GoFloat` to get Go's text
+  (`gotext.json_float`, written as an `orjson.Fragment`, raw JSON).
 
-The first two can only occur inside JSON strings (never in numbers or punctuation), so a
-byte replacement over the whole document is exact. Dict key order is kept: callers that
-mirror a Go map sort keys themselves (Go sorts map keys bytewise, which for valid strings
-is Python's code point order).
+The rules are `ticdc_sink.gotext`'s (`json_quote` writes one string the same way); this
+module is the fast path over orjson. The first two can only occur inside JSON strings
+(never in numbers or punctuation), so a byte replacement over the whole document is
+exact. Dict key order is kept: callers that mirror a Go map sort keys themselves (Go
+sorts map keys bytewise, which for valid strings is Python's code point order).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import attrs
 import orjson
 
-from ticdc_sink.codec._mysql import format_float, format_float_exp, to_float32
+from ticdc_sink.gotext import JSON_HTML_ESCAPES, go_string, json_float
 
-__all__ = ["GoFloat", "dumps", "go_float_text", "go_string"]
+__all__ = ["GoFloat", "dumps"]
 
-_UNSAFE = re.compile(rb"[<>&]|\xe2\x80[\xa8\xa9]")
-_ESCAPES = {
-    b"<": b"\\u003c",
-    b">": b"\\u003e",
-    b"&": b"\\u0026",
-    b"\xe2\x80\xa8": b"\\u2028",
-    b"\xe2\x80\xa9": b"\\u2029",
-}
+_ESCAPES = {c.encode(): escaped.encode() for c, escaped in JSON_HTML_ESCAPES.items()}
+_UNSAFE = re.compile(b"|".join(map(re.escape, _ESCAPES)))
 
 
 def _escape(match: re.Match[bytes]) -> bytes:
@@ -84,7 +79,7 @@ def dumps(obj: Any) -> bytes:
 def _go_float_fragment(value: object) -> orjson.Fragment:
     if not isinstance(value, GoFloat):
         raise TypeError(f"Go JSON cannot write a {type(value).__name__}")
-    return orjson.Fragment(go_float_text(value.value, value.bits))
+    return orjson.Fragment(json_float(value.value, value.bits))
 
 
 def _dump(obj: Any, default: Any) -> bytes:
@@ -104,55 +99,3 @@ def _without_surrogates(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [_without_surrogates(v) for v in obj]
     return obj
-
-
-# Go compares float32(abs) with the constants 1e-6 and 1e21 converted to float32.
-_F32_LOW = to_float32(1e-6)
-_F32_HIGH = to_float32(1e21)
-
-
-def go_string(value: str | bytes) -> str:
-    """The text Go's JSON writer produces for a Go string holding these bytes (a str is
-    taken as its UTF-8 bytes, lone surrogates included): each byte of an invalid UTF-8
-    sequence becomes one U+FFFD, as Go's utf8.DecodeRune returns (RuneError, 1) for it."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            data = value.encode("utf-8", "surrogatepass")
-    else:
-        data = bytes(value)
-    parts: list[str] = []
-    while True:
-        try:
-            parts.append(data.decode("utf-8"))
-            return "".join(parts)
-        except UnicodeDecodeError as exc:
-            parts.append(data[: exc.start].decode("utf-8"))
-            parts.append("\ufffd" * (exc.end - exc.start))
-            data = data[exc.end :]
-
-
-def go_float_text(value: float, bits: int = 64) -> str:
-    """Go `encoding/json` text of a float64 (bits=64) or float32 (bits=32): shortest digits,
-    'f' notation unless 0 < |v| < 1e-6 or |v| >= 1e21 (compared as float32 for bits=32),
-    then 'e' notation with a negative exponent's leading zero dropped (1e-7, 1e+21).
-
-    Raises:
-        ValueError: NaN or infinity (Go's json.Marshal fails with UnsupportedValueError).
-    """
-    if math.isnan(value) or math.isinf(value):
-        raise ValueError(f"Go JSON cannot write {value!r}")
-    if bits == 32:
-        value = to_float32(value)
-        low, high = _F32_LOW, _F32_HIGH
-    else:
-        low, high = 1e-6, 1e21
-    magnitude = abs(value)
-    if magnitude != 0 and (magnitude < low or magnitude >= high):
-        text = format_float_exp(value, bits)
-        if text[-4:-1] == "e-0":  # Go: "clean up e-09 to e-9"
-            text = text[:-2] + text[-1]
-        return text
-    return format_float(value, bits)

@@ -4,9 +4,9 @@ column by column with pyarrow compute instead of a dict and an orjson call per r
 Per column, once per batch: the values' JSON string contents (integers and doubles cast to
 strings by Arrow, one-digit integers by numpy, strings as they are; only the values that
 need escaping -- found by a memchr-speed scan of the data buffer, then one RE2 scan -- are
-escaped one by one through `_json.dumps`). A column without NULLs goes into the message
-as that bare text between literals (`,"name":"` ... `"`); a column with NULLs as whole
-values (`"..."` or `null`). Per message, in C: one `binary_join_element_wise` of the
+escaped one by one through `gotext.json_quote`). A column without NULLs goes into the
+message as that bare text between literals (`,"name":"` ... `"`); a column with NULLs as
+whole values (`"..."` or `null`). Per message, in C: one `binary_join_element_wise` of the
 header (one literal, or taken by op), the columns in Go's sorted-key order with the
 literals between them merged, and the `old` object of an UPDATE, joined separately for
 those rows and placed by new offsets over its buffer (no copy). Arrow's variadic join
@@ -29,9 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
+from ticdc_sink.codec._batch import EncodedBatch, key_changed, re2_class, split_events
 from ticdc_sink.codec._json import dumps
-from ticdc_sink.codec._mysql import ValueKind, format_float, value_kind
+from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple import (
     _ROW_KEY,
     PROTOCOL_VERSION,
@@ -40,6 +40,7 @@ from ticdc_sink.codec.simple import (
     row_value_error,
 )
 from ticdc_sink.events import OP_INSERT, ChangeBatch
+from ticdc_sink.gotext import JSON_ESCAPED, format_float, json_quote
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["JsonBatchEncoder"]
@@ -47,7 +48,7 @@ __all__ = ["JsonBatchEncoder"]
 _TEXT = pa.large_string()
 # Characters Go's encoding/json escapes (with its HTML escaping): C0 controls, quote,
 # backslash, <, >, &, U+2028, U+2029. Everything else is written raw.
-_NEEDS_ESCAPE = r'[\x00-\x1f"\\<>&\x{2028}\x{2029}]'
+_NEEDS_ESCAPE = re2_class(JSON_ESCAPED)
 # Indexed by the op codes of events.ChangeBatch (OP_INSERT, OP_UPDATE, OP_DELETE).
 _OP_NAMES = ("INSERT", "UPDATE", "DELETE")
 _STRING_KINDS = frozenset(
@@ -62,10 +63,6 @@ _STRING_KINDS = frozenset(
     }
 )
 _INT_KINDS = frozenset({ValueKind.INT, ValueKind.UINT, ValueKind.ENUM, ValueKind.SET})
-
-
-def _json_text(text: str) -> str:
-    return dumps(text).decode()
 
 
 def _text(value: Any) -> Any:
@@ -109,7 +106,7 @@ def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
 # Bytes that may start something Go escapes: C0 controls, quote, backslash, <, >, & and
 # 0xE2 (the lead byte of U+2028 / U+2029). A column whose data buffer has none of them
 # needs no escaping at all; a memcpy-speed scan, where the RE2 match costs ~120 ns a row.
-_SPECIAL_BYTES = tuple(bytes([b]) for b in b'"\\<>&\xe2')
+_SPECIAL_BYTES = tuple(sorted({c.encode()[:1] for c in JSON_ESCAPED if c >= " "}))
 
 
 def _may_need_escaping(strings: pa.Array) -> bool:
@@ -172,10 +169,10 @@ class _ColumnRenderer:
         self.column = column
         self.kind = value_kind(column)
         self.render = _renderer(column, time_zone)
-        self.prefix = _json_text(column.name) + ":"
+        self.prefix = json_quote(column.name) + ":"
         if self.kind is ValueKind.TIMESTAMP:
             # A Go map[string]string: keys sorted, so location before value.
-            self.open = '{"location":' + _json_text(time_zone) + ',"value":"'
+            self.open = '{"location":' + json_quote(time_zone) + ',"value":"'
             self.close = '"}'
         else:
             self.open, self.close = '"', '"'
@@ -217,7 +214,7 @@ class _ColumnRenderer:
         if self.escapes and _may_need_escaping(text):
             needs = pc.fill_null(pc.match_substring_regex(text, _NEEDS_ESCAPE), False)
             if pc.any(needs).as_py():
-                escaped = [_json_text(v)[1:-1] for v in text.filter(needs).to_pylist()]
+                escaped = [json_quote(v)[1:-1] for v in text.filter(needs).to_pylist()]
                 text = pc.replace_with_mask(text, needs, pa.array(escaped, _TEXT))
         return text
 
@@ -263,9 +260,9 @@ class JsonBatchEncoder:
         self._renderers = [_ColumnRenderer(table, c, time_zone) for c in table.columns]
         head = ['{"version":' + str(PROTOCOL_VERSION)]
         if table.database:
-            head.append(',"database":' + _json_text(table.database))
+            head.append(',"database":' + json_quote(table.database))
         if table.table:
-            head.append(',"table":' + _json_text(table.table))
+            head.append(',"table":' + json_quote(table.table))
         if table.table_id:
             head.append(f',"tableID":{table.table_id}')
         head.append(',"type":"')

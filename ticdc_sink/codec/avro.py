@@ -52,10 +52,11 @@ import orjson
 
 from ticdc_sink.codec import Message, SchemaRegistry
 from ticdc_sink.codec._json import GoFloat, dumps
-from ticdc_sink.codec._mysql import ValueKind, bit_to_int, to_float32, value_kind
+from ticdc_sink.codec._mysql import ValueKind, bit_to_int, value_kind
 from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import ChangeBatch, Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [

@@ -33,7 +33,8 @@ The encoder compiles a table once: the message head per operation (with `pkNames
 are constant bytes, and each column gets one renderer. Per row, the renderers turn the
 values into text, orjson writes each image in one call, and a byte pass (usually one
 translate and one memchr) patches the few places where orjson escapes differently from
-easyjson; `quote` is the slow, character-by-character path for invalid UTF-8.
+easyjson; `gotext.easyjson_quote` is the slow, character-by-character path for invalid
+UTF-8.
 
 DDL messages (`encode_ddl`, tiflow `newJSONMessageForDDL`): CREATE for a new table, ALTER
 for a changed one; TiCDC sends them to partition 0 only (reference §4).
@@ -66,6 +67,7 @@ from ticdc_sink.codec._mysql import (
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import INTEGER_TYPES, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
@@ -81,7 +83,6 @@ __all__ = [
     "full_mysql_type",
     "java_sql_type",
     "mysql_type",
-    "quote",
 ]
 
 logger = logging.getLogger(__name__)
@@ -94,28 +95,6 @@ WATERMARK_TYPE = "TIDB_WATERMARK"
 _ROW_KEY = b""
 
 Renderer = Callable[[Any], str]
-
-
-# --- easyjson string escaping -------------------------------------------------------------
-
-_SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
-_ESCAPES: dict[int, str] = {c: _SHORT.get(c, f"\\u{c:04x}") for c in range(0x20)}
-_ESCAPES.update({0x22: '\\"', 0x5C: "\\\\"})
-_ESCAPES.update({ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
-# Lone surrogates stand for invalid UTF-8: text bytes are decoded with "surrogateescape",
-# which maps each invalid byte to one of U+DC80..U+DCFF, and easyjson writes one `\ufffd`
-# per invalid byte. Any other lone surrogate would be 3 UTF-8 bytes in Go, each invalid.
-_ESCAPES.update({c: "\\ufffd" for c in range(0xDC80, 0xDD00)})
-_ESCAPES.update({c: "\\ufffd" * 3 for c in range(0xD800, 0xE000) if not 0xDC80 <= c < 0xDD00})
-_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\<>&\u2028\u2029\ud800-\udfff]')
-
-
-def quote(text: str) -> str:
-    """`text` as easyjson's `jwriter.Writer.String` writes it, quotes included (module
-    docstring). Lone surrogates count as invalid UTF-8 bytes (see `_ESCAPES`)."""
-    if _NEEDS_ESCAPE.search(text) is None:
-        return '"' + text + '"'
-    return '"' + text.translate(_ESCAPES) + '"'
 
 
 # --- mysqlType and sqlType (tiflow utils/mysql_types.go, canal/canal_entry.go) ------------
@@ -249,7 +228,7 @@ def _text_value(value: Any) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         # Go's string([]byte): easyjson writes each invalid UTF-8 byte as \ufffd; the
         # surrogates "surrogateescape" leaves for them make orjson refuse the image, and
-        # the slow path (`quote`) writes them.
+        # the slow path (`easyjson_quote`) writes them.
         return bytes(value).decode("utf-8", "surrogateescape")
     raise TypeError(f"expected a str, got {type(value).__name__}")
 
@@ -331,7 +310,7 @@ def _image_json(values: dict[str, str | None]) -> bytes:
         return _easyjson(orjson.dumps([values]))
     except orjson.JSONEncodeError:  # lone surrogates: invalid UTF-8 in text bytes
         body = ",".join(
-            quote(name) + ":" + ("null" if text is None else quote(text))
+            easyjson_quote(name) + ":" + ("null" if text is None else easyjson_quote(text))
             for name, text in values.items()
         )
         return ("[{" + body + "}]").encode()
@@ -351,7 +330,7 @@ class _Layout:
         self.promotions: list[tuple[int, str, int, int, int]] = []
         codes: list[tuple[str, int]] = []
         for i, column in zip(positions, columns, strict=True):
-            key = quote(column.name) + ":"
+            key = easyjson_quote(column.name) + ":"
             code = java_sql_type(column)
             codes.append((key, code))
             promotion = _promotion(column)
@@ -420,16 +399,19 @@ class CanalJsonEncoder:
             only_key: (
                 ',"mysqlType":{'
                 + ",".join(
-                    f"{quote(columns[i].name)}:{quote(type_of(columns[i]))}" for i in positions
+                    f"{easyjson_quote(columns[i].name)}:{easyjson_quote(type_of(columns[i]))}"
+                    for i in positions
                 )
                 + '},"old":'
             ).encode()
             for only_key, positions in ((False, all_positions), (True, key_positions))
         }
         primary = set(table.primary_key)
-        pk_names = "[" + ",".join(quote(c.name) for c in columns if c.name in primary) + "]"
+        pk_names = (
+            "[" + ",".join(easyjson_quote(c.name) for c in columns if c.name in primary) + "]"
+        )
         prefix = (
-            f'{{"id":0,"database":{quote(table.database)},"table":{quote(table.table)},'
+            f'{{"id":0,"database":{easyjson_quote(table.database)},"table":{easyjson_quote(table.table)},'
             f'"pkNames":{pk_names},"isDdl":false,"type":'
         )
         self._heads = {op: f'{prefix}"{op.value}","es":'.encode() for op in Op}
@@ -513,9 +495,9 @@ class CanalJsonEncoder:
         `previous` is None, else ALTER; null key, for partition 0 only (reference §4)."""
         kind = "CREATE" if previous is None else "ALTER"
         text = (
-            f'{{"id":0,"database":{quote(self.table.database)},'
-            f'"table":{quote(self.table.table)},"pkNames":null,"isDdl":true,"type":"{kind}",'
-            f'"es":{commit_ts >> 18},"ts":{self.build_ts_ms},"sql":{quote(query)},'
+            f'{{"id":0,"database":{easyjson_quote(self.table.database)},'
+            f'"table":{easyjson_quote(self.table.table)},"pkNames":null,"isDdl":true,"type":"{kind}",'
+            f'"es":{commit_ts >> 18},"ts":{self.build_ts_ms},"sql":{easyjson_quote(query)},'
             '"sqlType":null,"mysqlType":null,"data":null,"old":null'
         )
         if self._extension:
@@ -556,7 +538,7 @@ class CanalJsonEncoder:
         commit_ts = change.commit_ts
         if self._extension:
             if claim_check_location:
-                marker = b',"claimCheckLocation":' + quote(claim_check_location).encode()
+                marker = b',"claimCheckLocation":' + easyjson_quote(claim_check_location).encode()
             else:
                 marker = b',"onlyHandleKey":true' if too_large else b""
             tail = b',"_tidb":{"commitTs":%d%b}}' % (commit_ts, marker)

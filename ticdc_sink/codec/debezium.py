@@ -45,17 +45,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ticdc_sink.codec import Message
-from ticdc_sink.codec._mysql import (
-    ValueKind,
-    charset_of,
-    format_float,
-    format_float_exp,
-    to_float32,
-    value_kind,
-)
+from ticdc_sink.codec._mysql import ValueKind, charset_of, value_kind
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, zone_info
+from ticdc_sink.gotext import jsoniter_float, jsoniter_quote
 from ticdc_sink.schema import DEFAULT_CHARSET, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
@@ -67,9 +61,6 @@ __all__ = [
     "DebeziumEncoder",
     "encode_watermark",
     "jdbc_type",
-    "json_float32",
-    "json_float64",
-    "json_string",
     "sanitize_name",
     "sanitize_topic_name",
     "schema_topic_name",
@@ -79,62 +70,6 @@ __all__ = [
 DEBEZIUM_VERSION = "2.4.0.Final"
 _MIN_TIMESTAMP = (1970, 1, 1, 0, 0, 1, 0)  # TiDB types.MinTimestamp, compared as a wall clock
 _EPOCH_ZERO_Z = '"1970-01-01T00:00:00Z"'
-
-
-# --- jsoniter text -------------------------------------------------------------------------
-
-_ESCAPE_RE = re.compile(r'[\x00-\x1f"\\]')
-_ESCAPES = {chr(i): f"\\u{i:04x}" for i in range(0x20)}
-_ESCAPES.update({'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    return _ESCAPES[match.group()]
-
-
-def json_string(value: str) -> str:
-    """A JSON string as jsoniter (`EscapeHTML:false`) writes it: `"` `\\` and `\\n \\r \\t`
-    short, other C0 controls `\\u00xx`; `<>&`, U+2028/2029 and non-ASCII raw."""
-    # Fast path: printable text without quote or backslash needs no escaping (C0 controls
-    # are not printable; the few non-printable non-ASCII characters take the regex).
-    if '"' not in value and "\\" not in value and value.isprintable():
-        return '"' + value + '"'
-    if _ESCAPE_RE.search(value) is None:
-        return '"' + value + '"'
-    return '"' + _ESCAPE_RE.sub(_escape_char, value) + '"'
-
-
-def json_float64(value: float) -> str:
-    """jsoniter `WriteFloat64`: Go 'f' form, 'e' form (no clean-up) below 1e-6 / from 1e21.
-
-    Raises:
-        ValueError: NaN or infinity (jsoniter refuses them too).
-    """
-    text = repr(value)  # Python's repr is Go's shortest round-trip digits
-    if "e" not in text and "n" not in text:  # plain: zero or 1e-4 <= |v| < 1e16
-        return text[:-2] if text.endswith(".0") else text
-    magnitude = abs(value)
-    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        return format_float_exp(value)
-    return format_float(value)
-
-
-_F32_LOW = to_float32(1e-6)
-_F32_HIGH = to_float32(1e21)
-
-
-def json_float32(value: float) -> str:
-    """jsoniter `WriteFloat32`: as `json_float64` with float32 digits and cut-offs.
-
-    Raises:
-        ValueError: NaN or infinity.
-        OverflowError: the value is beyond the float32 range.
-    """
-    value = to_float32(value)
-    magnitude = abs(value)
-    if magnitude != 0 and (magnitude < _F32_LOW or magnitude >= _F32_HIGH):
-        return format_float_exp(value, 32)
-    return format_float(value, 32)
 
 
 def _b64(value: bytes) -> str:
@@ -376,7 +311,7 @@ class _Column:
     def __init__(self, column: Column, kind: ValueKind, render: Render, zone: dt.tzinfo | None):
         self.column = column
         self.kind = kind
-        self.prefix = json_string(column.name) + ":"
+        self.prefix = jsoniter_quote(column.name) + ":"
         self.render = render
         self.null_error: str | None = None
         try:
@@ -436,11 +371,11 @@ def _bit_renderer(width: int) -> Render:
 
 
 def _enum_renderer(elements: tuple[str, ...]) -> Render:
-    texts = [json_string(e) for e in elements]
+    texts = [jsoniter_quote(e) for e in elements]
 
     def render_enum(value: Any) -> str:
         if isinstance(value, str):
-            return json_string(value)
+            return jsoniter_quote(value)
         if 1 <= value <= len(texts):
             return texts[value - 1]
         return '""'  # invalid enum value (index 0): TiCDC writes ""
@@ -453,11 +388,11 @@ def _set_renderer(elements: tuple[str, ...]) -> Render:
 
     def render_set(value: Any) -> str:
         if isinstance(value, str):
-            return json_string(value)
+            return jsoniter_quote(value)
         if not 0 <= value < limit:
             return '""'  # TiDB ParseSetValue fails: TiCDC writes ""
         names = [e for i, e in enumerate(elements) if value >> i & 1]
-        return json_string(",".join(names))
+        return jsoniter_quote(",".join(names))
 
     return render_set
 
@@ -562,21 +497,17 @@ def _time_renderer(value: Any) -> str:
 
 
 def _float32_renderer(value: Any) -> str:
-    return json_float32(value)
-
-
-def _float64_renderer(value: Any) -> str:
-    return json_float64(value)
+    return jsoniter_float(value, 32)
 
 
 def _decimal_renderer(value: Any) -> str:
-    return json_float64(float(value))
+    return jsoniter_float(float(value))
 
 
 def _text_renderer(value: Any) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         value = bytes(value).decode("utf-8", "surrogateescape")
-    return json_string(value)
+    return jsoniter_quote(value)
 
 
 def _binary_renderer(value: Any) -> str:
@@ -595,7 +526,7 @@ def _value_renderer(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
         case ValueKind.FLOAT32:
             return _float32_renderer
         case ValueKind.FLOAT64:
-            return _float64_renderer
+            return jsoniter_float
         case ValueKind.DECIMAL:
             return _decimal_renderer
         case ValueKind.DATE:
@@ -636,15 +567,15 @@ def _null_member(
             return prefix + render(int(default))
         case ValueKind.BINARY:
             # `case string:` writes the base64 field and then the raw string field again.
-            return prefix + _binary_renderer(default) + "," + prefix + json_string(default)
+            return prefix + _binary_renderer(default) + "," + prefix + jsoniter_quote(default)
         case ValueKind.INT | ValueKind.UINT if t.base == "year":
-            return prefix + json_string(default)  # WriteAnyField(string)
+            return prefix + jsoniter_quote(default)  # WriteAnyField(string)
         case ValueKind.INT | ValueKind.UINT:
             if not re.fullmatch(r"[+-]?\d+", default.strip()):
                 raise ValueError(f"default {default!r} is not an integer")
             return prefix + render(int(default))
         case ValueKind.FLOAT32 | ValueKind.FLOAT64 | ValueKind.DECIMAL:
-            return prefix + json_float64(_go_parse_float(default))
+            return prefix + jsoniter_float(_go_parse_float(default))
         case ValueKind.TIMESTAMP:
             if default.upper() == "CURRENT_TIMESTAMP":
                 return prefix + (nullable_text or _EPOCH_ZERO_Z)
@@ -709,9 +640,9 @@ def _schema_default(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
                 return "true" if value != 0 else "false"
             return _bit_renderer(width)(value)
         case ValueKind.TEXT | ValueKind.BINARY | ValueKind.ENUM | ValueKind.SET:
-            return json_string(default)
+            return jsoniter_quote(default)
         case ValueKind.JSON | ValueKind.VECTOR:
-            return json_string(default)
+            return jsoniter_quote(default)
         case ValueKind.DATE:
             days = _date_days(default)
             if days is None:
@@ -755,7 +686,7 @@ def _schema_default(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
                     number += 2000
                 elif number < 100:
                     number += 1900
-            return json_float64(number)
+            return jsoniter_float(number)
 
 
 _INT_SCHEMA_TYPE = {
@@ -780,13 +711,17 @@ def _type_and_name(column: Column, kind: ValueKind) -> tuple[str, str | None, st
             width = max(t.flen, 1)
             if width == 1:
                 return "boolean", None, None
-            return "bytes", "io.debezium.data.Bits", '{"length":' + json_string(str(width)) + "}"
+            return "bytes", "io.debezium.data.Bits", '{"length":' + jsoniter_quote(str(width)) + "}"
         case ValueKind.ENUM:
             allowed = ",".join(_escape_enum_option(e) for e in t.elements)
-            return "string", "io.debezium.data.Enum", '{"allowed":' + json_string(allowed) + "}"
+            return "string", "io.debezium.data.Enum", '{"allowed":' + jsoniter_quote(allowed) + "}"
         case ValueKind.SET:
             allowed = ",".join(t.elements)
-            return "string", "io.debezium.data.EnumSet", '{"allowed":' + json_string(allowed) + "}"
+            return (
+                "string",
+                "io.debezium.data.EnumSet",
+                '{"allowed":' + jsoniter_quote(allowed) + "}",
+            )
         case ValueKind.DATE:
             return "int32", "io.debezium.time.Date", None
         case ValueKind.DATETIME:
@@ -821,7 +756,7 @@ def _field_schema(column: Column, kind: ValueKind, extension: bool, zone: dt.tzi
     kind_name, name, parameters = _type_and_name(column, kind)
     parts = []
     if extension:
-        parts.append('"tidb_type":' + json_string(tidb_type(column.type)))
+        parts.append('"tidb_type":' + jsoniter_quote(tidb_type(column.type)))
     parts.append('"type":"' + kind_name + '"')
     parts.append('"optional":' + ("true" if column.nullable else "false"))
     if name is not None:
@@ -830,7 +765,7 @@ def _field_schema(column: Column, kind: ValueKind, extension: bool, zone: dt.tzi
             parts.append('"version":1')
     if parameters is not None:
         parts.append('"parameters":' + parameters)
-    parts.append('"field":' + json_string(column.name))
+    parts.append('"field":' + jsoniter_quote(column.name))
     default = _schema_default(column, kind, zone)
     if default is not None:
         parts.append('"default":' + default)
@@ -874,13 +809,13 @@ _TAIL_SCHEMA = (
 def _source_parts(cluster: str, database: str, table: str) -> tuple[str, str, str]:
     """The `source` object around its two variable numbers: (head, middle, tail) with
     head + ts_ms + middle + commit_ts + tail."""
-    name = json_string(cluster)
+    name = jsoniter_quote(cluster)
     head = '{"version":"' + DEBEZIUM_VERSION + '","connector":"TiCDC","name":' + name + ',"ts_ms":'
     middle = (
         ',"snapshot":"false","db":'
-        + json_string(database)
+        + jsoniter_quote(database)
         + ',"table":'
-        + json_string(table)
+        + jsoniter_quote(table)
         + ',"server_id":0,"gtid":null,"file":"","pos":0,"row":0,"thread":0,"query":null,'
         '"commit_ts":'
     )
@@ -910,7 +845,7 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
     if with_schema:
         key += (
             ',"schema":{"type":"struct","name":'
-            + json_string(sanitize_name(cluster) + ".watermark.Key")
+            + jsoniter_quote(sanitize_name(cluster) + ".watermark.Key")
             + ',"optional":false,"fields":[]}'
         )
     key += "}"
@@ -925,7 +860,7 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
     if with_schema:
         value += (
             ',"schema":{"type":"struct","optional":false,"name":'
-            + json_string(sanitize_name(cluster) + ".watermark.Envelope")
+            + jsoniter_quote(sanitize_name(cluster) + ".watermark.Envelope")
             + ',"version":1,"fields":['
             + _SOURCE_SCHEMA
             + ","
@@ -987,20 +922,20 @@ class DebeziumEncoder:
             key_fields = ",".join(fields[i] for i in self._key_positions)
             self._key_schema = (
                 ',"schema":{"type":"struct","name":'
-                + json_string(topic + ".Key")
+                + jsoniter_quote(topic + ".Key")
                 + ',"optional":false,"fields":['
                 + key_fields
                 + "]}"
             )
             value_fields = ",".join(fields)
-            struct_name = json_string(topic + ".Value")
+            struct_name = jsoniter_quote(topic + ".Value")
             image = (
                 '{"type":"struct","optional":true,"name":' + struct_name + ',"field":"%s",'
                 '"fields":[' + value_fields.replace("%", "%%") + "]}"
             )
             self._value_schema = (
                 ',"schema":{"type":"struct","optional":false,"name":'
-                + json_string(topic + ".Envelope")
+                + jsoniter_quote(topic + ".Envelope")
                 + ',"version":1,"fields":['
                 + image % "before"
                 + ","
@@ -1160,7 +1095,7 @@ class DebeziumEncoder:
         table = self._table
         change_type = "CREATE" if previous is None else "ALTER"
         database = table.database
-        key = '{"payload":{"databaseName":' + json_string(database) + "}"
+        key = '{"payload":{"databaseName":' + jsoniter_quote(database) + "}"
         if self._with_schema:
             key += (
                 ',"schema":{"type":"struct","name":"io.debezium.connector.mysql.SchemaChangeKey",'
@@ -1168,25 +1103,25 @@ class DebeziumEncoder:
                 '"optional":false,"type":"string"}]}'
             )
         key += "}"
-        table_id = json_string(f'"{database}"."{table.table}"')
+        table_id = jsoniter_quote(f'"{database}"."{table.table}"')
         if previous is not None and (previous.database, previous.table) != (
             database,
             table.table,
         ):
-            table_id = json_string(
+            table_id = jsoniter_quote(
                 f'"{previous.database}"."{previous.table}","{database}"."{table.table}"'
             )
         columns = ",".join(
             _ddl_column(c, position) for position, c in enumerate(table.columns, start=1)
         )
-        primary = ",".join(json_string(name) for name in table.primary_key)
+        primary = ",".join(jsoniter_quote(name) for name in table.primary_key)
         change = (
             '{"type":"'
             + change_type
             + '","id":'
             + table_id
             + ',"table":{"defaultCharsetName":'
-            + json_string(_table_charset(table))
+            + jsoniter_quote(_table_charset(table))
             + ',"primaryKeyColumnNames":['
             + primary
             + '],"columns":['
@@ -1199,9 +1134,9 @@ class DebeziumEncoder:
             + ',"ts_ms":'
             + str(self._build_ts_ms)
             + ',"databaseName":'
-            + json_string(database)
+            + jsoniter_quote(database)
             + ',"schemaName":null,"ddl":'
-            + json_string(query)
+            + jsoniter_quote(query)
             + ',"tableChanges":['
             + change
             + "]}"
@@ -1313,28 +1248,28 @@ def _ddl_column(column: Column, position: int) -> str:
         default_text = '"1970-01-01 00:00:00"'
     elif t.base == "bit":
         try:
-            default_text = json_string(_parse_bit_text(int(default), max(t.flen, 1)))
+            default_text = jsoniter_quote(_parse_bit_text(int(default), max(t.flen, 1)))
         except ValueError:
-            default_text = json_string(default)
+            default_text = jsoniter_quote(default)
     else:
-        default_text = json_string(default)
+        default_text = jsoniter_quote(default)
     if t.elements:
-        enum_values = "[" + ",".join(json_string(f"'{e}'") for e in t.elements) + "]"
+        enum_values = "[" + ",".join(jsoniter_quote(f"'{e}'") for e in t.elements) + "]"
     else:
         enum_values = "null"
     charset = charset_of(t)
     if charset == "binary" or t.base not in _CHARSET_TYPES:
         charset_text = "null"
     else:
-        charset_text = json_string(charset)
+        charset_text = jsoniter_quote(charset)
     length = _ddl_length(t)
     if t.base in ("decimal", "float", "double") and t.tidb_decimal != -1:
-        scale_text = json_float64(float(t.tidb_decimal))
+        scale_text = jsoniter_float(float(t.tidb_decimal))
     else:
         scale_text = "null"
     return (
         '{"name":'
-        + json_string(column.name)
+        + jsoniter_quote(column.name)
         + ',"jdbcType":'
         + str(jdbc_type(t))
         + ',"nativeType":null,"comment":null,"defaultValueExpression":'
@@ -1342,9 +1277,9 @@ def _ddl_column(column: Column, position: int) -> str:
         + ',"enumValues":'
         + enum_values
         + ',"typeName":'
-        + json_string(name)
+        + jsoniter_quote(name)
         + ',"typeExpression":'
-        + json_string(expression)
+        + jsoniter_quote(expression)
         + ',"charsetName":'
         + charset_text
         + ',"length":'

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
 from ticdc_sink.codec._batch import EncodedBatch
-from ticdc_sink.codec._json import dumps, go_string
+from ticdc_sink.codec._json import dumps
 from ticdc_sink.codec._mysql import (
     ValueKind,
     bit_default_to_int,
@@ -40,6 +40,7 @@ from ticdc_sink.errors import (
     SchemaError,
 )
 from ticdc_sink.events import ChangeBatch, Op, RowChange
+from ticdc_sink.gotext import go_string
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [

@@ -57,8 +57,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._json import go_string
-from ticdc_sink.codec._mysql import ValueKind, to_float32, value_kind
+from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple import PROTOCOL_VERSION
 from ticdc_sink.codec.simple_avro import parsed_message_schema
 from ticdc_sink.decode import (
@@ -72,6 +71,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 __all__ = ["ENCODING_FORMATS", "SimpleDecoder", "table_schema_from_avro", "table_schema_from_json"]
