@@ -29,7 +29,7 @@ import attrs
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
-from ticdc_sink.codec._mysql import ValueKind, value_kind
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.config import FrozenMap, SinkConfig
 from ticdc_sink.decode import Decoder, decoder_for
 from ticdc_sink.errors import DecodeError, TiCDCSinkError

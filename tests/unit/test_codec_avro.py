@@ -23,13 +23,12 @@ from ticdc_sink.codec import Message, build_encoder, encode_watermark
 from ticdc_sink.codec.avro import (
     AvroEncoder,
     decimal_bytes,
-    escape_element,
     key_schema_json,
     record_name,
-    sanitize_name,
     tidb_type,
     value_schema_json,
 )
+from ticdc_sink.codec.common import escape_enum_option, sanitize_name
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,
@@ -434,9 +433,9 @@ def test_html_characters_in_defaults_are_escaped_as_go_does() -> None:
 
 
 def test_allowed_escaping_and_bit_length() -> None:
-    assert escape_element("a,b") == "a\\,b"
-    assert escape_element("it''s") == "it's"
-    assert escape_element("it\\'s") == "it's"
+    assert escape_enum_option("a,b") == "a\\,b"
+    assert escape_enum_option("it''s") == "it's"
+    assert escape_enum_option("it\\'s") == "it's"
     table = table_of(
         Column("e", attrs.evolve(parse_mysql_type("enum('x')"), elements=("a,b", "c"))),
         col("b64", "bit(64)", nullable=False),

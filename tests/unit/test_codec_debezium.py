@@ -12,11 +12,10 @@ import attrs
 import pytest
 
 from ticdc_sink.codec import Message
+from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import (
     DebeziumEncoder,
     encode_watermark,
-    sanitize_name,
-    sanitize_topic_name,
     schema_topic_name,
     tidb_type,
 )

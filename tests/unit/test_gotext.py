@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ticdc_sink.codec._json import dumps
+from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.gotext import (
     easyjson_quote,
     format_float,
@@ -202,7 +202,7 @@ def test_json_quote_is_go_encoding_json(text: str, expected: str) -> None:
 
 @given(st.text())
 def test_json_quote_writes_what_the_orjson_path_writes(text: str) -> None:
-    # codec._json.dumps is the fast path of the same rules (orjson plus a byte pass).
+    # codec.gojson.dumps is the fast path of the same rules (orjson plus a byte pass).
     assert json_quote(text).encode() == dumps(text)
 
 

@@ -32,12 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec._mysql import ValueKind, value_kind
 from ticdc_sink.codec.avro import (
     _INT32_MAX,
     _INT32_MIN,
-    RECORD_OVERHEAD,
     _modes,
     _null_first,
     _value_writer,
@@ -53,6 +50,9 @@ from ticdc_sink.codec.avro import (
     _write_uint64_string,
     _write_uint64_wrapped,
 )
+from ticdc_sink.codec.batch import EncodedBatch, key_changed_rows
+from ticdc_sink.codec.common import RECORD_OVERHEAD
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
 from ticdc_sink.schema import Column
 

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows, re2_class
-from ticdc_sink.codec._mysql import ValueKind
+from ticdc_sink.codec.batch import EncodedBatch, key_changed_rows, re2_class
 from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP
+from ticdc_sink.codec.mysql import ValueKind
 from ticdc_sink.events import (
     OP_DELETE,
     OP_INSERT,

@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple import RECORD_OVERHEAD
+from ticdc_sink.codec.batch import EncodedBatch, key_changed_rows
+from ticdc_sink.codec.common import RECORD_OVERHEAD
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple_avro import (
     _BYTES,
     _DOUBLE,

@@ -29,13 +29,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed, re2_class, split_events
-from ticdc_sink.codec._json import dumps
-from ticdc_sink.codec._mysql import ValueKind, value_kind
+from ticdc_sink.codec.batch import EncodedBatch, key_changed, re2_class, split_events
+from ticdc_sink.codec.common import RECORD_OVERHEAD
+from ticdc_sink.codec.gojson import dumps
+from ticdc_sink.codec.large_message import ROW_KEY
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple import (
-    _ROW_KEY,
     PROTOCOL_VERSION,
-    RECORD_OVERHEAD,
     _renderer,
     row_value_error,
 )
@@ -352,6 +352,6 @@ class JsonBatchEncoder:
         return EncodedBatch(
             values=values.cast(pa.large_binary()).to_pylist(),
             sizes=(np.diff(offsets) + RECORD_OVERHEAD).tolist(),
-            key=_ROW_KEY,
+            key=ROW_KEY,
             row_ends=row_ends,
         )

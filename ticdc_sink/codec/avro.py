@@ -51,8 +51,15 @@ import fastavro
 import orjson
 
 from ticdc_sink.codec import Message, SchemaRegistry
-from ticdc_sink.codec._json import GoFloat, dumps
-from ticdc_sink.codec._mysql import ValueKind, bit_to_int, value_kind
+from ticdc_sink.codec.common import (
+    RECORD_OVERHEAD,
+    escape_enum_option,
+    handle_key_text,
+    sanitize_name,
+    short_repr,
+)
+from ticdc_sink.codec.gojson import GoFloat, dumps
+from ticdc_sink.codec.mysql import ValueKind, bit_to_int, value_kind
 from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import ChangeBatch, Op, RowChange
@@ -61,24 +68,19 @@ from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [
     "CONFLUENT_MAGIC",
-    "RECORD_OVERHEAD",
     "TIDB_COMMIT_TS",
     "TIDB_OP",
     "TIDB_PHYSICAL_TIME",
     "AvroEncoder",
     "decimal_bytes",
-    "escape_element",
     "key_schema_json",
     "record_name",
-    "sanitize_name",
     "tidb_type",
     "value_schema_json",
 ]
 
 # First byte of a Confluent-framed message (tiflow avro/confluent_schema_registry.go).
 CONFLUENT_MAGIC = 0
-# sarama's per-record overhead counted against max-message-bytes (tiflow common/message.go).
-RECORD_OVERHEAD = 36
 # The changefeed namespace of classic TiCDC (model.DefaultNamespace): first namespace part.
 _CHANGEFEED_NAMESPACE = "default"
 
@@ -94,37 +96,12 @@ _EXTENSION_FIELDS: tuple[dict[str, Any], ...] = (
 
 if TYPE_CHECKING:
     from ticdc_sink.codec._avro_batch import AvroBatchEncoder
-    from ticdc_sink.codec._batch import EncodedBatch
+    from ticdc_sink.codec.batch import EncodedBatch
 
 Writer = Callable[[Any], bytes]
 
 
 # --- names (tiflow common/helper.go SanitizeName, avro.go getAvroNamespace) ---------------
-
-
-def _first_ok(c: str) -> bool:
-    return ("a" <= c <= "z") or ("A" <= c <= "Z") or c == "_"
-
-
-def sanitize_name(name: str) -> str:
-    """An Avro name for a table, database or column name, as TiCDC (and Debezium) makes it.
-
-    Per code point: a first character outside `[A-Za-z_]` becomes `_`, followed by the
-    character itself when it is a digit (`1abc` -> `_1abc`, `-x` -> `_x`); any later
-    character outside `[A-Za-z0-9_]` becomes `_` (`中文` -> `__`). Distinct names can
-    collide (`a-b`, `a.b`, `a_b`); the encoders reject a table whose columns collide.
-    """
-    out: list[str] = []
-    for i, c in enumerate(name):
-        if i == 0 and not _first_ok(c):
-            out.append("_")
-            if "0" <= c <= "9":
-                out.append(c)
-        elif not (_first_ok(c) or "0" <= c <= "9"):
-            out.append("_")
-        else:
-            out.append(c)
-    return "".join(out)
 
 
 def _namespace(database: str) -> str:
@@ -138,12 +115,6 @@ def record_name(table: TableSchema) -> str:
     part sanitised (reference §6.4); `default.<table>` when the database sanitises to
     nothing. Record name strategies build their subjects from it."""
     return f"{_namespace(table.database)}.{sanitize_name(table.table)}"
-
-
-def escape_element(element: str) -> str:
-    """An ENUM/SET element as the `allowed` parameter lists it (tiflow common/helper.go
-    EscapeEnumAndSetOptions): `,` -> `\\,`, then `\\'` -> `'` and `''` -> `'`."""
-    return element.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
 
 
 # --- column types (tiflow avro.go columnToAvroSchema, getTiDBTypeFromColumn) -------------
@@ -226,7 +197,7 @@ def _column_type(column: Column, decimal_string: bool, unsigned_string: bool) ->
         avro = "bytes"
     elif kind in (ValueKind.ENUM, ValueKind.SET):
         avro = "string"
-        params = {"allowed": ",".join(escape_element(e) for e in t.elements), **params}
+        params = {"allowed": ",".join(escape_enum_option(e) for e in t.elements), **params}
     else:  # text, json, temporal, vector
         avro = "string"
     return {"type": avro, "connect.parameters": params}
@@ -768,11 +739,6 @@ def _frame(schema_id: int, body: bytes) -> bytes:
     return b"\x00" + schema_id.to_bytes(4, "big", signed=True) + body
 
 
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 class AvroEncoder:
     """The Avro protocol encoder of one table, built once and reused for every row.
 
@@ -865,7 +831,7 @@ class AvroEncoder:
             except (TypeError, ValueError, OverflowError) as exc:
                 return InputError(
                     f"column {column.name} of {self._name} ({column.type.to_sql()}) cannot "
-                    f"take {_short_repr(row[i])}: {exc}",
+                    f"take {short_repr(row[i])}: {exc}",
                     table=self._name,
                     column=column.name,
                     value=row[i],
@@ -930,7 +896,7 @@ class AvroEncoder:
         if size + RECORD_OVERHEAD > self._limit:
             raise MessageTooLargeError(
                 table=self._name,
-                key=self._key_text(image),
+                key=handle_key_text(self.table, image),
                 size=size + RECORD_OVERHEAD,
                 limit=self._limit,
             )
@@ -955,12 +921,3 @@ class AvroEncoder:
     def encode_bootstrap(self) -> None:
         """None: the Avro protocol has no bootstrap message (schemas live in the registry)."""
         return None
-
-    def _key_text(self, image: tuple[Any, ...]) -> str:
-        names = self.table.handle_key
-        if not names:
-            return "(no handle key)"
-        text = ",".join(
-            f"{self.table.columns[i].name}={image[i]!r}" for i in self.table.handle_key_indexes
-        )
-        return text if len(text) <= 80 else text[:77] + "..."

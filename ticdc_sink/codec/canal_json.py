@@ -42,41 +42,41 @@ for a changed one; TiCDC sends them to partition 0 only (reference §4).
 Large messages (key + value + 36 above `max-message-bytes`): `none` raises
 MessageTooLargeError; `handle-key-only` re-encodes with the handle-key columns and
 `"_tidb":{…,"onlyHandleKey":true}` (config validation ensures the TiDB extension is on);
-`claim-check` writes the full message to the injected store (`codec._claim_check`), then
+`claim-check` writes the full message to the injected store (`codec.claim_check`), then
 sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and no
 `onlyHandleKey` (tiflow `newClaimCheckLocationMessage`).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
-from ticdc_sink.codec._mysql import (
+from ticdc_sink.codec import ClaimCheckStore, Message
+from ticdc_sink.codec.common import RECORD_OVERHEAD, short_repr
+from ticdc_sink.codec.large_message import ROW_KEY, divert
+from ticdc_sink.codec.mysql import (
     ValueKind,
     bit_text,
     float_text,
     str_value,
     value_kind,
 )
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
-from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
+from ticdc_sink.config import CodecConfig
+from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import INTEGER_TYPES, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
-    from ticdc_sink.codec._batch import EncodedBatch
     from ticdc_sink.codec._canal_json_batch import CanalJsonBatchEncoder
+    from ticdc_sink.codec.batch import EncodedBatch
     from ticdc_sink.events import ChangeBatch
 
 __all__ = [
-    "RECORD_OVERHEAD",
     "WATERMARK_TYPE",
     "CanalJsonEncoder",
     "encode_watermark",
@@ -85,14 +85,8 @@ __all__ = [
     "mysql_type",
 ]
 
-logger = logging.getLogger(__name__)
 
-# sarama's per-record overhead counted against max-message-bytes (tiflow common/message.go).
-RECORD_OVERHEAD = 36
 WATERMARK_TYPE = "TIDB_WATERMARK"
-# Rows travel tiflow's async producer, which turns the nil key into an empty one; WATERMARK
-# and DDL messages take the sync path and keep a null key (reference §1.5).
-_ROW_KEY = b""
 
 Renderer = Callable[[Any], str]
 
@@ -432,31 +426,16 @@ class CanalJsonEncoder:
         limit = self.config.max_message_bytes
         size = len(value) + RECORD_OVERHEAD
         if size <= limit:
-            return Message(key=_ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        option = self.config.large_message_handle_option
-        if option == LargeMessageHandleOption.NONE:
-            raise MessageTooLargeError(
-                table=self._name, key=self._key_text(change), size=size, limit=limit
-            )
-        location = ""
-        if option == LargeMessageHandleOption.CLAIM_CHECK:
-            location = self._store(change, value)
-        small = self._marshal(change, too_large=True, claim_check_location=location)
-        small_size = len(small) + RECORD_OVERHEAD
-        if small_size > limit:
-            raise MessageTooLargeError(
-                table=self._name, key=self._key_text(change), size=small_size, limit=limit
-            )
-        logger.warning(
-            "canal-json: message for %s is %d bytes, above max-message-bytes %d; "
-            "sent with handle key columns only (%d bytes)%s",
-            self._name,
-            size,
-            limit,
-            small_size,
-            f", full message at {location}" if location else "",
+            return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
+        return divert(
+            self.config,
+            self.table,
+            change,
+            value,
+            lambda location: self._marshal(change, too_large=True, claim_check_location=location),
+            store=self._claim_check,
+            protocol="canal-json",
         )
-        return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1, diverted=True)
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
         """The messages of a whole batch of this table, rendered column-wise
@@ -472,19 +451,6 @@ class CanalJsonEncoder:
 
             self._batch_encoder = CanalJsonBatchEncoder(self)
         return self._batch_encoder.encode_batch(batch, key_indexes)
-
-    def _store(self, change: RowChange, value: bytes) -> str:
-        """Write the full message to the claim-check store; its location."""
-        if self._claim_check is None:
-            raise ConfigError(
-                "large-message-handle-option is claim-check but the encoder has no "
-                "claim-check store; build it with claim_check=",
-                option="large-message-handle-option",
-            )
-        name = _claim_check.file_name(self._name, change.commit_ts, self._key_text(change), value)
-        raw = self.config.claim_check_raw_value
-        self._claim_check.write(name, _claim_check.file_content(None, value, raw_value=raw))
-        return self._claim_check.location(name)
 
     def encode_bootstrap(self) -> None:
         """canal-json has no bootstrap message."""
@@ -611,7 +577,7 @@ class CanalJsonEncoder:
                     column = self.table.columns[i]
                     error = InputError(
                         f"column {column.name} of {self._name} ({column.type.base}) cannot "
-                        f"take {_short_repr(value)}: {exc}",
+                        f"take {short_repr(value)}: {exc}",
                         table=self._name,
                         column=column.name,
                         value=value,
@@ -619,19 +585,6 @@ class CanalJsonEncoder:
                     error.__cause__ = exc
                     return error
         return InputError(f"a row of {self._name} cannot be encoded", table=self._name)
-
-    def _key_text(self, change: RowChange) -> str:
-        image = change.row if change.row is not None else change.before
-        names = self.table.handle_key
-        if image is None or not names:
-            return "(no handle key)"
-        text = ",".join(f"{name}={image[self.table.column_position(name)]!r}" for name in names)
-        return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:

@@ -45,7 +45,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ticdc_sink.codec import Message
-from ticdc_sink.codec._mysql import ValueKind, charset_of, value_kind
+from ticdc_sink.codec.common import escape_enum_option, sanitize_name, sanitize_topic_name
+from ticdc_sink.codec.mysql import ValueKind, charset_of, value_kind
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, zone_info
@@ -53,16 +54,14 @@ from ticdc_sink.gotext import jsoniter_float, jsoniter_quote
 from ticdc_sink.schema import DEFAULT_CHARSET, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
-    from ticdc_sink.codec._batch import EncodedBatch
     from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
+    from ticdc_sink.codec.batch import EncodedBatch
     from ticdc_sink.events import ChangeBatch
 
 __all__ = [
     "DebeziumEncoder",
     "encode_watermark",
     "jdbc_type",
-    "sanitize_name",
-    "sanitize_topic_name",
     "schema_topic_name",
     "tidb_type",
 ]
@@ -77,33 +76,6 @@ def _b64(value: bytes) -> str:
 
 
 # --- names (tiflow pkg/sink/codec/common/helper.go) ----------------------------------------
-
-
-def _name_char(c: str, first: bool) -> bool:
-    if ("a" <= c <= "z") or ("A" <= c <= "Z") or c == "_":
-        return True
-    return not first and "0" <= c <= "9"
-
-
-def sanitize_name(name: str) -> str:
-    """tiflow `common.SanitizeName`: Avro-safe name; a bad first character becomes `_`
-    (a digit is kept after it), every other bad character `_`."""
-    out = []
-    for i, c in enumerate(name):
-        if i == 0 and not _name_char(c, True):
-            out.append("_")
-            if "0" <= c <= "9":
-                out.append(c)
-        elif not _name_char(c, False):
-            out.append("_")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def sanitize_topic_name(name: str) -> str:
-    """tiflow `common.SanitizeTopicName`: every code point outside `[A-Za-z0-9_.]` -> `_`."""
-    return "".join(c if _name_char(c, False) or c == "." else "_" for c in name)
 
 
 def schema_topic_name(cluster: str, database: str, table: str) -> str:
@@ -713,7 +685,7 @@ def _type_and_name(column: Column, kind: ValueKind) -> tuple[str, str | None, st
                 return "boolean", None, None
             return "bytes", "io.debezium.data.Bits", '{"length":' + jsoniter_quote(str(width)) + "}"
         case ValueKind.ENUM:
-            allowed = ",".join(_escape_enum_option(e) for e in t.elements)
+            allowed = ",".join(escape_enum_option(e) for e in t.elements)
             return "string", "io.debezium.data.Enum", '{"allowed":' + jsoniter_quote(allowed) + "}"
         case ValueKind.SET:
             allowed = ",".join(t.elements)
@@ -745,11 +717,6 @@ def _type_and_name(column: Column, kind: ValueKind) -> tuple[str, str | None, st
             return _INT_SCHEMA_TYPE[(t.base, t.unsigned)], None, None
         case _:
             return "string", None, None
-
-
-def _escape_enum_option(option: str) -> str:
-    # tiflow common.EscapeEnumAndSetOptions
-    return option.replace(",", "\\,").replace("\\'", "'").replace("''", "'")
 
 
 def _field_schema(column: Column, kind: ValueKind, extension: bool, zone: dt.tzinfo | None) -> str:

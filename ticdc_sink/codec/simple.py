@@ -15,14 +15,15 @@ tools, `simple_avro.marshal_ddl` writes an Avro one).
 from __future__ import annotations
 
 import base64
-import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ticdc_sink.codec import ClaimCheckStore, Message, _claim_check
-from ticdc_sink.codec._batch import EncodedBatch
-from ticdc_sink.codec._json import dumps
-from ticdc_sink.codec._mysql import (
+from ticdc_sink.codec import ClaimCheckStore, Message
+from ticdc_sink.codec.batch import EncodedBatch
+from ticdc_sink.codec.common import RECORD_OVERHEAD, short_repr
+from ticdc_sink.codec.gojson import dumps
+from ticdc_sink.codec.large_message import ROW_KEY, divert
+from ticdc_sink.codec.mysql import (
     ValueKind,
     bit_default_to_int,
     bit_text,
@@ -32,7 +33,7 @@ from ticdc_sink.codec._mysql import (
     str_value,
     value_kind,
 )
-from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOption
+from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.errors import (
     ConfigError,
     InputError,
@@ -45,7 +46,6 @@ from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [
     "PROTOCOL_VERSION",
-    "RECORD_OVERHEAD",
     "JsonMarshaller",
     "SimpleEncoder",
     "encode_ddl",
@@ -54,15 +54,8 @@ __all__ = [
     "table_schema_json",
 ]
 
-logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-# sarama's per-record overhead counted against max-message-bytes (tiflow
-# common/message.go MaxRecordOverhead: 5*MaxVarintLen32 + MaxVarintLen64 + 1).
-RECORD_OVERHEAD = 36
-# Rows and bootstraps travel tiflow's async producer, which wraps the nil key in
-# sarama.StringEncoder: an empty key on the wire. Watermarks take the sync path: null key.
-_ROW_KEY = b""
 
 Renderer = Callable[[Any], Any]
 
@@ -334,16 +327,11 @@ class JsonMarshaller:
         )
 
 
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def row_value_error(table: TableSchema, column: Column, value: Any, exc: Exception) -> InputError:
     """The InputError for a row value its column's renderer refused (either encoding)."""
     return InputError(
         f"column {column.name} of {table.database}.{table.table} "
-        f"({column.type.base}) cannot take {_short_repr(value)}: {exc}",
+        f"({column.type.base}) cannot take {short_repr(value)}: {exc}",
         table=f"{table.database}.{table.table}",
         column=column.name,
         value=value,
@@ -450,7 +438,7 @@ class SimpleEncoder:
     raises MessageTooLargeError, `handle-key-only` re-encodes with the handle-key columns
     and `handleKeyOnly` true (and raises if that is still too large), in either encoding.
     `claim-check` first writes the full message to the injected store (see
-    `codec._claim_check` for the file), then sends the handle-key-only form carrying
+    `codec.claim_check` for the file), then sends the handle-key-only form carrying
     `claimCheckLocation` as well as `handleKeyOnly` true (tiflow `simple/encoder.go`).
     """
 
@@ -520,53 +508,18 @@ class SimpleEncoder:
         limit = self.config.max_message_bytes
         size = len(value) + RECORD_OVERHEAD
         if size <= limit:
-            return Message(key=_ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        if self.config.large_message_handle_option == LargeMessageHandleOption.NONE:
-            raise MessageTooLargeError(
-                table=f"{self.table.database}.{self.table.table}",
-                key=self._key_text(change),
-                size=size,
-                limit=limit,
-            )
-        location = ""
-        if self.config.large_message_handle_option == LargeMessageHandleOption.CLAIM_CHECK:
-            location = self._store(change, value)
-        small = self._marshaller.marshal_row(
-            change, handle_key_only=True, claim_check_location=location
+            return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
+        return divert(
+            self.config,
+            self.table,
+            change,
+            value,
+            lambda location: self._marshaller.marshal_row(
+                change, handle_key_only=True, claim_check_location=location
+            ),
+            store=self._claim_check,
+            protocol="simple",
         )
-        small_size = len(small) + RECORD_OVERHEAD
-        if small_size > limit:
-            raise MessageTooLargeError(
-                table=f"{self.table.database}.{self.table.table}",
-                key=self._key_text(change),
-                size=small_size,
-                limit=limit,
-            )
-        logger.warning(
-            "simple: message for %s.%s is %d bytes, above max-message-bytes %d; "
-            "sent with handle key columns only (%d bytes)%s",
-            self.table.database,
-            self.table.table,
-            size,
-            limit,
-            small_size,
-            f", full message at {location}" if location else "",
-        )
-        return Message(key=_ROW_KEY, value=small, commit_ts=change.commit_ts, rows=1, diverted=True)
-
-    def _store(self, change: RowChange, value: bytes) -> str:
-        """Write the full message to the claim-check store; its location."""
-        if self._claim_check is None:
-            raise ConfigError(
-                "large-message-handle-option is claim-check but the encoder has no "
-                "claim-check store; build it with claim_check=",
-                option="large-message-handle-option",
-            )
-        table = f"{self.table.database}.{self.table.table}"
-        name = _claim_check.file_name(table, change.commit_ts, self._key_text(change), value)
-        raw = self.config.claim_check_raw_value
-        self._claim_check.write(name, _claim_check.file_content(None, value, raw_value=raw))
-        return self._claim_check.location(name)
 
     def encode_bootstrap(self) -> Message:
         """The table's BOOTSTRAP message (built once: buildTs is fixed per encoder).
@@ -585,14 +538,5 @@ class SimpleEncoder:
                     size=size,
                     limit=self.config.max_message_bytes,
                 )
-            self._bootstrap = Message(key=_ROW_KEY, value=value, commit_ts=0, rows=0)
+            self._bootstrap = Message(key=ROW_KEY, value=value, commit_ts=0, rows=0)
         return self._bootstrap
-
-    def _key_text(self, change: RowChange) -> str:
-        image = change.row if change.row is not None else change.before
-        names = self.table.handle_key
-        if image is None or not names:
-            return "(no handle key)"
-        index = {c.name: i for i, c in enumerate(self.table.columns)}
-        text = ",".join(f"{name}={image[index[name]]!r}" for name in names)
-        return text if len(text) <= 80 else text[:77] + "..."

@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._mysql import (
+from ticdc_sink.codec.mysql import (
     ValueKind,
     bit_to_int,
     charset_of,

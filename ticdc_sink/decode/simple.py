@@ -57,7 +57,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._mysql import ValueKind, value_kind
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple import PROTOCOL_VERSION
 from ticdc_sink.codec.simple_avro import parsed_message_schema
 from ticdc_sink.decode import (
