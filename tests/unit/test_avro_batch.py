@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_simple_json_batch import _ARROW_FIELDS, _batches, _change_batches, _plan
+from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.codec.avro import AvroEncoder
-from ticdc_sink.codec.batch import EncodedBatch
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch
 from ticdc_sink.writer import key_column_indexes, split_key_update

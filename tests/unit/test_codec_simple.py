@@ -12,7 +12,7 @@ import pytest
 
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
 from ticdc_sink.codec.gojson import GoFloat, dumps
-from ticdc_sink.codec.simple import table_schema_json
+from ticdc_sink.codec.simple.values import table_schema_json
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,

@@ -19,16 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import build_encoder, encode_watermark
-from ticdc_sink.codec.simple import encode_ddl, table_schema_json
-from ticdc_sink.codec.simple_avro import (
-    DDL_TYPES,
-    AvroMarshaller,
+from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_schema_avro
+from ticdc_sink.codec.simple.avro_values import (
     encode_long,
     load_message_schema,
-    marshal_ddl,
     parsed_message_schema,
-    table_schema_avro,
 )
+from ticdc_sink.codec.simple.encoder import encode_ddl
+from ticdc_sink.codec.simple.values import DDL_TYPES, table_schema_json
 from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOption
 from ticdc_sink.decode import SimpleDecoder
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
@@ -110,7 +108,7 @@ def test_the_bundled_schema_is_tiflows_message_json() -> None:
     assert next(f for f in ddl["fields"] if f["name"] == "type")["type"]["symbols"] == list(
         DDL_TYPES
     )
-    text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple_message.avsc.json"
+    text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple/message.json"
     digest = hashlib.sha256(text.read_bytes()).hexdigest()
     assert digest == SCHEMA_SHA256, "the schema file differs from tiflow's message.json"
 

@@ -22,7 +22,7 @@ from tests.unit.test_simple_json_batch import (
     _plan,
 )
 from ticdc_sink import codec
-from ticdc_sink.codec.batch import EncodedBatch
+from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update

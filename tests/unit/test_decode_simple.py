@@ -420,7 +420,7 @@ def test_avro_table_schemas_read_back_as_the_json_ones() -> None:
 
 
 def test_avro_ddl_reads_as_the_json_ddl() -> None:
-    from ticdc_sink.codec.simple import encode_ddl
+    from ticdc_sink.codec.simple.encoder import encode_ddl
 
     from_json = SimpleDecoder().decode_message(None, golden("ddl_alter"))
     assert isinstance(from_json, DecodedDDL)

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
 from ticdc_sink.codec.avro import (
     _INT32_MAX,
     _INT32_MIN,
@@ -50,8 +51,7 @@ from ticdc_sink.codec.avro import (
     _write_uint64_string,
     _write_uint64_wrapped,
 )
-from ticdc_sink.codec.batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec.common import RECORD_OVERHEAD
+from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
 from ticdc_sink.schema import Column

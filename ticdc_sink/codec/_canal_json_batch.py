@@ -40,12 +40,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec.batch import EncodedBatch, key_changed, split_events
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.batch import key_changed, split_events
 from ticdc_sink.codec.canal_json import (
     _RENDERERS,
     _Layout,
 )
-from ticdc_sink.codec.common import RECORD_OVERHEAD
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op
 from ticdc_sink.gotext import EASYJSON_ESCAPES, easyjson_quote

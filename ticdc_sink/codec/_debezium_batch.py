@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec.batch import EncodedBatch, key_changed_rows, re2_class
+from ticdc_sink.codec import EncodedBatch
+from ticdc_sink.codec.batch import key_changed_rows, re2_class
 from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP
 from ticdc_sink.codec.mysql import ValueKind
 from ticdc_sink.events import (

@@ -50,9 +50,8 @@ from typing import TYPE_CHECKING, Any
 import fastavro
 import orjson
 
-from ticdc_sink.codec import Message, SchemaRegistry
+from ticdc_sink.codec import RECORD_OVERHEAD, Message, SchemaRegistry
 from ticdc_sink.codec.common import (
-    RECORD_OVERHEAD,
     escape_enum_option,
     handle_key_text,
     sanitize_name,
@@ -95,8 +94,8 @@ _EXTENSION_FIELDS: tuple[dict[str, Any], ...] = (
 )
 
 if TYPE_CHECKING:
+    from ticdc_sink.codec import EncodedBatch
     from ticdc_sink.codec._avro_batch import AvroBatchEncoder
-    from ticdc_sink.codec.batch import EncodedBatch
 
 Writer = Callable[[Any], bytes]
 

@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ticdc_sink.codec import ClaimCheckStore, Message
-from ticdc_sink.codec.common import RECORD_OVERHEAD, short_repr
+from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, Message
+from ticdc_sink.codec.common import short_repr
 from ticdc_sink.codec.large_message import ROW_KEY, divert
 from ticdc_sink.codec.mysql import (
     ValueKind,
@@ -72,8 +72,8 @@ from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import INTEGER_TYPES, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
+    from ticdc_sink.codec import EncodedBatch
     from ticdc_sink.codec._canal_json_batch import CanalJsonBatchEncoder
-    from ticdc_sink.codec.batch import EncodedBatch
     from ticdc_sink.events import ChangeBatch
 
 __all__ = [

@@ -1,7 +1,7 @@
 """What every protocol's encoder shares, as tiflow's `pkg/sink/codec/common` does: the
-record overhead counted against max-message-bytes (`message.go`), the name rules of
-`helper.go` (SanitizeName, SanitizeTopicName, EscapeEnumAndSetOptions), and how errors
-show a row (its handle key, a value).
+name rules of `helper.go` (SanitizeName, SanitizeTopicName, EscapeEnumAndSetOptions), and
+how errors show a row (its handle key, a value). The record overhead of `message.go` is
+`codec.RECORD_OVERHEAD`.
 
 This module knows TiCDC's shared rules; no wire format.
 """
@@ -13,17 +13,12 @@ from typing import Any
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
-    "RECORD_OVERHEAD",
     "escape_enum_option",
     "handle_key_text",
     "sanitize_name",
     "sanitize_topic_name",
     "short_repr",
 ]
-
-#: sarama's per-record overhead counted against max-message-bytes (tiflow
-#: common/message.go MaxRecordOverhead: 5*MaxVarintLen32 + MaxVarintLen64 + 1).
-RECORD_OVERHEAD = 36
 
 
 def _name_char(c: str, first: bool) -> bool:

@@ -54,8 +54,8 @@ from ticdc_sink.gotext import jsoniter_float, jsoniter_quote
 from ticdc_sink.schema import DEFAULT_CHARSET, Column, MySQLType, TableSchema
 
 if TYPE_CHECKING:
+    from ticdc_sink.codec import EncodedBatch
     from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
-    from ticdc_sink.codec.batch import EncodedBatch
     from ticdc_sink.events import ChangeBatch
 
 __all__ = [

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ticdc_sink.codec import ClaimCheckStore, Message
+from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, Message
 from ticdc_sink.codec.claim_check import store_message
-from ticdc_sink.codec.common import RECORD_OVERHEAD, handle_key_text
+from ticdc_sink.codec.common import handle_key_text
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import RowChange
