@@ -392,10 +392,6 @@ class _TaskWriter:
         out = self.output_for(batch.table)
         self.check_order_batch(batch)
         encoded = out.encoder.encode_batch(batch, out.key_indexes)
-        if encoded is None:  # transitional: encoders not converted yet
-            for change in batch.to_changes():
-                self.write_change(change, checked=True)
-            return
         n = self.partition_count(out.topic)
         events: list[RowChange] | None = None
         from_rows = encoded.row_path_messages(out.codec.max_message_bytes)

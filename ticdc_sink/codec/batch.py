@@ -126,10 +126,13 @@ def row_messages(rows: Iterable[int], row_ends: list[int] | None) -> list[int]:
     return out
 
 
-def row_path_batch(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+def row_path_batch(
+    batch: ChangeBatch, key_indexes: tuple[int, ...], *, sized: bool
+) -> EncodedBatch:
     """A batch left whole to the row path, decided before rendering anything (a table
     or batch shape the column-wise encoder does not handle): a placeholder per message,
-    every message in `row_path`."""
+    every message in `row_path`; `sized`: the protocol has a size check (`sizes` are
+    placeholders too, which `EncodedBatch.replace` fills in)."""
     split = key_changed(batch, key_indexes)
     row_ends = None
     count = batch.rows
@@ -137,7 +140,11 @@ def row_path_batch(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedB
         row_ends = np.cumsum(1 + split.astype(np.int64)).tolist()
         count = row_ends[-1]
     return EncodedBatch(
-        values=[None] * count, sizes=None, key=None, row_ends=row_ends, row_path=list(range(count))
+        values=[None] * count,
+        sizes=[0] * count if sized else None,
+        key=None,
+        row_ends=row_ends,
+        row_path=list(range(count)),
     )
 
 

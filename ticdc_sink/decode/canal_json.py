@@ -48,7 +48,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec.canal_json import WATERMARK_TYPE
+from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedDDL,

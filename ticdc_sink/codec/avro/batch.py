@@ -503,7 +503,7 @@ class AvroBatchEncoder:
             ConfigError, RegistryError: fetching a schema id (as `encode_row` would).
         """
         if not self._columns or not batch.rows:
-            return row_path_batch(batch, key_indexes)
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
         ops = None if batch.op_codes is None else _numbers(batch.op_codes, np.int8)
         deletes = None if ops is None else ops == OP_DELETE

@@ -465,7 +465,7 @@ class DebeziumBatchEncoder:
         the whole batch there)."""
         ts = self._commit_ts(batch)
         if not self.columns or batch.rows == 0 or ts is None:
-            return row_path_batch(batch, key_indexes)
+            return row_path_batch(batch, key_indexes, sized=False)
         return self._encode(batch, key_indexes, *ts)
 
     @staticmethod

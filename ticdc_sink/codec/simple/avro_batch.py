@@ -384,7 +384,7 @@ class AvroBatchMarshaller:
         columns or with a commit ts that is no TSO."""
         commit_ts = self._commit_ts(batch)
         if not self._order or not batch.rows or commit_ts is None:
-            return row_path_batch(batch, key_indexes)
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
         images, refused = self._images(batch.columns)
         ops = batch.op_codes

@@ -309,7 +309,7 @@ class JsonBatchMarshaller:
         """The messages of every row of `batch`; those of a row with a value its column
         refuses are left to the row path (`row_path`), as is a table without columns."""
         if not self._order:
-            return row_path_batch(batch, key_indexes)
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
         image_parts, refused = self._object_parts(batch.columns)
         ops = batch.op_codes
