@@ -28,7 +28,9 @@ import the lower layer and never each other, and an `encoder.py` that offers bot
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import importlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -50,6 +52,7 @@ __all__ = [
     "ddl_partitions",
     "encode_ddl",
     "encode_watermark",
+    "lazy_names",
 ]
 
 
@@ -169,6 +172,21 @@ class ClaimCheckStore(Protocol):
         """Store `data` as file `name`, replacing a file of that name; done before the
         message naming it is produced."""
         ...
+
+
+def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """The module `__getattr__` (PEP 562) of a protocol package that re-exports its public
+    names from their modules (`homes`: name -> module in the package), each imported on
+    first use, so importing the package (or one of its shared modules) loads nothing
+    else."""
+
+    def getattr_(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{home}"), name)
+
+    return getattr_
 
 
 def _unsupported(protocol: str) -> ConfigError:

@@ -21,7 +21,7 @@ from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import RowChange
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ROW_KEY", "divert"]
+__all__ = ["ROW_KEY", "LargeMessagePolicy"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,53 +31,70 @@ logger = logging.getLogger(__name__)
 ROW_KEY = b""
 
 
-def divert(
-    config: CodecConfig,
-    table: TableSchema,
-    change: RowChange,
-    value: bytes,
-    small: Callable[[str], bytes],
-    *,
-    store: ClaimCheckStore | None,
-    protocol: str,
-) -> Message:
-    """The message sent for a row change whose full value `value` is above
-    max-message-bytes: `small(location)` is the protocol's handle-key-only value
-    (`location` the claim-check location, "" for handle-key-only).
+class LargeMessagePolicy:
+    """One table's row messages and what becomes of those above max-message-bytes.
+    `small(change, location)` is the protocol's handle-key-only value of a change
+    (`location` the claim-check location, "" for handle-key-only)."""
 
-    Raises:
-        MessageTooLargeError: the option is `none`, or the smaller value is still too large.
-        ConfigError: claim-check without a store.
-    """
-    name = f"{table.database}.{table.table}"
-    limit = config.max_message_bytes
-    size = len(value) + RECORD_OVERHEAD
-    key = handle_key_text(table, change.row if change.row is not None else change.before)
-    option = config.large_message_handle_option
-    if option == LargeMessageHandleOption.NONE:
-        raise MessageTooLargeError(table=name, key=key, size=size, limit=limit)
-    location = ""
-    if option == LargeMessageHandleOption.CLAIM_CHECK:
-        location = store_message(
-            store,
-            table=name,
-            commit_ts=change.commit_ts,
-            key=key,
-            value=value,
-            raw_value=config.claim_check_raw_value,
+    def __init__(
+        self,
+        config: CodecConfig,
+        table: TableSchema,
+        small: Callable[[RowChange, str], bytes],
+        *,
+        store: ClaimCheckStore | None,
+        protocol: str,
+    ) -> None:
+        self._config = config
+        self._limit = config.max_message_bytes
+        self._table = table
+        self._small = small
+        self._store = store
+        self._protocol = protocol
+
+    def message(self, change: RowChange, value: bytes) -> Message:
+        """The message of a row change whose full value is `value` (an empty key): as is
+        within max-message-bytes, else as the policy says.
+
+        Raises:
+            MessageTooLargeError: the option is `none`, or the smaller value is still too
+                large.
+            ConfigError: claim-check without a store.
+        """
+        size = len(value) + RECORD_OVERHEAD
+        if size <= self._limit:
+            return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
+        return self._divert(change, value, size)
+
+    def _divert(self, change: RowChange, value: bytes, size: int) -> Message:
+        config, table, limit = self._config, self._table, self._limit
+        name = f"{table.database}.{table.table}"
+        key = handle_key_text(table, change.row if change.row is not None else change.before)
+        option = config.large_message_handle_option
+        if option == LargeMessageHandleOption.NONE:
+            raise MessageTooLargeError(table=name, key=key, size=size, limit=limit)
+        location = ""
+        if option == LargeMessageHandleOption.CLAIM_CHECK:
+            location = store_message(
+                self._store,
+                table=name,
+                commit_ts=change.commit_ts,
+                key=key,
+                value=value,
+                raw_value=config.claim_check_raw_value,
+            )
+        value = self._small(change, location)
+        small_size = len(value) + RECORD_OVERHEAD
+        if small_size > limit:
+            raise MessageTooLargeError(table=name, key=key, size=small_size, limit=limit)
+        logger.warning(
+            "%s: message for %s is %d bytes, above max-message-bytes %d; "
+            "sent with handle key columns only (%d bytes)%s",
+            self._protocol,
+            name,
+            size,
+            limit,
+            small_size,
+            f", full message at {location}" if location else "",
         )
-    value = small(location)
-    small_size = len(value) + RECORD_OVERHEAD
-    if small_size > limit:
-        raise MessageTooLargeError(table=name, key=key, size=small_size, limit=limit)
-    logger.warning(
-        "%s: message for %s is %d bytes, above max-message-bytes %d; "
-        "sent with handle key columns only (%d bytes)%s",
-        protocol,
-        name,
-        size,
-        limit,
-        small_size,
-        f", full message at {location}" if location else "",
-    )
-    return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1, diverted=True)
+        return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1, diverted=True)

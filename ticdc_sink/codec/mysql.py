@@ -32,6 +32,7 @@ __all__ = [
     "charset_of",
     "collation_of",
     "float_text",
+    "VALUE_TEXT",
     "str_value",
     "value_kind",
 ]
@@ -168,3 +169,25 @@ def str_value(value: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"expected a str, got {type(value).__name__}")
     return value
+
+
+#: Each kind's mounter value as TiCDC's text where Simple JSON and canal-json agree (tiflow
+#: simple `encodeValue`, canal `formatValue`): integers (int.__repr__ refuses anything but
+#: an int; bools print as 1/0, as Go's mounter has them), BIT, FLOAT, DOUBLE and the kinds
+#: already held as text. Each protocol adds TEXT and BINARY, which they write differently
+#: (and TIMESTAMP, which Simple writes with its location).
+VALUE_TEXT: dict[ValueKind, Callable[[Any], str]] = {
+    ValueKind.INT: int.__repr__,
+    ValueKind.UINT: int.__repr__,
+    ValueKind.ENUM: int.__repr__,
+    ValueKind.SET: int.__repr__,
+    ValueKind.BIT: bit_text,
+    ValueKind.FLOAT32: float_text(32),
+    ValueKind.FLOAT64: float_text(64),
+    ValueKind.DECIMAL: str_value,
+    ValueKind.DATE: str_value,
+    ValueKind.DATETIME: str_value,
+    ValueKind.TIME: str_value,
+    ValueKind.JSON: str_value,
+    ValueKind.VECTOR: str_value,
+}

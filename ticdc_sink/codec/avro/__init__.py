@@ -15,8 +15,9 @@ alone imports both paths. The names below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.avro.encoder import AvroEncoder
@@ -45,22 +46,18 @@ __all__ = [
     "value_schema_json",
 ]
 
-_HOMES = {
-    "CONFLUENT_MAGIC": "framing",
-    "TIDB_COMMIT_TS": "schema",
-    "TIDB_OP": "schema",
-    "TIDB_PHYSICAL_TIME": "schema",
-    "AvroEncoder": "encoder",
-    "decimal_bytes": "values",
-    "key_schema_json": "schema",
-    "record_name": "schema",
-    "tidb_type": "schema",
-    "value_schema_json": "schema",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "CONFLUENT_MAGIC": "framing",
+        "TIDB_COMMIT_TS": "schema",
+        "TIDB_OP": "schema",
+        "TIDB_PHYSICAL_TIME": "schema",
+        "AvroEncoder": "encoder",
+        "decimal_bytes": "values",
+        "key_schema_json": "schema",
+        "record_name": "schema",
+        "tidb_type": "schema",
+        "value_schema_json": "schema",
+    },
+)

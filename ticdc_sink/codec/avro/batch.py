@@ -35,24 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.avro import values as avro_values
 from ticdc_sink.codec.avro.framing import SchemaHeaders
 from ticdc_sink.codec.avro.schema import modes, null_first
-from ticdc_sink.codec.avro.values import (
-    INT32_MAX,
-    INT32_MIN,
-    value_writer,
-    varint,
-    write_bytes,
-    write_decimal_string,
-    write_double,
-    write_float,
-    write_int32,
-    write_int64,
-    write_plain_str,
-    write_str,
-    write_uint64_string,
-    write_uint64_wrapped,
-)
 from ticdc_sink.codec.batch import key_changed_rows, row_path_batch
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.config import CodecConfig
@@ -223,6 +208,21 @@ def _int_array(values: pa.Array | list[Any]) -> pa.Array | None:
     return None
 
 
+def _uint64_array(values: pa.Array | list[Any]) -> pa.Array | None:
+    """The values as an Arrow integer array (None: not all plain ints).
+
+    Raises:
+        _Fallback: a value outside 0..2^64-1.
+    """
+    arr = _int_array(values)
+    if arr is None:
+        return None
+    low, high = _int_range(arr)
+    if not (0 <= low and high < 1 << 64):
+        raise _Fallback
+    return arr
+
+
 def _int_range(arr: pa.Array) -> tuple[int, int]:
     bounds = pc.min_max(arr)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
@@ -267,7 +267,7 @@ class _ColumnParts:
     def __init__(self, column: Column, decimal_string: bool, unsigned_string: bool) -> None:
         self.column = column
         self.kind = value_kind(column)
-        self.write = value_writer(column, decimal_string, unsigned_string)
+        self.write = avro_values.value_writer(column, decimal_string, unsigned_string)
         self.nullable = column.nullable
         if self.nullable:
             first = null_first(column, decimal_string, unsigned_string)
@@ -310,14 +310,18 @@ class _ColumnParts:
     ) -> tuple[np.ndarray | None, list[_Part]] | None:
         """(validity, parts without the branch byte), or None: render per value."""
         write = self.write
-        if write in (write_int32, write_int64, write_uint64_wrapped):
+        if write in (
+            avro_values.write_int32,
+            avro_values.write_int64,
+            avro_values.write_uint64_wrapped,
+        ):
             arr = _int_array(values)
             if arr is None:
                 return None
             low, high = _int_range(arr)
-            if write is write_int32:
-                ok = INT32_MIN <= low and high <= INT32_MAX
-            elif write is write_int64:
+            if write is avro_values.write_int32:
+                ok = avro_values.INT32_MIN <= low and high <= avro_values.INT32_MAX
+            elif write is avro_values.write_int64:
                 ok = -(1 << 63) <= low and high < 1 << 63
             else:
                 ok = 0 <= low and high < 1 << 64
@@ -328,13 +332,13 @@ class _ColumnParts:
             else:
                 numbers = _numbers(arr, np.int64)
             return _validity(arr), [_varints(numbers)]
-        if write is write_double or write is write_float:
+        if write is avro_values.write_double or write is avro_values.write_float:
             if not isinstance(values, pa.Array):
                 return None
-            wanted = pa.float64() if write is write_double else pa.float32()
+            wanted = pa.float64() if write is avro_values.write_double else pa.float32()
             if values.type != wanted:
                 return None
-            dtype = "<f8" if write is write_double else "<f4"
+            dtype = "<f8" if write is avro_values.write_double else "<f4"
             numbers = _numbers(values, dtype)
             numbers = np.where(np.isfinite(numbers), numbers, 0).astype(dtype)
             width = numbers.dtype.itemsize
@@ -344,15 +348,12 @@ class _ColumnParts:
             ]
         if self.decimal_bytes:
             return self._decimals(values, n)
-        if write is write_uint64_string:
-            arr = _int_array(values)
+        if write is avro_values.write_uint64_string:
+            arr = _uint64_array(values)
             if arr is None:
                 return None
-            low, high = _int_range(arr)
-            if not (0 <= low and high < 1 << 64):
-                raise _Fallback
             return self._data(pc.cast(arr, pa.large_string()).cast(_BIN))
-        if write is write_decimal_string:
+        if write is avro_values.write_decimal_string:
             text = _text_array(values, allow_bytes=False)
             if text is None:
                 return None
@@ -360,26 +361,23 @@ class _ColumnParts:
             if not pc.all(pc.fill_null(number, True)).as_py():
                 raise _Fallback
             return self._data(text)
-        if write is write_str or write is write_plain_str:
-            text = _text_array(values, allow_bytes=write is write_str)
+        if write is avro_values.write_str or write is avro_values.write_plain_str:
+            text = _text_array(values, allow_bytes=write is avro_values.write_str)
             return None if text is None else self._data(text)
-        if write is write_bytes:
+        if write is avro_values.write_bytes:
             data = _binary_array(values)
             return None if data is None else self._data(data)
         if self.kind is ValueKind.BIT:
-            arr = _int_array(values)
+            arr = _uint64_array(values)
             if arr is None:
                 return None
-            low, high = _int_range(arr)
-            if not (0 <= low and high < 1 << 64):
-                raise _Fallback
             return _validity(arr), [_minimal_be(_numbers(arr, np.uint64), signed=False)]
         if self.kind in (ValueKind.ENUM, ValueKind.SET):
             return self._by_distinct(values)
         return None
 
     def _data(self, data: pa.Array) -> tuple[np.ndarray | None, list[_Part]]:
-        """Avro string/bytes: varint length, then the bytes."""
+        """Avro string/bytes: avro_values.varint length, then the bytes."""
         lens = _numbers(pc.binary_length(data), np.int64)
         return _validity(data), [_varints(lens), data]
 
@@ -634,7 +632,7 @@ class AvroBatchEncoder:
         if batch.commit_ts is None:
             ts = batch.default_commit_ts
             signed = ts - (1 << 64) if ts >= 1 << 63 else ts
-            rest = varint(signed) + varint(ts >> 18)
+            rest = avro_values.varint(signed) + avro_values.varint(ts >> 18)
             return [head, _const(rest, n)]
         tso = _numbers(batch.commit_ts, np.uint64)
         return [head, _varints(tso.view(np.int64)), _varints((tso >> _U64(18)).view(np.int64))]

@@ -82,14 +82,8 @@ class AvroEncoder:
         self._batch: AvroBatchEncoder | None = None
 
     def encode_row(self, change: RowChange) -> Message:
-        """The key and value of one row change.
-
-        Raises:
-            InputError: a value that does not fit its column (or NULL in a NOT NULL one).
-            MessageTooLargeError: key + value + 36 above max-message-bytes.
-            ConfigError: the encoder has no registry.
-            RegistryError: from the registry, when fetching a schema id.
-        """
+        """The key and value of one row change (`row.AvroRowEncoder.encode_row`, which
+        says what it raises)."""
         return self._row.encode_row(change)
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:

@@ -14,8 +14,9 @@ alone imports both paths. The names below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.canal_json.encoder import CanalJsonEncoder, encode_watermark
@@ -35,18 +36,14 @@ __all__ = [
     "mysql_type",
 ]
 
-_HOMES = {
-    "WATERMARK_TYPE": "values",
-    "CanalJsonEncoder": "encoder",
-    "encode_watermark": "encoder",
-    "full_mysql_type": "values",
-    "java_sql_type": "values",
-    "mysql_type": "values",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "WATERMARK_TYPE": "values",
+        "CanalJsonEncoder": "encoder",
+        "encode_watermark": "encoder",
+        "full_mysql_type": "values",
+        "java_sql_type": "values",
+        "mysql_type": "values",
+    },
+)

@@ -24,12 +24,12 @@ sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and
 
 from __future__ import annotations
 
-from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, EncodedBatch, Message
+from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message
 from ticdc_sink.codec.canal_json.batch import CanalJsonBatchEncoder
 from ticdc_sink.codec.canal_json.row import CanalJsonRowEncoder
 from ticdc_sink.codec.canal_json.table import CanalJsonTable
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
-from ticdc_sink.codec.large_message import ROW_KEY, divert
+from ticdc_sink.codec.large_message import LargeMessagePolicy
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import easyjson_quote
@@ -55,12 +55,14 @@ class CanalJsonEncoder:
         Raises:
             SchemaError: a column type the protocol cannot carry.
         """
-        self._claim_check = claim_check
         self.config = config
         self.table = table
         self.build_ts_ms = build_ts_ms
         self._table = CanalJsonTable(config, table, build_ts_ms=build_ts_ms)
         self._row = CanalJsonRowEncoder(self._table)
+        self._large = LargeMessagePolicy(
+            config, table, self._small, store=claim_check, protocol="canal-json"
+        )
         self._batch: CanalJsonBatchEncoder | None = None
 
     def encode_row(self, change: RowChange) -> Message:
@@ -72,21 +74,11 @@ class CanalJsonEncoder:
             MessageTooLargeError: above max-message-bytes and the policy cannot help.
         """
         value = self._row.marshal(change, too_large=False)
-        limit = self.config.max_message_bytes
-        size = len(value) + RECORD_OVERHEAD
-        if size <= limit:
-            return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        return divert(
-            self.config,
-            self.table,
-            change,
-            value,
-            lambda location: self._row.marshal(
-                change, too_large=True, claim_check_location=location
-            ),
-            store=self._claim_check,
-            protocol="canal-json",
-        )
+        return self._large.message(change, value)
+
+    def _small(self, change: RowChange, location: str) -> bytes:
+        """The handle-key form of a change (naming the claim-check `location`)."""
+        return self._row.marshal(change, too_large=True, claim_check_location=location)
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of a whole batch of this table, rendered column-wise (built on the

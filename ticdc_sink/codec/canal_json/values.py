@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec.mysql import ValueKind, bit_text, float_text, str_value
+from ticdc_sink.codec.mysql import VALUE_TEXT, ValueKind, str_value
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import INTEGER_TYPES, Column, MySQLType, TableSchema
 
@@ -188,22 +188,10 @@ def _binary_value(value: Any) -> str:
     return bytes(value).decode("latin-1")
 
 
+#: The text renderer of each kind.
 RENDERERS: dict[ValueKind, Renderer] = {
-    # int.__repr__ refuses anything but an int (bools print as 1/0, as Go's mounter has).
-    ValueKind.INT: int.__repr__,
-    ValueKind.UINT: int.__repr__,
-    ValueKind.ENUM: int.__repr__,
-    ValueKind.SET: int.__repr__,
-    ValueKind.BIT: bit_text,
-    ValueKind.FLOAT32: float_text(32),
-    ValueKind.FLOAT64: float_text(64),
-    ValueKind.DECIMAL: str_value,
-    ValueKind.DATE: str_value,
-    ValueKind.DATETIME: str_value,
+    **VALUE_TEXT,
     ValueKind.TIMESTAMP: str_value,
-    ValueKind.TIME: str_value,
-    ValueKind.JSON: str_value,
-    ValueKind.VECTOR: str_value,
     ValueKind.TEXT: _text_value,
     ValueKind.BINARY: _binary_value,
 }

@@ -17,8 +17,9 @@ alone imports both paths. The names below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.debezium.encoder import DebeziumEncoder, encode_watermark
@@ -32,17 +33,13 @@ __all__ = [
     "tidb_type",
 ]
 
-_HOMES = {
-    "DebeziumEncoder": "encoder",
-    "encode_watermark": "encoder",
-    "jdbc_type": "schema",
-    "schema_topic_name": "schema",
-    "tidb_type": "schema",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "DebeziumEncoder": "encoder",
+        "encode_watermark": "encoder",
+        "jdbc_type": "schema",
+        "schema_topic_name": "schema",
+        "tidb_type": "schema",
+    },
+)

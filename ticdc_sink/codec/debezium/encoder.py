@@ -88,13 +88,8 @@ class DebeziumEncoder:
         self._batch: DebeziumBatchEncoder | None = None
 
     def encode_row(self, change: RowChange) -> Message:
-        """The key and value of one row change (tiflow `EncodeKey` / `EncodeValue`).
-
-        Raises:
-            InputError: an UPDATE without its old row while `debezium-output-old-value` is
-                on, a row of another shape than the table, or a value TiCDC cannot encode
-                (names table, column and value).
-        """
+        """The key and value of one row change (`row.DebeziumRowEncoder.encode_row`,
+        which says what it raises)."""
         return self._row.encode_row(change)
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:

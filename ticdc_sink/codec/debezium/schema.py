@@ -11,18 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ticdc_sink.codec.common import escape_enum_option, sanitize_name, sanitize_topic_name
-from ticdc_sink.codec.debezium.temporal import (
-    EPOCH_ZERO_Z,
-    MIN_TIMESTAMP,
-    date_days,
-    epoch_micros,
-    parse_datetime,
-    stored_timestamp_default,
-    time_micros,
-    to_utc,
-    valid_date,
-    zoned_text,
-)
+from ticdc_sink.codec.debezium import temporal
 from ticdc_sink.codec.debezium.values import bit_renderer, go_parse_float
 from ticdc_sink.codec.mysql import ValueKind
 from ticdc_sink.errors import InputError
@@ -127,7 +116,7 @@ def _schema_default(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
         case ValueKind.JSON | ValueKind.VECTOR:
             return jsoniter_quote(default)
         case ValueKind.DATE:
-            days = date_days(default)
+            days = temporal.date_days(default)
             if days is None:
                 return "0" if not_null else None
             return int.__repr__(days)
@@ -135,28 +124,28 @@ def _schema_default(column: Column, kind: ValueKind, zone: dt.tzinfo | None) -> 
             if default == "CURRENT_TIMESTAMP":
                 return "0"
             try:
-                parts = parse_datetime(default)
+                parts = temporal.parse_datetime(default)
             except ValueError:
                 return "0"
-            micros = epoch_micros(parts)
+            micros = temporal.epoch_micros(parts)
             if micros is None:
                 return "0" if not_null else None
             return int.__repr__(micros // 1000 if t.fsp <= 3 else micros)
         case ValueKind.TIMESTAMP:
             if default == "CURRENT_TIMESTAMP":
-                return EPOCH_ZERO_Z if not_null else None
+                return temporal.EPOCH_ZERO_Z if not_null else None
             try:
-                stored = stored_timestamp_default(default, zone)
+                stored = temporal.stored_timestamp_default(default, zone)
             except (ValueError, OverflowError):
                 return "0"
-            if stored < MIN_TIMESTAMP:
-                return EPOCH_ZERO_Z if not_null else None
-            if not valid_date(*stored[:3]):
+            if stored < temporal.MIN_TIMESTAMP:
+                return temporal.EPOCH_ZERO_Z if not_null else None
+            if not temporal.valid_date(*stored[:3]):
                 return "0"
-            return zoned_text(to_utc(stored, None), t.fsp)
+            return temporal.zoned_text(temporal.to_utc(stored, None), t.fsp)
         case ValueKind.TIME:
             try:
-                return int.__repr__(time_micros(default))
+                return int.__repr__(temporal.time_micros(default))
             except ValueError:
                 return None
         case _:  # integers, YEAR, FLOAT, DOUBLE, DECIMAL: ParseFloat(default, 64)

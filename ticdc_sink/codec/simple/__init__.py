@@ -18,8 +18,9 @@ the package (or a shared module of it) loads nothing else.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.simple.avro_row import AvroMarshaller
@@ -37,19 +38,15 @@ __all__ = [
     "table_schema_json",
 ]
 
-_HOMES = {
-    "PROTOCOL_VERSION": "values",
-    "AvroMarshaller": "avro_row",
-    "JsonMarshaller": "json_row",
-    "SimpleEncoder": "encoder",
-    "encode_ddl": "encoder",
-    "encode_watermark": "encoder",
-    "table_schema_json": "values",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "PROTOCOL_VERSION": "values",
+        "AvroMarshaller": "avro_row",
+        "JsonMarshaller": "json_row",
+        "SimpleEncoder": "encoder",
+        "encode_ddl": "encoder",
+        "encode_watermark": "encoder",
+        "table_schema_json": "values",
+    },
+)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ticdc_sink.codec.mysql import charset_of, collation_of
 from ticdc_sink.codec.simple.avro_values import (
     NON_NULL,
     NULL,
@@ -38,7 +37,13 @@ from ticdc_sink.codec.simple.avro_values import (
     value_writer,
     wrap_uint64,
 )
-from ticdc_sink.codec.simple.values import DDL_TYPES, row_value_error, table_schema_json
+from ticdc_sink.codec.simple.values import (
+    SimpleDDL,
+    data_type_head,
+    ddl_type_index,
+    row_value_error,
+    table_schema_json,
+)
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import Column, TableSchema
@@ -64,9 +69,7 @@ def _data_type_avro(column: Column) -> dict[str, Any]:
     t = column.type
     base = t.base
     result: dict[str, Any] = {
-        "mysqlType": base,
-        "charset": charset_of(t),
-        "collate": collation_of(t),
+        **data_type_head(t),
         "length": t.flen,
         "decimal": None,
         "elements": None,
@@ -193,39 +196,27 @@ def marshal_watermark(commit_ts: int, build_ts_ms: int) -> bytes:
     )
 
 
-def marshal_ddl(
-    ddl_type: str,
-    sql: str,
-    commit_ts: int,
-    *,
-    build_ts_ms: int,
-    table: TableSchema | None = None,
-    pre_table: TableSchema | None = None,
-) -> bytes:
+def marshal_ddl(ddl: SimpleDDL) -> bytes:
     """An Avro DDL message (tiflow newDDLMessageMap): the sink writes no DDL, this serves
-    tests and tools that feed decoders. `ddl_type` is one of DDL_TYPES.
+    tests and tools that feed decoders.
 
     Raises:
         InputError: an unknown DDL type.
         SchemaError: see table_schema_avro.
     """
-    if ddl_type not in DDL_TYPES:
-        raise InputError(
-            f"DDL type {ddl_type!r} is not a Simple DDL type; use one of {', '.join(DDL_TYPES)}",
-            value=ddl_type,
-        )
+    index = ddl_type_index(ddl.ddl_type)
     optional = [
         NULL if t is None else NON_NULL + _write_table_schema(table_schema_avro(t))
-        for t in (table, pre_table)
+        for t in (ddl.table, ddl.pre_table)
     ]
     return b"".join(
         (
             _DDL_HEAD,
             VERSION,
-            encode_long(DDL_TYPES.index(ddl_type)),
-            encode_string(sql),
-            encode_long(wrap_uint64(commit_ts)),
-            encode_long(build_ts_ms),
+            encode_long(index),
+            encode_string(ddl.sql),
+            encode_long(wrap_uint64(ddl.commit_ts)),
+            encode_long(ddl.build_ts_ms),
             *optional,
         )
     )

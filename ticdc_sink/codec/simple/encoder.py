@@ -14,15 +14,15 @@ from __future__ import annotations
 from typing import Protocol
 
 from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, EncodedBatch, Message
-from ticdc_sink.codec.large_message import ROW_KEY, divert
+from ticdc_sink.codec.large_message import ROW_KEY, LargeMessagePolicy
 from ticdc_sink.codec.simple import avro_row, json_row
 from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
 from ticdc_sink.codec.simple.avro_row import AvroMarshaller
 from ticdc_sink.codec.simple.json_batch import JsonBatchMarshaller
 from ticdc_sink.codec.simple.json_row import JsonMarshaller
-from ticdc_sink.codec.simple.values import DDL_TYPES
+from ticdc_sink.codec.simple.values import SimpleDDL, ddl_type_index
 from ticdc_sink.config import CodecConfig, EncodingFormat
-from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError
+from ticdc_sink.errors import ConfigError, MessageTooLargeError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
 
@@ -88,18 +88,10 @@ def encode_ddl(
         InputError: an unknown DDL type.
         SchemaError: see table_schema_json.
     """
-    if ddl_type not in DDL_TYPES:
-        raise InputError(
-            f"DDL type {ddl_type!r} is not a Simple DDL type; use one of {', '.join(DDL_TYPES)}",
-            value=ddl_type,
-        )
-    if _is_avro(config):
-        value = avro_row.marshal_ddl(
-            ddl_type, sql, commit_ts, build_ts_ms=build_ts_ms, table=table, pre_table=pre_table
-        )
-    else:
-        value = json_row.marshal_ddl(ddl_type, sql, commit_ts, build_ts_ms, table, pre_table)
-    return Message(key=None, value=value, commit_ts=commit_ts)
+    ddl_type_index(ddl_type)  # refuses an unknown type in either encoding
+    ddl = SimpleDDL(ddl_type, sql, commit_ts, build_ts_ms, table, pre_table)
+    marshal = avro_row.marshal_ddl if _is_avro(config) else json_row.marshal_ddl
+    return Message(key=None, value=marshal(ddl), commit_ts=commit_ts)
 
 
 class SimpleEncoder:
@@ -129,7 +121,6 @@ class SimpleEncoder:
             SchemaError: a column type the protocol cannot carry.
         """
         avro = _is_avro(config)
-        self._claim_check = claim_check
         self.config = config
         self.table = table
         self._marshaller: _Marshaller
@@ -141,6 +132,9 @@ class SimpleEncoder:
             self._marshaller = JsonMarshaller(
                 table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
             )
+        self._large = LargeMessagePolicy(
+            config, table, self._small, store=claim_check, protocol="simple"
+        )
         self._bootstrap: Message | None = None
         self._build_ts_ms = build_ts_ms
         self._batch_marshaller: _BatchMarshaller | None = None
@@ -164,20 +158,12 @@ class SimpleEncoder:
             MessageTooLargeError: above max-message-bytes and the policy cannot help.
         """
         value = self._marshaller.marshal_row(change, handle_key_only=False, claim_check_location="")
-        limit = self.config.max_message_bytes
-        size = len(value) + RECORD_OVERHEAD
-        if size <= limit:
-            return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
-        return divert(
-            self.config,
-            self.table,
-            change,
-            value,
-            lambda location: self._marshaller.marshal_row(
-                change, handle_key_only=True, claim_check_location=location
-            ),
-            store=self._claim_check,
-            protocol="simple",
+        return self._large.message(change, value)
+
+    def _small(self, change: RowChange, location: str) -> bytes:
+        """The handle-key-only form of a change (naming the claim-check `location`)."""
+        return self._marshaller.marshal_row(
+            change, handle_key_only=True, claim_check_location=location
         )
 
     def encode_bootstrap(self) -> Message:

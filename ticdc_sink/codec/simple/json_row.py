@@ -16,6 +16,7 @@ from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.codec.simple.values import (
     PROTOCOL_VERSION,
     Renderer,
+    SimpleDDL,
     renderer,
     row_value_error,
     table_schema_json,
@@ -135,26 +136,19 @@ def marshal_watermark(commit_ts: int, build_ts_ms: int) -> bytes:
     )
 
 
-def marshal_ddl(
-    ddl_type: str,
-    sql: str,
-    commit_ts: int,
-    build_ts_ms: int,
-    table: TableSchema | None,
-    pre_table: TableSchema | None,
-) -> bytes:
-    """The JSON DDL message (tiflow newDDLMessage); `ddl_type` one of `DDL_TYPES`.
+def marshal_ddl(ddl: SimpleDDL) -> bytes:
+    """The JSON DDL message (tiflow newDDLMessage).
 
     Raises:
         SchemaError: see table_schema_json.
     """
-    message: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": ddl_type}
-    if sql:
-        message["sql"] = sql
-    message["commitTs"] = commit_ts
-    message["buildTs"] = build_ts_ms
-    if table is not None:
-        message["tableSchema"] = table_schema_json(table)
-    if pre_table is not None:
-        message["preTableSchema"] = table_schema_json(pre_table)
+    message: dict[str, Any] = {"version": PROTOCOL_VERSION, "type": ddl.ddl_type}
+    if ddl.sql:
+        message["sql"] = ddl.sql
+    message["commitTs"] = ddl.commit_ts
+    message["buildTs"] = ddl.build_ts_ms
+    if ddl.table is not None:
+        message["tableSchema"] = table_schema_json(ddl.table)
+    if ddl.pre_table is not None:
+        message["preTableSchema"] = table_schema_json(ddl.pre_table)
     return dumps(message)

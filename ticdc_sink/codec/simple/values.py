@@ -12,23 +12,27 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from ticdc_sink.codec.common import short_repr
 from ticdc_sink.codec.mysql import (
+    VALUE_TEXT,
     ValueKind,
     bit_default_to_int,
-    bit_text,
     charset_of,
     collation_of,
-    float_text,
     str_value,
     value_kind,
 )
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.gotext import go_string
-from ticdc_sink.schema import Column, TableSchema
+from ticdc_sink.schema import Column, MySQLType, TableSchema
 
 __all__ = [
     "DDL_TYPES",
+    "SimpleDDL",
+    "data_type_head",
+    "ddl_type_index",
     "PROTOCOL_VERSION",
     "Renderer",
     "renderer",
@@ -44,12 +48,35 @@ DDL_TYPES = ("CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX
 Renderer = Callable[[Any], Any]
 
 
+@attrs.frozen
+class SimpleDDL:
+    """What a Simple DDL message says (tiflow `newDDLMessage`): `ddl_type` one of
+    `DDL_TYPES`, the statement, its commit ts, the build ts, and the table schema after
+    (`table`) and before (`pre_table`) the change."""
+
+    ddl_type: str
+    sql: str
+    commit_ts: int
+    build_ts_ms: int
+    table: TableSchema | None = None
+    pre_table: TableSchema | None = None
+
+
+def ddl_type_index(ddl_type: str) -> int:
+    """The index of a Simple DDL type in `DDL_TYPES` (the Avro enum index).
+
+    Raises:
+        InputError: not a Simple DDL type.
+    """
+    if ddl_type not in DDL_TYPES:
+        raise InputError(
+            f"DDL type {ddl_type!r} is not a Simple DDL type; use one of {', '.join(DDL_TYPES)}",
+            value=ddl_type,
+        )
+    return DDL_TYPES.index(ddl_type)
+
+
 # --- value rendering (tiflow simple/message.go encodeValue) -----------------------------
-
-
-def _int_text(value: Any) -> str:
-    # int.__repr__ refuses anything but an int and prints bools as 1/0.
-    return int.__repr__(value)
 
 
 def _text_value(value: Any) -> str:
@@ -76,19 +103,7 @@ def _timestamp_renderer(location: str) -> Renderer:
 
 
 _RENDERERS: dict[ValueKind, Renderer] = {
-    ValueKind.INT: _int_text,
-    ValueKind.UINT: _int_text,
-    ValueKind.ENUM: _int_text,
-    ValueKind.SET: _int_text,
-    ValueKind.BIT: bit_text,
-    ValueKind.FLOAT32: float_text(32),
-    ValueKind.FLOAT64: float_text(64),
-    ValueKind.DECIMAL: str_value,
-    ValueKind.DATE: str_value,
-    ValueKind.DATETIME: str_value,
-    ValueKind.TIME: str_value,
-    ValueKind.JSON: str_value,
-    ValueKind.VECTOR: str_value,
+    **VALUE_TEXT,
     ValueKind.TEXT: _text_value,
     ValueKind.BINARY: _binary_value,
 }
@@ -109,14 +124,15 @@ def renderer(column: Column, time_zone: str) -> Renderer:
 # --- table schema (tiflow simple/message.go newTableSchema) ----------------------------
 
 
+def data_type_head(t: MySQLType) -> dict[str, Any]:
+    """The first fields of a column's `dataType`, the same in JSON and Avro."""
+    return {"mysqlType": t.base, "charset": charset_of(t), "collate": collation_of(t)}
+
+
 def _data_type_json(column: Column) -> dict[str, Any]:
     t = column.type
     base = t.base
-    result: dict[str, Any] = {
-        "mysqlType": base,
-        "charset": charset_of(t),
-        "collate": collation_of(t),
-    }
+    result = data_type_head(t)
     # Fields below are `omitempty` in Go: 0, false and empty lists are dropped.
     if t.flen:
         result["length"] = t.flen
