@@ -137,8 +137,7 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
         time_zone="UTC",
     )
     rows = sum(b.num_rows for b in batches)
-    encode_batch = getattr(encoder, "encode_batch", None)
-    if name.endswith("-rows") or encode_batch is None:
+    if name.endswith("-rows"):
 
         def convert() -> list[Any]:
             return [c for b in batches for c in read_changes(b, **kwargs)]
@@ -156,8 +155,8 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
 
         def encode(groups: list[Any]) -> None:
             for group in groups:
-                if encode_batch(group, keys) is None:
-                    raise RuntimeError(f"{name}: encode_batch declined the reference table")
+                if encoder.encode_batch(group, keys).row_path:
+                    raise RuntimeError(f"{name}: encode_batch left rows to the row path")
 
     encode(convert()[:1])  # warm-up: registry ids, lazy imports
     result: dict[str, Any] = {"bench": "encode", "protocol": name, "rows": rows}

@@ -41,7 +41,7 @@ import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
-from ticdc_sink.codec._mysql import ValueKind, value_kind
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.config import FrozenMap, Protocol, SinkConfig, is_secret, mask_uri, spell_option
 from ticdc_sink.decode import DecodedRow, Decoder, decoder_for
 from ticdc_sink.errors import (

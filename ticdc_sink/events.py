@@ -59,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
+from ticdc_sink.gotext import json_float, tidb_json_quote
 from ticdc_sink.schema import Column, MySQLType, TableSchema
 from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 
@@ -1289,54 +1290,6 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-_JSON_ESCAPE = re.compile('[\\x00-\\x1f"\\\\\u2028\u2029\ud800-\udfff]')
-# TiDB `jsonMarshalStringTo` before 2025: only these five have short forms; \b and \f are
-# written `\u0008` and `\u000c` like every other C0 byte. `<`, `>`, `&` and DEL stay raw.
-_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _json_escape(match: re.Match[str]) -> str:
-    char = match.group()
-    short = _JSON_SHORT.get(char)
-    if short is not None:
-        return short
-    if "\ud800" <= char <= "\udfff":
-        # Go's decoder turns a lone surrogate escape into U+FFFD, which it writes raw.
-        return "\ufffd"
-    return f"\\u{ord(char):04x}"
-
-
-def _json_string(text: str) -> str:
-    """TiDB `jsonMarshalStringTo`: Go JSON escaping without HTML escapes."""
-    return '"' + _JSON_ESCAPE.sub(_json_escape, text) + '"'
-
-
-def _json_float(value: float) -> str:
-    """TiDB `marshalFloat64To` (pre-2025): Go 'f' shortest, or 'e' below 1e-6 / from 1e21.
-
-    Integral floats get no `.0` (1.0 -> `1`, -0.0 -> `-0`); 'e' keeps Go's sign and two-digit
-    minimum for positive exponents (`1e+21`) and only drops the zero of `e-0d` (`1e-7`).
-    """
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    number = decimal.Decimal(repr(value))
-    magnitude = abs(value)
-    if magnitude < 1e-6 or magnitude >= 1e21:
-        sign, digit_tuple, exponent = number.as_tuple()
-        digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-        power = len(digit_tuple) - 1 + exponent
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        if power < 0:
-            tail = f"-{-power}" if power > -10 else f"-{-power:02d}"
-        else:
-            tail = f"+{power:02d}"
-        return ("-" if sign else "") + mantissa + "e" + tail
-    text = format(number, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
 def _json_text(value: object, zone: dt.tzinfo, target: _Target) -> str:
     """TiDB canonical JSON text of a parsed value or an Arrow struct/map/list value."""
     if value is None:
@@ -1354,14 +1307,14 @@ def _json_text(value: object, zone: dt.tzinfo, target: _Target) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise target.value_error(value, "cannot be stored in JSON (NaN or infinity)")
-        return _json_float(value)
+        return json_float(value)
     if isinstance(value, str):
-        return _json_string(value)
+        return tidb_json_quote(value)
     if isinstance(value, dict):
         items = sorted((_json_key(k), v) for k, v in value.items())
         return (
             "{"
-            + ", ".join(f"{_json_string(k)}: {_json_text(v, zone, target)}" for k, v in items)
+            + ", ".join(f"{tidb_json_quote(k)}: {_json_text(v, zone, target)}" for k, v in items)
             + "}"
         )
     if isinstance(value, list | tuple):
@@ -1369,14 +1322,14 @@ def _json_text(value: object, zone: dt.tzinfo, target: _Target) -> str:
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(zone).replace(tzinfo=None)
-        return _json_string(value.strftime("%Y-%m-%d %H:%M:%S.%f"))
+        return tidb_json_quote(value.strftime("%Y-%m-%d %H:%M:%S.%f"))
     if isinstance(value, dt.date):
-        return _json_string(value.isoformat())
+        return tidb_json_quote(value.isoformat())
     if isinstance(value, dt.time):
-        return _json_string(value.strftime("%H:%M:%S.%f"))
+        return tidb_json_quote(value.strftime("%H:%M:%S.%f"))
     if isinstance(value, dt.timedelta):
         micros = (value.days * 86400 + value.seconds) * 1_000_000 + value.microseconds
-        return _json_string(_format_time(micros, 6))
+        return tidb_json_quote(_format_time(micros, 6))
     if isinstance(value, bytes | bytearray):
         # TiDB's opaque JSON value for a VARBINARY (type 253), as CAST(binary AS JSON).
         return f'"base64:type253:{base64.b64encode(bytes(value)).decode()}"'

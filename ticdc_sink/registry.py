@@ -1,6 +1,6 @@
 """Schema ids from a Confluent Schema Registry, for the Avro encoders.
 
-The Avro encoder (codec/avro.py) does no I/O: it asks an injected `SchemaRegistry`
+The Avro encoder (codec/avro/) does no I/O: it asks an injected `SchemaRegistry`
 (codec/__init__.py) for the id of each schema it writes, as TiCDC's avro encoder holds a
 `SchemaManager` (tiflow pkg/sink/codec/avro/confluent_schema_registry.go). This module is
 that lookup over confluent-kafka's `SchemaRegistryClient`: it names the subject after the

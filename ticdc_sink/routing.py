@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import math
 import re
-import struct
 import zlib
 from collections.abc import Sequence
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import RowChange
+from ticdc_sink.gotext import format_float
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -173,46 +172,16 @@ class TopicRouter:
 # -- ColumnValueString ---------------------------------------------------------------
 
 
-def _format_float64(value: float) -> str:
-    """Go `strconv.FormatFloat(v, 'f', -1, 64)`: shortest round-trip digits, positional."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
-    # repr() is the shortest round-trip form (as Go's); Decimal lays it out without exponent.
-    return format(Decimal(repr(value)).normalize(), "f")
+# Go's FormatFloat writes NaN and the infinities as words (events never gives them: MySQL
+# stores neither, but the hash of any float is Go's).
+_NON_FINITE = {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}
 
 
-def _format_float32(value: float) -> str:
-    """Go `strconv.FormatFloat(v, 'f', -1, 32)`: the shortest decimal that reads back as
-    the same float32 (ties to the closest), found exactly with fractions."""
-    (bits,) = struct.unpack("<I", struct.pack("<f", value))
-    x = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if x != x or x in (float("inf"), float("-inf")):
-        return _format_float64(x)
-    if x == 0:
-        return "-0" if bits >> 31 else "0"
-    sign, mag = ("-" if x < 0 else ""), bits & 0x7FFFFFFF
-    exact = Fraction(abs(x))
-    below = Fraction(struct.unpack("<f", struct.pack("<I", mag - 1))[0])
-    above = (
-        Fraction(struct.unpack("<f", struct.pack("<I", mag + 1))[0])
-        if mag < 0x7F7FFFFF
-        else (exact + (exact - below))
-    )
-    low, high = (exact + below) / 2, (exact + above) / 2
-    inclusive = mag % 2 == 0  # Go/Ryu: round-half-even reads a boundary back when even
-
-    def inside(candidate: Decimal) -> bool:
-        f = Fraction(candidate)
-        return low <= f <= high if inclusive else low < f < high
-
-    for digits in range(1, 10):
-        nearest = Decimal(f"{abs(x):.{digits - 1}e}")
-        step = Decimal(1).scaleb(nearest.adjusted() - digits + 1)
-        found = [c for c in (nearest, nearest + step, nearest - step) if inside(c)]
-        if found:
-            best = min(found, key=lambda c: abs(Fraction(c) - exact))
-            return sign + format(best.normalize(), "f")
-    return sign + _format_float64(abs(x))  # unreachable: 9 digits always suffice
+def _float_text(value: float, bits: int) -> str:
+    """Go `strconv.FormatFloat(v, 'f', -1, bits)`, NaN and infinities included."""
+    if math.isfinite(value):
+        return format_float(value, bits)
+    return _NON_FINITE[repr(value)]
 
 
 def column_value_bytes(value: Any, *, float32: bool = False) -> bytes:
@@ -232,7 +201,7 @@ def column_value_bytes(value: Any, *, float32: bool = False) -> bytes:
     if isinstance(value, int):
         return str(value).encode()
     if isinstance(value, float):
-        return (_format_float32(value) if float32 else _format_float64(value)).encode()
+        return _float_text(value, 32 if float32 else 64).encode()
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     return str(value).encode()  # Go's fmt "%v" fallback

@@ -16,6 +16,7 @@ import decimal
 import functools
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ from sqlglot.tokens import TokenType
 
 from ticdc_sink import tso
 from ticdc_sink.errors import SchemaError
+from ticdc_sink.gotext import format_float
 
 __all__ = [
     "BINARY_TYPES",
@@ -718,23 +720,12 @@ def _resolve_charset(t: MySQLType, table_charset: str, table_collation: str) -> 
 
 
 def _go_float(value: float, single: bool) -> str:
-    """Go `strconv.FormatFloat(v, 'f', -1, 32|64)`: shortest round-trip digits, no
-    exponent."""
-    if single:
-        import struct
-
-        target = struct.unpack("<f", struct.pack("<f", value))[0]
-        digits = next(
-            f"{target:.{p}g}"
-            for p in range(1, 10)
-            if struct.unpack("<f", struct.pack("<f", float(f"{target:.{p}g}")))[0] == target
-        )
-    else:
-        digits = repr(value)
-    text = format(decimal.Decimal(digits), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    """The DEFAULT text of a FLOAT (`single`) or DOUBLE: Go `strconv.FormatFloat(v, 'f',
+    -1, 32|64)`, with negative zero written "0"."""
+    if math.isinf(value):  # a literal beyond DOUBLE (TiDB refuses it): Python's text
+        return "Infinity" if value > 0 else "-Infinity"
+    text = format_float(value, 32 if single else 64)
+    return "0" if text == "-0" else text
 
 
 def _literal_text(node: exp.Expression) -> tuple[str, bool] | None:

@@ -262,8 +262,6 @@ class _TableOutput:
         self.key_indexes = key_column_indexes(schema)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
-        # Encoders that render whole batches column-wise (codec/_batch.py).
-        self.encode_batch: Any = getattr(self.encoder, "encode_batch", None)
 
 
 class _TaskWriter:
@@ -447,36 +445,24 @@ class _TaskWriter:
     def write_batch(self, batch: ChangeBatch) -> None:
         """All rows of one table's batch: the same messages, partitions, bootstraps and
         order checks as `write_change` per row, with the messages rendered column-wise
-        where the encoder can (`encode_batch`)."""
+        (`encode_batch`) and the rest (values it left to the row path, messages above
+        max-message-bytes) taken from `encode_row`, before anything is sent."""
         out = self.output_for(batch.table)
-        encoded = None
-        if out.encode_batch is not None:
-            self.check_order_batch(batch)
-            encoded = out.encode_batch(batch, out.key_indexes)
-        if encoded is None:
-            checked = out.encode_batch is not None
-            for change in batch.to_changes():
-                self.write_change(change, checked=checked)
-            return
+        self.check_order_batch(batch)
+        encoded = out.encoder.encode_batch(batch, out.key_indexes)
+        n = self.partition_count(out.topic)
+        events: list[RowChange] | None = None
+        from_rows = encoded.row_path_messages(out.codec.max_message_bytes)
+        if from_rows:
+            events = batch.to_events(out.key_indexes)
+            for i in from_rows:
+                message = out.encoder.encode_row(events[i])
+                encoded.replace(i, message)
+                if message.diverted:
+                    self.diverted += 1
         values = encoded.values
         keys = encoded.keys
         row_ends = encoded.row_ends
-        n = self.partition_count(out.topic)
-        events: list[RowChange] | None = None
-        oversized = encoded.oversized(out.codec.max_message_bytes)
-        if oversized:
-            # The large-message policy (handle-key-only, claim-check, the error) lives in
-            # the encoder's row path.
-            events = batch.to_events(out.key_indexes)
-            for i in oversized:
-                message = out.encoder.encode_row(events[i])
-                values[i] = message.value
-                if keys is None and message.key != encoded.key:
-                    keys = [encoded.key] * len(values)
-                if keys is not None:
-                    keys[i] = message.key
-                if message.diverted:
-                    self.diverted += 1
         constant = out.dispatcher.constant_partition(n)
         partitions: list[int] | None = None
         if constant is None:

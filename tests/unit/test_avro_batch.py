@@ -1,4 +1,5 @@
-"""The avro protocol's column-wise path (`AvroEncoder.encode_batch`) gives exactly the
+"""The avro protocol's column-wise path (`AvroEncoder.encode_batch`, with the messages it
+leaves to the row path taken from `encode_row`, as the writer does) gives exactly the
 messages of the row path (`encode_row` per event, key-changing UPDATEs split): same keys,
 values, sizes and row ends, the same registry requests, or the same error."""
 
@@ -13,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.row_path import with_row_path
 from tests.unit.test_simple_json_batch import _ARROW_FIELDS, _batches, _change_batches, _plan
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.codec.avro import AvroEncoder
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch
@@ -79,6 +81,13 @@ def _flat(encoded: EncodedBatch) -> Any:
     return (keys, encoded.values, encoded.sizes, encoded.row_ends)
 
 
+def _batch_path(encoder: AvroEncoder, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> Any:
+    """(the messages, whether the column-wise path rendered every one of them)."""
+    encoded = encoder.encode_batch(batch, key_indexes)
+    rendered = not encoded.row_path
+    return _flat(with_row_path(encoded, encoder, batch, key_indexes)), rendered
+
+
 def _outcome(run: Any, *args: Any) -> Any:
     try:
         return ("ok", run(*args))
@@ -108,15 +117,11 @@ def _compare(batches: list[pa.RecordBatch], plan: Any) -> int:
         row_encoder, batch_encoder, row_registry, batch_registry = entry
         key_indexes = key_column_indexes(table)
         expected = _outcome(_row_path, row_encoder, batch, key_indexes)
-        result = _outcome(batch_encoder.encode_batch, batch, key_indexes)
-        if result[0] == "ok" and result[1] is None:
-            # allowed only where the fast path met a value it leaves to the row path
-            assert expected[0] == "ok"
-            continue
-        actual = result if result[0] == "error" else ("ok", _flat(result[1]))
+        result = _outcome(_batch_path, batch_encoder, batch, key_indexes)
+        actual = result if result[0] == "error" else ("ok", result[1][0])
         assert actual == expected
         assert batch_registry.calls == row_registry.calls
-        rendered += actual[0] == "ok"
+        rendered += actual[0] == "ok" and result[1][1]
     return rendered
 
 
@@ -238,8 +243,11 @@ def test_a_bad_value_raises_the_row_path_error() -> None:
     plan = _avro_plan(False, "default")
     (change_batch,) = _change_batches([batch], plan)
     encoder = AvroEncoder(plan.config.codec, change_batch.table, topic="t", registry=Registry())
+    key_indexes = key_column_indexes(change_batch.table)
+    encoded = encoder.encode_batch(change_batch, key_indexes)
+    assert encoded.row_path == [1]  # only the bad row; the other is rendered column-wise
     with pytest.raises(InputError, match="c_enum") as caught:
-        encoder.encode_batch(change_batch, key_column_indexes(change_batch.table))
+        with_row_path(encoded, encoder, change_batch, key_indexes)
     row_encoder = AvroEncoder(plan.config.codec, change_batch.table, topic="t", registry=Registry())
     with pytest.raises(InputError) as expected:
         for change in change_batch.to_changes():
@@ -401,10 +409,9 @@ def test_hand_made_batches(mode: str, key: Any, unique: Any, bad: bool, data: An
     row_encoder = AvroEncoder(config, table, topic="t", registry=row_registry)
     batch_encoder = AvroEncoder(config, table, topic="t", registry=batch_registry)
     expected = _outcome(_row_path, row_encoder, batch, key_indexes)
-    result = _outcome(batch_encoder.encode_batch, batch, key_indexes)
-    if result[0] == "ok" and result[1] is None:
-        assert bad and expected[0] == "ok"
-        return
-    actual = result if result[0] == "error" else ("ok", _flat(result[1]))
+    result = _outcome(_batch_path, batch_encoder, batch, key_indexes)
+    actual = result if result[0] == "error" else ("ok", result[1][0])
     assert actual == expected
     assert batch_registry.calls == row_registry.calls
+    if actual[0] == "ok" and not result[1][1]:
+        assert bad  # the row path took messages: only for values the writers refuse

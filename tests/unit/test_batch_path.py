@@ -1,28 +1,34 @@
 """Every protocol's writer sends, for record batches, exactly what the row path sends
 (`read_changes` -> `write_change` per row): same keys and values, same partitions, same
-order, or the same error. Encoders that render whole batches (`encode_batch`) are held to
-the row path here; the others take the row path on both sides."""
+order, or the same error. Every encoder renders whole batches (`encode_batch`) and lists
+what it leaves to the row path (`EncodedBatch.row_path`); the writer takes those from
+`encode_row`, once, before it sends anything."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_simple_json_batch import (
+    _ARROW_FIELDS,
     COLUMN_TYPES,
     COMMIT_TS,
     _batches,
+    _change_batches,
     _row_path,
     _spark_schema,
 )
 from tests.unit.test_writer import FakeProducer
+from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
-from ticdc_sink.writer import make_plan, write_batches
+from ticdc_sink.events import ChangeBatch, RowChange
+from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -105,3 +111,87 @@ def test_batches_send_what_the_row_path_sends(
         )[1]
     )
     assert actual == expected
+
+
+class _Counting:
+    """An encoder that counts the calls of the writer."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.rows = 0
+        self.batches = 0
+
+    def encode_row(self, change: RowChange) -> Message:
+        self.rows += 1
+        return self.inner.encode_row(change)
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        self.batches += 1
+        return self.inner.encode_batch(batch, key_indexes)
+
+    def encode_bootstrap(self) -> Message | None:
+        return self.inner.encode_bootstrap()
+
+
+def _one_batch(protocol: str, rows: int) -> tuple[_TaskWriter, FakeProducer, ChangeBatch, Any]:
+    """A task writer, its producer, a batch of `rows` inserts, and the counting encoder the
+    task will use for it."""
+    record = pa.RecordBatch.from_pydict(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            "_op": pa.array(["c"] * rows),
+            "_commit_ts": pa.array([COMMIT_TS] * rows, pa.int64()),
+        }
+    )
+    plan = _plan(False, protocol, "table")
+    producer = FakeProducer()
+    task = _TaskWriter(plan, producer, 0, Registry())
+    (batch,) = _change_batches([record], plan, task)
+    output = task.output_for(batch.table)
+    output.encoder = counting = _Counting(output.encoder)
+    return task, producer, batch, counting
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_refused_value_fails_with_the_row_path_error_and_sends_nothing(protocol: str) -> None:
+    task, producer, batch, counting = _one_batch(protocol, 4)
+    bad = batch.table.column_position("c_int_u")
+    batch.columns[bad] = [None, "7", None, None]  # not an int: every protocol refuses it
+    with pytest.raises(InputError) as caught:
+        task.write_batch(batch)
+    assert producer.sent == []
+    # One column-wise pass; the row path only for the refused row, whose error it raises.
+    assert (counting.batches, counting.rows) == (1, 1)
+    with pytest.raises(InputError) as expected:
+        for event in batch.to_events(task.outputs[("shop", "users")].key_indexes):
+            counting.inner.encode_row(event)
+    assert str(caught.value) == str(expected.value)
+    assert "c_int_u" in str(caught.value)
+
+
+def test_a_value_only_the_row_path_writes_is_taken_from_it_once() -> None:
+    # Debezium text read with surrogateescape (invalid UTF-8) cannot be an Arrow string:
+    # that row's messages come from encode_row, the others from one column-wise pass, and
+    # the batch is not encoded a second time.
+    task, producer, batch, counting = _one_batch("debezium", 4)
+    text = batch.table.column_position("c_text")
+    batch.columns[text] = ["a", b"\xff".decode("utf-8", "surrogateescape"), None, "b"]
+    task.write_batch(batch)
+    assert (counting.batches, counting.rows) == (1, 1)
+    keys = task.outputs[("shop", "users")].key_indexes
+    expected = [counting.inner.encode_row(e).value for e in batch.to_events(keys)]
+    assert [value for *_, value in producer.sent] == expected
+    assert b"\xff" in expected[1]
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_of_several_refused_values_the_first_message_names_its_own(protocol: str) -> None:
+    # Row 1's column sorts after row 2's (Simple writes columns in name order): the error
+    # is row 1's, as the row path raises it.
+    task, producer, batch, counting = _one_batch(protocol, 3)
+    batch.columns[batch.table.column_position("c_int_u")] = [None, "7", None]
+    batch.columns[batch.table.column_position("c_bigint")] = [None, None, "8"]
+    with pytest.raises(InputError, match="c_int_u"):
+        task.write_batch(batch)
+    assert producer.sent == []

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
+from tests.support.row_path import with_row_path
 from tests.unit.test_simple_json_batch import COLUMNS as SIMPLE_COLUMNS
 from ticdc_sink import tso
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
@@ -226,8 +227,7 @@ def _row_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ..
 
 
 def _batch_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
-    encoded = encoder.encode_batch(batch, keys)
-    assert encoded is not None
+    encoded = with_row_path(encoder.encode_batch(batch, keys), encoder, batch, keys)
     n = len(encoded.values)
     message_keys = encoded.keys if encoded.keys is not None else [encoded.key] * n
     assert message_keys == [b""] * n
@@ -272,10 +272,12 @@ def test_invalid_utf8_text_and_refused_values_match_the_row_path() -> None:
     # A value the row path refuses: the same InputError.
     columns[position("c_int_u")] = [1, "2"]
     bad = attrs.evolve(batch, columns=columns)
+    keys = key_column_indexes(batch.table)
+    encoder = CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1)
+    encoded = encoder.encode_batch(bad, keys)
+    assert encoded.row_path == [1]  # the row with the refused value, only
     with pytest.raises(InputError):
-        CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1).encode_batch(
-            bad, key_column_indexes(batch.table)
-        )
+        with_row_path(encoded, encoder, bad, keys)
     _check(config, bad)
 
 
@@ -293,8 +295,11 @@ def test_an_update_without_old_row_fails_as_in_the_row_path() -> None:
     )
     batch = _change_batch(config, record)
     keys = key_column_indexes(batch.table)
+    encoder = CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1)
+    encoded = encoder.encode_batch(batch, keys)
+    assert encoded.row_path == [1]  # the UPDATE, only
     with pytest.raises(InputError, match="has no old row"):
-        CanalJsonEncoder(config.codec, batch.table, build_ts_ms=1).encode_batch(batch, keys)
+        with_row_path(encoded, encoder, batch, keys)
     _check(config, batch)
 
 

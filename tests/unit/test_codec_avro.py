@@ -20,17 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.avro import (
     AvroEncoder,
     decimal_bytes,
-    escape_element,
     key_schema_json,
     record_name,
-    sanitize_name,
     tidb_type,
     value_schema_json,
 )
+from ticdc_sink.codec.common import escape_enum_option, sanitize_name
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,
@@ -39,6 +37,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type, parse_table_ddl
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
@@ -434,9 +433,9 @@ def test_html_characters_in_defaults_are_escaped_as_go_does() -> None:
 
 
 def test_allowed_escaping_and_bit_length() -> None:
-    assert escape_element("a,b") == "a\\,b"
-    assert escape_element("it''s") == "it's"
-    assert escape_element("it\\'s") == "it's"
+    assert escape_enum_option("a,b") == "a\\,b"
+    assert escape_enum_option("it''s") == "it's"
+    assert escape_enum_option("it\\'s") == "it's"
     table = table_of(
         Column("e", attrs.evolve(parse_mysql_type("enum('x')"), elements=("a,b", "c"))),
         col("b64", "bit(64)", nullable=False),

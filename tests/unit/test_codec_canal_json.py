@@ -20,11 +20,11 @@ from ticdc_sink.codec.canal_json import (
     full_mysql_type,
     java_sql_type,
     mysql_type,
-    quote,
 )
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
@@ -238,33 +238,18 @@ def test_more_full_types(type_text: str, full: str) -> None:
 # --- values and escaping -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("plain é 中", '"plain é 中"'),
-        ("tab\tnl\ncr\r", '"tab\\tnl\\ncr\\r"'),
-        ("\b\f\x00\x1f", '"\\u0008\\u000c\\u0000\\u001f"'),  # easyjson: no \b \f short forms
-        ('q"b\\', '"q\\"b\\\\"'),
-        ("<a>&", '"\\u003ca\\u003e\\u0026"'),
-        ("\u2028\u2029", '"\\u2028\\u2029"'),
-        ("\x7f", '"\x7f"'),  # DEL is written raw
-        ("\udcff", '"\\ufffd"'),  # one invalid UTF-8 byte (surrogateescape)
-    ],
-)
-def test_quote_follows_easyjson(text: str, expected: str) -> None:
-    assert quote(text) == expected
-
-
 TEXT = table("x", col("id", "int", nullable=False), col("s", "longtext"), col("j", "json"))
 
 
 @given(st.text(), st.text(alphabet='\\bf<>&"\b\f\x00\x1f\x7f\u2028\u2029é中 '))
 def test_messages_escape_text_as_easyjson(text: str, tricky: str) -> None:
-    # The encoder writes values with orjson and patches its escaping; `quote` is the
+    # The encoder writes values with orjson and patches its escaping; `easyjson_quote` is
     # character-by-character reference.
     value = encode(RowChange(TEXT, Op.INSERT, 1 << 18, (1, text, tricky))).value
     assert value is not None
-    expected = '"data":[{"id":"1","s":' + quote(text) + ',"j":' + quote(tricky) + "}]"
+    expected = (
+        '"data":[{"id":"1","s":' + easyjson_quote(text) + ',"j":' + easyjson_quote(tricky) + "}]"
+    )
     assert expected.encode() in value
 
 

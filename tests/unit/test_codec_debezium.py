@@ -12,18 +12,12 @@ from typing import Any
 import attrs
 import pyarrow as pa
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ticdc_sink.codec import Message
+from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import (
     DebeziumEncoder,
     encode_watermark,
-    json_float32,
-    json_float64,
-    json_string,
-    sanitize_name,
-    sanitize_topic_name,
     schema_topic_name,
     tidb_type,
 )
@@ -532,38 +526,11 @@ def test_strings_use_jsoniter_escaping() -> None:
     assert raw_after("varchar(20)", 'a"\\\n\r\t\b\f\x01\x7f<>&\u2028é') == (
         '{"c":"a\\"\\\\\\n\\r\\t\\u0008\\u000c\\u0001\x7f<>&\u2028é"}'.encode()
     )
-    assert json_string("\x1f") == '"\\u001f"'
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [
-        (0.0, "0"),
-        (-0.0, "-0"),
-        (1.0, "1"),
-        (1e-7, "1e-07"),
-        (1.5e-10, "1.5e-10"),
-        (1e21, "1e+21"),
-        (123456789012345680000.0, "123456789012345680000"),
-        (0.000001, "0.000001"),
-        (-2.5, "-2.5"),
-    ],
-)
-def test_float64_text(value: float, text: str) -> None:
-    assert json_float64(value) == text
 
 
 def test_float32_text() -> None:
-    assert json_float32(12345.12345) == "12345.123"
-    assert json_float32(3.14) == "3.14"
-    assert json_float32(1e-7) == "1e-07"
     assert raw_after("float", 12345.123046875) == b'{"c":12345.123}'
     assert raw_after("double", 1e-7) == b'{"c":1e-07}'
-
-
-@given(st.floats(allow_nan=False, allow_infinity=False))
-def test_float64_text_reads_back(value: float) -> None:
-    assert float(json_float64(value)) == value
 
 
 # --- NULL -> DEFAULT quirk and field schema defaults ------------------------------------------

@@ -4,21 +4,15 @@ rendering, Go JSON escaping and float formatting, table schemas, size limits."""
 from __future__ import annotations
 
 import json
-import math
-import random
-import struct
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
-from ticdc_sink.codec._json import GoFloat, dumps, go_float_text, go_string
-from ticdc_sink.codec._mysql import format_float, format_float_exp, to_float32
-from ticdc_sink.codec.simple import table_schema_json
+from ticdc_sink.codec.gojson import GoFloat, dumps
+from ticdc_sink.codec.simple.values import table_schema_json
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,
@@ -26,6 +20,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
@@ -293,8 +288,6 @@ def test_escaping_applies_to_names_too() -> None:
 
 
 def test_text_bytes_with_invalid_utf8_become_replacement_characters() -> None:
-    # Go's utf8.DecodeRune reports each byte of a broken sequence on its own.
-    assert go_string(b"\xe2\x80A\xed\xa0\x80\xff") == "\ufffd\ufffdA\ufffd\ufffd\ufffd\ufffd"
     table = TableSchema("d", "t", (col("v", "varchar(9)"),))
     data = data_of(encode(RowChange(table, Op.INSERT, 1, (b"a\xffb",)), 0))["data"]
     assert data == {"v": "a\ufffdb"}
@@ -307,109 +300,6 @@ def test_dumps_keeps_order_and_writes_go_floats() -> None:
     assert dumps([GoFloat(1e21), GoFloat(-0.0), GoFloat(100.0)]) == b"[1e+21,-0,100]"
     with pytest.raises(TypeError):
         dumps({"a": object()})
-
-
-# --- Go float formatting ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("value", "bits", "expected"),
-    [
-        (3.14, 32, "3.14"),
-        (3.14, 64, "3.14"),
-        (to_float32(3.14), 64, "3.140000104904175"),
-        (95.0, 32, "95"),
-        (90.5, 32, "90.5"),
-        (12345.123, 32, "12345.123"),
-        (16777217.0, 32, "16777216"),
-        (0.1, 32, "0.1"),
-        (1e-7, 64, "0.0000001"),
-        (1e21, 64, "1000000000000000000000"),
-        (-0.0, 64, "-0"),
-        (-0.0, 32, "-0"),
-        (0.0, 64, "0"),
-        (3.4028234663852886e38, 32, "340282350000000000000000000000000000000"),
-        # a shorter rounding would overflow float32
-        (3.4025001647762064e38, 32, "340250020000000000000000000000000000000"),
-        (2.0**-20, 32, "0.0000009536743"),  # a power of two: uneven float32 gaps
-        (16777217.0, 64, "16777217"),
-        (1e-45, 32, "0.000000000000000000000000000000000000000000001"),
-        (5e-324, 64, "0." + "0" * 323 + "5"),
-        (-1.5, 64, "-1.5"),
-        (123456789.0, 32, "123456790"),
-    ],
-)
-def test_format_float_matches_go_formatfloat_f(value: float, bits: int, expected: str) -> None:
-    assert format_float(value, bits) == expected
-
-
-@pytest.mark.parametrize(
-    ("value", "bits", "expected"),
-    [
-        (1e-7, 64, "1e-7"),  # Go's JSON drops the exponent's leading zero
-        (1.5e-10, 64, "1.5e-10"),
-        (1e21, 64, "1e+21"),
-        (1e20, 64, "100000000000000000000"),
-        (1e-6, 64, "0.000001"),
-        (9.99e-7, 64, "9.99e-7"),
-        (-0.0, 64, "-0"),
-        (3.14, 32, "3.14"),
-        (1e-6, 32, "0.000001"),
-        (1e21, 32, "1e+21"),
-        (123456789e20, 64, "1.23456789e+28"),
-        (1e-300, 64, "1e-300"),
-    ],
-)
-def test_go_json_float_text(value: float, bits: int, expected: str) -> None:
-    assert go_float_text(value, bits) == expected
-
-
-def test_format_float_exp_keeps_two_exponent_digits() -> None:
-    assert format_float_exp(1e-7) == "1e-07"
-    assert format_float_exp(1.5e21) == "1.5e+21"
-    assert format_float_exp(0.0) == "0e+00"
-
-
-def test_go_float_refuses_nan_and_infinity() -> None:
-    for bad in (math.nan, math.inf, -math.inf):
-        with pytest.raises(ValueError):
-            go_float_text(bad)
-        with pytest.raises(ValueError):
-            format_float(bad)
-
-
-def _f32(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-def _f64(bits: int) -> float:
-    return struct.unpack("<d", struct.pack("<Q", bits))[0]
-
-
-def test_float32_text_reads_back_as_the_same_float32() -> None:
-    rng = random.Random(20240601)
-    for _ in range(3000):
-        value = _f32(rng.getrandbits(32))
-        if math.isfinite(value):
-            assert to_float32(float(format_float(value, 32))) == value
-
-
-@given(st.integers(min_value=0, max_value=2**32 - 1))
-def test_float32_formatting_agrees_with_numpy_dragon4(bits: int) -> None:
-    np = pytest.importorskip("numpy")
-    value = _f32(bits)
-    if math.isfinite(value):
-        expected = np.format_float_positional(np.float32(value), unique=True, trim="-")
-        assert format_float(value, 32) == expected
-
-
-@given(st.integers(min_value=0, max_value=2**64 - 1))
-def test_float64_formatting_agrees_with_numpy_dragon4(bits: int) -> None:
-    np = pytest.importorskip("numpy")
-    value = _f64(bits)
-    if math.isfinite(value):
-        expected = np.format_float_positional(np.float64(value), unique=True, trim="-")
-        assert format_float(value, 64) == expected
 
 
 # --- table schema (reference §7.4) ------------------------------------------------------

@@ -19,21 +19,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import build_encoder, encode_watermark
-from ticdc_sink.codec._mysql import to_float32
-from ticdc_sink.codec.simple import encode_ddl, table_schema_json
-from ticdc_sink.codec.simple_avro import (
-    DDL_TYPES,
-    AvroMarshaller,
+from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_schema_avro
+from ticdc_sink.codec.simple.avro_values import (
     encode_long,
     load_message_schema,
-    marshal_ddl,
     parsed_message_schema,
-    table_schema_avro,
 )
+from ticdc_sink.codec.simple.encoder import encode_ddl
+from ticdc_sink.codec.simple.values import DDL_TYPES, SimpleDDL, table_schema_json
 from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOption
 from ticdc_sink.decode import SimpleDecoder
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
@@ -110,7 +108,7 @@ def test_the_bundled_schema_is_tiflows_message_json() -> None:
     assert next(f for f in ddl["fields"] if f["name"] == "type")["type"]["symbols"] == list(
         DDL_TYPES
     )
-    text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple_message.avsc.json"
+    text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple/message.json"
     digest = hashlib.sha256(text.read_bytes()).hexdigest()
     assert digest == SCHEMA_SHA256, "the schema file differs from tiflow's message.json"
 
@@ -246,7 +244,7 @@ def test_ddl_matches_the_golden_and_json_ddl_matches_the_doc() -> None:
     args = ("ALTER", sql, 447987408682614795)
     kwargs = {"build_ts_ms": 1708936343598, "table": after, "pre_table": USER}
     assert encode_ddl(AVRO, *args, **kwargs).value == golden("ddl_alter")
-    assert marshal_ddl(*args, **kwargs) == golden("ddl_alter")
+    assert marshal_ddl(SimpleDDL(*args, **kwargs)) == golden("ddl_alter")
     json_ddl = encode_ddl(CodecConfig(), *args, **kwargs)
     assert json_ddl.value == golden("ddl_alter", "json") and json_ddl.key is None
     with pytest.raises(InputError, match="'DROP' is not a Simple DDL type"):

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.row_path import with_row_path
 from tests.unit.test_simple_json_batch import (
     _ARROW_FIELDS,
     COMMIT_TS,
@@ -22,7 +23,7 @@ from tests.unit.test_simple_json_batch import (
     _plan,
 )
 from ticdc_sink import codec
-from ticdc_sink.codec._batch import EncodedBatch
+from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
@@ -87,10 +88,16 @@ def _row_path(encoder: Any, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
     )
 
 
-def _batch_path(encoder: Any, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
+def _batch_path(
+    encoder: Any, batch: ChangeBatch, keys: tuple[int, ...], column_wise: bool = False
+) -> Any:
+    """The writer's messages: `encode_batch`, then the row path for what it left there
+    (`column_wise`: nothing may be left)."""
     encoded = encoder.encode_batch(batch, keys)
     assert isinstance(encoded, EncodedBatch)
     assert encoded.sizes is None  # Debezium has no size check
+    assert not (column_wise and encoded.row_path), "the batch went through encode_row"
+    encoded = with_row_path(encoded, encoder, batch, keys)
     values = encoded.values
     message_keys = encoded.keys if encoded.keys is not None else [encoded.key] * len(values)
     return (message_keys, values, encoded.row_ends)
@@ -103,11 +110,11 @@ def _outcome(run: Any) -> Any:
         return ("error", type(exc), str(exc))
 
 
-def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
+def _check(batches: list[pa.RecordBatch], plan: Any, column_wise: bool = False) -> None:
     for batch in _change_batches(batches, plan):
         keys = key_column_indexes(batch.table)
         expected = _outcome(lambda b=batch, k=keys: _row_path(_encoder(plan, b), b, k))
-        actual = _outcome(lambda b=batch, k=keys: _batch_path(_encoder(plan, b), b, k))
+        actual = _outcome(lambda b=batch, k=keys: _batch_path(_encoder(plan, b), b, k, column_wise))
         assert actual == expected
 
 
@@ -119,14 +126,8 @@ def test_encode_batch_is_the_row_path(options: str, data: Any) -> None:
     _check(batches, _plan(False, protocol="debezium", **OPTION_SETS[options]))
 
 
-def test_benchmark_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Column-wise throughout: the fall-back to encode_row is not taken.
-    from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
-
-    def no_row_path(*args: Any) -> None:
-        raise AssertionError("the batch went through encode_row")
-
-    monkeypatch.setattr(DebeziumBatchEncoder, "_row_path", no_row_path)
+def test_benchmark_shapes() -> None:
+    # Column-wise throughout: no message is left to encode_row.
     rows = 60
     base = dt.datetime(1969, 12, 31, 23, 59, 58)
     batch = pa.RecordBatch.from_pydict(
@@ -159,7 +160,7 @@ def test_benchmark_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
         batch = batch.set_column(batch.schema.get_field_index(name), name, values)
     for options in OPTION_SETS.values():
         for op_rows in (batch, batch.slice(0, 2)):
-            _check([op_rows], _plan(False, protocol="debezium", **options))
+            _check([op_rows], _plan(False, protocol="debezium", **options), column_wise=True)
 
 
 def test_an_update_without_before_fails_as_the_row_path() -> None:
@@ -175,8 +176,11 @@ def test_an_update_without_before_fails_as_the_row_path() -> None:
     plan = _plan(False, protocol="debezium")
     (change_batch,) = _change_batches([batch], plan)
     keys = key_column_indexes(change_batch.table)
+    encoder = _encoder(plan, change_batch)
+    encoded = encoder.encode_batch(change_batch, keys)
+    assert encoded.row_path == [1]  # the UPDATE; the INSERT is rendered column-wise
     with pytest.raises(InputError, match="has no old row"):
-        _encoder(plan, change_batch).encode_batch(change_batch, keys)
+        with_row_path(encoded, encoder, change_batch, keys)
     _check([batch], plan)
 
 
@@ -364,12 +368,11 @@ def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
 
 
 @pytest.mark.parametrize("protocol", ["debezium", "debezium-no-schema"])
-def test_the_benchmark_batches_match(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_benchmark_batches_match(protocol: str) -> None:
     # bench_write.py's own batches and options, column-wise throughout.
     import sys
     from pathlib import Path
 
-    from ticdc_sink.codec._debezium_batch import DebeziumBatchEncoder
     from ticdc_sink.config import SinkConfig
 
     bench = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -381,10 +384,6 @@ def test_the_benchmark_batches_match(protocol: str, monkeypatch: pytest.MonkeyPa
     finally:
         sys.path.remove(str(bench))
 
-    def no_row_path(*args: Any) -> None:
-        raise AssertionError("the batch went through encode_row")
-
-    monkeypatch.setattr(DebeziumBatchEncoder, "_row_path", no_row_path)
     batches = bench_write.with_commit_ts(make_batches(1500, size=500))
     config = SinkConfig.from_options(sink_options("127.0.0.1:1", protocol, ""))
     T = bench_write.T
@@ -396,4 +395,4 @@ def test_the_benchmark_batches_match(protocol: str, monkeypatch: pytest.MonkeyPa
         ]
     )
     plan = bench_write.make_plan(config, spark_schema, COMMIT_TS, batch_id=None)
-    _check(batches, plan)
+    _check(batches, plan, column_wise=True)

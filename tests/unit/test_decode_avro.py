@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit import test_codec_avro as codec
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.avro import AvroEncoder, value_schema_json
 from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.avro import AvroDecoder, split_allowed
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
 
 AVRO = codec.AVRO

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.canal_json import CanalJsonDecoder, parser_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.debezium import DebeziumEncoder, encode_watermark
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.debezium import DebeziumDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium"

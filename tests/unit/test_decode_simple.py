@@ -15,8 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_sink.codec import build_encoder, encode_watermark
-from ticdc_sink.codec._json import go_string
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.decode import (
     DecodedBootstrap,
@@ -28,6 +26,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
@@ -425,7 +424,7 @@ def test_avro_table_schemas_read_back_as_the_json_ones() -> None:
 
 
 def test_avro_ddl_reads_as_the_json_ddl() -> None:
-    from ticdc_sink.codec.simple import encode_ddl
+    from ticdc_sink.codec.simple.encoder import encode_ddl
 
     from_json = SimpleDecoder().decode_message(None, golden("ddl_alter"))
     assert isinstance(from_json, DecodedDDL)

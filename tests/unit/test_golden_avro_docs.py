@@ -24,7 +24,6 @@ import attrs
 import fastavro
 import pytest
 
-from ticdc_sink.codec._mysql import to_float32
 from ticdc_sink.codec.avro import AvroEncoder, key_schema_json, value_schema_json
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
@@ -34,6 +33,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.events import Op, RowChange
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import TableSchema, parse_table_ddl
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"

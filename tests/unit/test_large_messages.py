@@ -19,7 +19,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from ticdc_sink import claim_check, tso
 from ticdc_sink.codec import build_encoder
-from ticdc_sink.codec._claim_check import file_content, file_name
+from ticdc_sink.codec.claim_check import file_content, file_name
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,

@@ -326,6 +326,18 @@ def test_a_wide_decimal_default_keeps_every_digit() -> None:
     assert ddl.columns[1].default == "12345678901234567890.5" + "0" * 29
 
 
+def test_float_defaults_are_go_shortest_text() -> None:
+    ddl = parse_table_ddl(
+        "CREATE TABLE t (id int PRIMARY KEY, f float DEFAULT '3.14', "
+        "p float DEFAULT '1.262177448353619e-29', d double DEFAULT '1e-7', "
+        "z double DEFAULT '-0')"
+    )
+    defaults = [c.default for c in ddl.columns[1:]]
+    # 2^-96 as float32: Go's shortest text has 8 digits (the neighbours of a power of
+    # two are unevenly far), where the first 9-digit rounding reading back has 9.
+    assert defaults == ["3.14", "0.000000000000000000000000000012621775", "0.0000001", "0"]
+
+
 def test_parse_show_create_table() -> None:
     ddl = parse_table_ddl(SHOW_CREATE)
     assert ddl.database is None

@@ -1,4 +1,4 @@
-"""Simple Avro column-wise (`_simple_avro_batch.AvroBatchEncoder`, a record batch at a time)
+"""Simple Avro column-wise (`simple.avro_batch.AvroBatchMarshaller`, a record batch at a time)
 gives exactly the row path's messages (`SimpleEncoder.encode_row` per event, key-changing
 UPDATEs split): same values, keys, sizes and row ends, or the same error."""
 
@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
+from tests.support.row_path import with_row_path
 from tests.unit.test_simple_json_batch import (
     _ARROW_FIELDS,
     COMMIT_TS,
@@ -26,7 +27,8 @@ from tests.unit.test_simple_json_batch import (
     _plan,
 )
 from tests.unit.test_writer import FakeProducer
-from ticdc_sink.codec._simple_avro_batch import AvroBatchEncoder
+from ticdc_sink.codec.simple import avro_batch
+from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch
 from ticdc_sink.writer import _TaskWriter, split_key_update
@@ -63,11 +65,15 @@ def _row_path(group: ChangeBatch, output: Any) -> Any:
 
 
 def _batch_path(group: ChangeBatch, output: Any, plan: Any) -> Any:
-    encoder = AvroBatchEncoder(
+    marshaller = AvroBatchMarshaller(
         group.table, time_zone=plan.config.codec.time_zone, build_ts_ms=plan.build_ts_ms
     )
-    encoded = encoder.encode_batch(group, output.key_indexes)
-    assert encoded is not None
+    encoded = marshaller.encode_batch(group, output.key_indexes)
+    rendered = not encoded.row_path
+    encoded = with_row_path(encoded, output.encoder, group, output.key_indexes)
+    # A value the column-wise path refuses fails the row path too (every message
+    # carries every column): the row path has raised by now.
+    assert rendered
     keys = encoded.keys if encoded.keys is not None else [encoded.key] * len(encoded.values)
     return (keys, encoded.values, encoded.sizes, encoded.row_ends)
 
@@ -272,8 +278,6 @@ def test_wide_values_match(batch: pa.RecordBatch) -> None:
 def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every column NULL but the key in one batch, NULL keys aside (a constant per row);
     # then the 2 GiB switch to 64-bit offsets, at a threshold small enough to test.
-    from ticdc_sink.codec import _simple_avro_batch
-
     rows = 6
     batch = pa.RecordBatch.from_pydict(
         {
@@ -287,9 +291,9 @@ def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) ->
         }
     )
     _check([batch], _wide_plan())
-    assert _simple_avro_batch._join([b"\x02", b"\x00"], 3).to_pylist() == [b"\x02\x00"] * 3
-    monkeypatch.setattr(_simple_avro_batch, "_LARGE_BYTES", 64)
-    assert _simple_avro_batch._join([b"-", pa.array([b"x" * 70])], 1).type == pa.large_binary()
+    assert avro_batch._join([b"\x02", b"\x00"], 3).to_pylist() == [b"\x02\x00"] * 3
+    monkeypatch.setattr(avro_batch, "_LARGE_BYTES", 64)
+    assert avro_batch._join([b"-", pa.array([b"x" * 70])], 1).type == pa.large_binary()
     _check([batch], _wide_plan())
     wide = pa.RecordBatch.from_pydict(
         {
@@ -305,10 +309,9 @@ def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) ->
 def test_column_entries_of_odd_arrays(mysql: str, large: bool) -> None:
     # Arrays Arrow could hand over: sliced (an offset), NULL slots holding bytes, no data
     # buffer at all; each entry as the row path's writer writes it.
-    from ticdc_sink.codec._simple_avro_batch import _Column, _join
     from ticdc_sink.schema import Column, parse_mysql_type
 
-    column = _Column(Column("c", parse_mysql_type(mysql)), "Asia/Shanghai")
+    column = avro_batch._Column(Column("c", parse_mysql_type(mysql)), "Asia/Shanghai")
     text = mysql != "blob"
     kinds = {(True, False): pa.string(), (True, True): pa.large_string()}
     kinds |= {(False, False): pa.binary(), (False, True): pa.large_binary()}
@@ -326,4 +329,6 @@ def test_column_entries_of_odd_arrays(mysql: str, large: bool) -> None:
         expected = [
             column.null if v is None else column.key + column.write(v) for v in values.to_pylist()
         ]
-        assert _join(column.parts(values), len(values)).to_pylist() == expected
+        parts, refused = column.parts(values)
+        assert not refused
+        assert avro_batch._join(parts, len(values)).to_pylist() == expected

@@ -1,24 +1,50 @@
 """Encoders: one per protocol, behind one interface. Encoders do no I/O.
 
-`build_encoder` and `encode_watermark` are the only places that know every protocol
-(tiflow `pkg/sink/codec/builder/encoder_builder.go`); protocol modules import `Message`
-from here and are imported lazily, so this package imports no protocol at load time.
+This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` protocol
+(`encode_row`, `encode_batch`, `encode_bootstrap`) and the injected `SchemaRegistry` and
+`ClaimCheckStore`; and the only functions that know every protocol (`build_encoder`,
+`encode_ddl`, `encode_watermark`, `ddl_partitions`; tiflow
+`pkg/sink/codec/builder/encoder_builder.go`). It stays light: importing it loads neither
+config nor any protocol (protocols are imported inside the functions), so that protocol
+modules and config can import it.
+
+    codec/
+      __init__.py     the contract and the protocol dispatch (this module)
+      common.py       TiCDC's shared rules: SanitizeName and friends, handle-key text
+      mysql.py        MySQL value kinds and facts, mounter values as TiCDC's text
+      gojson.py       Go encoding/json output over orjson (rules: ticdc_sink.gotext)
+      batch.py        column-wise tools: key-changing UPDATE split, row-path batches
+      claim_check.py  claim-check file names and contents
+      large_message.py  the large-message policy (simple, canal-json)
+      simple/         protocol=simple: JSON and Avro marshallers, row and column-wise
+      avro/           protocol=avro: Confluent Avro, schemas for the registry
+      debezium/       protocol=debezium: Debezium JSON envelopes
+      canal_json/     protocol=canal-json: canal-json as TiCDC writes it
+
+Each protocol package has a shared lower layer (values, schemas, the compiled table),
+a row path (`encode_row`, the reference) and a column-wise path (`encode_batch`) that
+import the lower layer and never each other, and an `encoder.py` that offers both.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import importlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from ticdc_sink.config import CodecConfig
-from ticdc_sink.config import Protocol as ProtocolName
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import RowChange
-from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.config import CodecConfig
+    from ticdc_sink.events import ChangeBatch, RowChange
+    from ticdc_sink.schema import TableSchema
 
 __all__ = [
+    "RECORD_OVERHEAD",
     "ClaimCheckStore",
+    "EncodedBatch",
     "Encoder",
     "Message",
     "SchemaRegistry",
@@ -26,7 +52,13 @@ __all__ = [
     "ddl_partitions",
     "encode_ddl",
     "encode_watermark",
+    "lazy_names",
 ]
+
+
+#: sarama's per-record overhead counted against max-message-bytes (tiflow
+#: common/message.go MaxRecordOverhead: 5*MaxVarintLen32 + MaxVarintLen64 + 1).
+RECORD_OVERHEAD = 36
 
 
 @attrs.frozen
@@ -42,11 +74,73 @@ class Message:
     diverted: bool = False
 
 
+@attrs.define(eq=False)
+class EncodedBatch:
+    """The messages of an `events.ChangeBatch`, in send order: one per event of
+    `batch.to_events(key_indexes)` (one per row, or two for an UPDATE that changes a key
+    column), what `encode_row` gives for each, rendered column-wise.
+
+    `values` and, when the messages' keys differ, `keys` hold one entry per message
+    (None: a null key, or a tombstone value); otherwise every message's key is `key`.
+    `sizes` gives per message the size the row path compares with max-message-bytes, its
+    record overhead included (None: the protocol has no size check). `row_ends[i]` is
+    the index after row i's last message (None: one message per row).
+
+    `row_path` lists, ascending, the messages the column-wise encoder did not render: a
+    value it cannot vouch for (the row path raises its own error for it, or renders it),
+    a row it does not handle. Their entries are placeholders. The writer takes them from
+    `encode_row` on their events, as it takes the messages above max-message-bytes (whose
+    large-message policy lives in the row path): `row_path_messages` lists both.
+    """
+
+    values: list[bytes | None]
+    sizes: list[int] | None
+    keys: list[bytes | None] | None = None
+    key: bytes | None = b""
+    row_ends: list[int] | None = None
+    row_path: list[int] = attrs.field(factory=list)
+
+    def oversized(self, limit: int) -> list[int]:
+        """Indexes of the messages whose size is above `limit`."""
+        sizes = self.sizes
+        if sizes is None or not sizes or max(sizes) <= limit:
+            return []
+        return [i for i, size in enumerate(sizes) if size > limit]
+
+    def row_path_messages(self, limit: int) -> list[int]:
+        """Indexes, ascending, of the messages to take from `encode_row`: those in
+        `row_path` and those above `limit`."""
+        oversized = self.oversized(limit)
+        if not self.row_path:
+            return oversized
+        if not oversized:
+            return self.row_path
+        return sorted(set(oversized).union(self.row_path))
+
+    def replace(self, index: int, message: Message) -> None:
+        """Put the row path's `message` in place of message `index` (its size too)."""
+        self.values[index] = message.value
+        if self.keys is None and message.key != self.key:
+            self.keys = [self.key] * len(self.values)
+        if self.keys is not None:
+            self.keys[index] = message.key
+        if self.sizes is not None:
+            size = len(message.key or b"") + len(message.value or b"")
+            self.sizes[index] = size + RECORD_OVERHEAD
+
+
 class Encoder(Protocol):
     """One table's encoder, built once and reused for every row of that table."""
 
     def encode_row(self, change: RowChange) -> Message:
-        """The message of one row change."""
+        """The message of one row change (an event: key-changing UPDATEs are split
+        before). The reference: every other path gives its bytes."""
+        ...
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of every event of a batch of this table, column-wise;
+        `key_indexes` are the columns whose change splits an UPDATE (TiCDC's unique and
+        handle key columns). Messages it does not render are listed in `row_path`."""
         ...
 
     def encode_bootstrap(self) -> Message | None:
@@ -80,7 +174,24 @@ class ClaimCheckStore(Protocol):
         ...
 
 
+def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """The module `__getattr__` (PEP 562) of a protocol package that re-exports its public
+    names from their modules (`homes`: name -> module in the package), each imported on
+    first use, so importing the package (or one of its shared modules) loads nothing
+    else."""
+
+    def getattr_(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{home}"), name)
+
+    return getattr_
+
+
 def _unsupported(protocol: str) -> ConfigError:
+    from ticdc_sink.config import Protocol as ProtocolName
+
     allowed = tuple(p.value for p in ProtocolName)
     return ConfigError(
         f"option 'protocol' is '{protocol}'; use one of {', '.join(allowed)}",
@@ -113,6 +224,8 @@ def build_encoder(
         ConfigError: an option the protocol does not support.
         SchemaError: a column type the protocol cannot carry.
     """
+    from ticdc_sink.config import Protocol as ProtocolName
+
     match config.protocol:
         case ProtocolName.SIMPLE:
             from ticdc_sink.codec.simple import SimpleEncoder
@@ -145,6 +258,8 @@ def encode_ddl(
     """The DDL message announcing `table` (`previous` is its schema before `query`, None
     for a CREATE), sent by the caller to the partitions `ddl_partitions` names; None when
     the protocol sends no DDL from this sink (see `config.DDL_PROTOCOLS`)."""
+    from ticdc_sink.config import Protocol as ProtocolName
+
     match config.protocol:
         case ProtocolName.SIMPLE:
             from ticdc_sink.codec import simple
@@ -174,6 +289,8 @@ def encode_ddl(
 def ddl_partitions(config: CodecConfig, partition_count: int) -> range:
     """Where a DDL message goes (tiflow `mq_ddl_sink.go`): canal-json to partition 0,
     every other protocol to every partition of the topic."""
+    from ticdc_sink.config import Protocol as ProtocolName
+
     if config.protocol is ProtocolName.CANAL_JSON:
         return range(min(1, partition_count))
     return range(partition_count)
@@ -185,6 +302,8 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
     sends one, debezium and canal-json with enable-tidb-extension, avro never (TiCDC's
     avro watermark is a test-only mode that Confluent consumers cannot read).
     """
+    from ticdc_sink.config import Protocol as ProtocolName
+
     match config.protocol:
         case ProtocolName.SIMPLE:
             from ticdc_sink.codec import simple

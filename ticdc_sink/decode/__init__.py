@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import orjson
@@ -18,6 +18,9 @@ import orjson
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.decode.simple import SimpleDecoder
 
 __all__ = [
     "ClaimCheckLoader",
@@ -209,6 +212,8 @@ def decoder_for(
     """
     name = protocol.strip().lower()
     if name == "simple":
+        from ticdc_sink.decode.simple import SimpleDecoder
+
         return SimpleDecoder(
             encoding_format=encoding_format,
             claim_check_loader=claim_check_loader,
@@ -238,5 +243,11 @@ def decoder_for(
     )
 
 
-# Imported last: decode.simple builds on the event classes above.
-from ticdc_sink.decode.simple import SimpleDecoder  # noqa: E402
+def __getattr__(name: str) -> Any:
+    # SimpleDecoder loads on first use: decode.simple builds on the event classes above,
+    # so importing it here at load time would be an import circle.
+    if name == "SimpleDecoder":
+        from ticdc_sink.decode.simple import SimpleDecoder
+
+        return SimpleDecoder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,8 +48,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._mysql import to_float32
-from ticdc_sink.codec.canal_json import WATERMARK_TYPE
+from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedDDL,
@@ -60,6 +59,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
+from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import BINARY_TYPES
 
 __all__ = ["CanalJsonDecoder", "parser_for"]

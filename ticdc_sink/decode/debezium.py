@@ -48,10 +48,10 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._mysql import format_float, to_float32
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
+from ticdc_sink.gotext import format_float, to_float32
 
 __all__ = ["DebeziumDecoder"]
 

@@ -4,7 +4,7 @@ The encoding is chosen when the decoder is made, as TiCDC's consumer takes it fr
 `encoding-format` option: `SimpleDecoder(encoding_format="json")` (the default) or
 `"avro"`. It is not guessed from the bytes: a JSON decoder given an Avro message (first
 byte 0x16) says so in its error, and an Avro decoder given JSON likewise. Avro messages
-are read with fastavro and the schema bundled with the encoder (`codec/simple_avro.py`).
+are read with fastavro and the schema bundled with the encoder (`codec/simple/avro_values.py`).
 
 Table schemas arrive in BOOTSTRAP and DDL messages and are kept by (database, table,
 schema version), the key TiCDC's consumer uses. A DML message whose schema is known gets
@@ -57,10 +57,9 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec._json import go_string
-from ticdc_sink.codec._mysql import ValueKind, to_float32, value_kind
-from ticdc_sink.codec.simple import PROTOCOL_VERSION
-from ticdc_sink.codec.simple_avro import parsed_message_schema
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.simple.avro_values import parsed_message_schema
+from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedBootstrap,
@@ -72,6 +71,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 __all__ = ["ENCODING_FORMATS", "SimpleDecoder", "table_schema_from_avro", "table_schema_from_json"]

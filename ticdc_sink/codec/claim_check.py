@@ -20,8 +20,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import uuid
+from typing import TYPE_CHECKING
 
-__all__ = ["NAMESPACE", "file_content", "file_name"]
+from ticdc_sink.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec import ClaimCheckStore
+
+__all__ = ["NAMESPACE", "file_content", "file_name", "store_message"]
 
 #: The namespace of claim-check file names (uuid5 of "ticdc_sink.claim-check" in the URL
 #: namespace), fixed forever so names stay stable across versions.
@@ -42,3 +48,29 @@ def file_content(key: bytes | None, value: bytes, *, raw_value: bool) -> bytes:
         return value
     key_json = b"null" if key is None else b'"' + base64.b64encode(key) + b'"'
     return b'{"key":' + key_json + b',"value":"' + base64.b64encode(value) + b'"}'
+
+
+def store_message(
+    store: ClaimCheckStore | None,
+    *,
+    table: str,
+    commit_ts: int,
+    key: str,
+    value: bytes,
+    raw_value: bool,
+) -> str:
+    """Write the full `value` of a message above max-message-bytes to the claim-check
+    store (before the message naming it is produced); the location that message names.
+
+    Raises:
+        ConfigError: the encoder was built without a store.
+    """
+    if store is None:
+        raise ConfigError(
+            "large-message-handle-option is claim-check but the encoder has no "
+            "claim-check store; build it with claim_check=",
+            option="large-message-handle-option",
+        )
+    name = file_name(table, commit_ts, key, value)
+    store.write(name, file_content(None, value, raw_value=raw_value))
+    return store.location(name)

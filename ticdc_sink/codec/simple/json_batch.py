@@ -1,12 +1,12 @@
-"""Simple JSON, a record batch at a time: the same bytes as `simple.JsonMarshaller`, built
+"""Simple JSON, a record batch at a time: the same bytes as `json_row.JsonMarshaller`, built
 column by column with pyarrow compute instead of a dict and an orjson call per row.
 
 Per column, once per batch: the values' JSON string contents (integers and doubles cast to
 strings by Arrow, one-digit integers by numpy, strings as they are; only the values that
 need escaping -- found by a memchr-speed scan of the data buffer, then one RE2 scan -- are
-escaped one by one through `_json.dumps`). A column without NULLs goes into the message
-as that bare text between literals (`,"name":"` ... `"`); a column with NULLs as whole
-values (`"..."` or `null`). Per message, in C: one `binary_join_element_wise` of the
+escaped one by one through `gotext.json_quote`). A column without NULLs goes into the
+message as that bare text between literals (`,"name":"` ... `"`); a column with NULLs as
+whole values (`"..."` or `null`). Per message, in C: one `binary_join_element_wise` of the
 header (one literal, or taken by op), the columns in Go's sorted-key order with the
 literals between them merged, and the `old` object of an UPDATE, joined separately for
 those rows and placed by new offsets over its buffer (no copy). Arrow's variadic join
@@ -17,8 +17,10 @@ objects per message. Python touches each value only where Arrow cannot produce G
 the finished messages makes the `bytes` the producer sends.
 
 The row path stays the reference: the size check and large-message policy run there, so
-the writer re-encodes an oversized message through `SimpleEncoder.encode_row`; tests
-check byte equality of the two paths on random batches.
+the writer re-encodes an oversized message through `SimpleEncoder.encode_row`, and so do
+values a column's renderer refuses (the rows are listed in `EncodedBatch.row_path`, where
+the row path raises its error). A table without columns, whose messages carry no `data`,
+goes to the row path whole. Tests check byte equality of the two paths on random batches.
 """
 
 from __future__ import annotations
@@ -29,25 +31,29 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
-from ticdc_sink.codec._json import dumps
-from ticdc_sink.codec._mysql import ValueKind, format_float, value_kind
-from ticdc_sink.codec.simple import (
-    _ROW_KEY,
-    PROTOCOL_VERSION,
-    RECORD_OVERHEAD,
-    _renderer,
-    row_value_error,
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.batch import (
+    key_changed,
+    re2_class,
+    row_messages,
+    row_path_batch,
+    split_events,
+    wrap_strings,
 )
+from ticdc_sink.codec.gojson import dumps
+from ticdc_sink.codec.large_message import ROW_KEY
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, renderer
 from ticdc_sink.events import OP_INSERT, ChangeBatch
+from ticdc_sink.gotext import JSON_ESCAPED, format_float, json_quote
 from ticdc_sink.schema import Column, TableSchema
 
-__all__ = ["JsonBatchEncoder"]
+__all__ = ["JsonBatchMarshaller"]
 
 _TEXT = pa.large_string()
 # Characters Go's encoding/json escapes (with its HTML escaping): C0 controls, quote,
 # backslash, <, >, &, U+2028, U+2029. Everything else is written raw.
-_NEEDS_ESCAPE = r'[\x00-\x1f"\\<>&\x{2028}\x{2029}]'
+_NEEDS_ESCAPE = re2_class(JSON_ESCAPED)
 # Indexed by the op codes of events.ChangeBatch (OP_INSERT, OP_UPDATE, OP_DELETE).
 _OP_NAMES = ("INSERT", "UPDATE", "DELETE")
 _STRING_KINDS = frozenset(
@@ -62,10 +68,8 @@ _STRING_KINDS = frozenset(
     }
 )
 _INT_KINDS = frozenset({ValueKind.INT, ValueKind.UINT, ValueKind.ENUM, ValueKind.SET})
-
-
-def _json_text(text: str) -> str:
-    return dumps(text).decode()
+# what the row path's renderers raise for a value that does not fit its column
+_REFUSED = (TypeError, ValueError, OverflowError)
 
 
 def _text(value: Any) -> Any:
@@ -74,7 +78,6 @@ def _text(value: Any) -> Any:
 
 _EMPTY = pa.scalar("", _TEXT)
 _NULL = pa.scalar("null", _TEXT)
-_END = 1 << 62  # a slice start past any string's end: replace_slice there appends
 
 
 def _join(parts: list[Any]) -> Any:
@@ -96,20 +99,10 @@ def _join(parts: list[Any]) -> Any:
     return pc.binary_join_element_wise(*map(_text, merged), _EMPTY)
 
 
-def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
-    """`before + s + after` for each string (null stays null): two slice replacements,
-    ~12 ns a row each, several times cheaper than a join."""
-    if before:
-        strings = pc.binary_replace_slice(strings, start=0, stop=0, replacement=before)
-    if after:
-        strings = pc.binary_replace_slice(strings, start=_END, stop=_END, replacement=after)
-    return strings
-
-
 # Bytes that may start something Go escapes: C0 controls, quote, backslash, <, >, & and
 # 0xE2 (the lead byte of U+2028 / U+2029). A column whose data buffer has none of them
 # needs no escaping at all; a memcpy-speed scan, where the RE2 match costs ~120 ns a row.
-_SPECIAL_BYTES = tuple(bytes([b]) for b in b'"\\<>&\xe2')
+_SPECIAL_BYTES = tuple(sorted({c.encode()[:1] for c in JSON_ESCAPED if c >= " "}))
 
 
 def _may_need_escaping(strings: pa.Array) -> bool:
@@ -167,35 +160,34 @@ def _place(strings: pa.Array, index: np.ndarray) -> pa.Array:
 class _ColumnRenderer:
     """One column's JSON values for a whole batch."""
 
-    def __init__(self, table: TableSchema, column: Column, time_zone: str) -> None:
-        self.table = table
-        self.column = column
+    def __init__(self, column: Column, time_zone: str) -> None:
         self.kind = value_kind(column)
-        self.render = _renderer(column, time_zone)
-        self.prefix = _json_text(column.name) + ":"
+        self.render = renderer(column, time_zone)
+        self.prefix = json_quote(column.name) + ":"
         if self.kind is ValueKind.TIMESTAMP:
             # A Go map[string]string: keys sorted, so location before value.
-            self.open = '{"location":' + _json_text(time_zone) + ',"value":"'
+            self.open = '{"location":' + json_quote(time_zone) + ',"value":"'
             self.close = '"}'
         else:
             self.open, self.close = '"', '"'
         # Values the sink makes itself (numbers, dates, times) hold nothing to escape.
         self.escapes = self.kind in (ValueKind.TEXT, ValueKind.JSON, ValueKind.VECTOR)
 
-    def parts(self, values: pa.Array | list[Any], separator: str) -> list[Any]:
+    def parts(self, values: pa.Array | list[Any], separator: str) -> tuple[list[Any], list[int]]:
         """`<separator>"name":<JSON value>` for every row, as parts for `_join`: the bare
         text between literals when the column has no NULL, else each row's whole value
-        (`null` for NULL)."""
+        (`null` for NULL); and the rows whose value the renderer refuses (`null` in their
+        place: the row path renders those messages)."""
         text = self._text(values)
         if text is None:
             if isinstance(values, pa.Array):
                 values = values.to_pylist()
-            whole = pa.array([self._one(v) for v in values], _TEXT)
-            return [separator + self.prefix, whole]
+            texts, refused = self._one_by_one(values)
+            return [separator + self.prefix, pa.array(texts, _TEXT)], refused
         if text.null_count:
-            whole = pc.coalesce(_wrap(text, self.open, self.close), _NULL)
-            return [separator + self.prefix, whole]
-        return [separator + self.prefix + self.open, text, self.close]
+            whole = pc.coalesce(wrap_strings(text, self.open, self.close), _NULL)
+            return [separator + self.prefix, whole], []
+        return [separator + self.prefix + self.open, text, self.close], []
 
     def _text(self, values: pa.Array | list[Any]) -> pa.Array | None:
         """The values' JSON string contents (escaped, without quotes; null for NULL), or
@@ -217,7 +209,7 @@ class _ColumnRenderer:
         if self.escapes and _may_need_escaping(text):
             needs = pc.fill_null(pc.match_substring_regex(text, _NEEDS_ESCAPE), False)
             if pc.any(needs).as_py():
-                escaped = [_json_text(v)[1:-1] for v in text.filter(needs).to_pylist()]
+                escaped = [json_quote(v)[1:-1] for v in text.filter(needs).to_pylist()]
                 text = pc.replace_with_mask(text, needs, pa.array(escaped, _TEXT))
         return text
 
@@ -236,16 +228,25 @@ class _ColumnRenderer:
             text = pc.replace_with_mask(text, odd, pa.array(fixed, _TEXT))
         return text
 
-    def _one(self, value: Any) -> str:
-        if value is None:
-            return "null"
+    def _one_by_one(self, values: list[Any]) -> tuple[list[str], list[int]]:
+        """Each value's JSON through the row path's renderer, and the rows it refuses."""
+        render = self.render
         try:
-            return dumps(self.render(value)).decode()
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise row_value_error(self.table, self.column, value, exc) from exc
+            return ["null" if v is None else dumps(render(v)).decode() for v in values], []
+        except _REFUSED:
+            pass
+        texts: list[str] = []
+        refused: list[int] = []
+        for row, value in enumerate(values):
+            try:
+                texts.append("null" if value is None else dumps(render(value)).decode())
+            except _REFUSED:
+                texts.append("null")
+                refused.append(row)
+        return texts, refused
 
 
-class JsonBatchEncoder:
+class JsonBatchMarshaller:
     """Simple JSON DML messages of one table, a `ChangeBatch` at a time.
 
     `encode_batch` returns the messages in the order the row path sends them: one per
@@ -257,15 +258,14 @@ class JsonBatchEncoder:
         """Raises:
         SchemaError: a column type the protocol cannot carry.
         """
-        self.table = table
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
         self._order = order
-        self._renderers = [_ColumnRenderer(table, c, time_zone) for c in table.columns]
+        self._renderers = [_ColumnRenderer(c, time_zone) for c in table.columns]
         head = ['{"version":' + str(PROTOCOL_VERSION)]
         if table.database:
-            head.append(',"database":' + _json_text(table.database))
+            head.append(',"database":' + json_quote(table.database))
         if table.table:
-            head.append(',"table":' + _json_text(table.table))
+            head.append(',"table":' + json_quote(table.table))
         if table.table_id:
             head.append(f',"tableID":{table.table_id}')
         head.append(',"type":"')
@@ -275,18 +275,16 @@ class JsonBatchEncoder:
             tail += f',"schemaVersion":{table.version}'
         self._ts_tail = tail
 
-    @property
-    def supported(self) -> bool:
-        """False for a table without columns (its messages carry no `data`)."""
-        return bool(self._order)
-
-    def _object_parts(self, columns: list[pa.Array | list[Any]]) -> list[Any]:
+    def _object_parts(self, columns: list[pa.Array | list[Any]]) -> tuple[list[Any], set[int]]:
         """`"a":..,"b":..` per row (the object without braces) as `_join` parts, keys in
-        Go's order."""
+        Go's order; and the rows with a value a renderer refuses."""
         parts: list[Any] = []
+        refused: set[int] = set()
         for k, i in enumerate(self._order):
-            parts += self._renderers[i].parts(columns[i], "," if k else "")
-        return parts
+            column_parts, column_refused = self._renderers[i].parts(columns[i], "," if k else "")
+            parts += column_parts
+            refused.update(column_refused)
+        return parts, refused
 
     def _head_parts(self, event_ops: np.ndarray | None, ts: Any) -> list[Any]:
         """Each message up to its first object: the header (type, commitTs, ...) and
@@ -308,17 +306,19 @@ class JsonBatchEncoder:
         return [pa.array(heads, _TEXT).take(index), ts, pa.array(tails, _TEXT).take(index)]
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
-        """The messages of every row of `batch`.
-
-        Raises:
-            InputError: a value its column cannot take (as the row path words it).
-        """
+        """The messages of every row of `batch`; those of a row with a value its column
+        refuses are left to the row path (`row_path`), as is a table without columns."""
+        if not self._order:
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
-        image_parts = self._object_parts(batch.columns)
+        image_parts, refused = self._object_parts(batch.columns)
         ops = batch.op_codes
         before_rows = batch.before_rows if ops is not None else []
         m = len(before_rows)
-        old_parts = self._object_parts(batch.before_columns) if m else []
+        old_parts: list[Any] = []
+        if m:
+            old_parts, old_refused = self._object_parts(batch.before_columns)
+            refused.update(before_rows[j] for j in old_refused)
         commit_ts = batch.commit_ts
         row_ends = None
         event_ops = None
@@ -355,6 +355,7 @@ class JsonBatchEncoder:
         return EncodedBatch(
             values=values.cast(pa.large_binary()).to_pylist(),
             sizes=(np.diff(offsets) + RECORD_OVERHEAD).tolist(),
-            key=_ROW_KEY,
+            key=ROW_KEY,
             row_ends=row_ends,
+            row_path=row_messages(refused, row_ends),
         )

@@ -1,5 +1,5 @@
 """TiCDC Avro (`protocol=avro`), a record batch at a time: the same Confluent-framed key and
-value bytes as `AvroEncoder.encode_row`, built column by column with numpy and pyarrow
+value bytes as `row.AvroRowEncoder.encode_row`, built column by column with numpy and pyarrow
 instead of one generated Python function call per row.
 
 Avro binary is a plain concatenation of the fields' encodings, so a record is the
@@ -18,46 +18,31 @@ concatenation of per-column fragments. Per column, once per batch:
 One `pc.binary_join_element_wise` per batch then concatenates the parts of every row in C.
 Python touches single values only for columns that arrive as lists of types Arrow cannot
 hold as given (and for the distinct ENUM/SET values); there the row path's writers run per
-value. Any value a fast rendering cannot vouch for sends the batch through the row path
-(`AvroEncoder.encode_row` per event), which raises the row path's error or, when no event
-fails, lets the writer use the row path (None).
+value. A column with a value the fast rendering cannot vouch for is written by the row
+path's writer value by value; from the first row with a value that writer refuses on, the
+messages are left to the row path (`EncodedBatch.row_path`), where `encode_row` raises its
+error or renders them (a DELETE writes only its key). Leaving the rest of the batch, not
+only that row, keeps the registry requests those of the row path, message by message.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.codec.avro import (
-    _INT32_MAX,
-    _INT32_MIN,
-    RECORD_OVERHEAD,
-    _modes,
-    _null_first,
-    _value_writer,
-    _varint,
-    _write_bytes,
-    _write_decimal_string,
-    _write_double,
-    _write_float,
-    _write_int32,
-    _write_int64,
-    _write_plain_str,
-    _write_str,
-    _write_uint64_string,
-    _write_uint64_wrapped,
-)
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.avro import values as avro_values
+from ticdc_sink.codec.avro.framing import SchemaHeaders
+from ticdc_sink.codec.avro.schema import modes, null_first
+from ticdc_sink.codec.batch import key_changed_rows, row_path_batch
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
-from ticdc_sink.schema import Column
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.avro import AvroEncoder
+from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["AvroBatchEncoder"]
 
@@ -71,7 +56,8 @@ _U64 = np.uint64
 
 
 class _Fallback(Exception):
-    """A value the column-wise rendering cannot vouch for: use the row path."""
+    """A value the column-wise rendering cannot vouch for: the column is written value by
+    value by the row path's writer."""
 
 
 # --- byte matrices ---------------------------------------------------------------------
@@ -222,6 +208,21 @@ def _int_array(values: pa.Array | list[Any]) -> pa.Array | None:
     return None
 
 
+def _uint64_array(values: pa.Array | list[Any]) -> pa.Array | None:
+    """The values as an Arrow integer array (None: not all plain ints).
+
+    Raises:
+        _Fallback: a value outside 0..2^64-1.
+    """
+    arr = _int_array(values)
+    if arr is None:
+        return None
+    low, high = _int_range(arr)
+    if not (0 <= low and high < 1 << 64):
+        raise _Fallback
+    return arr
+
+
 def _int_range(arr: pa.Array) -> tuple[int, int]:
     bounds = pc.min_max(arr)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
@@ -266,34 +267,34 @@ class _ColumnParts:
     def __init__(self, column: Column, decimal_string: bool, unsigned_string: bool) -> None:
         self.column = column
         self.kind = value_kind(column)
-        self.write = _value_writer(column, decimal_string, unsigned_string)
+        self.write = avro_values.value_writer(column, decimal_string, unsigned_string)
         self.nullable = column.nullable
         if self.nullable:
-            null_first = _null_first(column, decimal_string, unsigned_string)
-            self.branches = (0, 2) if null_first else (2, 0)  # (null, value)
+            first = null_first(column, decimal_string, unsigned_string)
+            self.branches = (0, 2) if first else (2, 0)  # (null, value)
         self.scale = column.type.scale
         self.decimal_bytes = self.kind is ValueKind.DECIMAL and not decimal_string
         self._distinct: dict[Any, bytes] = {}
 
-    def parts(self, values: pa.Array | list[Any], n: int) -> list[_Part]:
-        """The column's parts for `n` rows.
-
-        Raises:
-            _Fallback: a value the row path's writer rejects (or that only it can judge).
-        """
+    def parts(self, values: pa.Array | list[Any], n: int) -> tuple[list[_Part], list[int]]:
+        """The column's parts for `n` rows, and the rows whose value the row path's
+        writer refuses (placeholder bytes in their place: the row path renders them)."""
         if not self.nullable:
             has_null = values.null_count > 0 if isinstance(values, pa.Array) else None in values
             if has_null:
-                raise _Fallback
-        out = self._fast(values, n)
+                return self._per_value(values)
+        try:
+            out = self._fast(values, n)
+        except _Fallback:
+            out = None
         if out is None:
-            return [self._per_value(values, n)]
+            return self._per_value(values)
         valid, tail = out
         if not self.nullable:
-            return tail
+            return tail, []
         null_branch, value_branch = self.branches
         if valid is None:
-            return [_const(bytes((value_branch,)), n), *tail]
+            return [_const(bytes((value_branch,)), n), *tail], []
         branch = np.where(valid, np.uint8(value_branch), np.uint8(null_branch)).reshape(n, 1)
         head = _Mat(branch, np.ones((n, 1), bool), np.ones(n, np.int64))
         masked: list[_Part] = [head]
@@ -302,21 +303,25 @@ class _ColumnParts:
                 lens = np.where(valid, part.lens, 0)
                 part = _Mat(part.mat, (part.mask.T & valid).T, lens)
             masked.append(part)  # an Arrow part is null (no bytes) where the value is
-        return masked
+        return masked, []
 
     def _fast(
         self, values: pa.Array | list[Any], n: int
     ) -> tuple[np.ndarray | None, list[_Part]] | None:
         """(validity, parts without the branch byte), or None: render per value."""
         write = self.write
-        if write in (_write_int32, _write_int64, _write_uint64_wrapped):
+        if write in (
+            avro_values.write_int32,
+            avro_values.write_int64,
+            avro_values.write_uint64_wrapped,
+        ):
             arr = _int_array(values)
             if arr is None:
                 return None
             low, high = _int_range(arr)
-            if write is _write_int32:
-                ok = _INT32_MIN <= low and high <= _INT32_MAX
-            elif write is _write_int64:
+            if write is avro_values.write_int32:
+                ok = avro_values.INT32_MIN <= low and high <= avro_values.INT32_MAX
+            elif write is avro_values.write_int64:
                 ok = -(1 << 63) <= low and high < 1 << 63
             else:
                 ok = 0 <= low and high < 1 << 64
@@ -327,13 +332,13 @@ class _ColumnParts:
             else:
                 numbers = _numbers(arr, np.int64)
             return _validity(arr), [_varints(numbers)]
-        if write is _write_double or write is _write_float:
+        if write is avro_values.write_double or write is avro_values.write_float:
             if not isinstance(values, pa.Array):
                 return None
-            wanted = pa.float64() if write is _write_double else pa.float32()
+            wanted = pa.float64() if write is avro_values.write_double else pa.float32()
             if values.type != wanted:
                 return None
-            dtype = "<f8" if write is _write_double else "<f4"
+            dtype = "<f8" if write is avro_values.write_double else "<f4"
             numbers = _numbers(values, dtype)
             numbers = np.where(np.isfinite(numbers), numbers, 0).astype(dtype)
             width = numbers.dtype.itemsize
@@ -343,15 +348,12 @@ class _ColumnParts:
             ]
         if self.decimal_bytes:
             return self._decimals(values, n)
-        if write is _write_uint64_string:
-            arr = _int_array(values)
+        if write is avro_values.write_uint64_string:
+            arr = _uint64_array(values)
             if arr is None:
                 return None
-            low, high = _int_range(arr)
-            if not (0 <= low and high < 1 << 64):
-                raise _Fallback
             return self._data(pc.cast(arr, pa.large_string()).cast(_BIN))
-        if write is _write_decimal_string:
+        if write is avro_values.write_decimal_string:
             text = _text_array(values, allow_bytes=False)
             if text is None:
                 return None
@@ -359,26 +361,23 @@ class _ColumnParts:
             if not pc.all(pc.fill_null(number, True)).as_py():
                 raise _Fallback
             return self._data(text)
-        if write is _write_str or write is _write_plain_str:
-            text = _text_array(values, allow_bytes=write is _write_str)
+        if write is avro_values.write_str or write is avro_values.write_plain_str:
+            text = _text_array(values, allow_bytes=write is avro_values.write_str)
             return None if text is None else self._data(text)
-        if write is _write_bytes:
+        if write is avro_values.write_bytes:
             data = _binary_array(values)
             return None if data is None else self._data(data)
         if self.kind is ValueKind.BIT:
-            arr = _int_array(values)
+            arr = _uint64_array(values)
             if arr is None:
                 return None
-            low, high = _int_range(arr)
-            if not (0 <= low and high < 1 << 64):
-                raise _Fallback
             return _validity(arr), [_minimal_be(_numbers(arr, np.uint64), signed=False)]
         if self.kind in (ValueKind.ENUM, ValueKind.SET):
             return self._by_distinct(values)
         return None
 
     def _data(self, data: pa.Array) -> tuple[np.ndarray | None, list[_Part]]:
-        """Avro string/bytes: varint length, then the bytes."""
+        """Avro string/bytes: avro_values.varint length, then the bytes."""
         lens = _numbers(pc.binary_length(data), np.int64)
         return _validity(data), [_varints(lens), data]
 
@@ -450,71 +449,72 @@ class _ColumnParts:
         taken = pa.array(rendered, _BIN).take(encoded.indices)
         return _validity(arr), [taken]
 
-    def _per_value(self, values: pa.Array | list[Any], n: int) -> pa.Array:
-        """The row path's writer per value, union branch included."""
+    def _per_value(self, values: pa.Array | list[Any]) -> tuple[list[_Part], list[int]]:
+        """The row path's writer per value, union branch included, and the rows whose
+        value it refuses (NULL in a NOT NULL column included)."""
         if isinstance(values, pa.Array):
             values = values.to_pylist()
         write = self.write
         out: list[bytes] = []
-        add = out.append
-        try:
-            if self.nullable:
-                null_branch, value_branch = (bytes((b,)) for b in self.branches)
-                for value in values:
-                    add(null_branch if value is None else value_branch + write(value))
-            else:
-                for value in values:
-                    add(write(value))
-        except (TypeError, ValueError, OverflowError):
-            raise _Fallback from None
-        return pa.array(out, _BIN)
+        refused: list[int] = []
+        if self.nullable:
+            null_branch, value_branch = (bytes((b,)) for b in self.branches)
+        else:
+            null_branch, value_branch = b"", b""
+        for row, value in enumerate(values):
+            if value is None:
+                out.append(null_branch)
+                if not self.nullable:
+                    refused.append(row)
+                continue
+            try:
+                out.append(value_branch + write(value))
+            except (TypeError, ValueError, OverflowError):
+                out.append(null_branch)
+                refused.append(row)
+        return [pa.array(out, _BIN)], refused
 
 
 # --- the encoder -----------------------------------------------------------------------------
 
 
 class AvroBatchEncoder:
-    """`AvroEncoder.encode_row` for every event of a `ChangeBatch`, column-wise."""
+    """`AvroRowEncoder.encode_row` for every event of a `ChangeBatch`, column-wise."""
 
-    def __init__(self, encoder: AvroEncoder) -> None:
-        self.encoder = encoder
-        table = encoder.table
-        decimal_string, unsigned_string = _modes(encoder.config)
+    def __init__(self, config: CodecConfig, table: TableSchema, headers: SchemaHeaders) -> None:
+        """Raises:
+        SchemaError: a column type the protocol cannot carry.
+        """
+        decimal_string, unsigned_string = modes(config)
         self._columns = [_ColumnParts(c, decimal_string, unsigned_string) for c in table.columns]
         self._key_positions = list(table.handle_key_indexes)
-        self._extension = encoder._extension
+        self._extension = config.enable_tidb_extension
+        self._headers = headers
 
-    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
-        """The messages of every event of `batch`, as `encode_row` gives them; None when
-        the row path has to render this batch.
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of every event of `batch`, as `encode_row` gives them. From the
+        first row with a value the writers refuse on, the messages are left to the row
+        path (`row_path`; a table without columns goes to it whole): the registry is then
+        asked for ids exactly when the row path would ask, message by message.
 
         Raises:
-            InputError: a value its column cannot take (the row path's error).
-            MessageTooLargeError, ConfigError, RegistryError: as `encode_row` raises them
-                for the first event that fails, when some value needs the row path.
+            ConfigError, RegistryError: fetching a schema id (as `encode_row` would).
         """
         if not self._columns or not batch.rows:
-            return None
-        try:
-            return self._encode(batch, key_indexes)
-        except _Fallback:
-            for event in batch.to_events(key_indexes):
-                self.encoder.encode_row(event)  # raises the row path's error
-            return None
-
-    def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
-        encoder = self.encoder
         ops = None if batch.op_codes is None else _numbers(batch.op_codes, np.int8)
         deletes = None if ops is None else ops == OP_DELETE
         split_rows = key_changed_rows(batch, key_indexes) if ops is not None else []
 
         # keys: the new (or deleted) image of every row; the old image of split rows
         key_new = key_old = None
+        refused: set[int] = set()
         if self._key_positions:
-            key_new = self._record(
+            key_new, key_refused = self._record(
                 [(self._columns[i], batch.columns[i]) for i in self._key_positions], n
             )
+            refused.update(key_refused)
             if split_rows:
                 where = {row: j for j, row in enumerate(batch.before_rows)}
                 picks = [where[row] for row in split_rows]
@@ -522,14 +522,19 @@ class AvroBatchEncoder:
                     (self._columns[i], _take(batch.before_columns[i], picks))
                     for i in self._key_positions
                 ]
-                key_old = self._record(olds, len(split_rows))
+                key_old, old_refused = self._record(olds, len(split_rows))
+                refused.update(split_rows[j] for j in old_refused)
 
         # values: every row's new image (a DELETE's is dropped)
-        parts = self._record_parts(list(zip(self._columns, batch.columns, strict=True)), n)
+        columns = list(zip(self._columns, batch.columns, strict=True))
+        parts, value_refused = self._record_parts(columns, n)
+        refused.update(value_refused)
         if self._extension:
             parts.extend(self._tail(batch, ops, split_rows, n))
+        # Rows before the first refused one are rendered here: the headers they need.
+        rendered = min(refused, default=n)
         if key_new is not None:
-            key_header = encoder._key_header or encoder._header(True)
+            key_header = self._headers.key() if rendered else b""
             key_new = _join([_const(key_header, n), key_new])
             if key_old is not None:
                 key_old = _join([_const(key_header, len(split_rows)), key_old])
@@ -537,7 +542,8 @@ class AvroBatchEncoder:
             values = pa.nulls(n, _BIN)
             value_lens = np.zeros(n, np.int64)
         else:
-            header = encoder._value_header or encoder._header(False)
+            wanted = rendered and (deletes is None or not deletes[:rendered].all())
+            header = self._headers.value() if wanted else b""
             values = _join([_const(header, n), *parts])
             value_lens = _lengths(values)
         if deletes is not None and deletes.any() and not deletes.all():
@@ -571,26 +577,42 @@ class AvroBatchEncoder:
                 key_lens = np.concatenate([key_lens, _lengths(key_old)])[source]
         sizes = (key_lens + value_lens + RECORD_OVERHEAD).tolist()
         value_list = values.to_pylist()
+        first = (row_ends[rendered - 1] if rendered else 0) if row_ends else rendered
+        row_path = list(range(first, len(value_list))) if refused else []
         if keys is None:
-            return EncodedBatch(values=value_list, sizes=sizes, key=None, row_ends=row_ends)
-        if len(keys) and pc.all(pc.equal(keys, keys[0])).as_py():
             return EncodedBatch(
-                values=value_list, sizes=sizes, key=keys[0].as_py(), row_ends=row_ends
+                values=value_list, sizes=sizes, key=None, row_ends=row_ends, row_path=row_path
+            )
+        if len(keys) and pc.all(pc.equal(keys, keys[0])).as_py():
+            key = keys[0].as_py()
+            return EncodedBatch(
+                values=value_list, sizes=sizes, key=key, row_ends=row_ends, row_path=row_path
             )
         return EncodedBatch(
-            values=value_list, sizes=sizes, keys=keys.to_pylist(), row_ends=row_ends
+            values=value_list,
+            sizes=sizes,
+            keys=keys.to_pylist(),
+            row_ends=row_ends,
+            row_path=row_path,
         )
 
     def _record_parts(
         self, columns: list[tuple[_ColumnParts, pa.Array | list[Any]]], n: int
-    ) -> list[_Part]:
+    ) -> tuple[list[_Part], set[int]]:
+        """The parts of `n` records of these columns, and the rows with a refused value."""
         parts: list[_Part] = []
+        refused: set[int] = set()
         for column, values in columns:
-            parts.extend(column.parts(values, n))
-        return parts
+            column_parts, column_refused = column.parts(values, n)
+            parts.extend(column_parts)
+            refused.update(column_refused)
+        return parts, refused
 
-    def _record(self, columns: list[tuple[_ColumnParts, pa.Array | list[Any]]], n: int) -> pa.Array:
-        return _join(self._record_parts(columns, n))
+    def _record(
+        self, columns: list[tuple[_ColumnParts, pa.Array | list[Any]]], n: int
+    ) -> tuple[pa.Array, set[int]]:
+        parts, refused = self._record_parts(columns, n)
+        return _join(parts), refused
 
     def _tail(
         self, batch: ChangeBatch, ops: np.ndarray | None, split_rows: list[int], n: int
@@ -610,7 +632,7 @@ class AvroBatchEncoder:
         if batch.commit_ts is None:
             ts = batch.default_commit_ts
             signed = ts - (1 << 64) if ts >= 1 << 63 else ts
-            rest = _varint(signed) + _varint(ts >> 18)
+            rest = avro_values.varint(signed) + avro_values.varint(ts >> 18)
             return [head, _const(rest, n)]
         tso = _numbers(batch.commit_ts, np.uint64)
         return [head, _varints(tso.view(np.int64)), _varints((tso >> _U64(18)).view(np.int64))]

@@ -1,4 +1,4 @@
-"""Simple Avro, a record batch at a time: the same bytes as `simple_avro.AvroMarshaller`,
+"""Simple Avro, a record batch at a time: the same bytes as `avro_row.AvroMarshaller`,
 built column by column with numpy and pyarrow compute instead of a join of small byte
 strings per value.
 
@@ -11,13 +11,15 @@ writes every column, so the map's item count is the table's column count). Per r
 one `binary_join_element_wise` over the map's opening (branch, count), the columns' parts
 in name order and the block end; then one more over the header (constant per table and
 op), the commit ts varint, and `data` / `old` placed by `take` (DELETE rows and split
-key-changing UPDATEs as `_simple_json_batch`). Python touches values one by one only for a
-column it cannot hand to Arrow (a list holding something Arrow would not type exactly, or
-an int outside int64), through the row path's own writer, which raises its error.
+key-changing UPDATEs as `json_batch`). Python touches values one by one only for a column
+it cannot hand to Arrow (a list holding something Arrow would not type exactly, or an int
+outside int64), through the row path's own writer; the rows with a value it refuses are
+left to the row path (`EncodedBatch.row_path`), which raises its error.
 
 The row path stays the reference: the size check and the large-message policy run there
-(the writer re-encodes oversized messages through `SimpleEncoder.encode_row`); tests
-check byte equality of the two paths on random batches.
+(the writer re-encodes oversized messages through `SimpleEncoder.encode_row`), and so do a
+table without columns and commit ts that are no TSO (decided before rendering anything).
+Tests check byte equality of the two paths on random batches.
 """
 
 from __future__ import annotations
@@ -28,28 +30,32 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple import RECORD_OVERHEAD
-from ticdc_sink.codec.simple_avro import (
-    _BYTES,
-    _DOUBLE,
-    _FLOAT,
-    _LONG,
-    _NULL,
-    _STRING,
-    _TIMESTAMP,
-    _UNSIGNED_BIGINT,
-    _VALUE_ERRORS,
-    AvroMarshaller,
-    _string,
-    _writer,
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.batch import key_changed_rows, row_messages, row_path_batch
+from ticdc_sink.codec.large_message import ROW_KEY
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.simple.avro_values import (
+    BRANCH_BYTES,
+    BRANCH_DOUBLE,
+    BRANCH_FLOAT,
+    BRANCH_LONG,
+    BRANCH_STRING,
+    BRANCH_TIMESTAMP,
+    BRANCH_UNSIGNED_BIGINT,
+    NON_NULL,
+    NULL,
+    VALUE_ERRORS,
+    dml_heads,
+    dml_times,
     encode_long,
+    encode_string,
+    value_writer,
+    wrap_uint64,
 )
 from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch, Op
 from ticdc_sink.schema import Column, TableSchema
 
-__all__ = ["AvroBatchEncoder"]
+__all__ = ["AvroBatchMarshaller"]
 
 _BINARY = pa.binary()
 # A binary array's 32-bit offsets end here; a batch whose bytes may pass it gets 64-bit ones.
@@ -173,53 +179,51 @@ def _nulls(values: pa.Array) -> np.ndarray | None:
     return values.is_null().to_numpy(zero_copy_only=False)
 
 
-class _ValueError(Exception):
-    """A value the column's writer refused: the row path has the error to raise."""
-
-
 class _Column:
     """One column's map entries (`string(name)` + branch + value) for a whole batch."""
 
     def __init__(self, column: Column, time_zone: str) -> None:
         self.column = column
         self.kind = value_kind(column)
-        self.write = _writer(column, time_zone)
-        self.key = _string(column.name)
-        self.null = self.key + _NULL
+        self.write = value_writer(column, time_zone)
+        self.key = encode_string(column.name)
+        self.null = self.key + NULL
         self.unsigned_bigint = self.kind is ValueKind.UINT and column.type.base == "bigint"
         if self.kind is ValueKind.TIMESTAMP:
-            self.text_head = self.key + _TIMESTAMP + _string(time_zone)
+            self.text_head = self.key + BRANCH_TIMESTAMP + encode_string(time_zone)
         elif self.kind is ValueKind.BINARY:
-            self.text_head = self.key + _BYTES
+            self.text_head = self.key + BRANCH_BYTES
         else:
-            self.text_head = self.key + _STRING
+            self.text_head = self.key + BRANCH_STRING
 
-    def parts(self, values: pa.Array | list[Any]) -> list[Part]:
-        """The column's entries for every row: one or two parts to join."""
+    def parts(self, values: pa.Array | list[Any]) -> tuple[list[Part], list[int]]:
+        """The column's entries for every row (one or two parts to join), and the rows
+        whose value the writer refuses (a NULL entry in their place: the row path renders
+        those messages)."""
         if isinstance(values, list):
             values = self._from_list(values)
             if isinstance(values, list):
-                return [self._one_by_one(values)]
+                return self._one_by_one(values)
         kind = self.kind
         arrow = values.type
         if pa.types.is_null(arrow):
-            return [self.null]
+            return [self.null], []
         if pa.types.is_integer(arrow):
             if kind in _SIGNED_KINDS:
                 return self._integers(values, signed=True)
             if kind in _UNSIGNED_KINDS:
                 return self._integers(values, signed=False)
         elif kind is ValueKind.FLOAT64 and pa.types.is_float64(arrow):
-            return [self._floats(values, _DOUBLE)]
+            return [self._floats(values, BRANCH_DOUBLE)], []
         elif kind is ValueKind.FLOAT32 and pa.types.is_float32(arrow):
-            return [self._floats(values, _FLOAT)]
+            return [self._floats(values, BRANCH_FLOAT)], []
         elif _is_text(arrow):
             if kind in _STR_KINDS or kind in (ValueKind.TEXT, ValueKind.TIMESTAMP):
-                return self._strings(values)
+                return self._strings(values), []
         elif _is_bytes(arrow):
             if kind in (ValueKind.TEXT, ValueKind.BINARY):
-                return self._strings(values)
-        return [self._one_by_one(values.to_pylist())]
+                return self._strings(values), []
+        return self._one_by_one(values.to_pylist())
 
     def _from_list(self, values: list[Any]) -> pa.Array | list[Any]:
         """A list of mounter values as an Arrow array when Arrow types it exactly as the
@@ -236,18 +240,19 @@ class _Column:
         # past 2 GiB Arrow gives chunks: the writer per value then
         return values if isinstance(array, pa.ChunkedArray) else array
 
-    def _integers(self, values: pa.Array, *, signed: bool) -> list[Part]:
+    def _integers(self, values: pa.Array, *, signed: bool) -> tuple[list[Part], list[int]]:
         numbers = _numbers(values)
         if numbers.dtype == np.uint64:
             if signed and (numbers > np.uint64((1 << 63) - 1)).any():
-                return [self._one_by_one(values.to_pylist())]  # beyond int64: the error
+                return self._one_by_one(values.to_pylist())  # beyond int64: refused
             numbers = numbers.view(np.int64)  # Go's int64(uint64): wraps
         else:
             numbers = numbers.astype(np.int64, copy=False)
             if not signed and (numbers < 0).any():
-                return [self._one_by_one(values.to_pylist())]  # negative unsigned: the error
-        branch = _UNSIGNED_BIGINT if self.unsigned_bigint else _LONG
-        return [_varint_rows(self.key + branch, _zigzag(numbers), _nulls(values), len(self.key))]
+                return self._one_by_one(values.to_pylist())  # negative unsigned: refused
+        branch = BRANCH_UNSIGNED_BIGINT if self.unsigned_bigint else BRANCH_LONG
+        entries = _varint_rows(self.key + branch, _zigzag(numbers), _nulls(values), len(self.key))
+        return [entries], []
 
     def _floats(self, values: pa.Array, branch: bytes) -> pa.Array:
         numbers = _numbers(values)
@@ -275,15 +280,22 @@ class _Column:
         )
         return [head, payload]
 
-    def _one_by_one(self, values: list[Any]) -> pa.Array:
-        """The row path's writer per value (it raises for a value the column refuses)."""
+    def _one_by_one(self, values: list[Any]) -> tuple[list[Part], list[int]]:
+        """The row path's writer per value, and the rows whose value it refuses."""
         key, write, null = self.key, self.write, self.null
+        refused: list[int] = []
         try:
             out = [null if v is None else key + write(v) for v in values]
-        except _VALUE_ERRORS as exc:
-            raise _ValueError from exc
+        except VALUE_ERRORS:
+            out = []
+            for row, value in enumerate(values):
+                try:
+                    out.append(null if value is None else key + write(value))
+                except VALUE_ERRORS:
+                    out.append(null)
+                    refused.append(row)
         large = sum(map(len, out)) >= _LARGE_BYTES
-        return pa.array(out, pa.large_binary() if large else _BINARY)
+        return [pa.array(out, pa.large_binary() if large else _BINARY)], refused
 
 
 def _lengths(values: pa.Array) -> np.ndarray:
@@ -327,95 +339,68 @@ def _concat(arrays: list[pa.Array]) -> pa.Array:
     return pa.concat_arrays(arrays)
 
 
-class AvroBatchEncoder:
+class AvroBatchMarshaller:
     """Simple Avro DML messages of one table, a `ChangeBatch` at a time.
 
     `encode_batch` returns the messages in the order the row path sends them: one per row,
     or two for an UPDATE that changes a key column (DELETE of the old row, then INSERT of
-    the new one, as `events.split_key_update`). None for a table without columns.
+    the new one, as `events.split_key_update`).
     """
 
     def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
         """Raises:
         SchemaError: a column type the protocol cannot carry.
         """
-        self.table = table
-        self._marshaller = AvroMarshaller(table, time_zone=time_zone, build_ts_ms=build_ts_ms)
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
         self._order = order
         self._columns = [_Column(c, time_zone) for c in table.columns]
-        # [null, map] branch 1, one block: count, entries, 0 (AvroMarshaller._map)
-        self._map_open = b"\x02" + encode_long(len(order))
-        # marshal_row's header up to commitTs, per op code; after it buildTs,
-        # schemaVersion, and null claimCheckLocation, handleKeyOnly, checksum.
-        heads = self._marshaller._heads
+        # [null, map] branch 1, one block: count, entries, 0 (as AvroMarshaller writes it)
+        self._map_open = NON_NULL + encode_long(len(order))
+        # the DML record up to commitTs, per op code; after it buildTs, schemaVersion, and
+        # null claimCheckLocation, handleKeyOnly, checksum.
+        heads = dml_heads(table)
         by_code = [b""] * 3
         for code, op in ((OP_INSERT, Op.INSERT), (OP_UPDATE, Op.UPDATE), (OP_DELETE, Op.DELETE)):
             by_code[code] = heads[op]
         self._heads = pa.array(by_code, _BINARY)
         self._insert_head = by_code[OP_INSERT]
-        self._after_ts = self._marshaller._times + _NULL + _NULL + _NULL
+        self._after_ts = dml_times(table, build_ts_ms) + NULL + NULL + NULL
 
-    @property
-    def supported(self) -> bool:
-        """False for a table without columns."""
-        return bool(self._order)
-
-    def _images(self, columns: list[pa.Array | list[Any]]) -> pa.Array:
-        """The `data`/`old` map (branch, count, entries in name order, block end) per row."""
+    def _images(self, columns: list[pa.Array | list[Any]]) -> tuple[pa.Array, set[int]]:
+        """The `data`/`old` map (branch, count, entries in name order, block end) per row,
+        and the rows with a value a writer refuses."""
         parts: list[Part] = [self._map_open]
+        refused: set[int] = set()
         for i in self._order:
-            parts += self._columns[i].parts(columns[i])
+            column_parts, column_refused = self._columns[i].parts(columns[i])
+            parts += column_parts
+            refused.update(column_refused)
         parts.append(b"\x00")
-        return _join(parts, len(columns[0]))
+        return _join(parts, len(columns[0])), refused
 
-    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
-        """The messages of every row of `batch` (None: let the row path do it).
-
-        Raises:
-            InputError: a value its column cannot take (as the row path words it).
-        """
-        if not self._order or batch.rows == 0:
-            return None
-        try:
-            return self._encode(batch, key_indexes)
-        except _ValueError as exc:
-            # The row path finds the first bad value in message order and words its error.
-            for event in batch.to_events(key_indexes):
-                self._marshaller.marshal_row(event)
-            raise AssertionError("a value failed only in the batch path") from exc
-
-    def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of every row of `batch`; those of a row with a value its column
+        refuses are left to the row path (`row_path`), as is a batch of a table without
+        columns or with a commit ts that is no TSO."""
+        commit_ts = self._commit_ts(batch)
+        if not self._order or not batch.rows or commit_ts is None:
+            return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
-        images = self._images(batch.columns)
-        commit_ts: Part
-        if batch.commit_ts is None:
-            try:
-                commit_ts = encode_long(_wrap_ts(batch.default_commit_ts))
-            except OverflowError:
-                return None  # the row path raises its error
-        else:
-            ts = batch.commit_ts
-            if ts.null_count or not pa.types.is_integer(ts.type):
-                return None
-            numbers = ts.to_numpy(zero_copy_only=False)
-            if numbers.dtype != np.uint64:
-                if (numbers < 0).any():
-                    return None
-                numbers = numbers.astype(np.int64)
-            commit_ts = _varint_rows(b"", _zigzag(numbers.view(np.int64)), None, 0)
+        images, refused = self._images(batch.columns)
         ops = batch.op_codes
         row_ends = None
         if ops is None:
-            values = _join([self._insert_head, commit_ts, self._after_ts, images, _NULL], n)
+            values = _join([self._insert_head, commit_ts, self._after_ts, images, NULL], n)
         else:
             split = key_changed_rows(batch, key_indexes)
             before_rows = batch.before_rows
             m = len(before_rows)
             objects = [images]
             if m:
-                objects.append(self._images(batch.before_columns))
-            objects.append(pa.array([_NULL], _BINARY))
+                befores, old_refused = self._images(batch.before_columns)
+                objects.append(befores)
+                refused.update(before_rows[j] for j in old_refused)
+            objects.append(pa.array([NULL], _BINARY))
             nothing = n + m  # index of the null `data` / `old`
             op_codes = ops.to_numpy(zero_copy_only=False).astype(np.int64)
             rows = np.arange(n, dtype=np.int64)
@@ -459,13 +444,26 @@ class AvroBatchEncoder:
         return EncodedBatch(
             values=values.to_pylist(),
             sizes=(lengths + RECORD_OVERHEAD).tolist(),
-            key=b"",
+            key=ROW_KEY,
             row_ends=row_ends,
+            row_path=row_messages(refused, row_ends),
         )
 
-
-def _wrap_ts(n: int) -> int:
-    """Go's int64(uint64(n)) for a commit ts (OverflowError outside uint64)."""
-    if not 0 <= n < 1 << 64:
-        raise OverflowError(n)
-    return n - (1 << 64) if n >= 1 << 63 else n
+    @staticmethod
+    def _commit_ts(batch: ChangeBatch) -> Part | None:
+        """The commit ts of every row as Go's int64(uint64) varint: one constant, or one
+        per row; None when one is not a uint64 TSO (the row path raises its error)."""
+        if batch.commit_ts is None:
+            try:
+                return encode_long(wrap_uint64(batch.default_commit_ts))
+            except OverflowError:
+                return None
+        ts = batch.commit_ts
+        if ts.null_count or not pa.types.is_integer(ts.type):
+            return None
+        numbers = ts.to_numpy(zero_copy_only=False)
+        if numbers.dtype != np.uint64:
+            if (numbers < 0).any():
+                return None
+            numbers = numbers.astype(np.int64)
+        return _varint_rows(b"", _zigzag(numbers.view(np.int64)), None, 0)

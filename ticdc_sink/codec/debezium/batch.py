@@ -1,10 +1,11 @@
-"""Debezium, a record batch at a time: the same bytes as `DebeziumEncoder.encode_row`, built
+"""Debezium, a record batch at a time: the same bytes as `row.DebeziumRowEncoder.encode_row`,
+built
 column by column with pyarrow compute instead of string joins per row.
 
 Per column, once per batch: every row's value text (integers and doubles cast to strings by
 Arrow, DATE / DATETIME / TIMESTAMP / TIME parsed by Arrow into the row path's numbers or
 zoned strings, strings quoted, and only the values that need escaping -- found by a scan
-of the column's bytes -- escaped one by one through `json_string`). Per row, in C: one
+of the column's bytes -- escaped one by one through `gotext.jsoniter_quote`). Per row, in C: one
 join of the envelope pieces (the `source` object around the commit ts, the op header) with
 the image's value texts between their constant `"name":` prefixes and the table's `schema`
 part (built once, then only copied); an UPDATE's `before` object rides in its op header.
@@ -15,47 +16,48 @@ Python touches a single value only where Arrow cannot give the row path's exact 
 Arrow writes with an exponent (jsoniter's is `1e-07`), DATE/DATETIME years below 100 and
 zero dates, TIMESTAMP wall clocks in a time-zone gap or overlap, ENUM/SET/BIT (per distinct
 value), binary (base64), values of another form than the mounter's usual one. Those go
-through the row path's own renderer. A value the renderer refuses, an UPDATE without the old
-row the options need, or anything else unusual sends the whole batch through
-`encode_row`, which raises the row path's error (or, if it does not fail, gives the
-messages).
+through the row path's own renderer. The messages of a row with a value the renderer
+refuses, with text Arrow cannot hold (invalid UTF-8 read with "surrogateescape"), with a
+NULL whose default TiCDC cannot encode, or an UPDATE without the old row the options
+need, are left to the row path (`EncodedBatch.row_path`), which raises its error or
+renders them; commit ts that are no TSO send the whole batch there, decided up front.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed_rows
-from ticdc_sink.codec._mysql import ValueKind
-from ticdc_sink.codec.debezium import _INT_RANGE, _MIN_TIMESTAMP, json_string
-from ticdc_sink.events import (
-    OP_DELETE,
-    OP_INSERT,
-    OP_UPDATE,
-    ChangeBatch,
-    split_key_update,
+from ticdc_sink.codec import EncodedBatch
+from ticdc_sink.codec.batch import (
+    key_changed_rows,
+    re2_class,
+    row_messages,
+    row_path_batch,
+    wrap_strings,
 )
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.debezium import DebeziumEncoder, _Column
+from ticdc_sink.codec.debezium.table import DebeziumTable
+from ticdc_sink.codec.debezium.temporal import MIN_TIMESTAMP
+from ticdc_sink.codec.debezium.values import INT_RANGE, DebeziumColumn
+from ticdc_sink.codec.mysql import ValueKind
+from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
+from ticdc_sink.gotext import JSONITER_ESCAPED, jsoniter_quote
 
 __all__ = ["DebeziumBatchEncoder"]
 
 _TEXT = pa.large_string()
 _EMPTY = pa.scalar("", _TEXT)
 _CHUNK = 2048  # messages joined at a time
-_END = 1 << 62  # a slice start past any string's end: replace_slice there appends
-# Bytes that may start something jsoniter escapes (C0 controls, quote, backslash); UTF-8
-# multi-byte sequences never hold a byte below 0x80, so a byte scan is exact.
-_ESCAPED = bytes(range(0x20)) + b'"\\'
-_SAFE_BYTES = bytes(b for b in range(256) if b not in _ESCAPED)
-_NEEDS_ESCAPE = r'[\x00-\x1f"\\]'
-_MIN_TIMESTAMP_TEXT = "{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}".format(*_MIN_TIMESTAMP[:6])
+# Bytes that may start something jsoniter escapes (all ASCII); UTF-8 multi-byte sequences
+# never hold a byte below 0x80, so a byte scan is exact.
+_SAFE_BYTES = bytes(b for b in range(256) if chr(b) not in JSONITER_ESCAPED)
+_NEEDS_ESCAPE = re2_class(JSONITER_ESCAPED)
+_MIN_TIMESTAMP_TEXT = "{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}".format(*MIN_TIMESTAMP[:6])
 _TIME_PATTERN = r"^(?P<sign>-?)(?P<h>\d{1,7}):(?P<m>\d{1,2}):(?P<s>\d{1,2})(?:\.(?P<f>\d{0,9}))?$"
 _STRING_KINDS = frozenset({ValueKind.TEXT, ValueKind.JSON, ValueKind.VECTOR})
 _DISTINCT_KINDS = frozenset({ValueKind.ENUM, ValueKind.SET, ValueKind.BIT})
@@ -69,8 +71,8 @@ _TEXT_INPUT_KINDS = _STRING_KINDS | {
 }
 
 
-class _RowPath(Exception):
-    """This batch goes through `encode_row` (a value the renderer refuses, a missing image)."""
+# what the row path's renderers raise for a value TiCDC cannot encode
+_REFUSED = (TypeError, ValueError, OverflowError, AttributeError)
 
 
 def _text(value: Any) -> Any:
@@ -80,15 +82,6 @@ def _text(value: Any) -> Any:
 def _join(*parts: Any) -> pa.Array:
     """Element-wise concatenation (a null part makes the result null)."""
     return pc.binary_join_element_wise(*map(_text, parts), _EMPTY)
-
-
-def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
-    """`before + s + after` for each string: two slice replacements, cheaper than a join."""
-    if before:
-        strings = pc.binary_replace_slice(strings, start=0, stop=0, replacement=before)
-    if after:
-        strings = pc.binary_replace_slice(strings, start=_END, stop=_END, replacement=after)
-    return strings
 
 
 def _is_string(kind: pa.DataType) -> bool:
@@ -108,9 +101,11 @@ def _may_need_escaping(strings: pa.Array) -> bool:
 
 class _ColumnText:
     """One column's value texts (JSON, without the `"name":` prefix) for a whole batch,
-    NULL already replaced by what the row path writes for it."""
+    NULL already replaced by what the row path writes for it. `refused` lists the rows of
+    the last `texts` call whose value only the row path can write (placeholders in their
+    place)."""
 
-    def __init__(self, column: _Column, zone: Any) -> None:
+    def __init__(self, column: DebeziumColumn, zone: Any) -> None:
         self.column = column
         self.kind = column.kind
         self.render: Callable[[Any], str] = column.render
@@ -127,17 +122,16 @@ class _ColumnText:
         self.zone_name = getattr(zone, "key", None)
         null_text = column.null_text
         self.null = None if null_text is None else pa.scalar(null_text[len(self.prefix) :], _TEXT)
+        self.refused: list[int] = []
 
     # -- whole column ---------------------------------------------------------------------
 
     def texts(self, values: pa.Array | list[Any]) -> tuple[pa.Array, bool]:
         """(every row's value text, whether it is complete JSON). Not complete: a string
         column without NULL or anything to escape, whose quotes the caller folds into the
-        constant parts around it (two slice replacements a row saved).
-
-        Raises:
-            _RowPath: a value the row renderer refuses, or a NULL whose default fails.
-        """
+        constant parts around it (two slice replacements a row saved). The rows left to
+        the row path are in `refused` afterwards."""
+        self.refused = []
         if self.kind in _STRING_KINDS:
             strings = self._strings(values)
             if strings is not None and not strings.null_count:
@@ -153,8 +147,8 @@ class _ColumnText:
             return None
         try:
             return pa.array(values, _TEXT)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
-            raise _RowPath from exc  # a lone surrogate: the row path decides
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
+            return None  # a lone surrogate: value by value
 
     def _texts(self, values: pa.Array | list[Any]) -> pa.Array:
         out = None
@@ -174,9 +168,11 @@ class _ColumnText:
         elif self.kind in _TEXT_INPUT_KINDS and all(type(v) is str or v is None for v in values):
             try:
                 strings = pa.array(values, _TEXT)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:
-                raise _RowPath from exc  # a lone surrogate: the row path decides
-            if self.kind in _STRING_KINDS:
+            except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
+                strings = None  # a lone surrogate: value by value
+            if strings is None:
+                out = None
+            elif self.kind in _STRING_KINDS:
                 out = self._quoted(strings)
             else:
                 try:
@@ -191,16 +187,40 @@ class _ColumnText:
             out = out.cast(_TEXT)
         if out.null_count:
             if self.null is None:
-                raise _RowPath
-            out = pc.coalesce(out, self.null)
+                # NULL whose default TiCDC cannot encode: the row path raises its error
+                self.refused += np.flatnonzero(
+                    out.is_null().to_numpy(zero_copy_only=False)
+                ).tolist()
+                out = pc.fill_null(out, "null")
+            else:
+                out = pc.coalesce(out, self.null)
         return out
 
-    def _per_value(self, values: list[Any]) -> pa.Array:
+    def _per_value(self, values: list[Any], rows: np.ndarray | None = None) -> pa.Array:
+        """The row renderer's text of each value (`rows`: their rows in the batch, when
+        not all of it). A value it refuses, or text Arrow cannot hold, is NULL here and
+        its row in `refused`."""
         render = self.render
         try:
-            return pa.array([None if v is None else render(v) for v in values], _TEXT)
-        except (TypeError, ValueError, OverflowError, AttributeError) as exc:
-            raise _RowPath from exc
+            texts = [None if v is None else render(v) for v in values]
+        except _REFUSED:
+            texts = []
+            for k, value in enumerate(values):
+                try:
+                    texts.append(None if value is None else render(value))
+                except _REFUSED:
+                    texts.append(None)
+                    self.refused.append(k if rows is None else int(rows[k]))
+        try:
+            return pa.array(texts, _TEXT)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
+            pass
+        # Lone surrogates (text bytes with invalid UTF-8): the row path writes those bytes.
+        for k, text in enumerate(texts):
+            if text is not None and not text.isascii() and not _utf8(text):
+                texts[k] = None
+                self.refused.append(k if rows is None else int(rows[k]))
+        return pa.array(texts, _TEXT)
 
     def _fix(self, out: pa.Array, mask: pa.Array, values: pa.Array) -> pa.Array:
         """`out` with the rows of `mask` rendered one by one from `values` (the mounter
@@ -209,7 +229,8 @@ class _ColumnText:
             mask = pc.fill_null(mask, True)
         if not _any(mask):
             return out
-        fixed = self._per_value(values.filter(mask).to_pylist())
+        rows = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        fixed = self._per_value(values.filter(mask).to_pylist(), rows)
         return pc.replace_with_mask(out, mask, fixed)
 
     def _arrow(self, values: pa.Array) -> pa.Array | None:
@@ -245,7 +266,7 @@ class _ColumnText:
         arrow = values.type
         if self.base == "year":
             return pc.cast(values, _TEXT)
-        low, high, uhigh = _INT_RANGE[self.base]
+        low, high, uhigh = INT_RANGE[self.base]
         if self.kind is ValueKind.UINT:
             if self.base == "bigint" and pa.types.is_uint64(arrow):
                 # int64(v): 2^64-1 -> -1, above 2^63-1 -> v - 2^64, as the renderer.
@@ -267,7 +288,7 @@ class _ColumnText:
     def _decimals(self, strings: pa.Array) -> pa.Array | None:
         """An Arrow column of events.py's DECIMAL strings (canonical: only those, never a
         list, which may hold other spellings) without a round trip through doubles:
-        `json_float64(float(v))` of <= 15 significant digits is the decimal itself, its
+        `jsoniter_float(float(v))` of <= 15 significant digits is the decimal itself, its
         trailing fraction zeros (and point) dropped; magnitudes stay within 1e-6..1e15,
         where jsoniter writes no exponent."""
         if not _is_string(strings.type):
@@ -278,11 +299,11 @@ class _ColumnText:
         return pc.utf8_rtrim(trimmed, characters=".")
 
     def _quoted(self, strings: pa.Array) -> pa.Array:
-        out = _wrap(strings, '"', '"')
+        out = wrap_strings(strings, '"', '"')
         if _may_need_escaping(strings):
             needs = pc.fill_null(pc.match_substring_regex(strings, _NEEDS_ESCAPE), False)
             if _any(needs):
-                escaped = [json_string(v) for v in strings.filter(needs).to_pylist()]
+                escaped = [jsoniter_quote(v) for v in strings.filter(needs).to_pylist()]
                 out = pc.replace_with_mask(out, needs, pa.array(escaped, _TEXT))
         return out
 
@@ -343,7 +364,7 @@ class _ColumnText:
             text = pc.binary_replace_slice(
                 pc.utf8_slice_codeunits(utc, 0, 19 + width), start=10, stop=11, replacement="T"
             )
-        return self._fix(_wrap(text, '"', 'Z"'), odd, strings)
+        return self._fix(wrap_strings(text, '"', 'Z"'), odd, strings)
 
     def _times(self, strings: pa.Array) -> pa.Array:
         parts = pc.extract_regex(strings, _TIME_PATTERN)
@@ -361,8 +382,9 @@ class _ColumnText:
         micros = pc.if_else(pc.equal(parts.field("sign"), "-"), pc.negate(micros), micros)
         return self._fix(pc.cast(micros, _TEXT), odd, strings)
 
-    def _distinct(self, values: list[Any]) -> pa.Array:
-        """ENUM / SET / BIT: each distinct value rendered once."""
+    def _distinct(self, values: list[Any]) -> pa.Array | None:
+        """ENUM / SET / BIT: each distinct value rendered once (None: a value the
+        renderer refuses; the caller renders value by value)."""
         render = self.render
         memo: dict[Any, str] = {}
         out: list[str | None] = []
@@ -376,8 +398,8 @@ class _ColumnText:
                 if text is None:
                     text = memo[key] = render(v)
                 out.append(text)
-        except (TypeError, ValueError, OverflowError, AttributeError) as exc:
-            raise _RowPath from exc
+        except _REFUSED:
+            return None
         return pa.array(out, _TEXT)
 
     def _base64(self, values: list[Any]) -> pa.Array | None:
@@ -385,7 +407,7 @@ class _ColumnText:
             return None
         encode = base64.b64encode
         texts = pa.array([None if v is None else encode(v) for v in values], pa.large_binary())
-        return _wrap(texts.cast(_TEXT), '"', '"')
+        return wrap_strings(texts.cast(_TEXT), '"', '"')
 
 
 def _parts(separators: list[str], texts: list[tuple[pa.Array, bool]], end: str) -> list[Any]:
@@ -405,28 +427,27 @@ def _parts(separators: list[str], texts: list[tuple[pa.Array, bool]], end: str) 
 
 
 class DebeziumBatchEncoder:
-    """The column-wise side of one table's `DebeziumEncoder` (built on its first batch)."""
+    """The column-wise side of one table's Debezium messages."""
 
-    def __init__(self, encoder: DebeziumEncoder) -> None:
-        self.encoder = encoder
-        columns = encoder._columns
-        self.columns = [_ColumnText(c, encoder._zone) for c in columns]
-        self.old_value = encoder._old_value
+    def __init__(self, table: DebeziumTable) -> None:
+        columns = table.columns
+        self.columns = [_ColumnText(c, table.zone) for c in columns]
+        self.old_value = table.old_value
         # `{"name":` / `,"name":` around each value text.
         self.separators = [("," if i else "{") + c.prefix for i, c in enumerate(columns)]
-        self.key_positions = encoder._key_positions
+        self.key_positions = table.key_positions
         key_columns = [columns[i] for i in self.key_positions]
         key_seps = [c.prefix for c in key_columns]
         key_seps = ['{"payload":{' + p if i == 0 else "," + p for i, p in enumerate(key_seps)]
         self.key_separators = key_seps
-        self.key_tail = "}" + encoder._key_schema + "}"
+        self.key_tail = "}" + table.key_schema + "}"
         # The key of every message of a table without handle key.
         self.key_constant = ('{"payload":{' + self.key_tail).encode()
-        head, middle, tail = encoder._source_parts
+        head, middle, tail = table.source_parts
         self.source_head = '{"payload":{"source":' + head
         self.source_middle = middle
-        self.source_tail = tail + encoder._ts_ms
-        self.value_tail = "}" + encoder._value_schema + "}"
+        self.source_tail = tail + table.ts_ms
+        self.value_tail = "}" + table.value_schema + "}"
         update = '"op":"u","before":' if self.old_value else '"op":"u","after":'
         heads = [""] * 3
         heads[OP_INSERT] = '"op":"c","before":null,"after":'
@@ -438,51 +459,50 @@ class DebeziumBatchEncoder:
         self.insert_head = heads[OP_INSERT]
         self._aranges: dict[int, pa.Array] = {}
 
-    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
-        """The messages of every row of `batch`, or None for a table without columns.
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of every row of `batch`; those only the row path can write are
+        listed in `row_path` (a table without columns, or commit ts that are no TSO, send
+        the whole batch there)."""
+        ts = self._commit_ts(batch)
+        if not self.columns or batch.rows == 0 or ts is None:
+            return row_path_batch(batch, key_indexes, sized=False)
+        return self._encode(batch, key_indexes, *ts)
 
-        Raises:
-            InputError: what `encode_row` raises for the first event it refuses.
-        """
-        if not self.columns or batch.rows == 0:
+    @staticmethod
+    def _commit_ts(batch: ChangeBatch) -> tuple[Any, Any] | None:
+        """(`source.ts_ms`, `source.commit_ts`) texts: one literal each or one per row;
+        None when a commit ts is no TSO (the row path raises its error)."""
+        if batch.commit_ts is None:
+            ts = batch.default_commit_ts
+            if not 0 <= ts < 2**64:
+                return None
+            return str(ts >> 18), str(ts)
+        ts_array = batch.commit_ts
+        if ts_array.null_count or (pc.min(ts_array).as_py() or 0) < 0:
             return None
-        try:
-            return self._encode(batch, key_indexes)
-        except _RowPath:
-            return self._row_path(batch, key_indexes)
-
-    def _row_path(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
-        keys: list[bytes | None] = []
-        values: list[bytes | None] = []
-        row_ends: list[int] = []
-        split = False
-        for change in batch.to_changes():
-            events = split_key_update(change, key_indexes)
-            split = split or len(events) > 1
-            for event in events:
-                message = self.encoder.encode_row(event)
-                keys.append(message.key)
-                values.append(message.value)
-            row_ends.append(len(values))
-        return EncodedBatch(
-            values=values, sizes=None, keys=keys, row_ends=row_ends if split else None
-        )
+        return pc.cast(pc.shift_right(ts_array, 18), _TEXT), pc.cast(ts_array, _TEXT)
 
     # -- column-wise ----------------------------------------------------------------------
 
-    def _texts(self, columns: list[Any]) -> tuple[list[tuple[pa.Array, bool]], pa.Array | None]:
+    def _texts(
+        self, columns: list[Any], refused: set[int]
+    ) -> tuple[list[tuple[pa.Array, bool]], pa.Array | None]:
         """(every column's value texts, the whole key message of each image, None for a
-        table without handle key)."""
-        texts = [c.texts(v) for c, v in zip(self.columns, columns, strict=True)]
+        table without handle key); the images with a value left to the row path are
+        added to `refused`."""
+        texts = []
+        for column, values in zip(self.columns, columns, strict=True):
+            texts.append(column.texts(values))
+            refused.update(column.refused)
         keys = None
         if self.key_positions:
             key_texts = [texts[i] for i in self.key_positions]
             keys = _join(*_parts(self.key_separators, key_texts, self.key_tail))
         return texts, keys
 
-    def _objects(self, columns: list[Any]) -> tuple[pa.Array, pa.Array | None]:
+    def _objects(self, columns: list[Any], refused: set[int]) -> tuple[pa.Array, pa.Array | None]:
         """(the `{"a":..,"b":..}` object of each image, its key message or None)."""
-        texts, keys = self._texts(columns)
+        texts, keys = self._texts(columns, refused)
         return _join(*_parts(self.separators, texts, "}")), keys
 
     def _heads(self, opening: str) -> pa.Array:
@@ -493,27 +513,22 @@ class DebeziumBatchEncoder:
             self._opened_heads[opening] = heads
         return heads
 
-    def _encode(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+    def _encode(
+        self, batch: ChangeBatch, key_indexes: tuple[int, ...], ts_ms: Any, ts_text: Any
+    ) -> EncodedBatch:
         n = batch.rows
         ops = batch.op_codes
         before_rows = batch.before_rows
-        if batch.commit_ts is None:
-            ts = batch.default_commit_ts
-            if not 0 <= ts < 2**64:
-                raise _RowPath
-            ts_ms: Any = str(ts >> 18)
-            ts_text: Any = str(ts)
-        else:
-            ts_array = batch.commit_ts
-            if ts_array.null_count or (pc.min(ts_array).as_py() or 0) < 0:
-                raise _RowPath
-            ts_ms = pc.cast(pc.shift_right(ts_array, 18), _TEXT)
-            ts_text = pc.cast(ts_array, _TEXT)
+        refused: set[int] = set()
         if ops is not None and self.old_value:
             updates = pc.equal(ops, OP_UPDATE)
             if pc.sum(updates).as_py() != len(before_rows):
-                raise _RowPath  # an UPDATE without `_before`: the row path's error
-        texts, keys = self._texts(batch.columns)
+                # an UPDATE without `_before`: the row path raises its error
+                missing = updates.to_numpy(zero_copy_only=False).copy()
+                missing[np.asarray(before_rows, np.int64)] = False
+                refused.update(np.flatnonzero(missing).tolist())
+        before_refused: set[int] = set()
+        texts, keys = self._texts(batch.columns, refused)
         split = key_changed_rows(batch, key_indexes) if ops is not None else []
         row_ends = None
         if not split:
@@ -527,7 +542,7 @@ class DebeziumBatchEncoder:
             else:
                 head = self._heads(opening).take(ops)
                 if before_rows and self.old_value:
-                    befores, _ = self._objects(batch.before_columns)
+                    befores, _ = self._objects(batch.before_columns, before_refused)
                     pairs = _join(self.head_texts[OP_UPDATE], befores, ',"after":' + opening)
                     rows = pa.array(before_rows, pa.int64())
                     mask = pc.is_in(self._arange(n), value_set=rows)
@@ -535,7 +550,7 @@ class DebeziumBatchEncoder:
             body_parts = [head, *image_parts[1:]]
         else:
             images = _join(*_parts(self.separators, texts, "}"))
-            befores, before_keys = self._objects(batch.before_columns)
+            befores, before_keys = self._objects(batch.before_columns, before_refused)
             body, keys, head, ts_ms, ts_text, row_ends = self._split_messages(
                 batch, set(split), images, keys, befores, before_keys, ts_ms, ts_text
             )
@@ -555,12 +570,20 @@ class DebeziumBatchEncoder:
         for start in range(0, count, _CHUNK):
             chunk = [p.slice(start, _CHUNK) if isinstance(p, pa.Array) else p for p in parts]
             value_list += _join(*chunk).cast(pa.large_binary()).to_pylist()
+        refused.update(before_rows[j] for j in before_refused)
+        row_path = row_messages(refused, row_ends)
         if keys is None:
             return EncodedBatch(
-                values=value_list, sizes=None, key=self.key_constant, row_ends=row_ends
+                values=value_list,
+                sizes=None,
+                key=self.key_constant,
+                row_ends=row_ends,
+                row_path=row_path,
             )
         key_list = keys.cast(pa.large_binary()).to_pylist()
-        return EncodedBatch(values=value_list, sizes=None, keys=key_list, row_ends=row_ends)
+        return EncodedBatch(
+            values=value_list, sizes=None, keys=key_list, row_ends=row_ends, row_path=row_path
+        )
 
     def _split_messages(
         self,
@@ -623,3 +646,12 @@ class DebeziumBatchEncoder:
                 self._aranges.clear()
             rows = self._aranges[n] = pa.array(range(n), pa.int64())
         return rows
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` is valid UTF-8 once encoded (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

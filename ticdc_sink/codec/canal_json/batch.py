@@ -1,4 +1,4 @@
-"""canal-json, a record batch at a time: the same bytes as `CanalJsonEncoder.encode_row`,
+"""canal-json, a record batch at a time: the same bytes as `row.CanalJsonRowEncoder`,
 built column by column with pyarrow compute instead of a dict and an orjson call per row.
 
 Every canal-json value is a JSON string (or `null`), so per column, once per batch, the
@@ -15,8 +15,9 @@ the `_tidb` tail; `take` places old images and split rows.
 Python touches single values only where Arrow cannot: columns given as Python lists are
 turned into Arrow arrays (ENUM/SET/BIT/JSON from `events`; values that are not plain
 ints, strs or bytes go through the row path's renderer one by one), floats Arrow writes
-with an exponent, text bytes with invalid UTF-8 (`quote`), and key values of UPDATEs that
-are neither integers nor strings (compared with Python's `!=`, as `split_key_update`).
+with an exponent, text bytes with invalid UTF-8 (`gotext.easyjson_quote`), and key values
+of UPDATEs that are neither integers nor strings (compared with Python's `!=`, as
+`split_key_update`).
 
 `sqlType` is constant unless an unsigned integer value is above its signed Java type
 (`java_sql_type`): then the promoted code is chosen per image with `if_else`.
@@ -25,40 +26,42 @@ with the new one and joins only the changed ones; `delete-only-output-handle-key
 gives DELETE messages the handle-key layout (`if_else` per message).
 
 The row path stays the reference: the size check and the large-message policy run there
-(the writer re-encodes an oversized message through `encode_row`), and so do errors: when
-a value cannot be rendered, or an UPDATE has no old image, the batch's events go through
-the row path's marshalling in order, which raises the row path's error (or, if none
-fails, e.g. a bad non-key value of a handle-key-only DELETE, the row path takes the batch).
+(the writer re-encodes an oversized message through `encode_row`), and so do the messages
+of a row with a value the renderer refuses, or of an UPDATE without its old image: they
+are listed in `EncodedBatch.row_path`, where the row path raises its error (or renders
+them, e.g. a bad non-key value of a handle-key-only DELETE). A table without columns goes
+to the row path whole.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ticdc_sink.codec._batch import EncodedBatch, key_changed, split_events
-from ticdc_sink.codec._mysql import ValueKind, value_kind
-from ticdc_sink.codec.canal_json import (
-    _ESCAPES,
-    _RENDERERS,
-    RECORD_OVERHEAD,
-    _Layout,
-    quote,
+from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
+from ticdc_sink.codec.batch import (
+    key_changed,
+    row_messages,
+    row_path_batch,
+    split_events,
+    wrap_strings,
 )
+from ticdc_sink.codec.canal_json.table import CanalJsonTable
+from ticdc_sink.codec.canal_json.values import RENDERERS, CanalJsonLayout
+from ticdc_sink.codec.large_message import ROW_KEY
+from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.canal_json import CanalJsonEncoder
+from ticdc_sink.gotext import EASYJSON_ESCAPES, easyjson_quote
+from ticdc_sink.schema import Column
 
 __all__ = ["CanalJsonBatchEncoder"]
 
 _TEXT = pa.large_string()
 _EMPTY = pa.scalar("", _TEXT)
 _NULL = pa.scalar("null", _TEXT)
-_END = 1 << 62  # a slice start past any string's end: replace_slice there appends
 _RENDER_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
 
 _INT_KINDS = frozenset({ValueKind.INT, ValueKind.UINT, ValueKind.ENUM, ValueKind.SET})
@@ -76,20 +79,17 @@ _STRING_KINDS = frozenset(
 )
 _FLOAT_BITS = {ValueKind.FLOAT32: 32, ValueKind.FLOAT64: 64}
 
-# Bytes that may need easyjson escaping: C0 controls, quote, backslash, <, >, & and 0xE2
-# (the lead byte of U+2028 / U+2029). A column whose data buffer has none needs none.
-_CANDIDATES = bytes(range(0x20)) + b'"\\<>&\xe2'
-_SAFE_BYTES = bytes(b for b in range(256) if b not in _CANDIDATES)
-# One replace_substring pass per escapable character present; backslash first, so that
-# the backslashes the later passes write are not doubled.
-_PASSES: list[tuple[int, str, str]] = [(0x5C, "\\", "\\\\")] + [
-    (c, chr(c), _ESCAPES[c]) for c in [*range(0x20), 0x22, 0x3C, 0x3E, 0x26]
-]
-_WIDE_PASSES = [("\u2028", "\\u2028"), ("\u2029", "\\u2029")]
-
-
-class _Refused(Exception):
-    """A value the row path's renderer refuses: the row path raises the error."""
+# The characters easyjson escapes that valid UTF-8 text can hold (an Arrow string has no
+# lone surrogates), found by the first byte of their UTF-8 form: a column whose data
+# buffer has none of these bytes needs no escaping.
+_ESCAPED = [chr(c) for c in EASYJSON_ESCAPES if not 0xD800 <= c < 0xE000]
+_SAFE_BYTES = bytes(b for b in range(256) if b not in {c.encode()[0] for c in _ESCAPED})
+# One replace_substring pass per escapable character whose first byte is present;
+# backslash first, so that the backslashes the later passes write are not doubled.
+_PASSES = sorted(
+    ((c.encode()[0], c, EASYJSON_ESCAPES[ord(c)]) for c in _ESCAPED),
+    key=lambda p: p[1] != "\\",
+)
 
 
 def _escape(texts: pa.Array) -> pa.Array:
@@ -104,9 +104,6 @@ def _escape(texts: pa.Array) -> pa.Array:
     present = set(found)
     for byte, pattern, replacement in _PASSES:
         if byte in present:
-            texts = pc.replace_substring(texts, pattern, replacement)
-    if 0xE2 in present:
-        for pattern, replacement in _WIDE_PASSES:
             texts = pc.replace_substring(texts, pattern, replacement)
     return texts
 
@@ -146,16 +143,6 @@ def _latin1_text(binary: pa.Array) -> pa.Array:
     return text
 
 
-def _wrap(strings: pa.Array, before: str, after: str) -> pa.Array:
-    """`before + s + after` for each string (null stays null): two slice replacements,
-    several times cheaper than a join."""
-    if before:
-        strings = pc.binary_replace_slice(strings, start=0, stop=0, replacement=before)
-    if after:
-        strings = pc.binary_replace_slice(strings, start=_END, stop=_END, replacement=after)
-    return strings
-
-
 def _scalar(value: Any) -> Any:
     return pa.scalar(value, _TEXT) if isinstance(value, str) else value
 
@@ -174,21 +161,19 @@ def _join(parts: list[Any]) -> Any:
     return pc.binary_join_element_wise(*map(_scalar, merged), _EMPTY)
 
 
-class _Column:
-    """One column's JSON string values for a whole batch."""
+class _ColumnValues:
+    """One column's JSON string values for a whole batch. `refused` lists the rows of the
+    last `bodies` call whose value the row path's renderer refuses (null in their place)."""
 
-    def __init__(self, encoder: CanalJsonEncoder, position: int) -> None:
-        column = encoder.table.columns[position]
+    def __init__(self, column: Column) -> None:
         self.kind = value_kind(column)
-        self.render = _RENDERERS[self.kind]
-        self.name = quote(column.name)
+        self.render = RENDERERS[self.kind]
+        self.name = easyjson_quote(column.name)
+        self.refused: list[int] = []
 
     def bodies(self, values: pa.Array | list[Any]) -> pa.Array:
-        """Each value's JSON string without its quotes (null for NULL).
-
-        Raises:
-            _Refused: a value the row path's renderer refuses.
-        """
+        """Each value's JSON string without its quotes (null for NULL)."""
+        self.refused = []
         kind = self.kind
         if isinstance(values, pa.Array):
             arrow = values.type
@@ -256,13 +241,19 @@ class _Column:
         render = self.render
         try:
             texts = [None if v is None else render(v) for v in values]
-        except _RENDER_ERRORS as exc:
-            raise _Refused from exc
+        except _RENDER_ERRORS:
+            texts = []
+            for row, value in enumerate(values):
+                try:
+                    texts.append(None if value is None else render(value))
+                except _RENDER_ERRORS:
+                    texts.append(None)
+                    self.refused.append(row)
         try:
             return _escape(pa.array(texts, _TEXT))
         except UnicodeEncodeError:
-            # Lone surrogates stand for invalid UTF-8 bytes: `quote` writes them.
-            return pa.array([None if t is None else quote(t)[1:-1] for t in texts], _TEXT)
+            # Lone surrogates stand for invalid UTF-8 bytes: `easyjson_quote` writes them.
+            return pa.array([None if t is None else easyjson_quote(t)[1:-1] for t in texts], _TEXT)
 
 
 class _Rendered:
@@ -277,7 +268,7 @@ class _Rendered:
         out = self._values.get(i)
         if out is None:
             body = self.bodies[i]
-            out = _wrap(body, '"', '"')
+            out = wrap_strings(body, '"', '"')
             if out.null_count:
                 out = pc.coalesce(out, _NULL)
             self._values[i] = out
@@ -306,65 +297,59 @@ class _Rendered:
 
 class CanalJsonBatchEncoder:
     """canal-json DML messages of one table, a `ChangeBatch` at a time, built from the
-    row encoder's constant parts."""
+    table's constant parts."""
 
-    def __init__(self, encoder: CanalJsonEncoder) -> None:
-        self.encoder = encoder
-        table = encoder.table
-        self.width = len(table.columns)
-        self.columns = [_Column(encoder, i) for i in range(self.width)]
+    def __init__(self, table: CanalJsonTable) -> None:
+        self.width = len(table.table.columns)
+        self.columns = [_ColumnValues(c) for c in table.table.columns]
         self.names = [c.name for c in self.columns]
-        self.layouts: dict[bool, _Layout] = encoder._layouts
+        self.layouts: dict[bool, CanalJsonLayout] = table.layouts
         self.positions = {
             only_key: [entry[1] for entry in layout.entries]
             for only_key, layout in self.layouts.items()
         }
-        self.mysql_types = {k: v.decode() for k, v in encoder._mysql_types.items()}
-        heads = encoder._heads
+        self.mysql_types = {k: v.decode() for k, v in table.mysql_types.items()}
+        heads = table.heads
         self.heads = pa.array(
             [heads[Op.INSERT].decode(), heads[Op.UPDATE].decode(), heads[Op.DELETE].decode()],
             _TEXT,
         )
         self.insert_head = heads[Op.INSERT].decode()
-        self.middle = encoder._middle.decode()
-        self.only_updated = encoder._only_updated
-        self.delete_key_only = encoder._delete_key_only
-        self.extension = encoder._extension
+        self.middle = table.middle.decode()
+        self.only_updated = table.only_updated
+        self.delete_key_only = table.delete_key_only
+        self.extension = table.extension
 
-    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch | None:
-        """The messages of every row of `batch`, in the row path's order; None for a table
-        without columns (the row path writes it).
-
-        Raises:
-            InputError: a value its column cannot take, or an UPDATE without its old
-                image (as the row path words it).
-        """
-        if not self.width or len(batch.columns) != self.width:
-            return None
-        n = batch.rows
-        if not n:
-            return EncodedBatch(values=[], sizes=[], key=b"")
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of every row of `batch`, in the row path's order; those of a row
+        with a value its column refuses, or of an UPDATE without its old image, are left
+        to the row path (`row_path`), as is a batch of a table without columns."""
         ops = batch.op_codes
         before_rows = batch.before_rows
+        if (
+            not self.width
+            or len(batch.columns) != self.width
+            or not batch.rows
+            or (
+                ops is None and before_rows
+            )  # old images without UPDATEs: not read_change_batches's
+        ):
+            return row_path_batch(batch, key_indexes, sized=True)
+        n = batch.rows
+        refused: set[int] = set()
         if ops is not None:
-            updates = pc.sum(pc.equal(ops, OP_UPDATE)).as_py() or 0
-            if updates != len(before_rows):
-                return self._row_path_error(batch, key_indexes)
-        if ops is None and before_rows:
-            return None  # old images without UPDATEs: not what read_change_batches makes
-        try:
-            images = _Rendered(
-                [c.bodies(v) for c, v in zip(self.columns, batch.columns, strict=True)]
-            )
-            befores = (
-                _Rendered(
-                    [c.bodies(v) for c, v in zip(self.columns, batch.before_columns, strict=True)]
-                )
-                if before_rows
-                else None
-            )
-        except _Refused:
-            return self._row_path_error(batch, key_indexes)
+            updates = pc.equal(ops, OP_UPDATE)
+            if (pc.sum(updates).as_py() or 0) != len(before_rows):
+                # an UPDATE without its old image: the row path raises its error
+                missing = updates.to_numpy(zero_copy_only=False).copy()
+                missing[np.asarray(before_rows, np.int64)] = False
+                refused.update(np.flatnonzero(missing).tolist())
+        images = _Rendered(self._bodies(batch.columns, refused))
+        befores = None
+        if before_rows:
+            old_refused: set[int] = set()
+            befores = _Rendered(self._bodies(batch.before_columns, old_refused))
+            refused.update(before_rows[j] for j in old_refused)
 
         # -- events: one per row, two (DELETE old, INSERT new) for a key-changing UPDATE
         b = len(before_rows)
@@ -463,9 +448,19 @@ class CanalJsonBatchEncoder:
         return EncodedBatch(
             values=values.cast(pa.large_binary()).to_pylist(),
             sizes=sizes,
-            key=b"",
+            key=ROW_KEY,
             row_ends=row_ends,
+            row_path=row_messages(refused, row_ends),
         )
+
+    def _bodies(self, columns: list[pa.Array | list[Any]], refused: set[int]) -> list[pa.Array]:
+        """Each column's bodies (`_ColumnValues.bodies`); the rows with a refused value are
+        added to `refused`."""
+        bodies = []
+        for column, values in zip(self.columns, columns, strict=True):
+            bodies.append(column.bodies(values))
+            refused.update(column.refused)
+        return bodies
 
     def _data(
         self,
@@ -495,15 +490,17 @@ class CanalJsonBatchEncoder:
         for i in full:
             old = befores.value(i)
             changed = pc.not_equal(old, images.value(i).take(rows))
-            fragment = _wrap(old, "," + self.names[i] + ":", "")
+            fragment = wrap_strings(old, "," + self.names[i] + ":", "")
             fragments.append(pc.if_else(changed, fragment, _EMPTY))
         # `,"a":…,"b":…`: the leading comma becomes the `[{`. (Arrow's null_handling="skip"
         # drops the rows whose parts are all null, so unchanged columns are "", not null.)
         body = fragments[0] if len(fragments) == 1 else _join(fragments)
         body = pc.binary_replace_slice(body, start=0, stop=1, replacement="[{")
-        return _wrap(body, "", "}]")
+        return wrap_strings(body, "", "}]")
 
-    def _sql_types(self, layout: _Layout, batch: ChangeBatch, sources: pa.Array | None) -> Any:
+    def _sql_types(
+        self, layout: CanalJsonLayout, batch: ChangeBatch, sources: pa.Array | None
+    ) -> Any:
         """`sqlType` per event: the layout's constant text, or per image when an unsigned
         value is promoted to a wider Java type."""
         if not layout.promotions:
@@ -543,12 +540,13 @@ class CanalJsonBatchEncoder:
             return pc.fill_null(pc.greater(values, bound), False)
         if isinstance(values, pa.Array):
             values = values.to_pylist()
-        return pa.array([v is not None and v > threshold for v in values], pa.bool_())
+        return pa.array([_above(v, threshold) for v in values], pa.bool_())
 
-    def _row_path_error(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> None:
-        """Raise the error the row path raises for this batch: its events marshalled in
-        order, without the size check (None when none fails: the row path takes it)."""
-        marshal = self.encoder._marshal
-        for event in batch.to_events(key_indexes):
-            marshal(event, too_large=False)
-        return None
+
+def _above(value: Any, threshold: int) -> bool:
+    """Whether a value is above `threshold`: NULL, and a value the renderer refuses (a
+    message left to the row path), are not."""
+    try:
+        return value is not None and value > threshold
+    except TypeError:
+        return False

@@ -1,0 +1,63 @@
+"""TiCDC's Avro protocol (`protocol=avro`, reference §6): Confluent-framed Avro keys and
+values, schemas in a Confluent Schema Registry.
+
+    avro/
+      schema.py     key and value schema text, field types, defaults, names (shared)
+      values.py     the Avro value writers per column type (shared)
+      framing.py    Confluent framing and the registry ids of a table (shared)
+      row.py        AvroRowEncoder: encode_row, compiled per table; the size check
+      batch.py      AvroBatchEncoder: the same messages, column-wise
+      encoder.py    AvroEncoder: schemas checked, both paths offered
+
+The row and column-wise modules import the shared ones and never each other; `encoder.py`
+alone imports both paths. The names below load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.avro.encoder import AvroEncoder
+    from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
+    from ticdc_sink.codec.avro.schema import (
+        TIDB_COMMIT_TS,
+        TIDB_OP,
+        TIDB_PHYSICAL_TIME,
+        key_schema_json,
+        record_name,
+        tidb_type,
+        value_schema_json,
+    )
+    from ticdc_sink.codec.avro.values import decimal_bytes
+
+__all__ = [
+    "CONFLUENT_MAGIC",
+    "TIDB_COMMIT_TS",
+    "TIDB_OP",
+    "TIDB_PHYSICAL_TIME",
+    "AvroEncoder",
+    "decimal_bytes",
+    "key_schema_json",
+    "record_name",
+    "tidb_type",
+    "value_schema_json",
+]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "CONFLUENT_MAGIC": "framing",
+        "TIDB_COMMIT_TS": "schema",
+        "TIDB_OP": "schema",
+        "TIDB_PHYSICAL_TIME": "schema",
+        "AvroEncoder": "encoder",
+        "decimal_bytes": "values",
+        "key_schema_json": "schema",
+        "record_name": "schema",
+        "tidb_type": "schema",
+        "value_schema_json": "schema",
+    },
+)

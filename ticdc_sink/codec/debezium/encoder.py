@@ -1,0 +1,121 @@
+"""TiCDC's Debezium protocol (`protocol=debezium`, reference §8): row, DDL and watermark
+messages as tiflow `pkg/sink/codec/debezium/codec.go` writes them.
+
+Every message has a JSON key and a JSON value, each `{"payload":…,"schema":…}` (the
+`schema` part is left out with `debezium-disable-schema`). `DebeziumEncoder` compiles a
+table once (`table`) and offers the row path (`row`) and the column-wise path (`batch`):
+this is the only module that imports both. `build_ts_ms` stands in for Go's `time.Now()`
+in the top-level `payload.ts_ms` of rows, DDLs and watermarks, so that replaying a batch
+writes identical bytes. The watermark payload order is `source, ts_ms, transaction, op`
+(the code; the docs show `op` first).
+"""
+
+from __future__ import annotations
+
+from ticdc_sink.codec import EncodedBatch, Message
+from ticdc_sink.codec.common import sanitize_name
+from ticdc_sink.codec.debezium.batch import DebeziumBatchEncoder
+from ticdc_sink.codec.debezium.ddl import encode_ddl_event
+from ticdc_sink.codec.debezium.row import DebeziumRowEncoder
+from ticdc_sink.codec.debezium.schema import (
+    SOURCE_SCHEMA,
+    TAIL_SCHEMA,
+    check_ts,
+    source_parts,
+    source_text,
+)
+from ticdc_sink.codec.debezium.table import DebeziumTable
+from ticdc_sink.config import CodecConfig
+from ticdc_sink.events import ChangeBatch, RowChange
+from ticdc_sink.gotext import jsoniter_quote
+from ticdc_sink.schema import TableSchema
+
+__all__ = ["DebeziumEncoder", "encode_watermark"]
+
+
+def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
+    """The watermark (checkpoint) message, only with `enable-tidb-extension` (else None):
+    tiflow `EncodeCheckpointEvent`, reference §8.6. The caller broadcasts it."""
+    if not config.enable_tidb_extension:
+        return None
+    check_ts(commit_ts, "commit ts")
+    cluster = config.debezium_cluster_name
+    with_schema = not config.debezium_disable_schema
+    key = '{"payload":{}'
+    if with_schema:
+        key += (
+            ',"schema":{"type":"struct","name":'
+            + jsoniter_quote(sanitize_name(cluster) + ".watermark.Key")
+            + ',"optional":false,"fields":[]}'
+        )
+    key += "}"
+    source = source_text(source_parts(cluster, "", ""), commit_ts)
+    value = (
+        '{"payload":{"source":'
+        + source
+        + ',"ts_ms":'
+        + str(int(build_ts_ms))
+        + ',"transaction":null,"op":"m"}'
+    )
+    if with_schema:
+        value += (
+            ',"schema":{"type":"struct","optional":false,"name":'
+            + jsoniter_quote(sanitize_name(cluster) + ".watermark.Envelope")
+            + ',"version":1,"fields":['
+            + SOURCE_SCHEMA
+            + ","
+            + TAIL_SCHEMA
+            + "]}"
+        )
+    value += "}"
+    return Message(key=key.encode(), value=value.encode(), commit_ts=commit_ts, rows=0)
+
+
+class DebeziumEncoder:
+    """One table's Debezium encoder (tiflow `dbzCodec`), built once, reused for every row.
+    Options: see `table.DebeziumTable`. No size check: TiCDC has none for Debezium.
+
+    Raises:
+        SchemaError: a column type Debezium cannot carry.
+        ConfigError: an unknown `time-zone`.
+    """
+
+    def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
+        self._config = config
+        self._build_ts_ms = int(build_ts_ms)
+        self._table = DebeziumTable(config, table, build_ts_ms=build_ts_ms)
+        self._row = DebeziumRowEncoder(self._table)
+        self._batch: DebeziumBatchEncoder | None = None
+
+    def encode_row(self, change: RowChange) -> Message:
+        """The key and value of one row change (`row.DebeziumRowEncoder.encode_row`,
+        which says what it raises)."""
+        return self._row.encode_row(change)
+
+    def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """The messages of a whole batch of this table, column-wise (built on the first
+        batch): exactly what `encode_row` gives for each event, those only the row path
+        can write listed in `row_path`."""
+        if self._batch is None:
+            self._batch = DebeziumBatchEncoder(self._table)
+        return self._batch.encode_batch(batch, key_indexes)
+
+    def encode_bootstrap(self) -> None:
+        """Debezium has no bootstrap message."""
+        return None
+
+    def encode_ddl(self, previous: TableSchema | None, query: str, commit_ts: int) -> Message:
+        """The DDL event of this encoder's table (`ddl.encode_ddl_event`).
+
+        Raises:
+            InputError: a commit ts that is no TSO.
+        """
+        return encode_ddl_event(
+            self._table.table,
+            previous,
+            query,
+            commit_ts,
+            cluster=self._config.debezium_cluster_name,
+            with_schema=self._table.with_schema,
+            build_ts_ms=self._build_ts_ms,
+        )

@@ -1,0 +1,52 @@
+"""TiCDC's Simple protocol (`protocol=simple`, reference §7): DML, BOOTSTRAP and WATERMARK
+messages, in JSON or Avro (`encoding-format`).
+
+    simple/
+      values.py       JSON value text, tableSchema, the refused-value error (shared)
+      json_row.py     JsonMarshaller: the JSON row path; JSON WATERMARK and DDL
+      json_batch.py   JsonBatchMarshaller: JSON, column-wise
+      avro_values.py  message.json, Avro primitives and value writers (shared)
+      avro_row.py     AvroMarshaller: the Avro row path; Avro WATERMARK, DDL, tableSchema
+      avro_batch.py   AvroBatchMarshaller: Avro, column-wise
+      encoder.py      SimpleEncoder: picks the marshallers, size check, large messages
+      message.json    tiflow's Avro writer schema, unchanged
+
+The row and column-wise modules import `values` / `avro_values` and never each other;
+`encoder.py` alone imports both paths. The names below load on first use, so importing
+the package (or a shared module of it) loads nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.simple.avro_row import AvroMarshaller
+    from ticdc_sink.codec.simple.encoder import SimpleEncoder, encode_ddl, encode_watermark
+    from ticdc_sink.codec.simple.json_row import JsonMarshaller
+    from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, table_schema_json
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AvroMarshaller",
+    "JsonMarshaller",
+    "SimpleEncoder",
+    "encode_ddl",
+    "encode_watermark",
+    "table_schema_json",
+]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "PROTOCOL_VERSION": "values",
+        "AvroMarshaller": "avro_row",
+        "JsonMarshaller": "json_row",
+        "SimpleEncoder": "encoder",
+        "encode_ddl": "encoder",
+        "encode_watermark": "encoder",
+        "table_schema_json": "values",
+    },
+)
