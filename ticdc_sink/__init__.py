@@ -47,10 +47,19 @@ except importlib.metadata.PackageNotFoundError:  # a source tree that was never 
 
 
 def register(spark: Any) -> None:
-    """Register `format("ticdc")` with a SparkSession (classic or Spark Connect)."""
+    """Register `format("ticdc")` with a SparkSession (classic or Spark Connect).
+
+    Where the package is installed, PySpark registers it by itself (`pyspark_ticdc`); PySpark
+    4.0 then refuses a second registration of the name (DATA_SOURCE_ALREADY_EXISTS, 4.1+
+    replaces it), which means `format("ticdc")` already works, so that is not an error.
+    """
     from ticdc_sink.datasource import TiCDCDataSource
 
-    spark.dataSource.register(TiCDCDataSource)
+    try:
+        spark.dataSource.register(TiCDCDataSource)
+    except Exception as exc:  # pyspark's AnalysisException, classic or Connect
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
+            raise
 
 
 def __getattr__(name: str) -> Any:

@@ -450,7 +450,6 @@ class _TaskWriter:
         out = self.output_for(batch.table)
         self.check_order_batch(batch)
         encoded = out.encoder.encode_batch(batch, out.key_indexes)
-        n = self.partition_count(out.topic)
         events: list[RowChange] | None = None
         from_rows = encoded.row_path_messages(out.codec.max_message_bytes)
         if from_rows:
@@ -463,6 +462,8 @@ class _TaskWriter:
         values = encoded.values
         keys = encoded.keys
         row_ends = encoded.row_ends
+        # Asked only now: a refused row fails the batch before the topic is even created.
+        n = self.partition_count(out.topic)
         constant = out.dispatcher.constant_partition(n)
         partitions: list[int] | None = None
         if constant is None:
