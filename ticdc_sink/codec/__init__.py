@@ -4,9 +4,10 @@ This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` pr
 (`encode_row`, `encode_batch`, `encode_bootstrap`) and the injected `SchemaRegistry` and
 `ClaimCheckStore`; and the only functions that know every protocol (`build_encoder`,
 `encode_ddl`, `encode_watermark`, `ddl_partitions`; tiflow
-`pkg/sink/codec/builder/encoder_builder.go`). It stays light: importing it loads neither
-config nor any protocol (protocols are imported inside the functions), so that protocol
-modules and config can import it.
+`pkg/sink/codec/builder/encoder_builder.go`), with `lazy_names`, the protocol packages'
+re-export of their public names. It stays light: importing it loads neither config nor
+any protocol (protocols are imported inside the functions), so that protocol modules and
+config can import it; `tests/unit/test_layering.py` holds all of this.
 
     codec/
       __init__.py     the contract and the protocol dispatch (this module)
@@ -23,7 +24,9 @@ modules and config can import it.
 
 Each protocol package has a shared lower layer (values, schemas, the compiled table),
 a row path (`encode_row`, the reference) and a column-wise path (`encode_batch`) that
-import the lower layer and never each other, and an `encoder.py` that offers both.
+import the lower layer and never each other, and an `encoder.py` that offers both. What
+the column-wise path cannot vouch for it lists in `EncodedBatch.row_path`; the writer
+takes those messages from `encode_row`, as it does those above max-message-bytes.
 """
 
 from __future__ import annotations
