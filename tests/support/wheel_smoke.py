@@ -12,7 +12,7 @@ outside the checkout (so nothing imports the source tree):
 | `ticdc-sink --version`, `python -m ticdc_sink --version` | `ticdc-sink <pyproject's version>` |
 | importing every module of the package | works with the base install; from the wheel |
 | `ticdc-sink dry-run`: simple JSON, simple Avro, avro | every kind of message; Simple |
-|  | Avro needs the bundled `simple_message.avsc.json`; run with no time zone database |
+|  | Avro needs the bundled `codec/simple/message.json`; run with no time zone database |
 |  | but the `tzdata` package |
 | `wheel_write.py`: a simple and an avro write through | the driver and the Python worker |
 | Spark into Tansu with the test registry | import the wheel |
@@ -41,7 +41,7 @@ __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DDL = "CREATE TABLE shop.users (id bigint PRIMARY KEY, name varchar(20))"
-PACKAGE_DATA = "ticdc_sink/codec/simple_message.avsc.json"
+PACKAGE_DATA = "ticdc_sink/codec/simple/message.json"
 
 
 def check_distributions(dist: Path) -> None:
