@@ -153,7 +153,8 @@ class StandaloneCluster(_Servers):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as page:
                 return int(json.load(page).get("aliveworkers", 0))
-        except OSError:
+        except (OSError, ValueError):
+            # Not up yet, or not the master's page yet (an HTML page answered on that port).
             return 0
 
 
