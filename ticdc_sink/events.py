@@ -170,13 +170,7 @@ class InputLayout:
         return InputLayout(**bound)
 
     def _columns(self) -> dict[str, str]:
-        return {
-            "op_column": self.op_column,
-            "commit_ts_column": self.commit_ts_column,
-            "before_column": self.before_column,
-            "database_column": self.database_column,
-            "table_column": self.table_column,
-        }
+        return attrs.asdict(self)
 
 
 def read_changes(
