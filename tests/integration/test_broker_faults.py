@@ -160,7 +160,13 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
     text = str(info.value)
     assert "DeliveryError" in text
     assert f"Kafka brokers {proxied.bootstrap}" in text
-    assert "Message timed out" in text or "not acknowledged" in text
+    # Whichever task hits the stall first fails the job: one waiting for acknowledgements,
+    # or one that started late and is still reading the topic's metadata. Both are bounded.
+    assert (
+        "Message timed out" in text
+        or "not acknowledged" in text
+        or "within broker-timeout-ms 3000" in text
+    ), text
     # Bounded by the 3 s delivery timeout, not librdkafka's default of 300 s: with the
     # producer's flush grace (5 s) and Spark's own start and teardown of the job, about 9 s
     # here; the stall itself never ends on its own. The bound leaves room for a loaded
