@@ -8,7 +8,8 @@ text of `schema`, the decoders) must write or read exactly that text. Here:
   `format_float_exp`, with `shortest_digits` and `to_float32`, Go's float32(v)), and the
   float text of the JSON writers TiCDC uses: `encoding/json` (`json_float`; TiDB's own
   JSON text, `marshalFloat64To` before 2025, is the same) and jsoniter (`jsoniter_float`).
-* Strings: Go's `string([]byte)` as a JSON writer sees it (`go_string`), and the string
+* Strings: Go's `string([]byte)` as a JSON writer sees it (`go_string`), Go's
+  `strconv.Quote` (`go_quote`, which open-protocol applies to binary strings), and the string
   escaping of each JSON writer TiCDC uses, one function each, named for the library:
   `json_quote` (`encoding/json`, HTML escaping on), `tidb_json_quote` (TiDB's
   `jsonMarshalStringTo`), `jsoniter_quote` (json-iterator, `EscapeHTML:false`) and
@@ -40,6 +41,8 @@ __all__ = [
     "easyjson_quote",
     "format_float",
     "format_float_exp",
+    "go_quote",
+    "go_unquote",
     "go_string",
     "json_float",
     "json_quote",
@@ -294,6 +297,89 @@ def go_string(value: str | bytes) -> str:
         except UnicodeDecodeError as exc:
             parts.append(data[: exc.start].decode("utf-8"))
             parts.append("\ufffd" * (exc.end - exc.start))
+            data = data[exc.end :]
+
+
+_QUOTE_SHORT = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+_QUOTE_SHORT.update({0x0B: "\\v", 0x22: '\\"', 0x5C: "\\\\"})
+# Printable ASCII without `"` and `\\`: Quote copies such bytes as they are.
+_QUOTE_PLAIN = re.compile(rb"[ !#-\[\]-~]*")
+
+
+def go_quote(data: bytes) -> str:
+    """Go's `strconv.Quote(string(data))` without its surrounding quotes: printable runes
+    (Go's `unicode.IsPrint`, Python's `str.isprintable`) as they are, `"` and `\\` escaped,
+    `\\a \\b \\f \\n \\r \\t \\v` short, other ASCII controls and each byte of invalid UTF-8
+    as `\\xNN`, other unprintable runes as `\\uNNNN` or `\\UNNNNNNNN` (lowercase hex)."""
+    if _QUOTE_PLAIN.fullmatch(data):
+        return data.decode("ascii")
+    out: list[str] = []
+    for text, bad in _utf8_runs(data):
+        for char in text:
+            code = ord(char)
+            short = _QUOTE_SHORT.get(code)
+            if short is not None:
+                out.append(short)
+            elif char.isprintable():
+                out.append(char)
+            elif code < 0x80:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+        out.extend(f"\\x{b:02x}" for b in bad)
+    return "".join(out)
+
+
+_UNQUOTE = re.compile(
+    r'\\(?:([abfnrtv\\"\'])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-7]{3}))'
+    r"|\\|\"",
+)
+_UNQUOTE_SHORT = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+
+
+def go_unquote(text: str) -> bytes:
+    """The bytes `go_quote` wrote as `text` (Go's `strconv.Unquote` of `"text"`).
+
+    Raises:
+        ValueError: an escape Go does not know, or an unescaped `"`.
+    """
+    out = bytearray()
+    at = 0
+    for match in _UNQUOTE.finditer(text):
+        out += text[at : match.start()].encode("utf-8", "surrogatepass")
+        at = match.end()
+        short, hex2, hex4, hex8, octal = match.groups()
+        if short is not None:
+            out.append(_UNQUOTE_SHORT.get(short, ord(short)))
+        elif hex2 is not None:
+            out.append(int(hex2, 16))
+        elif octal is not None:
+            value = int(octal, 8)
+            if value > 255:
+                raise ValueError(f"octal escape \\{octal} is above 255")
+            out.append(value)
+        elif hex4 is not None or hex8 is not None:
+            code = int(hex4 or hex8, 16)
+            if code > 0x10FFFF or 0xD800 <= code < 0xE000:
+                raise ValueError(f"escape of U+{code:X} is not a valid rune")
+            out += chr(code).encode("utf-8")
+        else:
+            raise ValueError(f"bad escape or quote at offset {match.start()}")
+    return bytes(out + text[at:].encode("utf-8", "surrogatepass"))
+
+
+def _utf8_runs(data: bytes) -> list[tuple[str, bytes]]:
+    """`data` as (valid UTF-8 text, the invalid bytes after it) pairs, in order; Go's
+    decoder takes each byte of an invalid sequence as one error, as Python's does."""
+    runs: list[tuple[str, bytes]] = []
+    while True:
+        try:
+            runs.append((data.decode("utf-8"), b""))
+            return runs
+        except UnicodeDecodeError as exc:
+            runs.append((data[: exc.start].decode("utf-8"), data[exc.start : exc.end]))
             data = data[exc.end :]
 
 
