@@ -43,7 +43,7 @@ from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.config import FrozenMap, Protocol, SinkConfig, is_secret, mask_uri, spell_option
-from ticdc_sink.decode import DecodedRow, Decoder, decoder_for
+from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.errors import (
     ConfigError,
     DecodeError,
@@ -152,7 +152,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a sink option, as given to .option() (repeat)",
     )
-    options.add_argument("--protocol", help="simple, avro, debezium or canal-json (-o protocol=)")
+    options.add_argument(
+        "--protocol", help="simple, avro, debezium, canal-json or open-protocol (-o protocol=)"
+    )
     protocol_options = argparse.ArgumentParser(add_help=False)
     protocol_options.add_argument(
         "--encoding-format", help="simple: json or avro (-o encoding-format=)"
@@ -200,7 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     decode.add_argument(
         "--follow-claim-check",
         action="store_true",
-        help="simple, canal-json: read claim-check locations back into full rows",
+        help="simple, canal-json, open-protocol: read claim-check locations back into full rows",
     )
     decode.add_argument(
         "--claim-check-raw-value",
@@ -377,9 +379,10 @@ def _records(args: argparse.Namespace) -> Iterator[Record]:
 
 
 def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
-    """One message, decoded; a message that is not of `protocol` is reported, not fatal."""
+    """One message, decoded (a line per event: an open-protocol message may hold
+    several); a message that is not of `protocol` is reported, not fatal."""
     try:
-        event = decoder.decode_message(record.key, record.value)
+        events = decode_record(decoder, record.key, record.value)
     except (DecodeError, ValueError) as exc:
         problem = str(exc).splitlines()[0]
         if fmt == "jsonl":
@@ -387,12 +390,16 @@ def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
                 {"partition": record.partition, "offset": record.offset, "error": problem}
             )
         return f"{record.partition:>9} {record.offset:>8}  not {protocol}: {problem}"
-    if fmt == "jsonl":
-        data: dict[str, Any] = {"partition": record.partition, "offset": record.offset}
-        data["event"] = type(event).__name__.removeprefix("Decoded").upper()
-        data.update(attrs.asdict(event, recurse=True, value_serializer=_plain))
-        return json.dumps(data, default=str, ensure_ascii=False)
-    return f"{record.partition:>9} {record.offset:>8}  {event.describe()}"
+    lines = []
+    for event in events:
+        if fmt == "jsonl":
+            data: dict[str, Any] = {"partition": record.partition, "offset": record.offset}
+            data["event"] = type(event).__name__.removeprefix("Decoded").upper()
+            data.update(attrs.asdict(event, recurse=True, value_serializer=_plain))
+            lines.append(json.dumps(data, default=str, ensure_ascii=False))
+        else:
+            lines.append(f"{record.partition:>9} {record.offset:>8}  {event.describe()}")
+    return "\n".join(lines)
 
 
 def _plain(_instance: Any, _field: Any, value: Any) -> Any:
@@ -410,8 +417,8 @@ def print_topic(bootstrap: str, topic: str, decoder: Decoder) -> None:
     for partition in sorted({r.partition for r in records}):
         print(f"  partition {partition}")
         for record in (r for r in records if r.partition == partition):
-            event = decoder.decode_message(record.key, record.value)
-            print(f"    offset {record.offset:>3}  {event.describe()}")
+            for event in decode_record(decoder, record.key, record.value):
+                print(f"    offset {record.offset:>3}  {event.describe()}")
 
 
 # -- dry-run and check: options and the table -------------------------------------------
@@ -652,6 +659,12 @@ def run_dry_run(args: argparse.Namespace) -> int:
     )
     if "schema-registry" in assumed:
         print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
+    if codec.build_batcher(options) is not None:
+        print(
+            f"(each message below holds one event; the writer merges a partition's consecutive "
+            f"events into one message, up to max-batch-size={options.max_batch_size} events "
+            f"within max-message-bytes={options.max_message_bytes})"
+        )
     makers: list[tuple[str, Callable[[], codec.Message | None]]] = [
         (name, functools.partial(encoder.encode_row, change))
         for name, change in _examples(table, commit_ts)

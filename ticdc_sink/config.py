@@ -32,7 +32,7 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `index` | routing | None | unique index for index-value (else the handle key) |
 | `dispatchers` | routing | () | TiCDC's rules (TOML list; JSON text as an option) |
 | `case-sensitive` | routing | false | dispatchers matchers compare names exactly |
-| `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json |
+| `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json, open-protocol |
 | `encoding-format` | codec | json | json, avro (simple protocol) |
 | `enable-tidb-extension` | codec | false | TiDB fields in the message |
 | `time-zone` | codec | UTC | IANA zone TIMESTAMP values are rendered in |
@@ -48,11 +48,13 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `debezium-disable-schema` | codec | false | debezium: payload only, no `schema` part |
 | `debezium-output-old-value` | codec | true | debezium: UPDATEs carry `before` |
 | `debezium-cluster-name` | codec | default | debezium: source.name, schema names (cluster-id) |
-| `only-output-updated-columns` | codec | false | canal-json: `old` keeps changed columns only |
+| `only-output-updated-columns` | codec | false | canal-json, open-protocol: old row, changed only |
 | `content-compatible` | codec | false | canal-json: Canal's own mysqlType and `old` |
-| `delete-only-output-handle-key-columns` | codec | false | canal-json: DELETEs carry the key only |
+| `delete-only-output-handle-key-columns` | codec | false | canal-json, open: key-only DELETEs |
 | `ddl-on-schema-change` | codec | true | DDL message when the table's schema changed |
 | `ddl-on-first-batch` | codec | false | CREATE TABLE DDL message before first rows |
+| `max-batch-size` | codec | 16 | open-protocol: most events in one Kafka message |
+| `open-output-old-value` | codec | true | open-protocol: UPDATEs carry `p`, the old row |
 | `schema-registry` | registry | None | avro: registry URL, may carry user:password@ |
 | `schema-registry-user` | registry | None | basic-auth user of the registry |
 | `schema-registry-password` | registry | None | basic-auth password of the registry; secret |
@@ -113,7 +115,7 @@ TiDB's table-filter syntax, the first match winning) and the top-level `case-sen
 the file (filter, mounter, ...) are TiCDC's, not the sink's, and are ignored.
 
 Accepted and ignored, since they do not change what is written: kafka-version,
-max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
+encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
 advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
 change the output but are not implemented (e.g. large-message-handle-compression, column-selectors)
 are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
@@ -195,6 +197,7 @@ class Protocol(enum.StrEnum):
     AVRO = "avro"
     DEBEZIUM = "debezium"
     CANAL_JSON = "canal-json"
+    OPEN_PROTOCOL = "open-protocol"
 
 
 class EncodingFormat(enum.StrEnum):
@@ -228,7 +231,7 @@ class SubjectNameStrategy(enum.StrEnum):
 
 
 # Protocols whose DDL messages the sink sends when a table's schema changes.
-DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON)
+DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
 # save(path) / start(path), `queryName` from writeStream.queryName(...)
@@ -697,7 +700,12 @@ class RoutingConfig:
 class CodecConfig:
     """What the encoders need to know."""
 
-    protocol: Protocol = _field("protocol", Protocol.SIMPLE, _enum(Protocol, {"flat-avro": "avro"}))
+    protocol: Protocol = _field(
+        "protocol",
+        Protocol.SIMPLE,
+        # TiCDC's `default` is open-protocol (tiflow config.ParseSinkProtocolFromString).
+        _enum(Protocol, {"flat-avro": "avro", "default": "open-protocol"}),
+    )
     encoding_format: EncodingFormat = _field(
         "encoding-format", EncodingFormat.JSON, _enum(EncodingFormat)
     )
@@ -750,6 +758,9 @@ class CodecConfig:
     )
     ddl_on_schema_change: bool = _field("ddl-on-schema-change", True, _bool)
     ddl_on_first_batch: bool = _field("ddl-on-first-batch", False, _bool)
+    # TiCDC accepts max-batch-size for every protocol and uses it for open-protocol only.
+    max_batch_size: int = _field("max-batch-size", 16, _int(1, _INT32_MAX))
+    open_output_old_value: bool = _field("open-output-old-value", True, _bool)
 
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
@@ -779,15 +790,16 @@ class CodecConfig:
                 self.debezium_cluster_name == "default",
             ),
             "only-output-updated-columns": (
-                (Protocol.CANAL_JSON,),
+                (Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL),
                 not self.only_output_updated_columns,
             ),
             "content-compatible": ((Protocol.CANAL_JSON,), not self.content_compatible),
             "delete-only-output-handle-key-columns": (
-                (Protocol.CANAL_JSON,),
+                (Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL),
                 not self.delete_only_output_handle_key_columns,
             ),
             "ddl-on-first-batch": (DDL_PROTOCOLS, not self.ddl_on_first_batch),
+            "open-output-old-value": ((Protocol.OPEN_PROTOCOL,), self.open_output_old_value),
         }
         for option, (protocols, is_default) in owners.items():
             if is_default or self.protocol in protocols:
@@ -800,8 +812,8 @@ class CodecConfig:
             )
 
     def _check_large_message_option(self) -> None:
-        # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the
-        # latter with the TiDB extension) may shrink or offload large messages; claim-check
+        # tiflow LargeMessageHandleConfig.AdjustAndValidate: only open-protocol, simple and
+        # canal-json (with the TiDB extension) may shrink or offload large messages; claim-check
         # needs its storage URI.
         option = self.large_message_handle_option
         if option is not LargeMessageHandleOption.NONE:
@@ -827,11 +839,11 @@ class CodecConfig:
             )
 
     def _check_large_message_protocol(self, option: LargeMessageHandleOption) -> None:
-        if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON):
+        if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL):
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' but protocol "
-                f"'{self.protocol.value}' does not support it; use none, or protocol simple "
-                "or canal-json",
+                f"'{self.protocol.value}' does not support it; use none, or protocol simple, "
+                "canal-json or open-protocol",
                 option="large-message-handle-option",
                 value=option.value,
             )
@@ -994,14 +1006,20 @@ class SinkConfig:
 
         merged: dict[str, Any] = {}
         ignored: list[str] = []
+        batch_sizes: list[str] = []
         for layer in layers:
             ignored += layer.ignored
             for key, value in layer.values.items():
                 _check_known(key, value, layer.source)
                 if key in _IGNORED:
                     ignored.append(_label(key, layer.source))
+                elif key == "max-batch-size":
+                    batch_sizes.append(_label(key, layer.source))
                 merged[key] = value
-        return attrs.evolve(_build(merged), ignored=tuple(ignored))
+        config = _build(merged)
+        if config.codec.protocol is not Protocol.OPEN_PROTOCOL:
+            ignored += batch_sizes  # TiCDC takes it from any protocol; open-protocol's alone
+        return attrs.evolve(config, ignored=tuple(ignored))
 
 
 # -- option names ------------------------------------------------------------------------
@@ -1050,7 +1068,6 @@ _TICDC_KAFKA = frozenset(
 _IGNORED = frozenset(
     {
         "kafka-version",
-        "max-batch-size",
         "encoder-concurrency",
         "transaction-atomicity",
         "enable-kafka-sink-v2",
@@ -1064,7 +1081,6 @@ _IGNORED = frozenset(
         "mysql-config",
         "pulsar-config",
         "cloud-storage-config",
-        "open",
     }
 )
 # TiCDC names that change the output and are not implemented here, with TiCDC's default:
@@ -1402,10 +1418,10 @@ def _load_toml(path: str) -> _Layer:
         elif key == "kafka" and isinstance(value, dict):
             for name, item in _flatten(value, "kafka"):
                 layer.set(name.lower(), item)
-        elif key == "debezium" and isinstance(value, dict):
-            # [sink.debezium] output-old-value
+        elif key in ("debezium", "open") and isinstance(value, dict):
+            # [sink.debezium] output-old-value, [sink.open] output-old-value
             for name, item in value.items():
-                layer.set(f"debezium-{name.lower()}", item)
+                layer.set(f"{key}-{name.lower()}", item)
         elif key == "dispatchers":
             for name, item in _dispatcher_options(value, path).items():
                 layer.set(name, item)

@@ -264,6 +264,50 @@ class _TableOutput:
         self.last_bootstrap = float("-inf")
 
 
+class _BatchingProducer:
+    """The task's producer for a protocol that puts several events in one Kafka message
+    (open-protocol): each (topic, partition)'s messages go through the codec's
+    `MessageBatcher` (built with the topic's codec options) and the merged messages are
+    sent; `flush` sends what the batchers still hold first. Everything else is the
+    producer's."""
+
+    def __init__(self, producer: Any, batcher_for: Callable[[str], codec.MessageBatcher]) -> None:
+        self._producer = producer
+        self._batcher_for = batcher_for
+        self._batchers: dict[tuple[str, int], codec.MessageBatcher] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._producer, name)
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        batcher = self._batchers.get((topic, partition))
+        if batcher is None:
+            batcher = self._batchers[(topic, partition)] = self._batcher_for(topic)
+        assert key is not None and value is not None  # every open-protocol event has both
+        done = batcher.add(key, value)
+        if done is not None:
+            self._producer.send(topic, partition, *done)
+
+    def send_many(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None:
+        for i, value in enumerate(values):
+            self.send(topic, partition, key if keys is None else keys[i], value)
+
+    def flush(self) -> None:
+        for (topic, partition), batcher in self._batchers.items():
+            done = batcher.flush()
+            if done is not None:
+                self._producer.send(topic, partition, *done)
+        self._producer.flush()
+
+
 class _TaskWriter:
     def __init__(
         self,
@@ -274,6 +318,10 @@ class _TaskWriter:
     ) -> None:
         self.plan = plan
         self.producer = producer
+        if codec.build_batcher(plan.config.codec) is not None:
+            self.producer = _BatchingProducer(
+                producer, lambda topic: _batcher(self.codec_for(topic))
+            )
         self.registry = registry
         self.partition_id = partition_id
         self.schemas: dict[tuple[str, str], TableSchema] = {}
@@ -552,6 +600,12 @@ class _TaskWriter:
         )
 
 
+def _batcher(config: CodecConfig) -> codec.MessageBatcher:
+    batcher = codec.build_batcher(config)
+    assert batcher is not None  # the protocol batches: asked before
+    return batcher
+
+
 def write_batches(
     batches: Iterable[pa.RecordBatch],
     plan: WritePlan,
@@ -584,7 +638,7 @@ def write_batches(
                 task.write_batch(group)
             else:
                 task.write_change(group)
-        producer.flush()
+        task.producer.flush()  # open-protocol: the batched messages still held, first
         report = task.report()
     finally:
         producer.close()

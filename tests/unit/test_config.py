@@ -970,3 +970,27 @@ def test_routing_follows_the_first_matching_dispatchers_rule() -> None:
     other = routing.route(attrs.evolve(table, database="hr"))
     assert other.topic == "orders" and other.dispatcher.rule is PartitionRule.TABLE
     assert routing.topic_for("shop", "x") == "rule_x"
+
+
+def test_open_protocol_options(tmp_path: Path) -> None:
+    # TiCDC's `default` protocol is open-protocol; max-batch-size defaults to 16 (tiflow
+    # common.defaultMaxBatchSize) and counts for open-protocol only.
+    c = SinkConfig.from_options({**BASE, "protocol": "default"})
+    assert c.codec.protocol == "open-protocol" and c.codec.max_batch_size == 16
+    assert c.codec.open_output_old_value and c.ignored == ()
+    f = tmp_path / "cf.toml"
+    f.write_text(
+        "[sink]\nprotocol = 'open-protocol'\nmax-batch-size = 64\n"
+        "delete-only-output-handle-key-columns = true\n"
+        "[sink.open]\noutput-old-value = false\n"
+        "[sink.kafka-config.large-message-handle]\n"
+        "large-message-handle-option = 'handle-key-only'\n"
+    )
+    c = SinkConfig.from_options({**BASE, "config": str(f)})
+    assert c.codec.max_batch_size == 64 and not c.codec.open_output_old_value
+    assert c.codec.delete_only_output_handle_key_columns
+    assert c.codec.large_message_handle_option == "handle-key-only"
+    with pytest.raises(ConfigError, match="option 'max-batch-size' is '0'"):
+        SinkConfig.from_options({**BASE, "protocol": "open-protocol", "max-batch-size": "0"})
+    with pytest.raises(ConfigError, match="'open-output-old-value' applies to protocol open"):
+        SinkConfig.from_options({**BASE, "open-output-old-value": "false"})

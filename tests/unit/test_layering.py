@@ -339,7 +339,7 @@ def test_codec_packages_import_light() -> None:
     # config nor a protocol's modules, so lower layers and config may import it.
     code = (
         "import sys, ticdc_sink.codec, ticdc_sink.codec.simple, ticdc_sink.codec.avro, "
-        "ticdc_sink.codec.debezium, ticdc_sink.codec.canal_json; "
+        "ticdc_sink.codec.debezium, ticdc_sink.codec.canal_json, ticdc_sink.codec.open_protocol; "
         "print(sorted(m for m in sys.modules if m.startswith('ticdc_sink')))"
     )
     loaded = subprocess.run(
@@ -351,6 +351,7 @@ def test_codec_packages_import_light() -> None:
         "ticdc_sink.codec.avro",
         "ticdc_sink.codec.canal_json",
         "ticdc_sink.codec.debezium",
+        "ticdc_sink.codec.open_protocol",
         "ticdc_sink.codec.simple",
         "ticdc_sink.errors",
     ]

@@ -474,3 +474,27 @@ def test_report_seconds_run_from_planning_the_batch(tmp_path: Path) -> None:
         planned_for_commit, [earlier], state=None, producer_factory=FakeProducer()
     )
     assert summary["seconds"] >= 100
+
+
+@pytest.mark.parametrize("rows_at_once", [True, False], ids=["batch", "rows"])
+def test_open_protocol_rows_of_a_partition_share_messages(rows_at_once: bool) -> None:
+    from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
+
+    producer = FakeProducer(partitions=2)
+    plan = _plan(protocol="open-protocol", **{"max-batch-size": "2", "partition": "index-value"})
+    ids = list(range(7))
+    batch = _batch(["c"] * 7, ids, [f"n{i}" for i in ids])
+    if not rows_at_once:  # rows of two tables: the writer's per-row path
+        batch = batch.append_column("_table", pa.array(["users", "users2"] * 3 + ["users"]))
+    report = write_batches([batch], plan, producer_factory=producer)
+    decoder = OpenProtocolDecoder()
+    per_partition: dict[int, list[int]] = {}
+    for _, partition, key, value in producer.sent:
+        events = decoder.decode_messages(key, value)
+        assert 1 <= len(events) <= 2
+        per_partition.setdefault(partition, []).extend(e.data["id"] for e in events)
+    # Every row once, in input order within its partition; fewer messages than rows.
+    assert sorted(i for p in per_partition.values() for i in p) == ids
+    assert all(p == sorted(p) for p in per_partition.values())
+    assert report.rows == 7 and report.messages == len(producer.sent) < 7
+    assert producer.flushed

@@ -21,12 +21,17 @@ config can import it; `tests/unit/test_layering.py` holds all of this.
       avro/           protocol=avro: Confluent Avro, schemas for the registry
       debezium/       protocol=debezium: Debezium JSON envelopes
       canal_json/     protocol=canal-json: canal-json as TiCDC writes it
+      open_protocol/  protocol=open-protocol: events batched into messages
 
 Each protocol package has a shared lower layer (values, schemas, the compiled table),
 a row path (`encode_row`, the reference) and a column-wise path (`encode_batch`) that
 import the lower layer and never each other, and an `encoder.py` that offers both. What
 the column-wise path cannot vouch for it lists in `EncodedBatch.row_path`; the writer
 takes those messages from `encode_row`, as it does those above max-message-bytes.
+
+A protocol that puts several events in one Kafka message (open-protocol) still encodes
+one message per event; `build_batcher` gives what merges one partition's messages, which
+the writer applies just before sending.
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ __all__ = [
     "EncodedBatch",
     "Encoder",
     "Message",
+    "MessageBatcher",
     "SchemaRegistry",
+    "build_batcher",
     "build_encoder",
     "ddl_partitions",
     "encode_ddl",
@@ -151,6 +158,19 @@ class Encoder(Protocol):
         ...
 
 
+class MessageBatcher(Protocol):
+    """Merges the messages of one topic partition, in order, into fewer Kafka messages
+    (open-protocol's batching); the caller sends what `add` and `flush` return."""
+
+    def add(self, key: bytes, value: bytes) -> tuple[bytes, bytes] | None:
+        """Take one message; the merged message this completes, if any."""
+        ...
+
+    def flush(self) -> tuple[bytes, bytes] | None:
+        """The merged message under way, or None."""
+        ...
+
+
 class SchemaRegistry(Protocol):
     """Schema ids for the avro encoder (tiflow `avro/schema_manager.go`): the encoder
     stays free of I/O; `ticdc_sink.registry` implements this over HTTP."""
@@ -246,7 +266,24 @@ def build_encoder(
             from ticdc_sink.codec.canal_json import CanalJsonEncoder
 
             return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
+        case ProtocolName.OPEN_PROTOCOL:
+            from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
+
+            return OpenProtocolEncoder(config, table, claim_check=claim_check)
     raise _unsupported(config.protocol)
+
+
+def build_batcher(config: CodecConfig) -> MessageBatcher | None:
+    """One partition's `MessageBatcher` for a protocol that puts several events in one
+    Kafka message (open-protocol: up to `max-batch-size` events within
+    `max-message-bytes`), None for the others (one event, one message)."""
+    from ticdc_sink.config import Protocol as ProtocolName
+
+    if config.protocol is not ProtocolName.OPEN_PROTOCOL:
+        return None
+    from ticdc_sink.codec.open_protocol import OpenProtocolBatcher
+
+    return OpenProtocolBatcher(config.max_batch_size, config.max_message_bytes)
 
 
 def encode_ddl(
@@ -286,6 +323,10 @@ def encode_ddl(
 
             encoder = CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms)
             return encoder.encode_ddl(previous, query, commit_ts)
+        case ProtocolName.OPEN_PROTOCOL:
+            from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
+
+            return OpenProtocolEncoder(config, table).encode_ddl(previous, query, commit_ts)
     return None
 
 
@@ -302,7 +343,8 @@ def ddl_partitions(config: CodecConfig, partition_count: int) -> range:
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
     """The watermark (resolved ts) message of `config.protocol`, broadcast by the caller to
     every partition of every topic; None when the protocol sends none: simple always
-    sends one, debezium and canal-json with enable-tidb-extension, avro never (TiCDC's
+    sends one, open-protocol always (its resolved event), debezium and canal-json with
+    enable-tidb-extension, avro never (TiCDC's
     avro watermark is a test-only mode that Confluent consumers cannot read).
     """
     from ticdc_sink.config import Protocol as ProtocolName
@@ -322,4 +364,8 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
             from ticdc_sink.codec import canal_json
 
             return canal_json.encode_watermark(config, commit_ts, build_ts_ms=build_ts_ms)
+        case ProtocolName.OPEN_PROTOCOL:
+            from ticdc_sink.codec import open_protocol
+
+            return open_protocol.encode_watermark(commit_ts)
     raise _unsupported(config.protocol)

@@ -58,9 +58,11 @@ def store_message(
     key: str,
     value: bytes,
     raw_value: bool,
+    message_key: bytes | None = None,
 ) -> str:
-    """Write the full `value` of a message above max-message-bytes to the claim-check
-    store (before the message naming it is produced); the location that message names.
+    """Write the full `value` of a message above max-message-bytes (and its Kafka key
+    `message_key`: open-protocol's; simple and canal-json have none) to the claim-check
+    store, before the message naming it is produced; the location that message names.
 
     Raises:
         ConfigError: the encoder was built without a store.
@@ -72,5 +74,5 @@ def store_message(
             option="large-message-handle-option",
         )
     name = file_name(table, commit_ts, key, value)
-    store.write(name, file_content(None, value, raw_value=raw_value))
+    store.write(name, file_content(message_key, value, raw_value=raw_value))
     return store.location(name)

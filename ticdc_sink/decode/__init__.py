@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 import orjson
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ticdc_sink.decode.simple import SimpleDecoder
 
 __all__ = [
+    "BatchDecoder",
     "ClaimCheckLoader",
     "DecodedBootstrap",
     "DecodedDDL",
@@ -32,6 +33,7 @@ __all__ = [
     "Decoder",
     "SimpleDecoder",
     "claim_check_value",
+    "decode_record",
     "decoder_for",
     "follow_claim_check",
 ]
@@ -189,6 +191,15 @@ class Decoder(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchDecoder(Decoder, Protocol):
+    """A decoder of a protocol whose Kafka messages may hold several events."""
+
+    def decode_messages(self, key: bytes | None, value: bytes | None) -> list[DecodedEvent]:
+        """Every event of one Kafka record, in order."""
+        ...
+
+
 def decoder_for(
     protocol: str,
     *,
@@ -238,9 +249,24 @@ def decoder_for(
         return CanalJsonDecoder(
             claim_check_loader=claim_check_loader, claim_check_raw_value=claim_check_raw_value
         )
+    if name in ("open-protocol", "default"):
+        from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
+
+        return OpenProtocolDecoder(
+            claim_check_loader=claim_check_loader, claim_check_raw_value=claim_check_raw_value
+        )
     raise DecodeError(
-        f"protocol {protocol!r} has no decoder; use simple, avro, debezium or canal-json"
+        f"protocol {protocol!r} has no decoder; use simple, avro, debezium, canal-json or "
+        "open-protocol"
     )
+
+
+def decode_record(decoder: Decoder, key: bytes | None, value: bytes | None) -> list[DecodedEvent]:
+    """Every event of one Kafka record: several for a batched open-protocol message, one
+    for every other protocol."""
+    if isinstance(decoder, BatchDecoder):
+        return decoder.decode_messages(key, value)
+    return [decoder.decode_message(key, value)]
 
 
 def __getattr__(name: str) -> Any:
