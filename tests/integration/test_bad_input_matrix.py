@@ -28,7 +28,7 @@ import pytest
 
 from tests.support.registry import TestSchemaRegistry
 from ticdc_sink._local_broker import free_port
-from ticdc_sink.decode import DecodedRow, DecodedWatermark, decoder_for
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, decode_record, decoder_for
 from ticdc_sink.events import Op
 from ticdc_sink.state import SinkState
 
@@ -92,7 +92,7 @@ def assert_nothing_committed(
         return  # avro has no watermarks
     decoder = decoder_for(protocol)
     records = broker.consume_all(topic)
-    kinds = [type(decoder.decode_message(r.key, r.value)) for r in records]
+    kinds = [type(e) for r in records for e in decode_record(decoder, r.key, r.value)]
     assert DecodedWatermark not in kinds
 
 
@@ -219,6 +219,24 @@ DRIVER_CASES = [
         {"protocol": "canal-json", "debezium-disable-schema": "true"},
         "ConfigError",
         ["debezium-disable-schema", "applies to protocol"],
+    ),
+    (
+        "open-protocol-max-batch-size",
+        {"protocol": "open-protocol", "max-batch-size": "0"},
+        "ConfigError",
+        ["option 'max-batch-size' is '0'"],
+    ),
+    (
+        "open-protocol-option-elsewhere",
+        {"protocol": "debezium", "open-output-old-value": "false"},
+        "ConfigError",
+        ["open-output-old-value", "applies to protocol open-protocol"],
+    ),
+    (
+        "open-protocol-delete-key-only-without-key",
+        {"protocol": "open-protocol", "delete-only-output-handle-key-columns": "true"},
+        "SchemaError",
+        ["has no handle key", "delete-only-output-handle-key-columns"],
     ),
     (
         "large-message-option",
@@ -793,6 +811,7 @@ def test_commit_ts_going_backwards_for_a_key(spark, broker, case):
     [
         ("debezium", ["debezium-output-old-value", "_before"]),
         ("canal-json", ["_before"]),
+        ("open-protocol", ["_before", "open-output-old-value=false"]),
     ],
 )
 def test_an_update_without_before_image(spark, broker, case, protocol, fragments):

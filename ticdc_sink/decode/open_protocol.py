@@ -10,7 +10,7 @@ TiDB's ActionType name, e.g. `create table`, or its number) or the resolved even
 `DecodedWatermark`). A row's value is typed back from each column's type code and flags:
 
     integer types, year, enum (index), set (bitmask), bit  -> int
-    float, double                                          -> float
+    float (the float32 value), double                      -> float
     decimal                                                -> decimal.Decimal
     char, varchar                                          -> str
     binary, varbinary (binary flag: Go strconv.Quote text) -> bytes
@@ -55,7 +55,7 @@ from ticdc_sink.decode import (
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
-from ticdc_sink.gotext import go_unquote
+from ticdc_sink.gotext import go_unquote, to_float32
 
 __all__ = ["OpenProtocolDecoder"]
 
@@ -113,7 +113,6 @@ def _base64(value: Any) -> bytes:
 
 
 _INTEGER_CODES = frozenset({1, 2, 3, 8, 9, 13, 16, 247, 248})
-_FLOAT_CODES = frozenset({4, 5})
 _BLOB_CODES = frozenset({249, 250, 251, 252})
 _STRING_CODES = frozenset({15, 253, 254})
 
@@ -129,7 +128,9 @@ def _value(column: Any) -> Any:
     flags = column.get("f", 0)
     if code in _INTEGER_CODES:
         return _int(value)
-    if code in _FLOAT_CODES:
+    if code == 4:  # FLOAT: the float32 value, as TiCDC's decoder makes it
+        return to_float32(_float(value))
+    if code == 5:
         return _float(value)
     if code == 246:
         return _decimal(value)
