@@ -710,8 +710,12 @@ def run_dry_run(args: argparse.Namespace) -> int:
         if message is None:
             print(f"   (protocol {protocol} sends none with these options)")
             continue
-        print(f"   key:   {_shown(message.key, pretty)}")
-        print(f"   value: {_shown(message.value, pretty)}")
+        if options.protocol is Protocol.OPEN_PROTOCOL:
+            print(f"   key:   {_framed(message.key, key=True)}")
+            print(f"   value: {_framed(message.value, key=False)}")
+        else:
+            print(f"   key:   {_shown(message.key, pretty)}")
+            print(f"   value: {_shown(message.value, pretty)}")
         if message.diverted:
             print(
                 f"   (above max-message-bytes: sent as {options.large_message_handle_option.value})"
@@ -751,6 +755,15 @@ def _binary(data: bytes | None) -> bool:
     except UnicodeDecodeError:
         return True
     return not data.lstrip().startswith((b"{", b"["))
+
+
+def _framed(data: bytes | None, *, key: bool) -> str:
+    """An open-protocol key or value of one event: its big-endian words in hex, then the
+    event's JSON (`codec.open_protocol.message`)."""
+    data = data or b""
+    head = 16 if key else 8
+    words = " | ".join(data[i : i + 8].hex(" ", 4) for i in range(0, min(head, len(data)), 8))
+    return f"{words} | {data[head:].decode('utf-8', 'replace')}".rstrip()
 
 
 def _shown(data: bytes | None, pretty: bool) -> str:

@@ -18,6 +18,7 @@ from tests.support.tables import (
     apply_changes,
     final_table,
 )
+from ticdc_sink.cli import main
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 
@@ -77,3 +78,16 @@ def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker):
     assert max(sizes) == 3 and len(records) < len(rows)
     rows.sort(key=lambda e: e.commit_ts)
     assert final_table(rows) == apply_changes(CHANGES)
+
+
+def test_decode_prints_every_event_of_a_batched_message(spark, broker, capsys):
+    df = spark.createDataFrame([(i, f"n{i}") for i in range(5)], "id bigint, name string")
+    options = {"database": "shop", "table": "cli", "primary_key": "id", "partition_num": "1"}
+    write(df.coalesce(1), broker, topic="open_cli", **options)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "open_cli"]
+    assert main([*argv, "--protocol", "open-protocol"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # One message of 5 rows (max-batch-size 16) and the resolved event: 6 lines, 2 messages.
+    assert sum("INSERT shop.cli" in line for line in out) == 5
+    assert sum("WATERMARK" in line for line in out) == 1
+    assert out[-1] == "2 messages from topic open_cli"

@@ -42,6 +42,7 @@ def sections(out: str) -> dict[str, str]:
         ),
         ("debezium", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
         ("canal-json", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
+        ("open-protocol", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
     ],
 )
 def test_dry_run_prints_every_kind_the_protocol_sends(capsys, protocol, extra, kinds, none):
@@ -69,6 +70,19 @@ def test_dry_run_prints_every_kind_the_protocol_sends(capsys, protocol, extra, k
         assert "decoded: UPDATE shop.users" in out  # the TiDB extension carries _tidb_op
     if "encoding-format=avro" in extra:
         assert "decoded: BOOTSTRAP shop.users" in out
+
+
+def test_dry_run_of_open_protocol_shows_the_framing_and_the_batching(capsys):
+    code, out, err = run(capsys, "dry-run", "--table-ddl", DDL, "--protocol", "open-protocol")
+    assert code == 0, err
+    assert (
+        "merges a partition's consecutive events into one message, up to max-batch-size=16" in out
+    )
+    update = sections(out)["UPDATE"]
+    assert 'key:   00000000 00000001 | 00000000 0000003a | {"ts":' in update
+    assert "decoded: UPDATE shop.users" in update
+    watermark = sections(out)["WATERMARK"]
+    assert "value: 00000000 00000000 |\n" in watermark
 
 
 def test_dry_run_from_a_column_list(capsys):
