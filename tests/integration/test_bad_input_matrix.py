@@ -124,9 +124,9 @@ DRIVER_CASES = [
     ("unknown-option", {"protocl": "simple"}, "ConfigError", ["'protocl'", "protocol"]),
     (
         "bad-protocol",
-        {"protocol": "open-protocol"},
+        {"protocol": "maxwell"},
         "ConfigError",
-        ["option 'protocol' is 'open-protocol'"],
+        ["option 'protocol' is 'maxwell'"],
     ),
     (
         "bad-encoding-format",
