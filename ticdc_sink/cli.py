@@ -272,7 +272,13 @@ def _given_options(args: argparse.Namespace) -> dict[str, str]:
 # -- decode ------------------------------------------------------------------------------
 
 # The options that say how to read a topic; the rest are the writer's.
-_DECODE_OPTIONS = ("protocol", "encoding-format", "time-zone", "claim-check-raw-value")
+_DECODE_OPTIONS = (
+    "protocol",
+    "encoding-format",
+    "time-zone",
+    "claim-check-raw-value",
+    "large-message-handle-compression",
+)
 
 
 def run_decode(args: argparse.Namespace) -> int:
@@ -331,6 +337,7 @@ def _decoder(
         schema_for_id=lookup,
         claim_check_loader=read_claim_check if follow_claim_check else None,
         claim_check_raw_value=raw_value == "true",
+        compression=options.get("large-message-handle-compression", "none"),
     )
 
 
@@ -697,6 +704,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         schema_for_id=registry.schema_text,
         claim_check_loader=store.read if store is not None else None,
         claim_check_raw_value=options.claim_check_raw_value,
+        compression=options.large_message_handle_compression.value,
     )
     pretty = sys.stdout.isatty()
     for name, make in makers:

@@ -80,6 +80,20 @@ def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker):
     assert final_table(rows) == apply_changes(CHANGES)
 
 
+def test_compressed_values_round_trip(spark, broker):
+    rows = [(i, "x" * 500) for i in range(4)]
+    df = spark.createDataFrame(rows, "id bigint, name string").coalesce(1)
+    options = {"database": "shop", "table": "lz", "primary_key": "id", "partition_num": "1"}
+    write(df, broker, topic="open_lz4", large_message_handle_compression="lz4", **options)
+    decoder = OpenProtocolDecoder(compression="lz4")
+    records = broker.consume_all("open_lz4")
+    events = [e for r in records for e in decoder.decode_messages(r.key, r.value)]
+    assert [e.data for e in events if isinstance(e, DecodedRow)] == [
+        {"id": i, "name": "x" * 500} for i in range(4)
+    ]
+    assert len(records[0].value) < 4 * 500  # the values went compressed
+
+
 def test_decode_prints_every_event_of_a_batched_message(spark, broker, capsys):
     df = spark.createDataFrame([(i, f"n{i}") for i in range(5)], "id bigint, name string")
     options = {"database": "shop", "table": "cli", "primary_key": "id", "partition_num": "1"}

@@ -16,6 +16,7 @@ import pytest
 from tests.unit.test_large_messages import MemoryStore
 from ticdc_sink import codec
 from ticdc_sink.codec import Message
+from ticdc_sink.codec.compression import decompress
 from ticdc_sink.codec.open_protocol import (
     OpenProtocolBatcher,
     OpenProtocolEncoder,
@@ -23,9 +24,20 @@ from ticdc_sink.codec.open_protocol import (
 )
 from ticdc_sink.codec.open_protocol.encoder import ddl_action_type
 from ticdc_sink.codec.open_protocol.values import column_flags
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol
+from ticdc_sink.config import (
+    CodecConfig,
+    LargeMessageCompression,
+    LargeMessageHandleOption,
+    Protocol,
+)
 from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
-from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
+from ticdc_sink.errors import (
+    ConfigError,
+    DecodeError,
+    InputError,
+    MessageTooLargeError,
+    SchemaError,
+)
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import go_quote, go_unquote
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
@@ -365,3 +377,67 @@ def test_batches_stay_within_max_message_bytes() -> None:
 def test_build_batcher_only_for_open_protocol() -> None:
     assert codec.build_batcher(CodecConfig()) is None
     assert isinstance(codec.build_batcher(CONFIG), OpenProtocolBatcher)
+
+
+# --- large-message-handle-compression (tiflow common.Compress) ------------------------------
+
+
+@pytest.mark.parametrize("compression", ["snappy", "lz4"])
+def test_compressed_values_are_checked_for_size_and_decode(compression: str) -> None:
+    t = table(col("id", "int", nullable=False), col("s", "varchar(2000)"), pk=("id",))
+    row = RowChange(t, Op.INSERT, TS, (1, "x" * 1000))
+    plain = attrs.evolve(CONFIG, max_message_bytes=400)
+    with pytest.raises(MessageTooLargeError):
+        encode(t, row, plain)
+    config = attrs.evolve(plain, large_message_handle_compression=compression)
+    message = encode(t, row, config)  # the compressed value fits (tiflow: compress, then check)
+    assert message.key == encode(t, row).key  # keys are never compressed
+    full = encode(t, row).value[8:]
+    value = message.value[8:]
+    assert len(value) < len(full) and struct.unpack(">Q", message.value[:8]) == (len(value),)
+    if compression == "lz4":
+        assert value[:4] == b"\x04\x22\x4d\x18"  # an LZ4 frame
+    decoder = OpenProtocolDecoder(compression=compression)
+    assert decoder.decode_message(message.key, message.value).data == {"id": 1, "s": "x" * 1000}
+    with pytest.raises(DecodeError, match=f"not {compression}-compressed"):
+        OpenProtocolDecoder(compression=compression).decode_messages(
+            *framed(golden("insert_varchar_pk.key.json"), golden("insert_varchar_pk.value.json"))
+        )
+
+
+def test_snappy_values_of_another_encoder_decode() -> None:
+    # A raw Snappy block as the format defines it: length 9, literal "abc", then a copy of
+    # 6 bytes from offset 3 (what TiCDC's encoder may write instead of cramjam's bytes).
+    value = b"\x09\x08abc\x09\x03"
+    assert decompress(LargeMessageCompression.SNAPPY, value) == b"abcabcabc"
+
+
+def test_compressed_ddl_and_claim_check_round_trip() -> None:
+    # tiflow TestE2EDDLCompression (snappy) and TestE2EClaimCheckMessage (lz4).
+    config = attrs.evolve(CONFIG, large_message_handle_compression="snappy")
+    query = "create table test.person(id int, name varchar(32), primary key(id))"
+    ddl = codec.encode_ddl(config, INT_ID_A, None, query, commit_ts=TS, build_ts_ms=0)
+    assert ddl is not None
+    decoded = OpenProtocolDecoder(compression="snappy").decode_message(ddl.key, ddl.value)
+    assert decoded.sql == query and decoded.commit_ts == TS
+    watermark = codec.encode_watermark(config, 2333, build_ts_ms=0)
+    assert watermark == encode_watermark(2333)  # nothing to compress
+    store = MemoryStore()
+    config = attrs.evolve(
+        CONFIG,
+        max_message_bytes=300,
+        large_message_handle_option=LargeMessageHandleOption.CLAIM_CHECK,
+        claim_check_storage_uri="file:///tmp/claim-check",
+        large_message_handle_compression="lz4",
+    )
+    t = table(col("id", "int", nullable=False), col("s", "varchar(300)"), pk=("id",))
+    row = RowChange(t, Op.INSERT, TS, (1, "".join(chr(0x4E00 + i) for i in range(100))))
+    message = encode(t, row, config, claim_check=store)
+    assert message.diverted
+    decoder = OpenProtocolDecoder(claim_check_loader=store.load, compression="lz4")
+    assert decoder.decode_message(message.key, message.value).data == {"id": 1, "s": row.row[1]}
+
+
+def test_compression_is_open_protocol_only_for_now() -> None:
+    with pytest.raises(ConfigError, match="'large-message-handle-compression' applies to"):
+        CodecConfig(large_message_handle_compression="snappy")

@@ -52,7 +52,7 @@ DECIMALS = {name for name, spec in COLUMNS.items() if pa.types.is_decimal(spec[1
 OPTIONS: list[dict[str, str]] = [
     {},
     {"only-output-updated-columns": "true"},
-    {"open-output-old-value": "false"},
+    {"open-output-old-value": "false", "large-message-handle-compression": "snappy"},
     {"delete-only-output-handle-key-columns": "true", "only-output-updated-columns": "true"},
 ]
 

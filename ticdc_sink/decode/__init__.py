@@ -208,6 +208,7 @@ def decoder_for(
     schema_for_id: Callable[[int], str] | None = None,
     claim_check_loader: ClaimCheckLoader | None = None,
     claim_check_raw_value: bool = False,
+    compression: str = "none",
 ) -> Decoder:
     """A new decoder for a protocol name as the `protocol` option spells it.
 
@@ -216,7 +217,8 @@ def decoder_for(
     `schema_for_id` looks up Avro writer schemas by registry id (protocol avro).
     `claim_check_loader` (simple, canal-json) reads claim-check locations so that rows
     sent with `large-message-handle-option=claim-check` come back whole;
-    `claim_check_raw_value` is the sink's `claim-check-raw-value`.
+    `claim_check_raw_value` is the sink's `claim-check-raw-value`, `compression` its
+    `large-message-handle-compression` (open-protocol).
 
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
@@ -253,7 +255,9 @@ def decoder_for(
         from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 
         return OpenProtocolDecoder(
-            claim_check_loader=claim_check_loader, claim_check_raw_value=claim_check_raw_value
+            claim_check_loader=claim_check_loader,
+            claim_check_raw_value=claim_check_raw_value,
+            compression=compression,
         )
     raise DecodeError(
         f"protocol {protocol!r} has no decoder; use simple, avro, debezium, canal-json or "

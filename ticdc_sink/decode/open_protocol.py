@@ -25,7 +25,8 @@ with `u` and `p` an UPDATE, one with `u` alone an INSERT, as tiflow's decoder re
 `only-output-updated-columns` and no changed column, reads as an INSERT). With
 `only-output-updated-columns` `old` holds the changed columns only. Columns come in the
 message's order (by name); open-protocol carries no table id or schema version (both 0).
-`handle_key_only` is the key's `ohk`; a row sent with claim-check names its file in
+Values written with `large-message-handle-compression` are decompressed first
+(`compression`). `handle_key_only` is the key's `ohk`; a row sent with claim-check names its file in
 `ccl`, and given a `claim_check_loader` the decoder reads the full row from it.
 """
 
@@ -39,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import (
     BATCH_VERSION,
     TYPE_DDL,
@@ -190,9 +192,23 @@ class OpenProtocolDecoder:
         *,
         claim_check_loader: ClaimCheckLoader | None = None,
         claim_check_raw_value: bool = False,
+        compression: str = "none",
     ) -> None:
+        """`compression` is the sink's `large-message-handle-compression`, which row and
+        DDL values were compressed with.
+
+        Raises:
+            DecodeError: an unknown compression.
+        """
         self._loader = claim_check_loader
         self._raw_value = claim_check_raw_value
+        try:
+            self._compression = Compression(compression.strip().lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in Compression)
+            raise DecodeError(
+                f"large-message-handle-compression {compression!r} is unknown; use {allowed}"
+            ) from None
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The one event of a message.
@@ -240,7 +256,7 @@ class OpenProtocolDecoder:
         database = key.get("scm", "")
         table = key.get("tbl", "")
         if kind == TYPE_DDL:
-            ddl = _json(value_json, "DDL value")
+            ddl = _json(decompress(self._compression, value_json), "DDL value")
             query, action = ddl.get("q"), ddl.get("t")
             if type(query) is not str or type(action) is not int:
                 raise DecodeError("open-protocol DDL value lacks its query `q` or type `t`")
@@ -250,7 +266,7 @@ class OpenProtocolDecoder:
         location = key.get("ccl") or None
         if location is not None and self._loader is not None:
             value_json = self._stored_value(location)
-        row = _json(value_json, "row value")
+        row = _json(decompress(self._compression, value_json), "row value")
         deleted = _image(row.get("d"), "d")
         data = _image(row.get("u"), "u")
         old = _image(row.get("p"), "p")

@@ -84,6 +84,7 @@ class OpenProtocolBatchEncoder:
 
         commit_ts = batch.commit_ts_list()
         key_tail = t.key_tail
+        compress = t.compress
         keys: list[bytes | None] = []
         values: list[bytes | None] = []
         sizes: list[int] = []
@@ -115,7 +116,7 @@ class OpenProtocolBatchEncoder:
                     value += self._old(n + old, image, texts)
                 value += "}"
             key = b'{"ts":%d' % commit_ts[row] + key_tail
-            data = value.encode()
+            data = compress(value.encode())
             keys.append(VERSION_HEAD + _LENGTH.pack(len(key)) + key)
             values.append(_LENGTH.pack(len(data)) + data)
             sizes.append(len(key) + len(data) + 24 + RECORD_OVERHEAD)

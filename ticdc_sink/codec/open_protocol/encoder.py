@@ -117,6 +117,7 @@ class OpenProtocolEncoder:
             SchemaError: a large message of a table without a handle key.
         """
         key, value = self._row.marshal(change)
+        value = self._table.compress(value)
         size = len(key) + len(value) + RECORD_OVERHEAD + FRAME_OVERHEAD
         if size <= self._limit:
             return self._message(change, key, value)
@@ -157,6 +158,7 @@ class OpenProtocolEncoder:
         small_key, small_value = self._row.marshal(
             change, key_only=True, claim_check_location=location
         )
+        small_value = self._table.compress(small_value)
         small_size = len(small_key) + len(small_value) + RECORD_OVERHEAD + FRAME_OVERHEAD
         if small_size > limit:
             raise MessageTooLargeError(table=name, key=key_text, size=small_size, limit=limit)
@@ -189,7 +191,7 @@ class OpenProtocolEncoder:
         TiCDC sends it to every partition of the topic."""
         key, value = frame(
             ddl_key(commit_ts, self.table.database, self.table.table),
-            ddl_value(query, ddl_action_type(previous, query)),
+            self._table.compress(ddl_value(query, ddl_action_type(previous, query))),
         )
         return Message(key=key, value=value, commit_ts=commit_ts)
 

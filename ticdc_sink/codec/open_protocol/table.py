@@ -4,6 +4,7 @@ keys and the options that shape its messages."""
 
 from __future__ import annotations
 
+from ticdc_sink.codec.compression import compress
 from ticdc_sink.codec.open_protocol.message import TYPE_ROW
 from ticdc_sink.codec.open_protocol.values import ColumnEntry, table_entries
 from ticdc_sink.config import CodecConfig
@@ -42,12 +43,19 @@ class OpenProtocolTable:
         self.output_old_value = config.open_output_old_value
         self.only_updated = config.only_output_updated_columns
         self.delete_key_only = config.delete_only_output_handle_key_columns
+        self.compression = config.large_message_handle_compression
         if self.delete_key_only and not self.key_entries:
             raise self.no_handle_key("delete-only-output-handle-key-columns=true")
         # `scm` and `tbl` are omitempty (message.row_key); the commit ts comes first.
         names = f',"scm":{json_quote(table.database)}' if table.database else ""
         names += f',"tbl":{json_quote(table.table)}' if table.table else ""
         self.key_tail = f'{names},"t":{TYPE_ROW}}}'.encode()
+
+    def compress(self, value: bytes) -> bytes:
+        """An event's value JSON as it goes into the message: compressed with
+        `large-message-handle-compression` (tiflow calls common.Compress on every row and
+        DDL value, before the size check); keys never are."""
+        return compress(self.compression, value)
 
     def no_handle_key(self, why: str) -> SchemaError:
         """tiflow's "not found handle key columns" (ErrOpenProtocolCodecInvalidData)."""
