@@ -342,10 +342,10 @@ def ddl_partitions(config: CodecConfig, partition_count: int) -> range:
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
     """The watermark (resolved ts) message of `config.protocol`, broadcast by the caller to
-    every partition of every topic; None when the protocol sends none: simple always
-    sends one, open-protocol always (its resolved event), debezium and canal-json with
-    enable-tidb-extension, avro never (TiCDC's
-    avro watermark is a test-only mode that Confluent consumers cannot read).
+    every partition of every topic; None when the protocol sends none: simple and
+    open-protocol (its resolved event) always send one, debezium and canal-json with
+    enable-tidb-extension, avro never (TiCDC's avro watermark is a test-only mode that
+    Confluent consumers cannot read).
     """
     from ticdc_sink.config import Protocol as ProtocolName
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
 from ticdc_sink.codec.batch import key_changed, row_messages, split_events
-from ticdc_sink.codec.open_protocol.message import VERSION_HEAD
+from ticdc_sink.codec.open_protocol.message import FRAME_OVERHEAD, VERSION_HEAD
 from ticdc_sink.codec.open_protocol.table import OpenProtocolTable, image_map
 from ticdc_sink.codec.open_protocol.values import ColumnEntry, same_text
 from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
@@ -44,9 +44,10 @@ class OpenProtocolBatchEncoder:
 
     def __init__(self, table: OpenProtocolTable) -> None:
         self._table = table
-        self._key_positions = {e.position for e in table.key_entries}
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
+        """What `encode_row` gives for every event of `batch` (key-changing UPDATEs split),
+        those only the row path can write listed in `row_path`."""
         t = self._table
         n = batch.rows
         ops = (
@@ -119,7 +120,7 @@ class OpenProtocolBatchEncoder:
             data = compress(value.encode())
             keys.append(VERSION_HEAD + _LENGTH.pack(len(key)) + key)
             values.append(_LENGTH.pack(len(data)) + data)
-            sizes.append(len(key) + len(data) + 24 + RECORD_OVERHEAD)
+            sizes.append(len(key) + len(data) + FRAME_OVERHEAD + RECORD_OVERHEAD)
         row_ends = events.row_ends if split.any() else None
         return EncodedBatch(
             values=values,

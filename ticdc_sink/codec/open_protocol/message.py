@@ -34,6 +34,7 @@ __all__ = [
     "frame",
     "resolved_key",
     "row_key",
+    "row_key_tail",
 ]
 
 #: tiflow codec.BatchVersion1, the first 8 bytes of every key.
@@ -63,6 +64,12 @@ def _names(database: str, table: str) -> str:
     # `scm` and `tbl` are omitempty.
     text = f',"scm":{json_quote(database)}' if database else ""
     return text + (f',"tbl":{json_quote(table)}' if table else "")
+
+
+def row_key_tail(database: str, table: str) -> bytes:
+    """What follows the commit ts in a row event's key JSON without markers (the
+    column-wise path writes `{"ts":<ts>` and this)."""
+    return f'{_names(database, table)},"t":{TYPE_ROW}}}'.encode()
 
 
 def row_key(

@@ -5,11 +5,10 @@ keys and the options that shape its messages."""
 from __future__ import annotations
 
 from ticdc_sink.codec.compression import compress
-from ticdc_sink.codec.open_protocol.message import TYPE_ROW
+from ticdc_sink.codec.open_protocol.message import row_key_tail
 from ticdc_sink.codec.open_protocol.values import ColumnEntry, table_entries
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import SchemaError
-from ticdc_sink.gotext import json_quote
 from ticdc_sink.schema import TableSchema
 
 __all__ = ["OpenProtocolTable", "image_map"]
@@ -46,10 +45,7 @@ class OpenProtocolTable:
         self.compression = config.large_message_handle_compression
         if self.delete_key_only and not self.key_entries:
             raise self.no_handle_key("delete-only-output-handle-key-columns=true")
-        # `scm` and `tbl` are omitempty (message.row_key); the commit ts comes first.
-        names = f',"scm":{json_quote(table.database)}' if table.database else ""
-        names += f',"tbl":{json_quote(table.table)}' if table.table else ""
-        self.key_tail = f'{names},"t":{TYPE_ROW}}}'.encode()
+        self.key_tail = row_key_tail(table.database, table.table)
 
     def compress(self, value: bytes) -> bytes:
         """An event's value JSON as it goes into the message: compressed with
