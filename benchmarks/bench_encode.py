@@ -5,7 +5,8 @@ reference table -> messages, per protocol.
     python benchmarks/bench_encode.py --protocols simple-json,simple-json-rows
 
 Protocols: `simple-json`, `simple-avro`, `avro` (schema ids from an in-memory lookup),
-`debezium`, `debezium-no-schema`, `canal-json`, each through the writer's path
+`debezium`, `debezium-no-schema`, `canal-json`, `open-protocol` (one message per event:
+the writer batches after encoding), each through the writer's path
 (`events.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
 `<protocol>-rows` (e.g. `avro-rows`), the per-row path (`read_changes`, key-changing
 updates split, `encode_row` per event). Prints one JSON line per protocol: rows/s for
@@ -108,6 +109,7 @@ PROTOCOLS: dict[str, dict[str, str]] = {
     "debezium": {"protocol": "debezium"},
     "debezium-no-schema": {"protocol": "debezium", "debezium-disable-schema": "true"},
     "canal-json": {"protocol": "canal-json"},
+    "open-protocol": {"protocol": "open-protocol"},
 }
 # The per-row path of each protocol (`encode_row` per event), for comparison.
 ROW_PATHS = {f"{name}-rows": options for name, options in PROTOCOLS.items()}

@@ -1,11 +1,14 @@
 """open-protocol, a record batch at a time: the same events as `row.OpenProtocolRowEncoder`,
 rendered column by column.
 
-Per column, once per batch, every value's JSON text is made by the column's renderer in
-one pass over the column (one dispatch per column, not per value) and joined with the
+Per column, once per batch, every value's JSON text: integer and double columns cast to
+text by Arrow, whose text is Go's (a double with an exponent, or NaN / infinity, is
+rendered again one by one, as `gotext.json_float` writes it); string columns whose text
+needs no escaping (one regex search over the whole column) quoted as they are; every other
+column by the column's renderer, one call per value. Each text is joined with the
 column's constant head; per image the column entries are joined in Go's map order once,
 and shared by the events that use it (an UPDATE's new image, a split row's DELETE and
-INSERT). Per event only the key (its commit ts) and the value's frame are written.
+INSERT). Per event only the key (its commit ts), the value's frame and `p` are written.
 
 The row path stays the reference: the size check and the large-message policy run there
 (the writer re-encodes an oversized message through `encode_row`), and so do the events
@@ -16,27 +19,56 @@ raises its error.
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
 from ticdc_sink.codec.batch import key_changed, row_messages, split_events
 from ticdc_sink.codec.open_protocol.message import FRAME_OVERHEAD, VERSION_HEAD
-from ticdc_sink.codec.open_protocol.table import OpenProtocolTable, image_map
-from ticdc_sink.codec.open_protocol.values import ColumnEntry, same_text
+from ticdc_sink.codec.open_protocol.table import OpenProtocolTable
+from ticdc_sink.codec.open_protocol.values import ColumnEntry, FastText, same_text
 from ticdc_sink.events import OP_DELETE, OP_INSERT, OP_UPDATE, ChangeBatch
+from ticdc_sink.gotext import JSON_ESCAPED
 
 __all__ = ["OpenProtocolBatchEncoder"]
 
 _RENDER_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
 _LENGTH = struct.Struct(">Q")
+_NEEDS_ESCAPE = re.compile("[" + re.escape(JSON_ESCAPED) + "]")
 
 
 def _values(column: Any) -> list[Any]:
     return column.to_pylist() if isinstance(column, pa.Array) else list(column)
+
+
+def _arrow_texts(entry: ColumnEntry, column: Any) -> list[str] | None:
+    """The JSON texts of an Arrow column ("null" for NULL) where Arrow writes Go's text,
+    else None."""
+    if not isinstance(column, pa.Array):
+        return None
+    kind = column.type
+    fast = entry.fast
+    if fast is FastText.INTEGER and pa.types.is_integer(kind):
+        return ["null" if t is None else t for t in pc.cast(column, pa.string()).to_pylist()]
+    if fast is FastText.DOUBLE and pa.types.is_float64(kind):
+        texts = pc.cast(column, pa.string()).to_pylist()
+        render = entry.render
+        return [
+            "null"
+            if t is None
+            else (render(column[i].as_py()) if "e" in t or "n" in t or "i" in t else t)
+            for i, t in enumerate(texts)
+        ]
+    if fast is FastText.STRING and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        values = column.to_pylist()
+        if _NEEDS_ESCAPE.search("".join(v for v in values if v is not None)) is None:
+            return ["null" if v is None else '"' + v + '"' for v in values]
+    return None
 
 
 class OpenProtocolBatchEncoder:
@@ -55,34 +87,27 @@ class OpenProtocolBatchEncoder:
             if batch.op_codes is None
             else batch.op_codes.to_numpy(zero_copy_only=False)
         )
+        before_rows = batch.before_rows
         before_of = np.full(n, -1, np.int64)
-        if batch.before_rows:
-            before_of[np.asarray(batch.before_rows, np.int64)] = np.arange(len(batch.before_rows))
+        if before_rows:
+            before_of[np.asarray(before_rows, np.int64)] = np.arange(len(before_rows))
         split = key_changed(batch, key_indexes)
         events = split_events(ops, split, before_of)
         bad_rows: set[int] = set()
-        # Per column, the entry text of every image: rows 0..n-1 are the images, n + j the
-        # old image of before_rows[j].
-        texts: dict[int, list[str | None]] = {}
+        # Per column, the value text of every image: 0..n-1 the rows' images, n + j the old
+        # image of before_rows[j]; "null" for NULL.
+        texts: dict[int, list[str]] = {}
         for entry in t.entries:
-            column = _values(batch.columns[entry.position])
-            before = _values(batch.before_columns[entry.position]) if batch.before_rows else []
-            texts[entry.position] = self._render(
-                entry, column + before, n, batch.before_rows, bad_rows
+            position = entry.position
+            new = self._texts(entry, batch.columns[position], 0, before_rows, bad_rows)
+            old = (
+                self._texts(entry, batch.before_columns[position], n, before_rows, bad_rows)
+                if before_rows
+                else []
             )
-        full_maps: dict[int, str] = {}
-        key_maps: dict[int, str] = {}
-
-        def image_text(image: int, key_only: bool) -> str:
-            cache = key_maps if key_only else full_maps
-            found = cache.get(image)
-            if found is None:
-                entries = t.key_entries if key_only else t.entries
-                found = cache[image] = image_map(
-                    entries, [texts[e.position][image] for e in entries]
-                )
-            return found
-
+            texts[position] = new + old
+        full = self._maps(t.entries, texts)
+        key_only = self._maps(t.key_entries, texts) if t.delete_key_only else full
         commit_ts = batch.commit_ts_list()
         key_tail = t.key_tail
         compress = t.compress
@@ -90,30 +115,27 @@ class OpenProtocolBatchEncoder:
         values: list[bytes | None] = []
         sizes: list[int] = []
         row_path_rows: set[int] = set(bad_rows)
-        for e in range(len(events.rows)):
-            row = int(events.rows[e])
-            op = int(events.ops[e])
-            image = int(events.images[e])
-            if row in bad_rows:
+        for row, op, image, old in zip(
+            events.rows.tolist(),
+            events.ops.tolist(),
+            events.images.tolist(),
+            events.old.tolist(),
+            strict=True,
+        ):
+            if row in bad_rows or (op == OP_UPDATE and old < 0 and t.output_old_value):
+                # A refused value, or an UPDATE without `_before`: the row path's error.
+                row_path_rows.add(row)
                 keys.append(None)
                 values.append(None)
                 sizes.append(0)
                 continue
             if op == OP_INSERT:
-                value = '{"u":' + image_text(image, False) + "}"
+                value = '{"u":' + full[image] + "}"
             elif op == OP_DELETE:
-                value = '{"d":' + image_text(image, t.delete_key_only) + "}"
+                value = '{"d":' + key_only[image] + "}"
             else:
-                assert op == OP_UPDATE
-                value = '{"u":' + image_text(image, False)
+                value = '{"u":' + full[image]
                 if t.output_old_value:
-                    old = int(events.old[e])
-                    if old < 0:  # an UPDATE without `_before`: the row path's error
-                        row_path_rows.add(row)
-                        keys.append(None)
-                        values.append(None)
-                        sizes.append(0)
-                        continue
                     value += self._old(n + old, image, texts)
                 value += "}"
             key = b'{"ts":%d' % commit_ts[row] + key_tail
@@ -131,40 +153,46 @@ class OpenProtocolBatchEncoder:
             row_path=row_messages(row_path_rows, row_ends),
         )
 
-    def _old(self, old: int, new: int, texts: dict[int, list[str | None]]) -> str:
+    @staticmethod
+    def _maps(entries: list[ColumnEntry], texts: dict[int, list[str]]) -> list[str]:
+        """Every image's column map of `entries`, in Go's map order."""
+        columns = [[e.head + v + "}" for v in texts[e.position]] for e in entries]
+        return ["{" + ",".join(parts) + "}" for parts in zip(*columns, strict=True)]
+
+    def _old(self, old: int, new: int, texts: dict[int, list[str]]) -> str:
         """`,"p":{…}` for an UPDATE (old image `old`, new image `new`), or "" when
         only-output-updated-columns left no column (omitempty)."""
         entries = self._table.entries
-        if not self._table.only_updated:
-            return ',"p":' + image_map(entries, [texts[e.position][old] for e in entries])
-        kept: list[ColumnEntry] = []
-        kept_texts: list[str | None] = []
-        for e in entries:
-            column = texts[e.position]
-            if not same_text(e, column[old], column[new]):
-                kept.append(e)
-                kept_texts.append(column[old])
-        return ',"p":' + image_map(kept, kept_texts) if kept else ""
+        if self._table.only_updated:
+            entries = [
+                e
+                for e in entries
+                if not same_text(e, texts[e.position][old], texts[e.position][new])
+            ]
+            if not entries:
+                return ""
+        return ',"p":{' + ",".join(e.head + texts[e.position][old] + "}" for e in entries) + "}"
 
     @staticmethod
-    def _render(
-        entry: ColumnEntry,
-        values: list[Any],
-        rows: int,
-        before_rows: list[int],
-        bad_rows: set[int],
-    ) -> list[str | None]:
+    def _texts(
+        entry: ColumnEntry, column: Any, offset: int, before_rows: list[int], bad_rows: set[int]
+    ) -> list[str]:
+        """One column's value texts; a value the renderer refuses marks its row (the
+        image at `offset + i` is row i, or before_rows[i] for old images) for the row path."""
+        fast = _arrow_texts(entry, column)
+        if fast is not None:
+            return fast
+        values = _values(column)
         render = entry.render
         try:
-            return [None if v is None else render(v) for v in values]
+            return ["null" if v is None else render(v) for v in values]
         except _RENDER_ERRORS:
             pass
-        # A value the renderer refuses: its row goes to the row path, which raises.
-        out: list[str | None] = []
+        out: list[str] = []
         for i, v in enumerate(values):
             try:
-                out.append(None if v is None else render(v))
+                out.append("null" if v is None else render(v))
             except _RENDER_ERRORS:
-                out.append(None)
-                bad_rows.add(i if i < rows else before_rows[i - rows])
+                out.append("null")
+                bad_rows.add(i if not offset else before_rows[i])
         return out

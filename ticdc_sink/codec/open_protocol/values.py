@@ -15,6 +15,7 @@ strings; CHAR and VARCHAR as strings, BINARY and VARBINARY as the inside of Go's
 from __future__ import annotations
 
 import base64
+import enum
 import math
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "UNIQUE_KEY_FLAG",
     "UNSIGNED_FLAG",
     "ColumnEntry",
+    "FastText",
     "Renderer",
     "column_flags",
     "column_type_code",
@@ -89,6 +91,17 @@ _STRING_TYPES = frozenset({"char", "varchar", "binary", "varbinary"})
 
 #: A mounter value (not None) -> its JSON text.
 Renderer = Callable[[Any], str]
+
+
+class FastText(enum.Enum):
+    """What the column-wise path may render without calling `render` per value: Arrow's
+    text of an integer or double column is Go's (a double's only without an exponent),
+    and a JSON string of text that needs no escaping is the text quoted."""
+
+    NONE = "none"
+    INTEGER = "integer"
+    DOUBLE = "double"
+    STRING = "string"
 
 
 def column_type_code(column: Column) -> int:
@@ -188,6 +201,29 @@ _RENDERERS: dict[ValueKind, Renderer] = {
 }
 
 
+_FAST = {
+    ValueKind.INT: FastText.INTEGER,
+    ValueKind.UINT: FastText.INTEGER,
+    ValueKind.ENUM: FastText.INTEGER,
+    ValueKind.SET: FastText.INTEGER,
+    ValueKind.FLOAT64: FastText.DOUBLE,
+    ValueKind.DECIMAL: FastText.STRING,
+    ValueKind.DATE: FastText.STRING,
+    ValueKind.DATETIME: FastText.STRING,
+    ValueKind.TIMESTAMP: FastText.STRING,
+    ValueKind.TIME: FastText.STRING,
+    ValueKind.JSON: FastText.STRING,
+    ValueKind.VECTOR: FastText.STRING,
+}
+
+
+def _fast(column: Column) -> FastText:
+    kind = value_kind(column)
+    if kind is ValueKind.TEXT:
+        return FastText.STRING if column.type.base in _STRING_TYPES else FastText.NONE
+    return _FAST.get(kind, FastText.NONE)
+
+
 def _renderer(column: Column) -> Renderer:
     kind = value_kind(column)
     if kind is ValueKind.TEXT:
@@ -209,6 +245,7 @@ class ColumnEntry:
     flags: int
     render: Renderer
     is_float: bool = False
+    fast: FastText = FastText.NONE
 
     @property
     def is_handle_key(self) -> bool:
@@ -229,14 +266,16 @@ def table_entries(table: TableSchema) -> list[ColumnEntry]:
             f'{json_quote(column.name)}:{{"t":{column_type_code(column)}{handle},"f":{flags},"v":'
         )
         is_float = column.type.base in ("float", "double")
-        entries.append(ColumnEntry(column.name, position, head, flags, _renderer(column), is_float))
+        render, fast = _renderer(column), _fast(column)
+        entries.append(ColumnEntry(column.name, position, head, flags, render, is_float, fast))
     entries.sort(key=lambda e: e.name.encode("utf-8", "surrogatepass"))
     return entries
 
 
 def same_text(entry: ColumnEntry, old: str | None, new: str | None) -> bool:
     """Whether an old and a new value are equal as Go compares them
-    (`codec.IsColumnValueEqual`), given their texts: texts are equal exactly when the
+    (`codec.IsColumnValueEqual`), given their texts (NULL: None in the row path, "null"
+    in the column-wise one; no value renders as "null"): texts are equal exactly when the
     values are, but for a float's -0, which Go finds equal to 0."""
     if old == new:
         return True
