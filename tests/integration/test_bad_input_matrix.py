@@ -239,6 +239,12 @@ DRIVER_CASES = [
         ["has no handle key", "delete-only-output-handle-key-columns"],
     ),
     (
+        "compression-not-yet-for-this-protocol",
+        {"protocol": "simple", "large-message-handle-compression": "lz4"},
+        "ConfigError",
+        ["'large-message-handle-compression' is 'lz4'", "open-protocol only"],
+    ),
+    (
         "large-message-option",
         {"large-message-handle-option": "drop"},
         "ConfigError",

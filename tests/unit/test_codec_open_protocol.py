@@ -439,5 +439,5 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
 
 
 def test_compression_is_open_protocol_only_for_now() -> None:
-    with pytest.raises(ConfigError, match="'large-message-handle-compression' applies to"):
+    with pytest.raises(ConfigError, match="open-protocol only, not yet for 'simple'; use none"):
         CodecConfig(large_message_handle_compression="snappy")
