@@ -767,11 +767,13 @@ def _binary(data: bytes | None) -> bool:
 
 def _framed(data: bytes | None, *, key: bool) -> str:
     """An open-protocol key or value of one event: its big-endian words in hex, then the
-    event's JSON (`codec.open_protocol.message`)."""
+    event's JSON (`codec.open_protocol.message`), or its bytes when compressed."""
     data = data or b""
     head = 16 if key else 8
     words = " | ".join(data[i : i + 8].hex(" ", 4) for i in range(0, min(head, len(data)), 8))
-    return f"{words} | {data[head:].decode('utf-8', 'replace')}".rstrip()
+    body = data[head:]
+    text = _shown(body, False) if _binary(body) else body.decode("utf-8")
+    return f"{words} | {text}".rstrip()
 
 
 def _shown(data: bytes | None, pretty: bool) -> str:
