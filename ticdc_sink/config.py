@@ -39,7 +39,7 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
 | `claim-check-storage-uri` | codec | None | claim-check: `file:///dir` (others via fsspec) |
 | `claim-check-raw-value` | codec | false | claim-check: store the raw value, no JSON |
-| `large-message-handle-compression` | codec | none | open-protocol: none, snappy, lz4 values |
+| `large-message-handle-compression` | codec | none | none, snappy, lz4 (not debezium, avro) |
 | `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
 | `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
 | `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
@@ -242,6 +242,9 @@ class SubjectNameStrategy(enum.StrEnum):
 
 # Protocols whose DDL messages the sink sends when a table's schema changes.
 DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
+
+# Protocols whose messages `large-message-handle-compression` compresses here.
+_COMPRESSED = (Protocol.SIMPLE, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
 # save(path) / start(path), `queryName` from writeStream.queryName(...)
@@ -828,15 +831,15 @@ class CodecConfig:
             )
 
     def _check_compression(self) -> None:
-        # TiCDC compresses simple, canal-json and debezium messages too (avro never); not
-        # done here yet, so they refuse it rather than write what TiCDC would not.
+        # TiCDC compresses debezium messages too (avro never); not done here yet, so debezium
+        # refuses it rather than write what TiCDC would not.
         compression = self.large_message_handle_compression
-        if compression is LargeMessageCompression.NONE or self.protocol is Protocol.OPEN_PROTOCOL:
+        if compression is LargeMessageCompression.NONE or self.protocol in _COMPRESSED:
             return
         raise ConfigError(
             f"option 'large-message-handle-compression' is '{compression.value}', which this "
-            f"sink does for protocol open-protocol only, not yet for '{self.protocol.value}'; "
-            "use none, or protocol open-protocol",
+            f"sink does for protocol {', '.join(_COMPRESSED)} only, not for "
+            f"'{self.protocol.value}'; use none, or one of those protocols",
             option="large-message-handle-compression",
             value=compression.value,
         )

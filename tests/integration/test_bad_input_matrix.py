@@ -240,9 +240,9 @@ DRIVER_CASES = [
     ),
     (
         "compression-not-yet-for-this-protocol",
-        {"protocol": "simple", "large-message-handle-compression": "lz4"},
+        {"protocol": "debezium", "large-message-handle-compression": "lz4"},
         "ConfigError",
-        ["'large-message-handle-compression' is 'lz4'", "open-protocol only"],
+        ["'large-message-handle-compression' is 'lz4'", "not for 'debezium'"],
     ),
     (
         "large-message-option",

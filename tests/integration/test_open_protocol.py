@@ -1,6 +1,7 @@
 """protocol=open-protocol through Spark and the broker: every type round-trips, rows of a
 partition share Kafka messages within max-batch-size, a change stream replays into the
-same table, and DDL and resolved events come as TiCDC sends them."""
+same table, and DDL and resolved events come as TiCDC sends them; values compressed with
+large-message-handle-compression (open-protocol, simple, canal-json) decode back."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.support.tables import (
     final_table,
 )
 from ticdc_sink.cli import main
-from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, decoder_for
 from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 
 pytestmark = pytest.mark.integration
@@ -92,6 +93,31 @@ def test_compressed_values_round_trip(spark, broker):
         {"id": i, "name": "x" * 500} for i in range(4)
     ]
     assert len(records[0].value) < 4 * 500  # the values went compressed
+
+
+@pytest.mark.parametrize("protocol", ["simple", "canal-json"])
+def test_other_protocols_compress_as_well(spark, broker, protocol):
+    rows = [(i, "y" * 500) for i in range(3)]
+    df = spark.createDataFrame(rows, "id bigint, name string").coalesce(1)
+    topic = f"compressed_{protocol.replace('-', '_')}"
+    options = {"database": "shop", "table": "z", "primary_key": "id", "partition_num": "1"}
+    write(
+        df,
+        broker,
+        topic=topic,
+        protocol=protocol,
+        enable_tidb_extension="true",
+        large_message_handle_compression="snappy",
+        **options,
+    )
+    decoder = decoder_for(protocol, compression="snappy")
+    records = broker.consume_all(topic)
+    events = [decoder.decode_message(r.key, r.value) for r in records]
+    assert [e.data for e in events if isinstance(e, DecodedRow)] == [
+        {"id": i, "name": "y" * 500} for i in range(3)
+    ]
+    assert isinstance(events[-1], DecodedWatermark)
+    assert all(len(r.value) < 500 for r in records)
 
 
 def test_decode_prints_every_event_of_a_batched_message(spark, broker, capsys):

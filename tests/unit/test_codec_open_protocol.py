@@ -438,6 +438,6 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
     assert decoder.decode_message(message.key, message.value).data == {"id": 1, "s": row.row[1]}
 
 
-def test_compression_is_open_protocol_only_for_now() -> None:
-    with pytest.raises(ConfigError, match="open-protocol only, not yet for 'simple'; use none"):
-        CodecConfig(large_message_handle_compression="snappy")
+def test_compression_is_refused_where_it_is_not_done() -> None:
+    with pytest.raises(ConfigError, match="not for 'debezium'; use none, or one of those"):
+        CodecConfig(protocol=Protocol.DEBEZIUM, large_message_handle_compression="snappy")

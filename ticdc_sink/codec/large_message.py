@@ -16,6 +16,7 @@ from collections.abc import Callable
 from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, Message
 from ticdc_sink.codec.claim_check import store_message
 from ticdc_sink.codec.common import handle_key_text
+from ticdc_sink.codec.compression import compress
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import RowChange
@@ -51,16 +52,20 @@ class LargeMessagePolicy:
         self._small = small
         self._store = store
         self._protocol = protocol
+        self._compression = config.large_message_handle_compression
 
     def message(self, change: RowChange, value: bytes) -> Message:
-        """The message of a row change whose full value is `value` (an empty key): as is
-        within max-message-bytes, else as the policy says.
+        """The message of a row change whose full value is `value` (an empty key),
+        compressed with `large-message-handle-compression` (tiflow compresses before the
+        size check, the handle-key-only value too, and the claim-check file holds the
+        compressed value): as is within max-message-bytes, else as the policy says.
 
         Raises:
             MessageTooLargeError: the option is `none`, or the smaller value is still too
                 large.
             ConfigError: claim-check without a store.
         """
+        value = compress(self._compression, value)
         size = len(value) + RECORD_OVERHEAD
         if size <= self._limit:
             return Message(key=ROW_KEY, value=value, commit_ts=change.commit_ts, rows=1)
@@ -83,7 +88,7 @@ class LargeMessagePolicy:
                 value=value,
                 raw_value=config.claim_check_raw_value,
             )
-        value = self._small(change, location)
+        value = compress(self._compression, self._small(change, location))
         small_size = len(value) + RECORD_OVERHEAD
         if small_size > limit:
             raise MessageTooLargeError(table=name, key=key, size=small_size, limit=limit)

@@ -218,7 +218,7 @@ def decoder_for(
     `claim_check_loader` (simple, canal-json) reads claim-check locations so that rows
     sent with `large-message-handle-option=claim-check` come back whole;
     `claim_check_raw_value` is the sink's `claim-check-raw-value`, `compression` its
-    `large-message-handle-compression` (open-protocol).
+    `large-message-handle-compression` (simple, canal-json, open-protocol).
 
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
@@ -231,6 +231,7 @@ def decoder_for(
             encoding_format=encoding_format,
             claim_check_loader=claim_check_loader,
             claim_check_raw_value=claim_check_raw_value,
+            compression=compression,
         )
     if name in ("avro", "flat-avro"):
         if schema_for_id is None:
@@ -249,7 +250,9 @@ def decoder_for(
         from ticdc_sink.decode.canal_json import CanalJsonDecoder
 
         return CanalJsonDecoder(
-            claim_check_loader=claim_check_loader, claim_check_raw_value=claim_check_raw_value
+            claim_check_loader=claim_check_loader,
+            claim_check_raw_value=claim_check_raw_value,
+            compression=compression,
         )
     if name in ("open-protocol", "default"):
         from ticdc_sink.decode.open_protocol import OpenProtocolDecoder

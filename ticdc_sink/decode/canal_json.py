@@ -49,6 +49,7 @@ from typing import Any
 import orjson
 
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
+from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedDDL,
@@ -153,11 +154,14 @@ class CanalJsonDecoder:
         *,
         claim_check_loader: ClaimCheckLoader | None = None,
         claim_check_raw_value: bool = False,
+        compression: str = "none",
     ) -> None:
-        """`claim_check_loader` reads claim-check locations (module docstring)."""
+        """`claim_check_loader` reads claim-check locations (module docstring);
+        `compression` is the sink's `large-message-handle-compression`."""
         self._parsers: dict[tuple[str | None, int | None], Parser] = {}
         self.claim_check_loader = claim_check_loader
         self.claim_check_raw_value = claim_check_raw_value
+        self.compression = compression_named(compression)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The event of one Kafka record (the key is not used: canal-json keys are empty).
@@ -167,6 +171,7 @@ class CanalJsonDecoder:
         """
         if value is None:
             raise DecodeError("the record has no value; a canal-json message always has one")
+        value = decompress(self.compression, value)
         try:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:

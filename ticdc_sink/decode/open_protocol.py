@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from ticdc_sink.codec.compression import Compression, decompress
+from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.codec.open_protocol.message import (
     BATCH_VERSION,
     TYPE_DDL,
@@ -202,13 +202,7 @@ class OpenProtocolDecoder:
         """
         self._loader = claim_check_loader
         self._raw_value = claim_check_raw_value
-        try:
-            self._compression = Compression(compression.strip().lower())
-        except ValueError:
-            allowed = ", ".join(c.value for c in Compression)
-            raise DecodeError(
-                f"large-message-handle-compression {compression!r} is unknown; use {allowed}"
-            ) from None
+        self._compression = compression_named(compression)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The one event of a message.

@@ -57,6 +57,7 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.avro_values import parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
@@ -405,14 +406,17 @@ class SimpleDecoder:
         encoding_format: str = "json",
         claim_check_loader: ClaimCheckLoader | None = None,
         claim_check_raw_value: bool = False,
+        compression: str = "none",
     ) -> None:
-        """`claim_check_loader` reads claim-check locations (module docstring).
+        """`claim_check_loader` reads claim-check locations (module docstring);
+        `compression` is the sink's `large-message-handle-compression`.
 
         Raises:
             DecodeError: an encoding format other than json or avro.
         """
         self.claim_check_loader = claim_check_loader
         self.claim_check_raw_value = claim_check_raw_value
+        self.compression = compression_named(compression)
         encoding = str(encoding_format).lower()
         if encoding not in ENCODING_FORMATS:
             raise DecodeError(
@@ -455,6 +459,7 @@ class SimpleDecoder:
         """
         if value is None:
             raise DecodeError("the record has no value; a Simple message always has one")
+        value = decompress(self.compression, value)
         if self.encoding_format == "avro":
             return self._decode_avro(value)
         try:

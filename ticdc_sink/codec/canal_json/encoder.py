@@ -29,6 +29,7 @@ from ticdc_sink.codec.canal_json.batch import CanalJsonBatchEncoder
 from ticdc_sink.codec.canal_json.row import CanalJsonRowEncoder
 from ticdc_sink.codec.canal_json.table import CanalJsonTable
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
+from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import LargeMessagePolicy
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import ChangeBatch, RowChange
@@ -87,7 +88,8 @@ class CanalJsonEncoder:
         only the row path can write listed in `row_path`."""
         if self._batch is None:
             self._batch = CanalJsonBatchEncoder(self._table)
-        return self._batch.encode_batch(batch, key_indexes)
+        encoded = self._batch.encode_batch(batch, key_indexes)
+        return compress_batch(encoded, self.config.large_message_handle_compression)
 
     def encode_bootstrap(self) -> None:
         """canal-json has no bootstrap message."""
@@ -105,7 +107,8 @@ class CanalJsonEncoder:
         )
         if self._table.extension:
             text += f',"_tidb":{{"commitTs":{commit_ts}}}' if commit_ts else ',"_tidb":{}'
-        return Message(key=None, value=(text + "}").encode(), commit_ts=commit_ts, rows=0)
+        value = compress(self.config.large_message_handle_compression, (text + "}").encode())
+        return Message(key=None, value=value, commit_ts=commit_ts, rows=0)
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
@@ -121,4 +124,5 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
         f'"type":"{WATERMARK_TYPE}","es":{commit_ts >> 18},"ts":{build_ts_ms},"sql":"",'
         f'"sqlType":null,"mysqlType":null,"data":null,"old":null,"_tidb":{extension}}}'
     )
-    return Message(key=None, value=value.encode(), commit_ts=commit_ts)
+    data = compress(config.large_message_handle_compression, value.encode())
+    return Message(key=None, value=data, commit_ts=commit_ts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, EncodedBatch, Message
+from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import ROW_KEY, LargeMessagePolicy
 from ticdc_sink.codec.simple import avro_row, json_row
 from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
@@ -66,6 +67,7 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
         value = avro_row.marshal_watermark(commit_ts, build_ts_ms)
     else:
         value = json_row.marshal_watermark(commit_ts, build_ts_ms)
+    value = compress(config.large_message_handle_compression, value)
     return Message(key=None, value=value, commit_ts=commit_ts)
 
 
@@ -91,7 +93,8 @@ def encode_ddl(
     ddl_type_index(ddl_type)  # refuses an unknown type in either encoding
     ddl = SimpleDDL(ddl_type, sql, commit_ts, build_ts_ms, table, pre_table)
     marshal = avro_row.marshal_ddl if _is_avro(config) else json_row.marshal_ddl
-    return Message(key=None, value=marshal(ddl), commit_ts=commit_ts)
+    value = compress(config.large_message_handle_compression, marshal(ddl))
+    return Message(key=None, value=value, commit_ts=commit_ts)
 
 
 class SimpleEncoder:
@@ -148,7 +151,8 @@ class SimpleEncoder:
             self._batch_marshaller = kind(
                 self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
             )
-        return self._batch_marshaller.encode_batch(batch, key_indexes)
+        encoded = self._batch_marshaller.encode_batch(batch, key_indexes)
+        return compress_batch(encoded, self.config.large_message_handle_compression)
 
     def encode_row(self, change: RowChange) -> Message:
         """The DML message of one row change; the Kafka key is empty.
@@ -175,6 +179,7 @@ class SimpleEncoder:
         """
         if self._bootstrap is None:
             value = self._marshaller.marshal_bootstrap()
+            value = compress(self.config.large_message_handle_compression, value)
             size = len(value) + RECORD_OVERHEAD
             if size > self.config.max_message_bytes:
                 raise MessageTooLargeError(

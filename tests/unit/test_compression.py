@@ -1,0 +1,152 @@
+"""`large-message-handle-compression` for simple and canal-json (open-protocol's is in
+test_codec_open_protocol.py): every value TiCDC compresses is compressed (rows, before
+the size check and the large-message policy; the claim-check file's value; watermarks,
+DDL and bootstraps), the column-wise path gives the row path's bytes, and the decoders
+undo it."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+from pyspark.sql import types as T
+
+from tests.support.row_path import with_row_path
+from tests.unit.test_large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
+from ticdc_sink import codec
+from ticdc_sink.codec.compression import compress, decompress
+from ticdc_sink.config import (
+    CodecConfig,
+    EncodingFormat,
+    LargeMessageCompression,
+    Protocol,
+    SinkConfig,
+)
+from ticdc_sink.decode import decoder_for
+from ticdc_sink.errors import DecodeError, MessageTooLargeError
+from ticdc_sink.events import InputLayout, read_change_batches
+from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
+
+SNAPPY = LargeMessageCompression.SNAPPY
+LZ4 = LargeMessageCompression.LZ4
+CONFIGS = {
+    "simple-json": CodecConfig(),
+    "simple-avro": CodecConfig(encoding_format=EncodingFormat.AVRO),
+    "canal-json": CodecConfig(protocol=Protocol.CANAL_JSON, enable_tidb_extension=True),
+}
+
+
+def decoder(config: CodecConfig, **kwargs: Any) -> Any:
+    return decoder_for(
+        config.protocol.value,
+        encoding_format=config.encoding_format.value,
+        compression=config.large_message_handle_compression.value,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize("compression", [SNAPPY, LZ4])
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_every_message_is_compressed_and_decodes(name: str, compression: Any) -> None:
+    plain = CONFIGS[name]
+    config = attrs.evolve(plain, large_message_handle_compression=compression)
+    encoder = codec.build_encoder(config, WIDE, build_ts_ms=5)
+    reference = codec.build_encoder(plain, WIDE, build_ts_ms=5)
+    messages = [
+        (encoder.encode_row(SMALL), reference.encode_row(SMALL)),
+        (
+            codec.encode_watermark(config, 9 << 18, build_ts_ms=5),
+            codec.encode_watermark(plain, 9 << 18, build_ts_ms=5),
+        ),
+        (
+            codec.encode_ddl(config, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
+            codec.encode_ddl(plain, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
+        ),
+    ]
+    if name.startswith("simple"):
+        messages.append((encoder.encode_bootstrap(), reference.encode_bootstrap()))
+    for message, expected in messages:
+        assert message is not None and expected is not None
+        assert message.key == expected.key
+        assert decompress(compression, message.value) == expected.value
+        assert message.value == compress(compression, expected.value)
+        event = decoder(config).decode_message(message.key, message.value)
+        assert event == decoder(plain).decode_message(expected.key, expected.value)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_the_size_check_and_claim_check_see_compressed_values(name: str) -> None:
+    # 2000 "x" compress well below max-message-bytes=1000: no longer too large.
+    plain = attrs.evolve(CONFIGS[name], max_message_bytes=1000)
+    with pytest.raises(MessageTooLargeError):
+        codec.build_encoder(plain, WIDE, build_ts_ms=1).encode_row(BIG)
+    config = attrs.evolve(plain, large_message_handle_compression=SNAPPY)
+    message = codec.build_encoder(config, WIDE, build_ts_ms=1).encode_row(BIG)
+    assert not message.diverted and len(message.value) < 1000
+    # Incompressible: claim-check stores the compressed full value, as TiCDC.
+    store = MemoryStore()
+    claim = simple_config(
+        CLAIM,
+        protocol=plain.protocol,
+        enable_tidb_extension=plain.enable_tidb_extension,
+        encoding_format=plain.encoding_format,
+        large_message_handle_compression=LZ4,
+    )
+    noisy = attrs.evolve(BIG, row=(7, base64.b64encode(bytes(range(256)) * 8).decode()))
+    diverted = codec.build_encoder(claim, WIDE, build_ts_ms=1, claim_check=store).encode_row(noisy)
+    assert diverted.diverted
+    (data,) = store.files.values()
+    stored = base64.b64decode(orjson.loads(data)["value"])
+    full = codec.build_encoder(CONFIGS[name], WIDE, build_ts_ms=1).encode_row(noisy)
+    assert decompress(LZ4, stored) == full.value
+    row = decoder(claim, claim_check_loader=store.load).decode_message(None, diverted.value)
+    assert row.data["payload"] == noisy.row[1]
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_the_column_wise_path_gives_the_row_paths_compressed_bytes(name: str) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        import _common as common
+        from bench_encode import SPARK_SCHEMA, make_batches
+    finally:
+        sys.path.pop(0)
+    sink = {
+        **common.sink_options("127.0.0.1:1", name),
+        "enable-tidb-extension": str(name == "canal-json").lower(),
+        "large-message-handle-compression": "snappy",
+    }
+    config = SinkConfig.from_options(sink)
+    spark = T.StructType(
+        [*SPARK_SCHEMA.fields, T.StructField("_before", T.StructType(SPARK_SCHEMA.fields[1:]))]
+    )
+    plan = make_plan(config, spark, 1 << 40, batch_id=None)
+    (batch,) = read_change_batches(
+        make_batches(300, size=300)[0],
+        layout=InputLayout(),
+        tables=plan.tables.schema_for,
+        default_database=plan.tables.default_database,
+        default_table=plan.tables.default_table,
+        default_commit_ts=1 << 40,
+        time_zone="UTC",
+    )
+    keys = key_column_indexes(batch.table)
+    encoder = codec.build_encoder(config.codec, batch.table, build_ts_ms=1)
+    encoded = with_row_path(encoder.encode_batch(batch, keys), encoder, batch, keys)
+    rows = [encoder.encode_row(e) for c in batch.to_changes() for e in split_key_update(c, keys)]
+    assert encoded.values == [m.value for m in rows]
+    assert encoded.sizes == [len(m.value) + 36 for m in rows]
+
+
+def test_a_value_not_compressed_as_said_is_a_decode_error() -> None:
+    plain = codec.encode_watermark(CodecConfig(), 9 << 18, build_ts_ms=5)
+    assert plain is not None
+    with pytest.raises(DecodeError, match="not lz4-compressed"):
+        decoder_for("simple", compression="lz4").decode_message(None, plain.value)
+    with pytest.raises(DecodeError, match="'zip' is unknown; use none, snappy, lz4"):
+        decoder_for("canal-json", compression="zip")
