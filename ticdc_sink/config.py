@@ -39,7 +39,7 @@ Options. Each field is the snake_case twin of its option and keeps the name in
 | `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
 | `claim-check-storage-uri` | codec | None | claim-check: `file:///dir` (others via fsspec) |
 | `claim-check-raw-value` | codec | false | claim-check: store the raw value, no JSON |
-| `large-message-handle-compression` | codec | none | none, snappy, lz4 (not debezium, avro) |
+| `large-message-handle-compression` | codec | none | none, snappy, lz4 (avro ignores it: TiCDC) |
 | `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
 | `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
 | `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
@@ -242,9 +242,6 @@ class SubjectNameStrategy(enum.StrEnum):
 
 # Protocols whose DDL messages the sink sends when a table's schema changes.
 DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
-
-# Protocols whose messages `large-message-handle-compression` compresses here.
-_COMPRESSED = (Protocol.SIMPLE, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
 # save(path) / start(path), `queryName` from writeStream.queryName(...)
@@ -783,7 +780,6 @@ class CodecConfig:
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
         self._check_large_message_option()
-        self._check_compression()
 
     def _check_protocol_options(self) -> None:
         """An option of another protocol, set away from its default, is a mistake worth
@@ -830,20 +826,6 @@ class CodecConfig:
                 option=option,
             )
 
-    def _check_compression(self) -> None:
-        # TiCDC compresses debezium messages too (avro never); not done here yet, so debezium
-        # refuses it rather than write what TiCDC would not.
-        compression = self.large_message_handle_compression
-        if compression is LargeMessageCompression.NONE or self.protocol in _COMPRESSED:
-            return
-        raise ConfigError(
-            f"option 'large-message-handle-compression' is '{compression.value}', which this "
-            f"sink does for protocol {', '.join(_COMPRESSED)} only, not for "
-            f"'{self.protocol.value}'; use none, or one of those protocols",
-            option="large-message-handle-compression",
-            value=compression.value,
-        )
-
     def _check_large_message_option(self) -> None:
         # tiflow LargeMessageHandleConfig.AdjustAndValidate: only open-protocol, simple and
         # canal-json (with the TiDB extension) may shrink or offload large messages; claim-check
@@ -863,6 +845,13 @@ class CodecConfig:
                         f"remove {name}",
                         option=name,
                     )
+        elif self.claim_check_raw_value and self.protocol is Protocol.OPEN_PROTOCOL:
+            # tiflow LargeMessageHandleConfig.AdjustAndValidate.
+            raise ConfigError(
+                "option 'claim-check-raw-value' is true with protocol open-protocol, which "
+                "TiCDC does not support (its claim-check file holds the key too); remove it",
+                option="claim-check-raw-value",
+            )
         elif self.claim_check_storage_uri is None:
             raise ConfigError(
                 "option 'large-message-handle-option' is 'claim-check' but "

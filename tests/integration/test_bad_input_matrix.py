@@ -239,10 +239,15 @@ DRIVER_CASES = [
         ["has no handle key", "delete-only-output-handle-key-columns"],
     ),
     (
-        "compression-not-yet-for-this-protocol",
-        {"protocol": "debezium", "large-message-handle-compression": "lz4"},
+        "open-protocol-claim-check-raw-value",
+        {
+            "protocol": "open-protocol",
+            "large-message-handle-option": "claim-check",
+            "claim-check-storage-uri": "file:///tmp/cc",
+            "claim-check-raw-value": "true",
+        },
         "ConfigError",
-        ["'large-message-handle-compression' is 'lz4'", "not for 'debezium'"],
+        ["'claim-check-raw-value' is true with protocol open-protocol"],
     ),
     (
         "large-message-option",

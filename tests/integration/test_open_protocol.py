@@ -1,7 +1,8 @@
 """protocol=open-protocol through Spark and the broker: every type round-trips, rows of a
 partition share Kafka messages within max-batch-size, a change stream replays into the
 same table, and DDL and resolved events come as TiCDC sends them; values compressed with
-large-message-handle-compression (open-protocol, simple, canal-json) decode back."""
+large-message-handle-compression (open-protocol, simple, canal-json, debezium) decode
+back."""
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def test_compressed_values_round_trip(spark, broker):
     assert len(records[0].value) < 4 * 500  # the values went compressed
 
 
-@pytest.mark.parametrize("protocol", ["simple", "canal-json"])
+@pytest.mark.parametrize("protocol", ["simple", "canal-json", "debezium"])
 def test_other_protocols_compress_as_well(spark, broker, protocol):
     rows = [(i, "y" * 500) for i in range(3)]
     df = spark.createDataFrame(rows, "id bigint, name string").coalesce(1)

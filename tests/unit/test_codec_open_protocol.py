@@ -438,6 +438,11 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
     assert decoder.decode_message(message.key, message.value).data == {"id": 1, "s": row.row[1]}
 
 
-def test_compression_is_refused_where_it_is_not_done() -> None:
-    with pytest.raises(ConfigError, match="not for 'debezium'; use none, or one of those"):
-        CodecConfig(protocol=Protocol.DEBEZIUM, large_message_handle_compression="snappy")
+def test_claim_check_raw_value_is_refused_as_tiflow_refuses_it() -> None:
+    with pytest.raises(ConfigError, match="'claim-check-raw-value' is true with protocol open"):
+        CodecConfig(
+            protocol=Protocol.OPEN_PROTOCOL,
+            large_message_handle_option=LargeMessageHandleOption.CLAIM_CHECK,
+            claim_check_storage_uri="file:///tmp/cc",
+            claim_check_raw_value=True,
+        )

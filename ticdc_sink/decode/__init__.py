@@ -218,7 +218,8 @@ def decoder_for(
     `claim_check_loader` (simple, canal-json) reads claim-check locations so that rows
     sent with `large-message-handle-option=claim-check` come back whole;
     `claim_check_raw_value` is the sink's `claim-check-raw-value`, `compression` its
-    `large-message-handle-compression` (simple, canal-json, open-protocol).
+    `large-message-handle-compression` (every protocol but avro, which TiCDC never
+    compresses).
 
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
@@ -245,7 +246,7 @@ def decoder_for(
     if name == "debezium":
         from ticdc_sink.decode.debezium import DebeziumDecoder
 
-        return DebeziumDecoder(time_zone=time_zone)
+        return DebeziumDecoder(time_zone=time_zone, compression=compression)
     if name == "canal-json":
         from ticdc_sink.decode.canal_json import CanalJsonDecoder
 

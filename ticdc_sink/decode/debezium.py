@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
@@ -261,7 +262,13 @@ class DebeziumDecoder:
         DecodeError: from `decode_message`, for a message that is not Debezium JSON.
     """
 
-    def __init__(self, time_zone: str = "UTC") -> None:
+    def __init__(self, time_zone: str = "UTC", *, compression: str = "none") -> None:
+        """`compression` is the sink's `large-message-handle-compression`.
+
+        Raises:
+            DecodeError: an unknown time zone or compression.
+        """
+        self._compression = compression_named(compression)
         if time_zone.upper() in ("UTC", "ETC/UTC", "Z"):
             self._zone: dt.tzinfo | None = None
         else:
@@ -283,6 +290,7 @@ class DebeziumDecoder:
         """
         if not value:
             raise DecodeError("a Debezium message has no value; TiCDC writes no tombstones")
+        value = decompress(self._compression, value)
         try:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:

@@ -7,13 +7,17 @@ table once (`table`) and offers the row path (`row`) and the column-wise path (`
 this is the only module that imports both. `build_ts_ms` stands in for Go's `time.Now()`
 in the top-level `payload.ts_ms` of rows, DDLs and watermarks, so that replaying a batch
 writes identical bytes. The watermark payload order is `source, ts_ms, transaction, op`
-(the code; the docs show `op` first).
+(the code; the docs show `op` first). With `large-message-handle-compression` every key
+and value is compressed (tiflow debezium `encoder.go`).
 """
 
 from __future__ import annotations
 
+import attrs
+
 from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.codec.common import sanitize_name
+from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.debezium.batch import DebeziumBatchEncoder
 from ticdc_sink.codec.debezium.ddl import encode_ddl_event
 from ticdc_sink.codec.debezium.row import DebeziumRowEncoder
@@ -25,7 +29,7 @@ from ticdc_sink.codec.debezium.schema import (
     source_text,
 )
 from ticdc_sink.codec.debezium.table import DebeziumTable
-from ticdc_sink.config import CodecConfig
+from ticdc_sink.config import CodecConfig, LargeMessageCompression
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import jsoniter_quote
 from ticdc_sink.schema import TableSchema
@@ -68,7 +72,13 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
             + "]}"
         )
     value += "}"
-    return Message(key=key.encode(), value=value.encode(), commit_ts=commit_ts, rows=0)
+    compression = config.large_message_handle_compression
+    return Message(
+        key=compress(compression, key.encode()),
+        value=compress(compression, value.encode()),
+        commit_ts=commit_ts,
+        rows=0,
+    )
 
 
 class DebeziumEncoder:
@@ -90,7 +100,8 @@ class DebeziumEncoder:
     def encode_row(self, change: RowChange) -> Message:
         """The key and value of one row change (`row.DebeziumRowEncoder.encode_row`,
         which says what it raises)."""
-        return self._row.encode_row(change)
+        message = self._row.encode_row(change)
+        return _compressed(message, self._config.large_message_handle_compression)
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of a whole batch of this table, column-wise (built on the first
@@ -98,7 +109,8 @@ class DebeziumEncoder:
         can write listed in `row_path`."""
         if self._batch is None:
             self._batch = DebeziumBatchEncoder(self._table)
-        return self._batch.encode_batch(batch, key_indexes)
+        encoded = self._batch.encode_batch(batch, key_indexes)
+        return compress_batch(encoded, self._config.large_message_handle_compression, keys=True)
 
     def encode_bootstrap(self) -> None:
         """Debezium has no bootstrap message."""
@@ -110,7 +122,7 @@ class DebeziumEncoder:
         Raises:
             InputError: a commit ts that is no TSO.
         """
-        return encode_ddl_event(
+        message = encode_ddl_event(
             self._table.table,
             previous,
             query,
@@ -119,3 +131,16 @@ class DebeziumEncoder:
             with_schema=self._table.with_schema,
             build_ts_ms=self._build_ts_ms,
         )
+        return _compressed(message, self._config.large_message_handle_compression)
+
+
+def _compressed(message: Message, compression: LargeMessageCompression) -> Message:
+    """tiflow debezium `BatchEncoder` compresses every key and value it writes
+    (`large-message-handle-compression`; no size check follows)."""
+    if compression is LargeMessageCompression.NONE:
+        return message
+    return attrs.evolve(
+        message,
+        key=None if message.key is None else compress(compression, message.key),
+        value=None if message.value is None else compress(compression, message.value),
+    )
