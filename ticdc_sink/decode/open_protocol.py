@@ -76,7 +76,7 @@ _ACTIONS = {
     14: "rename table",
     32: "add primary key",
     33: "drop primary key",
-    61: "multi-schema change",
+    61: "alter table multi-schema change",
 }
 
 

@@ -8,8 +8,10 @@ large-message policy are TiCDC's per event, before batching: an event whose key 
 36 + 24 is above `max-message-bytes` fails with `none`, is cut to its handle-key columns
 (`"ohk":true` in its key) with `handle-key-only`, or is written whole (framed key and
 value) to the claim-check store and sent as its handle-key columns with `"ccl"` naming the
-file with `claim-check`; the smaller event must fit. This is the only module that imports
-both the row (`row`) and the column-wise (`batch`) path.
+file with `claim-check`; the smaller event must fit. Row and DDL values (never keys) are
+compressed with `large-message-handle-compression` first, as tiflow's `common.Compress`
+calls are placed. This is the only module that imports both the row (`row`) and the
+column-wise (`batch`) path.
 
 DDL events (`encode_ddl`, tiflow `EncodeDDLEvent`) go to every partition of the topic; the
 resolved event (`encode_watermark`, tiflow `EncodeCheckpointEvent`) to every partition of
