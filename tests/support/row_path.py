@@ -1,6 +1,6 @@
 """The writer's step after `encode_batch`, for tests of the column-wise encoders: the
 messages an `EncodedBatch` leaves to the row path (`row_path`) taken from `encode_row` on
-their events, as `writer._TaskWriter.write_batch` does before sending."""
+their events, as `writer.TaskWriter.write_batch` does before sending."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, RowChange
-from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
+from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -133,7 +133,7 @@ class _Counting:
         return self.inner.encode_bootstrap()
 
 
-def _one_batch(protocol: str, rows: int) -> tuple[_TaskWriter, FakeProducer, ChangeBatch, Any]:
+def _one_batch(protocol: str, rows: int) -> tuple[TaskWriter, FakeProducer, ChangeBatch, Any]:
     """A task writer, its producer, a batch of `rows` inserts, and the counting encoder the
     task will use for it."""
     record = pa.RecordBatch.from_pydict(
@@ -146,7 +146,7 @@ def _one_batch(protocol: str, rows: int) -> tuple[_TaskWriter, FakeProducer, Cha
     )
     plan = _plan(False, protocol, "table")
     producer = FakeProducer()
-    task = _TaskWriter(plan, producer, 0, Registry())
+    task = TaskWriter(plan, producer, 0, Registry())
     (batch,) = _change_batches([record], plan, task)
     output = task.output_for(batch.table)
     output.encoder = counting = _Counting(output.encoder)

@@ -368,3 +368,35 @@ def test_class_names_are_unique() -> None:
                     clashes.append((node.name, seen[node.name], where))
                 seen.setdefault(node.name, where)
     assert clashes == []
+
+
+# --- inside the writer ---------------------------------------------------------------------
+
+# Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
+# both build on the plan and the report, never on each other.
+WRITER_ALLOWED = {
+    "plan": set(),
+    "report": set(),
+    "task": {"plan", "report"},
+    "commit": {"plan", "report"},
+}
+
+
+@pytest.mark.parametrize("stem", sorted(WRITER_ALLOWED))
+def test_writer_modules_build_on_plan_and_report_only(stem: str) -> None:
+    path = PACKAGE / "writer" / f"{stem}.py"
+    name = _module_name(path)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= {
+                t.removeprefix("ticdc_sink.writer.")
+                for t in _targets(name, node)
+                if t.startswith("ticdc_sink.writer.")
+            }
+    assert imported <= WRITER_ALLOWED[stem], f"writer/{stem}.py imports {sorted(imported)}"
+
+
+def test_every_writer_module_is_in_the_writer_table() -> None:
+    stems = {p.stem for p in (PACKAGE / "writer").glob("*.py")} - {"__init__"}
+    assert stems == set(WRITER_ALLOWED)

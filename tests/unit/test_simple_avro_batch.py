@@ -31,14 +31,14 @@ from ticdc_sink.codec.simple import avro_batch
 from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch
-from ticdc_sink.writer import _TaskWriter, split_key_update
+from ticdc_sink.writer import TaskWriter, split_key_update
 
 _AVRO = {"encoding-format": "avro"}
 
 
 def _with_outputs(batches: list[pa.RecordBatch], plan: Any) -> list[tuple[ChangeBatch, Any]]:
     """Each record batch as ChangeBatches, with the task's table output (encoder, keys)."""
-    task = _TaskWriter(plan, FakeProducer(), 0)
+    task = TaskWriter(plan, FakeProducer(), 0)
     return [(g, task.output_for(g.table)) for g in _change_batches(batches, plan, task)]
 
 

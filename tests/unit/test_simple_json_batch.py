@@ -19,7 +19,7 @@ from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
 from ticdc_sink.events import InputLayout, read_change_batches, read_changes
-from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
+from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
 
@@ -204,7 +204,7 @@ def _reading(plan: Any, tables: Any) -> dict[str, Any]:
 
 def _change_batches(batches: list[pa.RecordBatch], plan: Any, task: Any = None) -> list[Any]:
     """Every record batch as the writer reads it: ChangeBatches (per table), in order;
-    tables from `task` (a _TaskWriter) when given, so its outputs share their schemas."""
+    tables from `task` (a TaskWriter) when given, so its outputs share their schemas."""
     tables = plan.tables.schema_for if task is None else task.schema_for
     return [g for batch in batches for g in read_change_batches(batch, **_reading(plan, tables))]
 
@@ -212,7 +212,7 @@ def _change_batches(batches: list[pa.RecordBatch], plan: Any, task: Any = None) 
 def _row_path(batches: list[pa.RecordBatch], plan: Any, registry: Any = None) -> list[Any]:
     """The reference: every row through read_changes and the per-row write loop."""
     producer = FakeProducer()
-    task = _TaskWriter(plan, producer, 0, registry)
+    task = TaskWriter(plan, producer, 0, registry)
     for batch in batches:
         for change in read_changes(batch, **_reading(plan, task.schema_for)):
             task.write_change(change)
