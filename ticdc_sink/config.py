@@ -145,6 +145,7 @@ from typing import Any
 
 import attrs
 
+from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.routing import (
     DispatchRule,
@@ -161,7 +162,6 @@ __all__ = [
     "AvroBigintUnsignedHandling",
     "AvroDecimalHandling",
     "CodecConfig",
-    "DDL_PROTOCOLS",
     "EncodingFormat",
     "FrozenMap",
     "InputConfig",
@@ -190,11 +190,13 @@ _MAX_PARTITIONS = 100_000
 _MAX_REPLICATION_FACTOR = 10_000
 
 
-class Protocol(enum.StrEnum):
-    SIMPLE = "simple"
-    AVRO = "avro"
-    DEBEZIUM = "debezium"
-    CANAL_JSON = "canal-json"
+# The `protocol` values, from the protocols' specs (ticdc_sink.codec.PROTOCOLS), so that a
+# new protocol needs no line here: Protocol.SIMPLE, Protocol.CANAL_JSON, ...
+Protocol = enum.StrEnum(  # type: ignore[misc]
+    "Protocol",
+    [(spec.name.upper().replace("-", "_"), spec.name) for spec in protocol_specs()],
+    module=__name__,
+)
 
 
 class EncodingFormat(enum.StrEnum):
@@ -226,9 +228,6 @@ class SubjectNameStrategy(enum.StrEnum):
     RECORD = "record"
     TOPIC_RECORD = "topic-record"
 
-
-# Protocols whose DDL messages the sink sends when a table's schema changes.
-DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON)
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
 # save(path) / start(path), `queryName` from writeStream.queryName(...)
@@ -390,6 +389,11 @@ def _choose(text: str, choices: tuple[str, ...]) -> str:
     allowed = f"use one of {', '.join(choices)}"
     close = difflib.get_close_matches(text.replace("_", "-"), choices, n=1, cutoff=0.75)
     return f"did you mean '{close[0]}'? {allowed}" if close else allowed
+
+
+def _either(names: list[str]) -> str:
+    """ "a", "a or b", "a, b or c": the protocols that take a setting, for messages."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _opt_str(value: Any) -> str | None:
@@ -697,7 +701,11 @@ class RoutingConfig:
 class CodecConfig:
     """What the encoders need to know."""
 
-    protocol: Protocol = _field("protocol", Protocol.SIMPLE, _enum(Protocol, {"flat-avro": "avro"}))
+    protocol: Protocol = _field(
+        "protocol",
+        Protocol("simple"),
+        _enum(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
+    )
     encoding_format: EncodingFormat = _field(
         "encoding-format", EncodingFormat.JSON, _enum(EncodingFormat)
     )
@@ -755,46 +763,23 @@ class CodecConfig:
         self._check_protocol_options()
         self._check_large_message_option()
 
+    @property
+    def spec(self) -> ProtocolSpec:
+        """The traits of `protocol` (ticdc_sink.codec.spec): what it sends and needs."""
+        return protocol_spec(self.protocol)
+
     def _check_protocol_options(self) -> None:
-        """An option of another protocol, set away from its default, is a mistake worth
-        reporting: it would silently do nothing."""
-        owners: dict[str, tuple[tuple[Protocol, ...], bool]] = {
-            "encoding-format": ((Protocol.SIMPLE,), self.encoding_format is EncodingFormat.JSON),
-            "avro-decimal-handling-mode": (
-                (Protocol.AVRO,),
-                self.avro_decimal_handling_mode is AvroDecimalHandling.PRECISE,
-            ),
-            "avro-bigint-unsigned-handling-mode": (
-                (Protocol.AVRO,),
-                self.avro_bigint_unsigned_handling_mode is AvroBigintUnsignedHandling.LONG,
-            ),
-            "subject-name-strategy": (
-                (Protocol.AVRO,),
-                self.subject_name_strategy is SubjectNameStrategy.TOPIC,
-            ),
-            "debezium-disable-schema": ((Protocol.DEBEZIUM,), not self.debezium_disable_schema),
-            "debezium-output-old-value": ((Protocol.DEBEZIUM,), self.debezium_output_old_value),
-            "debezium-cluster-name": (
-                (Protocol.DEBEZIUM,),
-                self.debezium_cluster_name == "default",
-            ),
-            "only-output-updated-columns": (
-                (Protocol.CANAL_JSON,),
-                not self.only_output_updated_columns,
-            ),
-            "content-compatible": ((Protocol.CANAL_JSON,), not self.content_compatible),
-            "delete-only-output-handle-key-columns": (
-                (Protocol.CANAL_JSON,),
-                not self.delete_only_output_handle_key_columns,
-            ),
-            "ddl-on-first-batch": (DDL_PROTOCOLS, not self.ddl_on_first_batch),
-        }
-        for option, (protocols, is_default) in owners.items():
-            if is_default or self.protocol in protocols:
+        """An option of another protocol (`ProtocolSpec.options`), set away from its
+        default, is a mistake worth reporting: it would silently do nothing."""
+        for field in attrs.fields(CodecConfig):
+            option = field.metadata.get("option")
+            owners = [s.name for s in protocol_specs() if s.owns(option)]
+            if not owners or self.protocol in owners:
                 continue
-            names = ", ".join(p.value for p in protocols)
+            if getattr(self, field.name) == field.default:
+                continue
             raise ConfigError(
-                f"option '{option}' applies to protocol {names}, not to "
+                f"option '{option}' applies to protocol {', '.join(owners)}, not to "
                 f"'{self.protocol.value}'; remove it or change 'protocol'",
                 option=option,
             )
@@ -827,18 +812,20 @@ class CodecConfig:
             )
 
     def _check_large_message_protocol(self, option: LargeMessageHandleOption) -> None:
-        if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON):
+        spec = self.spec
+        if option.value not in spec.large_message_policies:
+            takers = [s.name for s in protocol_specs() if option.value in s.large_message_policies]
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' but protocol "
-                f"'{self.protocol.value}' does not support it; use none, or protocol simple "
-                "or canal-json",
+                f"'{self.protocol.value}' does not support it; use none, or protocol "
+                f"{_either(takers)}",
                 option="large-message-handle-option",
                 value=option.value,
             )
-        if self.protocol is Protocol.CANAL_JSON and not self.enable_tidb_extension:
+        if spec.large_message_needs_tidb_extension and not self.enable_tidb_extension:
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' with protocol "
-                "canal-json; that needs enable-tidb-extension=true",
+                f"{spec.name}; that needs enable-tidb-extension=true",
                 option="large-message-handle-option",
                 value=option.value,
             )
@@ -950,23 +937,23 @@ class SinkConfig:
         # Cross-part rules live here, one place (style §5): the topic rule depends on the
         # protocol (tiflow event_router.go getTopicDispatcher); with a record subject
         # strategy several tables may share a topic, so avro's rule does not apply.
-        protocol = self.codec.protocol
+        spec = self.codec.spec
         record_subjects = self.codec.subject_name_strategy is not SubjectNameStrategy.TOPIC
-        topic_protocol = "" if record_subjects else protocol.value
-        validate_topic_expression(self.routing.topic, topic_protocol)
-        for rule in self.routing.dispatchers:
-            if rule.topic is not None:
-                validate_topic_expression(rule.topic, topic_protocol)
-        if protocol is Protocol.AVRO and not self.registry.url:
+        schema_and_table = spec.needs_registry and not record_subjects
+        for topic in (self.routing.topic, *(r.topic for r in self.routing.dispatchers)):
+            if topic is not None:
+                validate_topic_expression(topic, spec.name, schema_and_table=schema_and_table)
+        if spec.needs_registry and not self.registry.url:
             raise ConfigError(
-                "option 'schema-registry' is not set; protocol avro needs a Confluent "
-                "Schema Registry URL such as http://registry:8081",
+                f"option 'schema-registry' is not set; protocol {spec.name} needs a "
+                "Confluent Schema Registry URL such as http://registry:8081",
                 option="schema-registry",
             )
-        if protocol is not Protocol.AVRO and self.registry.url:
+        if not spec.needs_registry and self.registry.url:
+            takers = [s.name for s in protocol_specs() if s.needs_registry]
             raise ConfigError(
-                f"option 'schema-registry' applies to protocol avro, not to "
-                f"'{protocol.value}'; remove it or set protocol=avro",
+                f"option 'schema-registry' applies to protocol {', '.join(takers)}, not to "
+                f"'{spec.name}'; remove it or set protocol={takers[0]}",
                 option="schema-registry",
             )
 

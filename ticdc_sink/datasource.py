@@ -38,7 +38,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
-from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
+from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.schema import table_schema_from_json
@@ -276,7 +276,7 @@ def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
     """DDL protocols: send the table's DDL message before the batch's rows when its
     schema changed since the last committed batch (known from the checkpoint location)."""
     table = plan.tables.named_table
-    if table is None or plan.config.codec.protocol not in DDL_PROTOCOLS:
+    if table is None or not plan.config.codec.spec.ddl:
         return
     batch_id = plan.batch_id
     if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):

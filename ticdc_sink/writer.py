@@ -26,13 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec, schema_change, tso
-from ticdc_sink.config import (
-    DDL_PROTOCOLS,
-    CodecConfig,
-    LargeMessageHandleOption,
-    Protocol,
-    SinkConfig,
-)
+from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import (
     ChangeBatch,
@@ -290,7 +284,7 @@ class _TaskWriter:
             self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
         self.codecs: dict[str, CodecConfig] = {}
         self.bootstrap_on = (
-            codec_config.protocol == "simple"
+            codec_config.spec.bootstrap
             and codec_config.send_bootstrap_interval_in_sec > 0
             and codec_config.send_bootstrap_in_msg_count > 0
         )
@@ -319,9 +313,9 @@ class _TaskWriter:
         if config is None:
             config = self.plan.config.codec
             # Producers that cannot describe topics (test fakes) keep the option's value;
-            # debezium has no encoder-side size check (tiflow), so it need not ask.
+            # a protocol without an encoder-side size check (debezium, as tiflow) need not ask.
             describe = getattr(self.producer, "topic_max_message_bytes", None)
-            if describe is not None and config.protocol is not Protocol.DEBEZIUM:
+            if describe is not None and config.spec.size_check:
                 self.partition_count(topic)  # creates a missing topic first
                 topic_limit = describe(topic)
                 if topic_limit is not None:
@@ -571,7 +565,7 @@ def write_batches(
     """
     config = plan.config
     registry = None
-    if config.codec.protocol is Protocol.AVRO:
+    if config.codec.spec.needs_registry:
         if registry_factory is None:
             # Imported here: the registry client pulls in an HTTP stack only avro needs.
             from ticdc_sink.registry import ConfluentSchemaRegistry as registry_factory
@@ -648,7 +642,7 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     None: not a DDL protocol, rows name their tables, or no change the options ask for."""
     options = plan.config.codec
     table = plan.tables.named_table
-    if options.protocol not in DDL_PROTOCOLS or table is None:
+    if not options.spec.ddl or table is None:
         return None
     wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
     return schema_change.ddl_for(previous, table) if wanted else None
@@ -755,7 +749,7 @@ def commit_batch(
     ts = watermark_to_send(config, done, last=record, batch_id=plan.batch_id)
     table = plan.tables.named_table
     if state is not None:
-        if table is not None and config.codec.protocol in DDL_PROTOCOLS:
+        if table is not None and config.codec.spec.ddl:
             state.record_table_schema(table.database, table.table, table_schema_to_json(table))
         if ts is not None:
             state.record_watermark(ts, plan.batch_id)
