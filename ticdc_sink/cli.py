@@ -53,7 +53,7 @@ from ticdc_sink.errors import (
     SchemaError,
     TiCDCSinkError,
 )
-from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.events import Op, RowChange, read_changes
 from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
     Record,
@@ -505,7 +505,8 @@ def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
 
 def _metadata_columns(config: SinkConfig) -> dict[str, str]:
     """Metadata column names by the option that sets them (`op-column`: `_op`)."""
-    return {field.replace("_", "-"): name for field, name in config.input.layout_fields().items()}
+    layout = attrs.asdict(config.input.layout())
+    return {field.replace("_", "-"): name for field, name in layout.items()}
 
 
 _COLUMNS_EXAMPLE = '[{"name": "id", "type": "bigint", "key": true}, {"name": "v", "type": "text"}]'
@@ -923,7 +924,7 @@ def _key_change(
     try:
         [change] = read_changes(
             batch,
-            layout=InputLayout(**config.input.layout_fields()),
+            layout=config.input.layout(),
             tables=lambda _database, _table: reduced,
             default_database=table.database,
             default_table=table.table,

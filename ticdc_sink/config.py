@@ -11,68 +11,13 @@ unknown key is an error with a close match suggested. The result is frozen, hash
 picklable; change it with `attrs.evolve`. This module knows option names, TiCDC's
 sink-uri and changefeed-file names and librdkafka setting names; it opens no connection.
 
-Options. Each field is the snake_case twin of its option and keeps the name in
-`metadata["option"]`; the section says which part holds it. Defaults in brackets.
-
-| option | part | default | meaning |
-| --- | --- | --- | --- |
-| `sink-uri` | layer | | `kafka://host:port[,host:port]/topic?param=value&...` (TiCDC's) |
-| `config` | layer | | path of a TiCDC changefeed TOML file, `[sink]` read (below) |
-| `checkpointlocation` | sink | None | Spark's checkpoint dir; batch jobs may set it too |
-| `kafka.bootstrap.servers` | kafka | | brokers; required here or as sink-uri hosts |
-| `kafka.<name>` | kafka | | librdkafka setting -> `client_config[<name>]` |
-| `partition-num` | kafka | None | partitions of a created topic (then 3); TiCDC's rule |
-| `replication-factor` | kafka | 1 | replication factor of a topic the sink creates |
-| `auto-create-topic` | kafka | true | create a missing topic; false: missing is an error |
-| `broker-timeout-ms` | kafka | 30000 | bound for metadata and topic creation |
-| `max-message-bytes` | kafka, codec | 10485760 | largest key + value + 36, as TiCDC checks it |
-| `topic` | routing | | topic or expression (`{schema}`, `{table}`), or the URI path |
-| `partition` | routing | default | default, table, index-value (rowid), ts, columns |
-| `partition-columns` | routing | () | comma list for partition=columns, any case |
-| `index` | routing | None | unique index for index-value (else the handle key) |
-| `dispatchers` | routing | () | TiCDC's rules (TOML list; JSON text as an option) |
-| `case-sensitive` | routing | false | dispatchers matchers compare names exactly |
-| `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json |
-| `encoding-format` | codec | json | json, avro (simple protocol) |
-| `enable-tidb-extension` | codec | false | TiDB fields in the message |
-| `time-zone` | codec | UTC | IANA zone TIMESTAMP values are rendered in |
-| `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
-| `claim-check-storage-uri` | codec | None | claim-check: `file:///dir` (others via fsspec) |
-| `claim-check-raw-value` | codec | false | claim-check: store the raw value, no JSON |
-| `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
-| `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
-| `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
-| `avro-decimal-handling-mode` | codec | precise | avro: precise (decimal bytes) or string |
-| `avro-bigint-unsigned-handling-mode` | codec | long | avro: long (wraps above 2^63) or string |
-| `subject-name-strategy` | codec | topic | avro: topic, record, topic-record (Confluent's) |
-| `debezium-disable-schema` | codec | false | debezium: payload only, no `schema` part |
-| `debezium-output-old-value` | codec | true | debezium: UPDATEs carry `before` |
-| `debezium-cluster-name` | codec | default | debezium: source.name, schema names (cluster-id) |
-| `only-output-updated-columns` | codec | false | canal-json: `old` keeps changed columns only |
-| `content-compatible` | codec | false | canal-json: Canal's own mysqlType and `old` |
-| `delete-only-output-handle-key-columns` | codec | false | canal-json: DELETEs carry the key only |
-| `ddl-on-schema-change` | codec | true | DDL message when the table's schema changed |
-| `ddl-on-first-batch` | codec | false | CREATE TABLE DDL message before first rows |
-| `schema-registry` | registry | None | avro: registry URL, may carry user:password@ |
-| `schema-registry-user` | registry | None | basic-auth user of the registry |
-| `schema-registry-password` | registry | None | basic-auth password of the registry; secret |
-| `schema-registry-ca` | registry | None | CA file to verify an https registry |
-| `schema-registry-cert` | registry | None | client certificate file (with the key) |
-| `schema-registry-key` | registry | None | client key file (with the certificate) |
-| `schema-registry-timeout-ms` | registry | 30000 | bound for one registry request |
-| `database` | input | None | database when there is no `_database` column |
-| `table` | input | None | table when there is no `_table` column |
-| `primary-key` | input | () | comma list of primary key columns |
-| `column-types` | input | {} | JSON object column -> MySQL type (TOML: a table) |
-| `table-ddl` | input | None | CREATE TABLE statement as SHOW CREATE TABLE prints it |
-| `table-id` | input | None | table id on the wire (else derived from the names) |
-| `schema-version` | input | None | schema version on the wire (else derived) |
-| `op-column` | input | _op | name of the operation column |
-| `commit-ts-column` | input | _commit_ts | name of the commit ts column |
-| `before-column` | input | _before | name of the before-image column |
-| `database-column` | input | _database | name of the database column |
-| `table-column` | input | _table | name of the table column |
-| `allow-commit-ts-below-watermark` | input | false | send rows at or below a watermark sent |
+Options. Each option is declared once, as a field of the part that holds it (`_field`:
+its type, default, one line of documentation and the TiCDC settings it honours); the
+field is the option's snake_case twin and keeps the name in `metadata["option"]`. The
+protocols that own an option say so in their specs (`ticdc_sink.codec.spec`). README's
+Options table is rendered from these declarations (tests/support/option_docs.py) and
+tests/unit/test_option_docs.py keeps it so. `sink-uri` and `config` are layers
+(`LAYER_OPTIONS`).
 
 TiCDC's Kafka parameters (tiflow `pkg/sink/kafka/options.go`) become librdkafka settings
 in `kafka.client_config`; a `kafka.*` option for the same setting wins:
@@ -147,6 +92,7 @@ import attrs
 
 from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.events import InputLayout
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
@@ -166,6 +112,7 @@ __all__ = [
     "FrozenMap",
     "InputConfig",
     "KafkaConfig",
+    "LAYER_OPTIONS",
     "LargeMessageHandleOption",
     "PartitionRule",
     "Protocol",
@@ -327,10 +274,18 @@ def _field(
     option: str,
     default: Any = attrs.NOTHING,
     parse: Callable[[Any], Any] | None = None,
+    *,
+    doc: str,
+    ticdc: tuple[str, ...] = (),
+    shown_default: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """An attrs field for `option`: `parse` converts raw (string) or typed values and
-    raises `_Invalid`, reported as a ConfigError that names the option."""
+    """An attrs field for `option`, the option's one declaration: its type (the
+    annotation), default, `doc` (the README's line; the protocols that own it come from
+    their specs), the TiCDC settings it honours (`ticdc`, as TiCDC spells them) and, where
+    the default is not a value, the default as documented (`shown_default`). `parse`
+    converts raw (string) or typed values and raises `_Invalid`, reported as a ConfigError
+    that names the option."""
 
     def convert(value: Any) -> Any:
         if parse is None:
@@ -341,7 +296,8 @@ def _field(
             # `from None`: the chained error could quote a secret value.
             raise _invalid(option, value, exc.allowed, exc.choices) from None
 
-    return attrs.field(default=default, converter=convert, metadata={"option": option}, **kwargs)
+    metadata = {"option": option, "doc": doc, "ticdc": ticdc, "shown_default": shown_default}
+    return attrs.field(default=default, converter=convert, metadata=metadata, **kwargs)
 
 
 def _int(lo: int, hi: int, *, optional: bool = False) -> Callable[[Any], int | None]:
@@ -582,15 +538,60 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
 class KafkaConfig:
     """Where and how to produce: brokers, librdkafka settings, topic creation."""
 
-    bootstrap_servers: str = _field("kafka.bootstrap.servers", parse=_name)
-    client_config: FrozenMap = _field("kafka.*", FrozenMap(), parse=_client_map, repr=_masked_repr)
-    partition_num: int | None = _field(
-        "partition-num", None, _int(1, _MAX_PARTITIONS, optional=True)
+    bootstrap_servers: str = _field(
+        "kafka.bootstrap.servers", parse=_name, doc="brokers (or the hosts of `sink-uri`)"
     )
-    replication_factor: int = _field("replication-factor", 1, _int(1, _MAX_REPLICATION_FACTOR))
-    auto_create_topic: bool = _field("auto-create-topic", True, _bool)
-    broker_timeout_ms: int = _field("broker-timeout-ms", 30000, _int(1, _INT32_MAX))
-    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    client_config: FrozenMap = _field(
+        "kafka.*",
+        FrozenMap(),
+        parse=_client_map,
+        repr=_masked_repr,
+        doc=(
+            "any librdkafka producer setting, passed through; librdkafka checks them on the "
+            "driver before any task runs (settings naming files are checked where the tasks run),"
+            " so an unknown name (with the likely one suggested) or a bad value is an error "
+            "naming the option; Java client settings Spark's Kafka sink takes "
+            "(`sasl.jaas.config`, `ssl.truststore.location`, `max.request.size`, "
+            "`key.serializer`, `buffer.memory`, ...) are errors that name what to use instead"
+        ),
+    )
+    partition_num: int | None = _field(
+        "partition-num",
+        None,
+        _int(1, _MAX_PARTITIONS, optional=True),
+        doc=(
+            "partitions of a topic the sink creates (at most 100000, librdkafka's limit). An "
+            "existing topic, as TiCDC: the fixed topic of `topic` or `sink-uri` is written to "
+            "partitions `0 .. partition-num - 1` when partition-num is below its count (the "
+            "others get nothing, watermarks included), and a partition-num above its count is an "
+            "error; topics of expressions and `dispatchers` keep their own count"
+        ),
+        ticdc=("partition-num",),
+        shown_default="3",
+    )
+    replication_factor: int = _field(
+        "replication-factor",
+        1,
+        _int(1, _MAX_REPLICATION_FACTOR),
+        doc="replication factor of a topic the sink creates (at most 10000, librdkafka's limit)",
+        ticdc=("replication-factor",),
+    )
+    auto_create_topic: bool = _field(
+        "auto-create-topic",
+        True,
+        _bool,
+        doc="create missing topics; false makes a missing topic an error",
+        ticdc=("auto-create-topic",),
+    )
+    broker_timeout_ms: int = _field(
+        "broker-timeout-ms",
+        30000,
+        _int(1, _INT32_MAX),
+        doc="how long to try to reach the brokers (metadata, topic creation) before failing",
+    )
+    # Not an option here: CodecConfig's max-message-bytes, copied by `SinkConfig.from_options`
+    # (the producer sizes message.max.bytes by it).
+    max_message_bytes: int = attrs.field(default=10 * 1024 * 1024)
     # Not an option: the fixed topic of `topic` (the sink-uri path), TiCDC's default topic,
     # which partition-num also governs when it exists already (producer.partition_count).
     # None when `topic` is an expression. Set by `SinkConfig.from_options`.
@@ -628,12 +629,45 @@ class RoutingConfig:
     """Topic expression and partition dispatcher (routing.py applies them); `dispatchers`
     are TiCDC's per-table rules, tried in order before these defaults."""
 
-    topic: str = _field("topic", parse=_name)
-    partition: PartitionRule = _field("partition", PartitionRule.DEFAULT, _partition_rule)
-    partition_columns: tuple[str, ...] = _field("partition-columns", (), _names)
-    index: str | None = _field("index", None, _opt_str)
-    dispatchers: tuple[DispatchRule, ...] = _field("dispatchers", (), _dispatch_rules)
-    case_sensitive: bool = _field("case-sensitive", False, _bool)
+    topic: str = _field(
+        "topic",
+        parse=_name,
+        doc="topic or TiCDC topic expression with `{schema}` and `{table}`",
+        shown_default="URI path",
+    )
+    partition: PartitionRule = _field(
+        "partition",
+        PartitionRule.DEFAULT,
+        _partition_rule,
+        doc=(
+            "`default` (= `table`), `table`, `index-value`, `ts`, `columns`, as TiCDC computes them"
+        ),
+    )
+    partition_columns: tuple[str, ...] = _field(
+        "partition-columns", (), _names, doc="columns for `partition=columns`"
+    )
+    index: str | None = _field(
+        "index", None, _opt_str, doc="a unique index for `index-value` (default: the handle key)"
+    )
+    dispatchers: tuple[DispatchRule, ...] = _field(
+        "dispatchers",
+        (),
+        _dispatch_rules,
+        doc=(
+            'TiCDC\'s per-table rules (from the changefeed file, or JSON text): `[{"matcher": '
+            '["db.*", "!db.tmp_*"], "topic": "t_{table}", "partition": "index-value"}]`; the '
+            "first rule whose matcher takes a table decides its topic (none: `topic`) and "
+            "partition dispatcher; tables no rule takes use `topic` and `partition`"
+        ),
+        ticdc=("dispatchers",),
+    )
+    case_sensitive: bool = _field(
+        "case-sensitive",
+        False,
+        _bool,
+        doc="dispatchers matchers compare names exactly (the changefeed file's top-level key)",
+        ticdc=("case-sensitive",),
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.case_sensitive and self.dispatchers:
@@ -697,6 +731,21 @@ class RoutingConfig:
         return Route(topic, dispatcher)
 
 
+def _check_owned_options(part: Any, protocol: str) -> None:
+    """An option of another protocol (`ProtocolSpec.owns`), set away from its default,
+    is a mistake worth reporting: it would silently do nothing."""
+    for field in attrs.fields(type(part)):
+        option = field.metadata.get("option")
+        owners = [s.name for s in protocol_specs() if option and s.owns(option)]
+        if not owners or protocol in owners or getattr(part, field.name) == field.default:
+            continue
+        raise ConfigError(
+            f"option '{option}' applies to protocol {', '.join(owners)}, not to "
+            f"'{protocol}'; remove it or change 'protocol'",
+            option=option,
+        )
+
+
 @attrs.frozen
 class CodecConfig:
     """What the encoders need to know."""
@@ -705,36 +754,111 @@ class CodecConfig:
         "protocol",
         Protocol("simple"),
         _enum(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
+        doc="`simple`, `avro` (`flat-avro`), `debezium`, `canal-json`; see Protocols",
+        ticdc=("protocol",),
     )
     encoding_format: EncodingFormat = _field(
-        "encoding-format", EncodingFormat.JSON, _enum(EncodingFormat)
+        "encoding-format",
+        EncodingFormat.JSON,
+        _enum(EncodingFormat),
+        doc="`json` or `avro`",
+        ticdc=("encoding-format",),
     )
-    enable_tidb_extension: bool = _field("enable-tidb-extension", False, _bool)
-    time_zone: str = _field("time-zone", "UTC", _zone)
-    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    enable_tidb_extension: bool = _field(
+        "enable-tidb-extension",
+        False,
+        _bool,
+        doc=(
+            "TiDB extension fields and watermarks (avro `_tidb_*` fields; debezium `tidb_type` "
+            'and `op: "m"`; canal-json `_tidb`); no effect for `simple`, as in TiCDC'
+        ),
+        ticdc=("enable-tidb-extension",),
+    )
+    time_zone: str = _field(
+        "time-zone",
+        "UTC",
+        _zone,
+        doc=(
+            "the zone TIMESTAMP values are rendered in (TiCDC's server time zone); the Spark "
+            "session zone never changes what is written"
+        ),
+    )
+    max_message_bytes: int = _field(
+        "max-message-bytes",
+        10 * 1024 * 1024,
+        _int(1, _INT32_MAX),
+        doc=(
+            "largest message (key + value + 36 bytes, as TiCDC counts); lowered to the topic's "
+            "`max.message.bytes` − 128 where the brokers report it"
+        ),
+        ticdc=("max-message-bytes",),
+    )
     large_message_handle_option: LargeMessageHandleOption = _field(
         "large-message-handle-option",
         LargeMessageHandleOption.NONE,
         _enum(LargeMessageHandleOption),
+        doc=(
+            "`none` (too large is an error); `handle-key-only` or `claim-check` (simple, "
+            "canal-json with the extension); see Large messages"
+        ),
+        ticdc=("large-message-handle-option",),
     )
     claim_check_storage_uri: str | None = _field(
-        "claim-check-storage-uri", None, _storage_uri, repr=_masked_uri_repr
+        "claim-check-storage-uri",
+        None,
+        _storage_uri,
+        repr=_masked_uri_repr,
+        doc=(
+            "claim-check: where full messages go, `file:///abs/dir`; other schemes (`s3://`, "
+            "`gcs://`, ...) through `fsspec` if installed (`pip install ticdc-sink[claim-check]` "
+            "plus the storage's fsspec package)"
+        ),
+        ticdc=("claim-check-storage-uri",),
     )
-    claim_check_raw_value: bool = _field("claim-check-raw-value", False, _bool)
+    claim_check_raw_value: bool = _field(
+        "claim-check-raw-value",
+        False,
+        _bool,
+        doc=(
+            "claim-check: store the message value itself instead of TiCDC's JSON "
+            '`{"key":null,"value":"<base64>"}`'
+        ),
+        ticdc=("claim-check-raw-value",),
+    )
     send_bootstrap_interval_in_sec: int = _field(
-        "send-bootstrap-interval-in-sec", 120, _int(-_INT64_MAX - 1, _INT64_MAX)
+        "send-bootstrap-interval-in-sec",
+        120,
+        _int(-_INT64_MAX - 1, _INT64_MAX),
+        doc="BOOTSTRAP again after this many seconds",
+        ticdc=("send-bootstrap-interval-in-sec",),
     )
     send_bootstrap_in_msg_count: int = _field(
-        "send-bootstrap-in-msg-count", 10000, _int(-_INT32_MAX - 1, _INT32_MAX)
+        "send-bootstrap-in-msg-count",
+        10000,
+        _int(-_INT32_MAX - 1, _INT32_MAX),
+        doc="BOOTSTRAP again after this many rows; 0 in either disables bootstraps",
+        ticdc=("send-bootstrap-in-msg-count",),
     )
-    send_bootstrap_to_all_partition: bool = _field("send-bootstrap-to-all-partition", True, _bool)
+    send_bootstrap_to_all_partition: bool = _field(
+        "send-bootstrap-to-all-partition",
+        True,
+        _bool,
+        doc="BOOTSTRAP to every partition of the topic, else partition 0",
+        ticdc=("send-bootstrap-to-all-partition",),
+    )
     avro_decimal_handling_mode: AvroDecimalHandling = _field(
-        "avro-decimal-handling-mode", AvroDecimalHandling.PRECISE, _enum(AvroDecimalHandling)
+        "avro-decimal-handling-mode",
+        AvroDecimalHandling.PRECISE,
+        _enum(AvroDecimalHandling),
+        doc="`precise` (bytes, `decimal` logical type) or `string`",
+        ticdc=("avro-decimal-handling-mode",),
     )
     avro_bigint_unsigned_handling_mode: AvroBigintUnsignedHandling = _field(
         "avro-bigint-unsigned-handling-mode",
         AvroBigintUnsignedHandling.LONG,
         _enum(AvroBigintUnsignedHandling),
+        doc="`long` (wraps above 2^63, as TiCDC) or `string`",
+        ticdc=("avro-bigint-unsigned-handling-mode",),
     )
     subject_name_strategy: SubjectNameStrategy = _field(
         "subject-name-strategy",
@@ -747,17 +871,61 @@ class CodecConfig:
                 "topicrecordnamestrategy": "topic-record",
             },
         ),
+        doc="`topic` (TiCDC's), `record`, `topic-record` (Confluent's names also accepted)",
     )
-    debezium_disable_schema: bool = _field("debezium-disable-schema", False, _bool)
-    debezium_output_old_value: bool = _field("debezium-output-old-value", True, _bool)
-    debezium_cluster_name: str = _field("debezium-cluster-name", "default", _cluster_name)
-    only_output_updated_columns: bool = _field("only-output-updated-columns", False, _bool)
-    content_compatible: bool = _field("content-compatible", False, _bool)
+    debezium_disable_schema: bool = _field(
+        "debezium-disable-schema",
+        False,
+        _bool,
+        doc="payload only, no `schema` part",
+        ticdc=("debezium-disable-schema",),
+    )
+    debezium_output_old_value: bool = _field(
+        "debezium-output-old-value",
+        True,
+        _bool,
+        doc="UPDATEs carry `before` (then every UPDATE needs `_before`)",
+        ticdc=("[sink.debezium] output-old-value",),
+    )
+    debezium_cluster_name: str = _field(
+        "debezium-cluster-name",
+        "default",
+        _cluster_name,
+        doc="TiCDC's cluster id, in `source.name` and schema names",
+    )
+    only_output_updated_columns: bool = _field(
+        "only-output-updated-columns",
+        False,
+        _bool,
+        doc="`old` keeps only changed columns",
+        ticdc=("only-output-updated-columns",),
+    )
+    content_compatible: bool = _field(
+        "content-compatible",
+        False,
+        _bool,
+        doc="Canal's own `mysqlType` text and `old` (implies the above)",
+        ticdc=("content-compatible",),
+    )
     delete_only_output_handle_key_columns: bool = _field(
-        "delete-only-output-handle-key-columns", False, _bool
+        "delete-only-output-handle-key-columns",
+        False,
+        _bool,
+        doc="DELETEs carry only the handle key",
+        ticdc=("delete-only-output-handle-key-columns",),
     )
-    ddl_on_schema_change: bool = _field("ddl-on-schema-change", True, _bool)
-    ddl_on_first_batch: bool = _field("ddl-on-first-batch", False, _bool)
+    ddl_on_schema_change: bool = _field(
+        "ddl-on-schema-change",
+        True,
+        _bool,
+        doc="a DDL message when the table's schema changed between batches",
+    )
+    ddl_on_first_batch: bool = _field(
+        "ddl-on-first-batch",
+        False,
+        _bool,
+        doc="a `CREATE TABLE` DDL message before a table's first batch",
+    )
 
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
@@ -769,20 +937,7 @@ class CodecConfig:
         return protocol_spec(self.protocol)
 
     def _check_protocol_options(self) -> None:
-        """An option of another protocol (`ProtocolSpec.options`), set away from its
-        default, is a mistake worth reporting: it would silently do nothing."""
-        for field in attrs.fields(CodecConfig):
-            option = field.metadata.get("option")
-            owners = [s.name for s in protocol_specs() if s.owns(option)]
-            if not owners or self.protocol in owners:
-                continue
-            if getattr(self, field.name) == field.default:
-                continue
-            raise ConfigError(
-                f"option '{option}' applies to protocol {', '.join(owners)}, not to "
-                f"'{self.protocol.value}'; remove it or change 'protocol'",
-                option=option,
-            )
+        _check_owned_options(self, self.protocol)
 
     def _check_large_message_option(self) -> None:
         # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the
@@ -835,24 +990,58 @@ class CodecConfig:
 class InputConfig:
     """How DataFrame rows map to a table: metadata columns and table schema refinements."""
 
-    op_column: str = _field("op-column", "_op", _name)
-    commit_ts_column: str = _field("commit-ts-column", "_commit_ts", _name)
-    before_column: str = _field("before-column", "_before", _name)
-    database_column: str = _field("database-column", "_database", _name)
-    table_column: str = _field("table-column", "_table", _name)
-    database: str | None = _field("database", None, _opt_str)
-    table: str | None = _field("table", None, _opt_str)
-    primary_key: tuple[str, ...] = _field("primary-key", (), _names)
-    column_types: FrozenMap = _field("column-types", FrozenMap(), _string_map)
-    table_ddl: str | None = _field("table-ddl", None, _opt_str)
-    table_id: int | None = _field("table-id", None, _int(1, _INT64_MAX, optional=True))
-    schema_version: int | None = _field("schema-version", None, _int(0, _INT64_MAX, optional=True))
-    allow_commit_ts_below_watermark: bool = _field("allow-commit-ts-below-watermark", False, _bool)
+    op_column: str = _field("op-column", "_op", _name, doc="name of the operation column")
+    commit_ts_column: str = _field(
+        "commit-ts-column", "_commit_ts", _name, doc="name of the commit ts column"
+    )
+    before_column: str = _field(
+        "before-column", "_before", _name, doc="name of the before-image column (UPDATE, DELETE)"
+    )
+    database_column: str = _field(
+        "database-column", "_database", _name, doc="name of the database column"
+    )
+    table_column: str = _field("table-column", "_table", _name, doc="name of the table column")
+    database: str | None = _field(
+        "database", None, _opt_str, doc="the database, when there is no `_database` column"
+    )
+    table: str | None = _field(
+        "table", None, _opt_str, doc="the table, when there is no `_table` column"
+    )
+    primary_key: tuple[str, ...] = _field(
+        "primary-key", (), _names, doc="comma-separated primary key columns"
+    )
+    column_types: FrozenMap = _field(
+        "column-types", FrozenMap(), _string_map, doc="JSON object: column to MySQL type"
+    )
+    table_ddl: str | None = _field("table-ddl", None, _opt_str, doc="`CREATE TABLE` statement")
+    table_id: int | None = _field(
+        "table-id",
+        None,
+        _int(1, _INT64_MAX, optional=True),
+        doc="`tableID` on the wire",
+        shown_default="derived",
+    )
+    schema_version: int | None = _field(
+        "schema-version",
+        None,
+        _int(0, _INT64_MAX, optional=True),
+        doc="schema version on the wire",
+        shown_default="derived",
+    )
+    allow_commit_ts_below_watermark: bool = _field(
+        "allow-commit-ts-below-watermark",
+        False,
+        _bool,
+        doc=(
+            "send rows whose `_commit_ts` is at or below a watermark an earlier batch sent, "
+            "instead of failing; the batch report counts them (`below_watermark`); see Delivery "
+            "guarantees"
+        ),
+    )
 
     def __attrs_post_init__(self) -> None:
-        columns = self.layout_fields()
         seen: dict[str, str] = {}
-        for field_name, column in columns.items():
+        for field_name, column in attrs.asdict(self.layout()).items():
             option = field_name.replace("_", "-")
             # Column names match in any case (events.InputLayout.bind), so must these.
             if column.lower() in seen:
@@ -865,15 +1054,11 @@ class InputConfig:
                 )
             seen[column.lower()] = option
 
-    def layout_fields(self) -> dict[str, str]:
-        """The metadata column names, as keyword arguments for `events.InputLayout`."""
-        return {
-            "op_column": self.op_column,
-            "commit_ts_column": self.commit_ts_column,
-            "before_column": self.before_column,
-            "database_column": self.database_column,
-            "table_column": self.table_column,
-        }
+    def layout(self) -> InputLayout:
+        """The metadata column names as `events.InputLayout` (its fields are the options
+        of the same name here)."""
+        names = attrs.fields_dict(InputLayout)
+        return InputLayout(**{name: getattr(self, name) for name in names})
 
 
 @attrs.frozen
@@ -882,15 +1067,42 @@ class RegistryConfig:
     `user:password@` (URL-encoded parts); they are moved to `user` and `password`, so
     `url` never holds credentials."""
 
-    url: str | None = _field("schema-registry", None, _registry_url)
-    user: str | None = _field("schema-registry-user", None, _opt_str)
-    password: str | None = _field(
-        "schema-registry-password", None, _opt_str, repr=lambda v: _MASK if v else repr(v)
+    url: str | None = _field(
+        "schema-registry",
+        None,
+        _registry_url,
+        doc="registry URL, `http(s)://[user:password@]host:port`",
+        ticdc=("schema-registry",),
     )
-    ca_location: str | None = _field("schema-registry-ca", None, _opt_str)
-    cert_location: str | None = _field("schema-registry-cert", None, _opt_str)
-    key_location: str | None = _field("schema-registry-key", None, _opt_str)
-    timeout_ms: int = _field("schema-registry-timeout-ms", 30000, _int(1, _INT32_MAX))
+    user: str | None = _field("schema-registry-user", None, _opt_str, doc="basic-auth user")
+    password: str | None = _field(
+        "schema-registry-password",
+        None,
+        _opt_str,
+        repr=lambda v: _MASK if v else repr(v),
+        doc="basic-auth password (a secret)",
+    )
+    ca_location: str | None = _field(
+        "schema-registry-ca", None, _opt_str, doc="CA file to verify an https registry"
+    )
+    cert_location: str | None = _field(
+        "schema-registry-cert",
+        None,
+        _opt_str,
+        doc="client certificate file for an https registry (with the key)",
+    )
+    key_location: str | None = _field(
+        "schema-registry-key",
+        None,
+        _opt_str,
+        doc="client key file for an https registry (with the certificate)",
+    )
+    timeout_ms: int = _field(
+        "schema-registry-timeout-ms",
+        30000,
+        _int(1, _INT32_MAX),
+        doc="bound for one registry request",
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.password and not self.user:
@@ -928,7 +1140,18 @@ class SinkConfig:
     codec: CodecConfig = CodecConfig()
     input: InputConfig = InputConfig()
     registry: RegistryConfig = RegistryConfig()
-    checkpoint_location: str | None = _field("checkpointlocation", None, _opt_str)
+    checkpoint_location: str | None = _field(
+        "checkpointlocation",
+        None,
+        _opt_str,
+        doc=(
+            "streaming: the query's checkpoint (or Spark's "
+            '`spark.sql.streaming.checkpointLocation` with a `queryName`, see "Where it runs"); '
+            "for batch jobs optional (keeps watermarks monotonic across jobs, and the batch "
+            "reports); the sink keeps its state under `<checkpointLocation>/ticdc/` and checks "
+            "that it can write there before any task runs"
+        ),
+    )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
     ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -956,6 +1179,7 @@ class SinkConfig:
                 f"'{spec.name}'; remove it or set protocol={takers[0]}",
                 option="schema-registry",
             )
+        _check_owned_options(self.registry, spec.name)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> SinkConfig:
@@ -1085,7 +1309,17 @@ def _is_default(value: Any, default: Any) -> bool:
     return isinstance(default, str) and str(value).strip().lower() == default
 
 
-_LAYERS = frozenset({"sink-uri", "config"})
+#: The options that carry other settings, with their documentation.
+LAYER_OPTIONS = {
+    "sink-uri": (
+        "`kafka://host:port[,host:port]/topic?protocol=simple&partition-num=3&...` with TiCDC's "
+        "parameter names (`kafka-client-id`, `compression`, `required-acks`, `sasl-user`, "
+        "`sasl-password`, `sasl-mechanism`, `enable-tls`, `ca`, `cert`, `key`, `dial-timeout`, "
+        "...)"
+    ),
+    "config": "path of a TiCDC changefeed TOML file; its `[sink]` section is read",
+}
+_LAYERS = frozenset(LAYER_OPTIONS)
 
 
 def _known_names() -> list[str]:
@@ -1470,15 +1704,17 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
     kafka_kwargs.pop("bootstrap_servers", None)
     routing = RoutingConfig(**_kwargs(RoutingConfig, merged))
     default_topic = routing.topic if TopicRouter(routing.topic).is_static else None
+    codec = CodecConfig(**_kwargs(CodecConfig, merged))
     return SinkConfig(
         kafka=KafkaConfig(
             bootstrap_servers=bootstrap,
             client_config=client,
             default_topic=default_topic,
+            max_message_bytes=codec.max_message_bytes,
             **kafka_kwargs,
         ),
         routing=routing,
-        codec=CodecConfig(**_kwargs(CodecConfig, merged)),
+        codec=codec,
         input=InputConfig(**_kwargs(InputConfig, merged)),
         registry=RegistryConfig(**_kwargs(RegistryConfig, merged)),
         **_kwargs(SinkConfig, merged),

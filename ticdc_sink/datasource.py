@@ -137,7 +137,7 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
         commit_ts = tso.now()
         floor = None
         state = None
@@ -170,14 +170,14 @@ class TiCDCDataSource(DataSource):
                     "there on every start, so it could never restart from it)",
                     option="checkpointLocation",
                 )
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
             plan = make_plan(config, schema, tso.now(), batch_id=None)
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             state = SinkState(config.checkpoint_location)
             state.check_writable()
             batch_id = state.current_batch_id()
@@ -209,12 +209,12 @@ _KAFKA_RECORD_COLUMNS = frozenset(
 )
 
 
-def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
+def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
     """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
     source) is written here as a table whose columns are named key, value, ...: say so,
     once per process and frame shape (Spark asks for a stream writer twice per
     micro-batch, in a reused worker)."""
-    reserved = {name.lower() for name in metadata.values()}
+    reserved = {name.lower() for name in metadata}
     table_columns = tuple(name for name in names if name.lower() not in reserved)
     _warn_kafka_shaped(table_columns)
 

@@ -30,7 +30,6 @@ from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import (
     ChangeBatch,
-    InputLayout,
     RowChange,
     read_change_batches,
     split_key_update,
@@ -172,7 +171,7 @@ def make_plan(
     fields = schema.fieldNames()
     # The metadata columns as the frame spells them (names match in any case); a frame
     # with two spellings of one fails here, before any task.
-    layout = InputLayout(**inp.layout_fields()).bind(fields)
+    layout = inp.layout().bind(fields)
     database = inp.database or (ddl and ddl.database)
     table = inp.table or (ddl and ddl.table)
     template = build_table_schema(
@@ -613,7 +612,7 @@ def _change_batches(
     """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
     of several tables, interleaved) as RowChanges in input order. `check` sees every
     table's rows of a record batch before any of them is yielded."""
-    layout = InputLayout(**plan.config.input.layout_fields())
+    layout = plan.config.input.layout()
     for batch in batches:
         groups = read_change_batches(
             batch,

@@ -13,10 +13,36 @@ import enum
 
 import attrs
 
-__all__ = ["DDL_OPTIONS", "LARGE_MESSAGE_POLICIES", "ProtocolSpec", "Watermark"]
+__all__ = [
+    "BOOTSTRAP_OPTIONS",
+    "DDL_OPTIONS",
+    "LARGE_MESSAGE_POLICIES",
+    "REGISTRY_OPTIONS",
+    "ProtocolSpec",
+    "Watermark",
+]
 
 #: The sink's options about DDL messages; a protocol with `ddl` owns them.
 DDL_OPTIONS = ("ddl-on-schema-change", "ddl-on-first-batch")
+
+#: The schema registry's options; a protocol with `needs_registry` owns them.
+REGISTRY_OPTIONS = (
+    "schema-registry",
+    "schema-registry-user",
+    "schema-registry-password",
+    "schema-registry-ca",
+    "schema-registry-cert",
+    "schema-registry-key",
+    "schema-registry-timeout-ms",
+)
+
+#: The bootstrap options, read by a protocol with `bootstrap` but owned by none: TiCDC
+#: takes them whatever the protocol, and its changefeed files carry them.
+BOOTSTRAP_OPTIONS = (
+    "send-bootstrap-interval-in-sec",
+    "send-bootstrap-in-msg-count",
+    "send-bootstrap-to-all-partition",
+)
 
 #: The `large-message-handle-option` values besides `none`, TiCDC's order.
 LARGE_MESSAGE_POLICIES = ("handle-key-only", "claim-check")
@@ -78,5 +104,15 @@ class ProtocolSpec:
         return (self.name, *self.aliases)
 
     def owns(self, option: str) -> bool:
-        """Whether `option` is one of this protocol's (its DDL options included)."""
-        return option in self.options or (self.ddl and option in DDL_OPTIONS)
+        """Whether `option` is one of this protocol's (its DDL and registry options
+        included): set away from its default with another protocol, it is an error."""
+        return (
+            option in self.options
+            or (self.ddl and option in DDL_OPTIONS)
+            or (self.needs_registry and option in REGISTRY_OPTIONS)
+        )
+
+    def reads(self, option: str) -> bool:
+        """Whether this protocol reads `option` (what the README's options table says):
+        the options it owns and, with `bootstrap`, the bootstrap options."""
+        return self.owns(option) or (self.bootstrap and option in BOOTSTRAP_OPTIONS)
