@@ -19,49 +19,23 @@ Options table is rendered from these declarations (tests/support/option_docs.py)
 tests/unit/test_option_docs.py keeps it so. `sink-uri` and `config` are layers
 (`LAYER_OPTIONS`).
 
-TiCDC's Kafka parameters (tiflow `pkg/sink/kafka/options.go`) become librdkafka settings
-in `kafka.client_config`; a `kafka.*` option for the same setting wins:
+TiCDC's other Kafka-sink settings are declared in `ticdc_sink.ticdc_settings`, each with
+what the sink does with it: the Kafka parameters (tiflow `pkg/sink/kafka/options.go`)
+become librdkafka settings in `kafka.client_config` (`_translate_ticdc_kafka`; a `kafka.*`
+option for the same setting wins); settings that mean nothing here are accepted and
+reported as ignored; settings that change what TiCDC writes and have no equivalent here
+(or are not built yet) are errors that say why, unless they hold TiCDC's default (as a
+file TiCDC exported does). README's "Coming from TiCDC" table is rendered from that list
+and the options.
 
-| option | librdkafka setting | note |
-| --- | --- | --- |
-| `kafka-client-id` | client.id | `[A-Za-z0-9._-]+` |
-| `compression` | compression.type | none, gzip, snappy, lz4, zstd |
-| `required-acks` | acks | -1 (all), 0, 1 |
-| `dial-timeout` | socket.connection.setup.timeout.ms | Go duration (10s, 500ms) |
-| `read-timeout` | socket.timeout.ms | Go duration; the larger of read/write |
-| `write-timeout` | socket.timeout.ms | Go duration |
-| `sasl-user` | sasl.username | turns SASL on; mechanism PLAIN unless given |
-| `sasl-password` | sasl.password | secret |
-| `sasl-mechanism` | sasl.mechanism | plain, scram-sha-256/512, gssapi, oauthbearer |
-| `sasl-gssapi-auth-type` | (checked) | only keytab |
-| `sasl-gssapi-keytab-path` | sasl.kerberos.keytab | |
-| `sasl-gssapi-service-name` | sasl.kerberos.service.name | |
-| `sasl-gssapi-user` | sasl.kerberos.principal | user@realm with the realm |
-| `sasl-gssapi-realm` | (in the principal) | realm of sasl-gssapi-user |
-| `sasl-oauth-client-id` | sasl.oauthbearer.client.id | also sasl.oauthbearer.method=oidc |
-| `sasl-oauth-client-secret` | sasl.oauthbearer.client.secret | base64 as in TiCDC; secret |
-| `sasl-oauth-token-url` | sasl.oauthbearer.token.endpoint.url | |
-| `sasl-oauth-scopes` | sasl.oauthbearer.scope | comma list (TOML: array) |
-| `sasl-oauth-grant-type` | (checked) | only client_credentials |
-| `enable-tls` | security.protocol | SSL / SASL_SSL; on with `ca` or `kafka+ssl://` |
-| `ca` | ssl.ca.location | |
-| `cert` | ssl.certificate.location | needs ca (TiCDC rule) |
-| `key` | ssl.key.location | needs ca (TiCDC rule) |
-| `insecure-skip-verify` | enable.ssl.certificate.verification | true: no verification |
-
-The changefeed file: `[sink]` keys that are options above, `[sink.kafka-config]` (the
-TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
+The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.kafka-config]`
+(the TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
 `[sink.kafka-config.large-message-handle]`, `dispatchers` (a single `*.*` rule becomes
 topic/partition/index/partition-columns; several rules are matched per table with
 TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
 `[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options. Other sections of
-the file (filter, mounter, ...) are TiCDC's, not the sink's, and are ignored.
-
-Accepted and ignored, since they do not change what is written: kafka-version,
-max-batch-size, encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
-advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
-change the output but are not implemented (e.g. large-message-handle-compression, column-selectors)
-are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
+the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
+[integrity] that change what TiCDC writes (refused unless at TiCDC's default).
 
 `kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
 `ssl.truststore.location`, `max.request.size`, ...) are errors naming what to use instead;
@@ -103,6 +77,9 @@ from ticdc_sink.routing import (
     validate_topic_expression,
 )
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
+from ticdc_sink.ticdc_settings import Fate
+from ticdc_sink.ticdc_settings import setting as ticdc_setting
 
 __all__ = [
     "AvroBigintUnsignedHandling",
@@ -139,7 +116,7 @@ _MAX_REPLICATION_FACTOR = 10_000
 
 # The `protocol` values, from the protocols' specs (ticdc_sink.codec.PROTOCOLS), so that a
 # new protocol needs no line here: Protocol.SIMPLE, Protocol.CANAL_JSON, ...
-Protocol = enum.StrEnum(  # type: ignore[misc]
+Protocol = enum.StrEnum(
     "Protocol",
     [(spec.name.upper().replace("-", "_"), spec.name) for spec in protocol_specs()],
     module=__name__,
@@ -485,6 +462,24 @@ def _registry_url(value: Any) -> str | None:
 
 
 _RULE_KEYS = frozenset({"matcher", "topic", "partition", "dispatcher", "columns", "index"})
+# Rule keys of pingcap/ticdc's table routing, refused unless empty (ticdc_settings).
+_REFUSED_RULE_KEYS = ("target-schema", "target-table")
+
+
+def _rule_problem(raw: Mapping[str, Any]) -> str | None:
+    """What TiCDC would refuse in one dispatcher rule, or what this sink does not build:
+    both `dispatcher` and `partition` (tiflow SinkConfig.validateAndAdjust), a table
+    routing key; None when the rule is fine."""
+    if raw.get("dispatcher") and raw.get("partition"):
+        return (
+            f"rule {dict(raw)!r}: dispatcher and partition cannot be configured both (TiCDC's "
+            "rule); keep partition (dispatcher is its old name)"
+        )
+    for key in _REFUSED_RULE_KEYS:
+        refused = _refused(f"dispatchers.{key}", raw.get(key), f"rule key '{key}'")
+        if refused is not None:
+            return f"rule {dict(raw)!r}: {refused.message}"
+    return None
 
 
 def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
@@ -504,7 +499,10 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         raise _Invalid('use a list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]')
     rules = []
     for raw in value:
-        unknown = sorted(set(raw) - _RULE_KEYS)
+        problem = _rule_problem(raw)
+        if problem is not None:
+            raise _Invalid(problem)
+        unknown = sorted(set(raw) - _RULE_KEYS - set(_REFUSED_RULE_KEYS))
         if unknown:
             raise _Invalid(
                 f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
@@ -1228,75 +1226,24 @@ def _field_options() -> dict[str, type]:
     return found
 
 
+def _named(fate: Fate) -> frozenset[str]:
+    return frozenset(s.name for s in TICDC_SETTINGS if s.fate is fate)
+
+
 # TiCDC sink-uri / [sink.kafka-config] parameters translated to librdkafka settings.
-_TICDC_KAFKA = frozenset(
-    {
-        "kafka-client-id",
-        "compression",
-        "required-acks",
-        "dial-timeout",
-        "read-timeout",
-        "write-timeout",
-        "sasl-user",
-        "sasl-password",
-        "sasl-mechanism",
-        "sasl-gssapi-auth-type",
-        "sasl-gssapi-keytab-path",
-        "sasl-gssapi-service-name",
-        "sasl-gssapi-user",
-        "sasl-gssapi-realm",
-        "sasl-oauth-client-id",
-        "sasl-oauth-client-secret",
-        "sasl-oauth-token-url",
-        "sasl-oauth-scopes",
-        "sasl-oauth-grant-type",
-        "enable-tls",
-        "ca",
-        "cert",
-        "key",
-        "insecure-skip-verify",
-    }
-)
+_TICDC_KAFKA = _named(Fate.LIBRDKAFKA)
 # TiCDC names that do not change what this sink writes.
-_IGNORED = frozenset(
-    {
-        "kafka-version",
-        "max-batch-size",
-        "encoder-concurrency",
-        "transaction-atomicity",
-        "enable-kafka-sink-v2",
-        "advance-timeout-in-sec",
-        "safe-mode",
-        "terminator",
-        "date-separator",
-        "enable-partition-separator",
-        "file-index-digit",
-        "csv",
-        "mysql-config",
-        "pulsar-config",
-        "cloud-storage-config",
-        "open",
-    }
-)
-# TiCDC names that change the output and are not implemented here, with TiCDC's default:
-# a changefeed file exported by TiCDC lists them with these values, which are accepted.
-_UNSUPPORTED: dict[str, Any] = {
-    "avro-enable-watermark": False,
-    "column-selectors": None,
-    "output-raw-change-event": False,
-    "send-all-bootstrap-at-start": False,
-    "large-message-handle-compression": "none",
-    "glue-schema-registry-config": None,
-    "sasl-gssapi-password": "",
-    "sasl-gssapi-kerberos-config-path": "",
-    "sasl-gssapi-disable-pafxfast": False,
-    "sasl-oauth-audience": "",
-}
+_IGNORED = _named(Fate.IGNORED)
+# TiCDC names this sink refuses unless they hold TiCDC's default (a changefeed file
+# exported by TiCDC lists them with it).
+_REFUSED = _named(Fate.REFUSED) | _named(Fate.NOT_YET)
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    if value is None or value == "" or value == [] or value == {}:
+    if value is None or value == "" or value == [] or value == {} or value == default:
         return True
+    if default is None and isinstance(value, dict):  # a section of empty values
+        return all(_is_default(v, None) for v in value.values())
     if isinstance(default, bool):
         try:
             return _bool(value) is default
@@ -1397,18 +1344,30 @@ def _check_known(key: str, value: Any, source: str) -> None:
     if key in _field_options() or key in _TICDC_KAFKA or key in _IGNORED:
         return
     label = _label(key, source)
-    if key in _UNSUPPORTED:
-        if _is_default(value, _UNSUPPORTED[key]):
-            return
-        raise ConfigError(
-            f"{label} is a TiCDC setting this sink does not support yet; remove it",
-            option=key,
-        )
+    if key in _REFUSED:
+        refused = _refused(key, value, label)
+        if refused is not None:
+            raise refused
+        return
     if key in _LAYERS:
         raise ConfigError(f"{label} is only accepted as an option, not here", option=key)
     close = [spell_option(c) for c in difflib.get_close_matches(key, _known_names(), n=1)]
     hint = f"did you mean '{close[0]}'? ({_OPTIONS_HELP})" if close else _OPTIONS_HELP
     raise ConfigError(f"{label} is unknown; {hint}", option=key, allowed=tuple(close) or None)
+
+
+def _refused(name: str, value: Any, label: str) -> ConfigError | None:
+    """The error for TiCDC setting `name` (a `REFUSED` or `NOT_YET` one) set to `value`,
+    labelled `label`; None when it holds TiCDC's default."""
+    declared = ticdc_setting(name)
+    assert declared is not None
+    if _is_default(value, declared.default):
+        return None
+    if declared.fate is Fate.NOT_YET:
+        why = f"does not support yet ({declared.note})"
+    else:
+        why = f"does not support ({declared.note})"
+    return ConfigError(f"{label} is a TiCDC setting this sink {why}; remove it", option=name)
 
 
 def _check_bootstrap_spelling(client: Mapping[str, Any]) -> None:
@@ -1598,6 +1557,9 @@ def _load_toml(path: str) -> _Layer:
     layer = _Layer(f"config file {path} [sink] key")
     if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
         layer.set("case-sensitive", document["case-sensitive"])
+    for name, section in document.items():
+        if isinstance(section, dict):
+            _check_changefeed_section(path, name, section)
     layer.ignored += [
         f"config file {path} [{name}]"
         if isinstance(document[name], dict)
@@ -1635,6 +1597,19 @@ def _load_toml(path: str) -> _Layer:
     return layer
 
 
+def _check_changefeed_section(path: str, name: str, section: Mapping[str, Any]) -> None:
+    """A changefeed section other than [sink] means nothing to the sink, except the keys
+    that change what TiCDC writes ([filter], [integrity]): those are refused unless they
+    hold TiCDC's default."""
+    for key, value in section.items():
+        full = f"[{name}] {key}"
+        if ticdc_setting(full) is None:
+            continue
+        refused = _refused(full, value, f"config file {path} [{name}] key '{key}'")
+        if refused is not None:
+            raise refused
+
+
 def _flatten(table: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
     for key, value in table.items():
         if isinstance(value, dict):
@@ -1654,6 +1629,12 @@ def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
             "({matcher = [...], topic = ..., partition = ...})",
             option="dispatchers",
         )
+    for raw in rules:
+        problem = _rule_problem(raw)
+        if problem is not None:
+            raise ConfigError(
+                f"config file {path} [sink] dispatchers {problem}", option="dispatchers"
+            )
     rule = rules[0]
     if len(rules) > 1 or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
         return {"dispatchers": rules}
@@ -1766,6 +1747,8 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     socket = [int(_duration_ms(k, p[k])) for k in ("read-timeout", "write-timeout") if k in p]
     if socket:
         out["socket.timeout.ms"] = str(max(socket))
+    if "max-retry" in p:
+        out["message.send.max.retries"] = _max_retry(p["max-retry"], merged)
 
     sasl = False
     if p.get("sasl-user"):
@@ -1864,6 +1847,32 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if sasl or tls:
         out["security.protocol"] = ("SASL_" if sasl else "") + ("SSL" if tls else "PLAINTEXT")
     return out
+
+
+# tiflow pkg/sink/kafka/options.go defaultProducerMaxRetry: what a negative max-retry keeps.
+_TICDC_MAX_RETRY = 5
+
+
+def _max_retry(value: Any, merged: Mapping[str, Any]) -> str:
+    """`max-retry`, sarama's Producer.Retry.Max, as librdkafka's message.send.max.retries
+    (tiflow ignores a negative one, keeping its default of 5). The idempotent producer
+    (the sink's default) needs at least one retry: librdkafka refuses 0 then."""
+    try:
+        retries = _int(-_INT32_MAX - 1, _INT32_MAX)(value)
+    except _Invalid as exc:
+        raise _invalid("max-retry", value, exc.allowed) from None
+    assert retries is not None
+    if retries < 0:
+        retries = _TICDC_MAX_RETRY
+    idempotent = str(merged.get("kafka.enable.idempotence", "true")).strip().lower()
+    if retries == 0 and idempotent not in _FALSE:
+        raise _invalid(
+            "max-retry",
+            value,
+            "use 1 or more: the sink's producer is idempotent (kafka.enable.idempotence), "
+            "which needs retries; or set kafka.enable.idempotence=false",
+        )
+    return str(retries)
 
 
 def _looks_like_path(value: Any) -> bool:

@@ -1,7 +1,8 @@
-"""The README's Options table, rendered from the option declarations (`config._field`
-metadata: doc, default, TiCDC names) and the protocols' specs (which protocols read an
-option). tests/unit/test_option_docs.py holds the README to it; run this module to print
-the table to paste:
+"""The README's Options table and its "Coming from TiCDC" table, rendered from the option
+declarations (`config._field` metadata: doc, default, TiCDC names), the protocols' specs
+(which protocols read an option) and `ticdc_settings.SETTINGS` (every other TiCDC
+setting). tests/unit/test_option_docs.py holds the README to them; run this module to
+print both tables to paste:
 
     python -m tests.support.option_docs
 """
@@ -15,8 +16,16 @@ import attrs
 
 from ticdc_sink import config
 from ticdc_sink.codec import protocol_specs
+from ticdc_sink.ticdc_settings import SETTINGS, Fate, TiCDCSetting
 
-__all__ = ["OPTION_PARTS", "declared_options", "options_table", "render_default"]
+__all__ = [
+    "OPTION_PARTS",
+    "OTHER_CHANGEFEED_SETTINGS",
+    "declared_options",
+    "options_table",
+    "render_default",
+    "ticdc_table",
+]
 
 #: The config parts, in the order the table lists their options.
 OPTION_PARTS = (
@@ -82,5 +91,54 @@ def options_table() -> str:
     return _HEADER + "\n".join(line.replace("|  |", "| |") for line in lines) + "\n"
 
 
+_TICDC_HEADER = "| TiCDC setting | here |\n| --- | --- |\n"
+
+#: The last row: the changefeed settings outside [sink] that no declaration names.
+OTHER_CHANGEFEED_SETTINGS = (
+    "| other changefeed keys and sections (`[mounter]`, `[scheduler]`, `[consistent]`, "
+    "`force-replicate`, `memory-quota`, `bdr-mode`, ...) | meaningless here: they govern how "
+    "TiCDC reads TiDB's changes; accepted and reported as ignored |"
+)
+
+
+def _ticdc_default(value: Any) -> str:
+    if value is None or value == "" or value == []:
+        return "empty"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    return f"`{value}`"
+
+
+def _fate(declared: TiCDCSetting) -> str:
+    unless = f"; accepted at TiCDC's default ({_ticdc_default(declared.default)})"
+    match declared.fate:
+        case Fate.LIBRDKAFKA:
+            return f"honoured: {declared.note}"
+        case Fate.IGNORED:
+            return f"meaningless here: {declared.note}; accepted and reported as ignored"
+        case Fate.REFUSED:
+            return f"refused: {declared.note}{unless}"
+    return f"not yet built ({declared.note}); refused{unless}"
+
+
+def _ticdc_order(row: tuple[str, str]) -> tuple[bool, bool, str]:
+    name = row[0]
+    return (name.startswith("["), name.startswith("dispatchers."), name)
+
+
+def ticdc_table() -> str:
+    """Every TiCDC Kafka-sink setting and what the sink does with it: the options that
+    honour one (their `ticdc` names), then `ticdc_settings.SETTINGS`, by name."""
+    rows = [
+        (name, f"honoured: option `{_name(field.metadata['option'])}`")
+        for field in declared_options()
+        for name in field.metadata["ticdc"]
+    ]
+    rows += [(declared.name, _fate(declared)) for declared in SETTINGS]
+    lines = [f"| `{name}` | {here} |" for name, here in sorted(rows, key=_ticdc_order)]
+    return _TICDC_HEADER + "\n".join([*lines, OTHER_CHANGEFEED_SETTINGS]) + "\n"
+
+
 if __name__ == "__main__":
-    print(options_table(), end="")
+    print(options_table())
+    print(ticdc_table(), end="")
