@@ -38,7 +38,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
-from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
+from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.schema import table_schema_from_json
@@ -137,7 +137,7 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
         commit_ts = tso.now()
         floor = None
         state = None
@@ -170,14 +170,14 @@ class TiCDCDataSource(DataSource):
                     "there on every start, so it could never restart from it)",
                     option="checkpointLocation",
                 )
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
             plan = make_plan(config, schema, tso.now(), batch_id=None)
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             state = SinkState(config.checkpoint_location)
             state.check_writable()
             batch_id = state.current_batch_id()
@@ -209,12 +209,12 @@ _KAFKA_RECORD_COLUMNS = frozenset(
 )
 
 
-def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
+def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
     """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
     source) is written here as a table whose columns are named key, value, ...: say so,
     once per process and frame shape (Spark asks for a stream writer twice per
     micro-batch, in a reused worker)."""
-    reserved = {name.lower() for name in metadata.values()}
+    reserved = {name.lower() for name in metadata}
     table_columns = tuple(name for name in names if name.lower() not in reserved)
     _warn_kafka_shaped(table_columns)
 
@@ -276,7 +276,7 @@ def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
     """DDL protocols: send the table's DDL message before the batch's rows when its
     schema changed since the last committed batch (known from the checkpoint location)."""
     table = plan.tables.named_table
-    if table is None or plan.config.codec.protocol not in DDL_PROTOCOLS:
+    if table is None or not plan.config.codec.spec.ddl:
         return
     batch_id = plan.batch_id
     if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):

@@ -360,7 +360,7 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
     names: tuple[str, ...], warned: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     _warn_kafka_shaped.cache_clear()
-    metadata = InputConfig().layout_fields()
+    metadata = InputConfig().layout().reserved
     with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
         _warn_if_kafka_shaped(names, metadata)
         _warn_if_kafka_shaped(names, metadata)

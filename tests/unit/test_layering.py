@@ -19,11 +19,14 @@ _CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "gotext": set(),
+    "ticdc_settings": set(),
     "tso": {"errors"},
     "schema": {"errors", "gotext", "tso"},
     "events": {"errors", "gotext", "tso", "schema"},
     "routing": {"errors", "gotext", "schema", "events"},
-    "config": {"errors", "schema", "routing"},
+    # config reads the protocols' traits: the light codec package and its spec modules
+    # only (test_config_imports_only_the_protocol_specs).
+    "config": {"errors", "schema", "events", "routing", "codec", "ticdc_settings"},
     "codec": _CODEC,
     "registry": {"errors", "config"},
     "producer": {"errors", "config"},
@@ -352,8 +355,88 @@ def test_codec_packages_import_light() -> None:
         "ticdc_sink.codec.canal_json",
         "ticdc_sink.codec.debezium",
         "ticdc_sink.codec.simple",
+        "ticdc_sink.codec.spec",
         "ticdc_sink.errors",
     ]
+
+
+def test_config_imports_only_the_protocol_specs() -> None:
+    # config reads every protocol's traits; that must not load any protocol's code.
+    code = (
+        "import sys, ticdc_sink.config; "
+        "print(sorted(m for m in sys.modules if m.startswith('ticdc_sink.codec')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    specs = [f"ticdc_sink.codec.{p}.spec" for p in PROTOCOLS]
+    packages = [f"ticdc_sink.codec.{p}" for p in PROTOCOLS]
+    assert ast.literal_eval(loaded) == sorted(
+        ["ticdc_sink.codec", "ticdc_sink.codec.spec", *packages, *specs]
+    )
+
+
+# --- protocol names stay in codec/ -------------------------------------------------------
+
+
+def _protocol_names() -> set[str]:
+    from ticdc_sink.codec import protocol_specs
+
+    return {name for spec in protocol_specs() for name in spec.names()}
+
+
+def _protocol_checks(tree: ast.Module, names: set[str]) -> Iterator[str]:
+    """The places a module decides by a protocol's name instead of its traits: a
+    comparison of something named *protocol* with a protocol name, `Protocol.X`,
+    `DDL_PROTOCOLS`, and a `match` on a protocol."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            text = ast.unparse(node)
+            constants = {
+                c.value
+                for c in ast.walk(node)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+            if "protocol" in text.lower() and constants & names:
+                yield text
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "Protocol":
+                yield ast.unparse(node)
+        elif isinstance(node, ast.Name) and node.id == "DDL_PROTOCOLS":
+            yield node.id
+        elif isinstance(node, ast.Match) and "protocol" in ast.unparse(node.subject).lower():
+            yield f"match {ast.unparse(node.subject)}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if "codec" not in p.relative_to(PACKAGE).parts],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_no_protocol_name_decides_outside_codec(path: Path) -> None:
+    # A protocol's traits live in its codec/<protocol>/spec.py; everything else reads
+    # them (`CodecConfig.spec`), so that a new protocol is one package and one line.
+    found = list(_protocol_checks(ast.parse(path.read_text()), _protocol_names()))
+    assert not found, f"{path.name} decides by protocol name: {found}; use ProtocolSpec"
+
+
+def test_the_protocol_name_check_sees_each_form() -> None:
+    tree = ast.parse(
+        'if config.protocol == "simple": pass\n'
+        'if options.protocol in ("avro", "flat-avro"): pass\n'
+        "if c.protocol is Protocol.AVRO: pass\n"
+        "if c.protocol in DDL_PROTOCOLS: pass\n"
+        "match config.protocol:\n    case _: pass\n"
+        'if encoding_format == "avro": pass\n'
+    )
+    found = set(_protocol_checks(tree, _protocol_names()))
+    assert found == {
+        "config.protocol == 'simple'",
+        "options.protocol in ('avro', 'flat-avro')",
+        "Protocol.AVRO",
+        "DDL_PROTOCOLS",
+        "match config.protocol",
+    }
 
 
 def test_class_names_are_unique() -> None:

@@ -18,7 +18,7 @@ from tests.unit.test_writer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
-from ticdc_sink.events import InputLayout, read_change_batches, read_changes
+from ticdc_sink.events import read_change_batches, read_changes
 from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
@@ -193,7 +193,7 @@ def _plan(with_table: bool, **options: str) -> Any:
 def _reading(plan: Any, tables: Any) -> dict[str, Any]:
     """The keyword arguments the writer gives `read_changes` / `read_change_batches`."""
     return dict(
-        layout=InputLayout(**plan.config.input.layout_fields()),
+        layout=plan.config.input.layout(),
         tables=tables,
         default_database=plan.tables.default_database,
         default_table=plan.tables.default_table,

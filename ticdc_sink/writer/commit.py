@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ticdc_sink import codec, schema_change
-from ticdc_sink.config import DDL_PROTOCOLS, LargeMessageHandleOption, SinkConfig
+from ticdc_sink.config import LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.schema import TableSchema, table_schema_to_json
@@ -43,7 +43,7 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     None: not a DDL protocol, rows name their tables, or no change the options ask for."""
     options = plan.config.codec
     table = plan.tables.named_table
-    if options.protocol not in DDL_PROTOCOLS or table is None:
+    if not options.spec.ddl or table is None:
         return None
     wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
     return schema_change.ddl_for(previous, table) if wanted else None
@@ -115,7 +115,7 @@ def commit_batch(
     ts = watermark_to_send(config, done, last=record, batch_id=plan.batch_id)
     table = plan.tables.named_table
     if state is not None:
-        if table is not None and config.codec.protocol in DDL_PROTOCOLS:
+        if table is not None and config.codec.spec.ddl:
             state.record_table_schema(table.database, table.table, table_schema_to_json(table))
         if ts is not None:
             state.record_watermark(ts, plan.batch_id)

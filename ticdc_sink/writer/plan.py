@@ -12,7 +12,6 @@ import attrs
 from ticdc_sink import claim_check, codec, tso
 from ticdc_sink.config import LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import InputLayout
 from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
 
 __all__ = ["TablePlan", "WritePlan", "key_column_indexes", "make_plan"]
@@ -89,7 +88,7 @@ def make_plan(
     fields = schema.fieldNames()
     # The metadata columns as the frame spells them (names match in any case); a frame
     # with two spellings of one fails here, before any task.
-    layout = InputLayout(**inp.layout_fields()).bind(fields)
+    layout = inp.layout().bind(fields)
     database = inp.database or (ddl and ddl.database)
     table = inp.table or (ddl and ddl.table)
     template = build_table_schema(

@@ -22,11 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol
+from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import (
     ChangeBatch,
-    InputLayout,
     RowChange,
     read_change_batches,
     split_key_update,
@@ -111,7 +110,7 @@ class TaskWriter:
             self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
         self.codecs: dict[str, CodecConfig] = {}
         self.bootstrap_on = (
-            codec_config.protocol == "simple"
+            codec_config.spec.bootstrap
             and codec_config.send_bootstrap_interval_in_sec > 0
             and codec_config.send_bootstrap_in_msg_count > 0
         )
@@ -142,7 +141,7 @@ class TaskWriter:
             # Producers that cannot describe topics (test fakes) keep the option's value;
             # debezium has no encoder-side size check (tiflow), so it need not ask.
             describe = getattr(self.producer, "topic_max_message_bytes", None)
-            if describe is not None and config.protocol is not Protocol.DEBEZIUM:
+            if describe is not None and config.spec.size_check:
                 self.partition_count(topic)  # creates a missing topic first
                 topic_limit = describe(topic)
                 if topic_limit is not None:
@@ -392,7 +391,7 @@ def write_batches(
     """
     config = plan.config
     registry = None
-    if config.codec.protocol is Protocol.AVRO:
+    if config.codec.spec.needs_registry:
         if registry_factory is None:
             # Imported here: the registry client pulls in an HTTP stack only avro needs.
             from ticdc_sink.registry import ConfluentSchemaRegistry as registry_factory
@@ -440,7 +439,7 @@ def _change_batches(
     """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
     of several tables, interleaved) as RowChanges in input order. `check` sees every
     table's rows of a record batch before any of them is yielded."""
-    layout = InputLayout(**plan.config.input.layout_fields())
+    layout = plan.config.input.layout()
     for batch in batches:
         groups = read_change_batches(
             batch,
