@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.fake_producer import FakeProducer
 from tests.unit.test_simple_json_batch import (
     _ARROW_FIELDS,
     COLUMN_TYPES,
@@ -23,7 +24,6 @@ from tests.unit.test_simple_json_batch import (
     _row_path,
     _spark_schema,
 )
-from tests.unit.test_writer import FakeProducer
 from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError

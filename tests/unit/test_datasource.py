@@ -298,12 +298,12 @@ def test_schemas_without_timestamps_need_no_conversion(local_tz: str) -> None:
 def test_the_test_only_first_attempt_hook_fails_after_acknowledged_sends() -> None:
     # `_FAIL_FIRST_ATTEMPT_ENV` (tests only): the failure comes after the broker
     # acknowledged the first n messages, so a retry really re-sends delivered messages.
-    from tests.unit.test_producer import FakeCluster, FakeProducer, kafka_config
+    from tests.support.fake_kafka import FakeClient, FakeCluster, kafka_config
     from ticdc_sink.datasource import _FAIL_FIRST_ATTEMPT_ENV, _FirstAttemptFails
 
     cluster = FakeCluster(topics={"t": 1}, acks_per_poll=0)
     producer = _FirstAttemptFails(
-        kafka_config(), factory=lambda conf: FakeProducer(conf, cluster), fail_after=3
+        kafka_config(), factory=lambda conf: FakeClient(conf, cluster), fail_after=3
     )
     producer.send("t", 0, b"", b"1")
     producer.send("t", 0, b"", b"2")

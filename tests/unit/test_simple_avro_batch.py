@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
+from tests.support.fake_producer import FakeProducer
 from tests.support.row_path import with_row_path
 from tests.unit.test_simple_json_batch import (
     _ARROW_FIELDS,
@@ -26,7 +27,6 @@ from tests.unit.test_simple_json_batch import (
     _change_batches,
     _plan,
 )
-from tests.unit.test_writer import FakeProducer
 from ticdc_sink.codec.simple import avro_batch
 from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
 from ticdc_sink.errors import InputError

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
-from tests.unit.test_writer import FakeProducer
+from tests.support.fake_producer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
