@@ -7,7 +7,7 @@ reference table -> messages, per protocol.
 Protocols: `simple-json`, `simple-avro`, `avro` (schema ids from an in-memory lookup),
 `debezium`, `debezium-no-schema`, `canal-json`, each through the writer's path
 (`events.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
-`<protocol>-rows` (e.g. `avro-rows`), the per-row path (`read_changes`, key-changing
+`<protocol>-rows` (e.g. `avro-rows`), the per-row path (`ChangeBatch.to_changes`, key-changing
 updates split, `encode_row` per event). Prints one JSON line per protocol: rows/s for
 conversion, encoding and both, median and best of --repeat runs, CPU time of this process
 (`time.process_time`) and wall time; on a shared machine the CPU figures are the steadier.
@@ -27,7 +27,7 @@ import pyarrow as pa
 from tests.support.reference_table import SPARK_SCHEMA, make_batches
 from ticdc_sink import codec, tso
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.events import InputLayout, read_change_batches, read_changes
+from ticdc_sink.events import InputLayout, read_change_batches
 from ticdc_sink.schema import build_table_schema
 from ticdc_sink.writer import key_column_indexes, split_key_update
 
@@ -81,7 +81,9 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
     if name.endswith("-rows"):
 
         def convert() -> list[Any]:
-            return [c for b in batches for c in read_changes(b, **kwargs)]
+            return [
+                c for b in batches for g in read_change_batches(b, **kwargs) for c in g.to_changes()
+            ]
 
         def encode(changes: list[Any]) -> None:
             encode_row = encoder.encode_row

@@ -1,11 +1,11 @@
-"""The row path, the reference every column-wise path is checked against: every row
-through the writer's per-row loop (`write_rows`), and the writer's step after
-`encode_batch` (`with_row_path`). `outcome` puts what a path sent and the error it raised
-in one comparable value."""
+"""The row path, the reference every column-wise path is checked against: a record batch
+read row by row (`read_changes`), every row through the writer's per-row loop
+(`write_rows`), and the writer's step after `encode_batch` (`with_row_path`). `outcome`
+puts what a path sent and the error it raised in one comparable value."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -14,10 +14,43 @@ from tests.support.batches import reading
 from tests.support.fake_producer import FakeProducer
 from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, read_changes
+from ticdc_sink.events import ChangeBatch, InputLayout, RowChange, read_change_batches
+from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer import TaskWriter, WritePlan
 
-__all__ = ["outcome", "with_row_path", "write_rows"]
+__all__ = ["outcome", "read_changes", "with_row_path", "write_rows"]
+
+
+def read_changes(
+    batch: pa.RecordBatch,
+    *,
+    layout: InputLayout,
+    tables: Callable[[str, str], TableSchema],
+    default_database: str | None,
+    default_table: str | None,
+    default_commit_ts: int,
+    time_zone: str,
+) -> Iterator[RowChange]:
+    """One record batch as row changes, in input order: `events.read_change_batches`
+    (same conversions, checks and errors) zipped into `RowChange`s, rows of several tables
+    put back in the order they came."""
+    groups = read_change_batches(
+        batch,
+        layout=layout,
+        tables=tables,
+        default_database=default_database,
+        default_table=default_table,
+        default_commit_ts=default_commit_ts,
+        time_zone=time_zone,
+    )
+    if len(groups) == 1 and groups[0].positions is None:
+        return iter(groups[0].to_changes())
+    out: list[Any] = [None] * batch.num_rows
+    for group in groups:
+        assert group.positions is not None
+        for position, change in zip(group.positions, group.to_changes(), strict=True):
+            out[position] = change
+    return iter(out)
 
 
 def write_rows(

@@ -1,5 +1,5 @@
 """Every protocol's writer sends, for record batches, exactly what the row path sends
-(`read_changes` -> `write_change` per row): same keys and values, same partitions, same
+(`row_path.write_rows`: `write_change` per row): same keys and values, same partitions, same
 order, or the same error. Every encoder renders whole batches (`encode_batch`) and lists
 what it leaves to the row path (`EncodedBatch.row_path`); the writer takes those from
 `encode_row`, once, before it sends anything."""

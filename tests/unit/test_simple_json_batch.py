@@ -1,5 +1,5 @@
 """The Simple JSON fast path (column-wise, a record batch at a time) sends exactly what the
-row path (`read_changes` -> `SimpleEncoder.encode_row` per row) sends: same bytes, same
+row path (`row_path.write_rows`: `SimpleEncoder.encode_row` per row) sends: same bytes, same
 partitions, same bootstraps, in the same order; the row path is the reference."""
 
 from __future__ import annotations
