@@ -53,7 +53,7 @@ from ticdc_sink.errors import (
     SchemaError,
     TiCDCSinkError,
 )
-from ticdc_sink.events import Op, RowChange, read_changes
+from ticdc_sink.events import Op, RowChange, read_change_batches
 from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
     Record,
@@ -922,7 +922,7 @@ def _key_change(
     )
     reduced = TableSchema(table.database, table.table, tuple(columns))
     try:
-        [change] = read_changes(
+        [group] = read_change_batches(
             batch,
             layout=config.input.layout(),
             tables=lambda _database, _table: reduced,
@@ -933,6 +933,7 @@ def _key_change(
         )
     except InputError as exc:
         raise ValueError(f"--key: {exc.message}") from None
+    [change] = group.to_changes()
     assert change.row is not None
     row: list[Any] = [None] * len(table.columns)
     for column, value in zip(columns, change.row, strict=True):

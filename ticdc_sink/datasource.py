@@ -19,9 +19,6 @@ import datetime as dt
 import functools
 import inspect
 import logging
-import os
-import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -61,20 +58,6 @@ except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
 __all__ = ["StreamCheckpoint", "TiCDCCommitMessage", "TiCDCDataSource"]
 
 logger = logging.getLogger(__name__)
-
-# Test-only fault injection for the reliability tests (tests/integration/test_task_retries.py
-# and test_simple_streaming.py). NOT options and NOT public API: environment variables, so
-# no user can set them by accident through `.option(...)`, read where Spark runs the code
-# (executors and driver-side Python workers inherit the driver's environment in local mode).
-# - _TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT=<n>: attempt 0 of every write task sends n messages,
-#   waits until the broker acknowledged them, then raises, so Spark retries the task
-#   after real sends (needs a master with retries, e.g. local[2,3]).
-# - _TICDC_SINK_TEST_HANG_AFTER_COMMIT=<batchId>:<file>: the streaming commit of that
-#   micro-batch sends its watermark and records it, creates <file>, then hangs, so the test
-#   can kill the driver after the sink's commit and before Spark records the batch.
-_FAIL_FIRST_ATTEMPT_ENV = "_TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT"
-_HANG_AFTER_COMMIT_ENV = "_TICDC_SINK_TEST_HANG_AFTER_COMMIT"
-
 
 # Local properties Spark sets on every task of a micro-batch (MicroBatchExecution,
 # StreamExecution); SQL confs set in the session arrive the same way
@@ -293,6 +276,9 @@ class _WriterMixin:
 
     plan: WritePlan
     checkpoint: StreamCheckpoint | None = None  # stream writers only
+    # How the tasks and the commit step make their producers; the reliability tests set
+    # one that fails on purpose (tests/support/faults.py).
+    producer_factory: Callable[..., Any] = KafkaProducer
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
         context = TaskContext.get()
@@ -300,12 +286,8 @@ class _WriterMixin:
         plan, found = self.plan, None
         if self.checkpoint is not None and context is not None:
             plan, found = self._locate(context)
-        producer_factory: Callable[..., Any] = KafkaProducer
-        fail_after = os.environ.get(_FAIL_FIRST_ATTEMPT_ENV)
-        if fail_after and context is not None and context.attemptNumber() == 0:
-            producer_factory = functools.partial(_FirstAttemptFails, fail_after=int(fail_after))
         report = write_batches(
-            batches, plan, partition_id=partition_id, producer_factory=producer_factory
+            batches, plan, partition_id=partition_id, producer_factory=self.producer_factory
         )
         if found is None:
             return TiCDCCommitMessage(report)
@@ -381,16 +363,12 @@ class _WriterMixin:
         self._resolve(messages, batch_id)
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
-        report = commit_batch(
-            self.plan, [m.report if m is not None else None for m in messages], state=state
+        commit_batch(
+            self.plan,
+            [m.report if m is not None else None for m in messages],
+            state=state,
+            producer_factory=self.producer_factory,
         )
-        hang = os.environ.get(_HANG_AFTER_COMMIT_ENV)
-        if hang and self.plan.batch_id is not None:
-            batch_id, _, marker = hang.partition(":")
-            if int(batch_id) == self.plan.batch_id:
-                pathlib.Path(marker).write_text(str(report["watermark"]))
-                while True:  # until the test kills the driver
-                    time.sleep(1)
 
     def _abort(self, messages: list[Any]) -> None:
         _log_to_stderr()
@@ -401,24 +379,6 @@ class _WriterMixin:
             len(done),
             len(messages),
         )
-
-
-class _FirstAttemptFails(KafkaProducer):
-    """Test-only (see `_FAIL_FIRST_ATTEMPT_ENV`): a producer that fails its task once
-    `fail_after` messages were sent and acknowledged."""
-
-    def __init__(self, *args: Any, fail_after: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._fail_after = fail_after
-
-    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
-        super().send(topic, partition, key, value)
-        if self.sent == self._fail_after:
-            self.flush()
-            raise RuntimeError(
-                f"ticdc: injected test failure after {self.sent} acknowledged messages "
-                f"({_FAIL_FIRST_ATTEMPT_ENV})"
-            )
 
 
 def _check_same_query(location: str, checkpoint_query: str | None, task_query: str | None) -> None:

@@ -1,5 +1,5 @@
 """Every protocol's writer sends, for record batches, exactly what the row path sends
-(`read_changes` -> `write_change` per row): same keys and values, same partitions, same
+(`row_path.write_rows`: `write_change` per row): same keys and values, same partitions, same
 order, or the same error. Every encoder renders whole batches (`encode_batch`) and lists
 what it leaves to the row path (`EncodedBatch.row_path`); the writer takes those from
 `encode_row`, once, before it sends anything."""
@@ -14,16 +14,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_simple_json_batch import (
-    _ARROW_FIELDS,
+from tests.support.batches import (
+    ARROW_FIELDS,
     COLUMN_TYPES,
     COMMIT_TS,
-    _batches,
-    _change_batches,
-    _row_path,
-    _spark_schema,
+    change_batches,
+    spark_schema,
 )
-from tests.unit.test_writer import FakeProducer
+from tests.support.fake_producer import FakeProducer
+from tests.support.fake_registry import FakeRegistry
+from tests.support.row_path import outcome, write_rows
+from tests.support.strategies import record_batches
 from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
@@ -57,17 +58,6 @@ PROTOCOLS: dict[str, dict[str, str]] = {
 }
 
 
-class Registry:
-    def __init__(self, *args: Any) -> None:
-        self.ids: dict[tuple[str, bool], int] = {}
-
-    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
-        return self.ids.setdefault((schema, is_key), len(self.ids) + 1)
-
-    def close(self) -> None:
-        pass
-
-
 def _plan(with_table: bool, protocol: str, partition: str) -> Any:
     options = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
@@ -82,14 +72,7 @@ def _plan(with_table: bool, protocol: str, partition: str) -> Any:
     if not with_table:
         options["table"] = "users"
     config = SinkConfig.from_options(options)
-    return make_plan(config, _spark_schema(with_table), COMMIT_TS, batch_id=None)
-
-
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:
-        return ("error", type(exc), str(exc))
+    return make_plan(config, spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -100,13 +83,15 @@ def _outcome(run: Any) -> Any:
 def test_batches_send_what_the_row_path_sends(
     protocol: str, with_table: bool, partition: str, data: Any
 ) -> None:
-    batches = data.draw(_batches(with_table))
+    batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, partition)
-    expected = _outcome(lambda: _row_path(batches, plan, Registry()))
+    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
     producer = FakeProducer()
-    actual = _outcome(
+    actual = outcome(
         lambda: (
-            write_batches(batches, plan, producer_factory=producer, registry_factory=Registry),
+            write_batches(
+                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+            ),
             producer.sent,
         )[1]
     )
@@ -139,15 +124,15 @@ def _one_batch(protocol: str, rows: int) -> tuple[TaskWriter, FakeProducer, Chan
     record = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c"] * rows),
             "_commit_ts": pa.array([COMMIT_TS] * rows, pa.int64()),
         }
     )
     plan = _plan(False, protocol, "table")
     producer = FakeProducer()
-    task = TaskWriter(plan, producer, 0, Registry())
-    (batch,) = _change_batches([record], plan, task)
+    task = TaskWriter(plan, producer, 0, FakeRegistry())
+    (batch,) = change_batches([record], plan, task)
     output = task.output_for(batch.table)
     output.encoder = counting = _Counting(output.encoder)
     return task, producer, batch, counting

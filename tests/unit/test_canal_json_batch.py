@@ -5,8 +5,6 @@ sizes and row ends, or the same error; the row path is the reference."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -17,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
-from tests.support.row_path import with_row_path
-from tests.unit.test_simple_json_batch import COLUMNS as SIMPLE_COLUMNS
+from tests.support.batches import COLUMNS as SIMPLE_COLUMNS
+from tests.support.reference_table import make_batches, reference_plan
+from tests.support.row_path import outcome, with_row_path
 from ticdc_sink import tso
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.config import SinkConfig
@@ -205,13 +204,6 @@ def _as_lists(batch: ChangeBatch, which: list[bool]) -> ChangeBatch:
     )
 
 
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:  # same error, same words
-        return ("error", type(exc), str(exc))
-
-
 def _row_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
     values, sizes, row_ends, split = [], [], [], False
     for change in batch.to_changes():
@@ -239,8 +231,8 @@ def _check(config: SinkConfig, batch: ChangeBatch) -> None:
     keys = key_column_indexes(schema)
     row = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
     fast = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
-    expected = _outcome(lambda: _row_path(row, batch, keys))
-    assert _outcome(lambda: _batch_path(fast, batch, keys)) == expected
+    expected = outcome(lambda: _row_path(row, batch, keys))
+    assert outcome(lambda: _batch_path(fast, batch, keys)) == expected
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
@@ -305,12 +297,6 @@ def test_an_update_without_old_row_fails_as_in_the_row_path() -> None:
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
 def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        import _common as common
-        from bench_encode import SPARK_SCHEMA, make_batches
-    finally:
-        sys.path.pop(0)
     record = make_batches(600, size=300)[1]
     # Key-changing updates too: some old ids differ from the new ones.
     before = record.column("_before")
@@ -326,16 +312,8 @@ def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
     record = record.append_column(
         "_commit_ts", pa.array(range(COMMIT_TS, COMMIT_TS + 300), pa.int64())
     )
-    sink = {**common.sink_options("127.0.0.1:1", "canal-json"), **options}
-    config = SinkConfig.from_options(sink)
-    spark = T.StructType(
-        [
-            *SPARK_SCHEMA.fields,
-            T.StructField("_before", T.StructType(SPARK_SCHEMA.fields[1:])),
-            T.StructField("_commit_ts", T.LongType()),
-        ]
-    )
-    plan = make_plan(config, spark, COMMIT_TS, batch_id=None)
+    plan = reference_plan("canal-json", COMMIT_TS, **options)
+    config = plan.config
     (batch,) = read_change_batches(
         record,
         layout=InputLayout(),

@@ -2,7 +2,14 @@
 the `decode` command and consumers written in Python.
 
 The event classes here are protocol-neutral; each protocol module has one decoder class
-with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`).
+with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirroring
+`ticdc_sink.codec`:
+
+    __init__.py    the decoded events, `Decoder`, `decoder_for` (a protocol's decoder)
+    simple.py      protocol=simple, JSON and Avro
+    avro.py        protocol=avro (Confluent framing, writer schemas by registry id)
+    debezium.py    protocol=debezium
+    canal_json.py  protocol=canal-json
 """
 
 from __future__ import annotations
