@@ -912,6 +912,14 @@ class CodecConfig:
         doc="DELETEs carry only the handle key",
         ticdc=("delete-only-output-handle-key-columns",),
     )
+    output_raw_change_event: bool = _field(
+        "output-raw-change-event",
+        False,
+        _bool,
+        doc="an UPDATE that changes a handle or unique key is sent as one UPDATE, "
+        "else as DELETE and INSERT",
+        ticdc=("output-raw-change-event",),
+    )
     ddl_on_schema_change: bool = _field(
         "ddl-on-schema-change",
         True,
