@@ -942,6 +942,14 @@ class CodecConfig:
         """The traits of `protocol` (ticdc_sink.codec.spec): what it sends and needs."""
         return protocol_spec(self.protocol)
 
+    @property
+    def sends_old_values(self) -> bool:
+        """UPDATE messages carry the old row (tiflow `SinkConfig.ValidateProtocol`'s
+        outputOldValue), so a consumer of an unsplit key-changing UPDATE sees the old key."""
+        if not self.spec.old_values:
+            return False
+        return self.debezium_output_old_value or not self.spec.owns("debezium-output-old-value")
+
     def _check_protocol_options(self) -> None:
         _check_owned_options(self, self.protocol)
 
