@@ -57,7 +57,6 @@ def write(spark: Any, broker: Any, registry: Any, protocol: str, topic: str, raw
         .option("table", "users")
         .option("primary-key", "id")
         .option("partition", "index-value")
-        .option("ddl-on-first-batch", "false")
     )
     if protocol == "avro":
         writer = writer.option("schema-registry", registry.url)
