@@ -912,6 +912,14 @@ class CodecConfig:
         doc="DELETEs carry only the handle key",
         ticdc=("delete-only-output-handle-key-columns",),
     )
+    output_raw_change_event: bool = _field(
+        "output-raw-change-event",
+        False,
+        _bool,
+        doc="an UPDATE that changes a handle or unique key is sent as one UPDATE, "
+        "else as DELETE and INSERT",
+        ticdc=("output-raw-change-event",),
+    )
     ddl_on_schema_change: bool = _field(
         "ddl-on-schema-change",
         True,
@@ -933,6 +941,14 @@ class CodecConfig:
     def spec(self) -> ProtocolSpec:
         """The traits of `protocol` (ticdc_sink.codec.spec): what it sends and needs."""
         return protocol_spec(self.protocol)
+
+    @property
+    def sends_old_values(self) -> bool:
+        """UPDATE messages carry the old row (tiflow `SinkConfig.ValidateProtocol`'s
+        outputOldValue), so a consumer of an unsplit key-changing UPDATE sees the old key."""
+        if not self.spec.old_values:
+            return False
+        return self.debezium_output_old_value or not self.spec.owns("debezium-output-old-value")
 
     def _check_protocol_options(self) -> None:
         _check_owned_options(self, self.protocol)

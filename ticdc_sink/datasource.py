@@ -181,7 +181,22 @@ def _config(options: Any) -> SinkConfig:
     # librdkafka's verdict on the kafka.* settings, here rather than in every task.
     for warning in check_client_config(config.kafka):
         _warn_client_setting(warning)
+    if config.codec.output_raw_change_event and not config.codec.sends_old_values:
+        _warn_raw_change_events_without_old_values(config.codec.spec.name)
     return config
+
+
+@functools.cache
+def _warn_raw_change_events_without_old_values(protocol: str) -> None:
+    # Once per process and protocol. TiCDC logs the same warning when a changefeed is
+    # created (tiflow pkg/config/sink.go, SinkConfig.ValidateProtocol).
+    logger.warning(
+        "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "
+        "values: an UPDATE that changes the key is sent whole, and consumers never learn "
+        "that the old key is gone. Send old values (debezium-output-old-value=true), or "
+        "leave output-raw-change-event false to send such UPDATEs as DELETE and INSERT",
+        protocol,
+    )
 
 
 # Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,

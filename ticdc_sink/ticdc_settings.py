@@ -150,12 +150,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         _R,
         "AWS Glue Schema Registry framing is not built; use a Confluent registry",
     ),
-    TiCDCSetting(
-        "output-raw-change-event",
-        _N,
-        "an UPDATE that changes the handle key is sent as DELETE and INSERT",
-        False,
-    ),
     # pkg/sink/codec/common/config.go and [sink.kafka-config.codec-config]
     TiCDCSetting(
         "max-batch-size",

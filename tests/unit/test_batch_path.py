@@ -58,7 +58,7 @@ PROTOCOLS: dict[str, dict[str, str]] = {
 }
 
 
-def _plan(with_table: bool, protocol: str, partition: str) -> Any:
+def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
     options = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "t_{schema}_{table}",
@@ -68,6 +68,7 @@ def _plan(with_table: bool, protocol: str, partition: str) -> Any:
         "time-zone": "Asia/Shanghai",
         "partition": partition,
         **PROTOCOLS[protocol],
+        **extra,
     }
     if not with_table:
         options["table"] = "users"
@@ -85,6 +86,29 @@ def test_batches_send_what_the_row_path_sends(
 ) -> None:
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, partition)
+    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
+    producer = FakeProducer()
+    actual = outcome(
+        lambda: (
+            write_batches(
+                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+            ),
+            producer.sent,
+        )[1]
+    )
+    assert actual == expected
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_raw_change_events_send_what_the_row_path_sends(
+    protocol: str, with_table: bool, data: Any
+) -> None:
+    # output-raw-change-event: key-changing UPDATEs stay whole on both paths.
+    batches = data.draw(record_batches(with_table))
+    plan = _plan(with_table, protocol, "index-value", **{"output-raw-change-event": "true"})
     expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
     producer = FakeProducer()
     actual = outcome(

@@ -51,9 +51,11 @@ from tests.support.fake_producer import FakeProducer
 from ticdc_sink.config import InputConfig
 from ticdc_sink.datasource import (
     TiCDCDataSource,
+    _config,
     _rows_to_batches,
     _warn_if_kafka_shaped,
     _warn_kafka_shaped,
+    _warn_raw_change_events_without_old_values,
 )
 from ticdc_sink.errors import ConfigError
 
@@ -356,6 +358,40 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
             in (messages[0])
         )
         assert "README, 'The input contract'" in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({"protocol": "avro", "schema-registry": "http://127.0.0.1:1"}, True),
+        ({"protocol": "debezium", "debezium-output-old-value": "false"}, True),
+        ({"protocol": "debezium"}, False),
+        ({"protocol": "simple"}, False),
+        ({"protocol": "canal-json"}, False),
+    ],
+)
+@pytest.mark.parametrize("raw", [True, False])
+def test_raw_change_events_without_old_values_are_warned_about_as_ticdc_does(
+    options: dict[str, str], warned: bool, raw: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    _warn_raw_change_events_without_old_values.cache_clear()
+    options = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "t_{schema}_{table}",
+        "output-raw-change-event": str(raw).lower(),
+        **options,
+    }
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+        _config(options)
+        _config(options)
+    messages = [
+        r.getMessage() for r in caplog.records if "output-raw-change-event" in r.getMessage()
+    ]
+    assert len(messages) == (1 if warned and raw else 0)
+    if messages:
+        assert messages[0].startswith(
+            f"ticdc: output-raw-change-event=true with protocol {options['protocol']}, "
+        )
 
 
 def test_a_checkpoint_location_the_sink_cannot_write_fails_the_plan(tmp_path: Path) -> None:

@@ -87,7 +87,6 @@ def test_settings_without_an_equivalent_are_refused_with_why(name, value, reason
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("output-raw-change-event", "true"),
         ("large-message-handle-compression", "lz4"),
         ("avro-include-before-value", "true"),
         ("output-row-key", "true"),

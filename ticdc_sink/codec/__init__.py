@@ -158,7 +158,8 @@ class Encoder(Protocol):
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of every event of a batch of this table, column-wise;
         `key_indexes` are the columns whose change splits an UPDATE (TiCDC's unique and
-        handle key columns). Messages it does not render are listed in `row_path`."""
+        handle key columns; none with output-raw-change-event). Messages it does not
+        render are listed in `row_path`."""
         ...
 
     def encode_bootstrap(self) -> Message | None:

@@ -95,6 +95,9 @@ class ProtocolSpec:
     #: Its messages tell the operation (INSERT, UPDATE, DELETE) only with
     #: enable-tidb-extension (avro's `_tidb_op`).
     operation_needs_tidb_extension: bool = False
+    #: Its UPDATE messages can carry the old row (tiflow `SinkConfig.ValidateProtocol`:
+    #: avro's never do; debezium's unless `debezium-output-old-value=false`).
+    old_values: bool = True
     #: The options only this protocol (and others that list them) reads; set away from
     #: their default with another protocol, they are errors.
     options: tuple[str, ...] = ()

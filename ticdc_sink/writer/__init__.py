@@ -26,7 +26,13 @@ if TYPE_CHECKING:
         send_watermark,
         watermark_to_send,
     )
-    from ticdc_sink.writer.plan import TablePlan, WritePlan, key_column_indexes, make_plan
+    from ticdc_sink.writer.plan import (
+        TablePlan,
+        WritePlan,
+        key_column_indexes,
+        make_plan,
+        split_key_indexes,
+    )
     from ticdc_sink.writer.report import TaskReport, batch_report
     from ticdc_sink.writer.task import TaskWriter, write_batches
 
@@ -42,6 +48,7 @@ __all__ = [
     "schema_change_query",
     "send_schema_change",
     "send_watermark",
+    "split_key_indexes",
     "split_key_update",
     "watermark_to_send",
     "write_batches",
@@ -61,6 +68,7 @@ __getattr__ = lazy_names(
         "schema_change_query": "commit",
         "send_schema_change": "commit",
         "send_watermark": "commit",
+        "split_key_indexes": "plan",
         "split_key_update": "task",
         "watermark_to_send": "commit",
         "write_batches": "task",

@@ -10,11 +10,11 @@ from typing import Any
 import attrs
 
 from ticdc_sink import claim_check, codec, tso
-from ticdc_sink.config import LargeMessageHandleOption, SinkConfig
+from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
 
-__all__ = ["TablePlan", "WritePlan", "key_column_indexes", "make_plan"]
+__all__ = ["TablePlan", "WritePlan", "key_column_indexes", "make_plan", "split_key_indexes"]
 
 
 @attrs.frozen
@@ -142,3 +142,12 @@ def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
     return tuple(
         i for i, c in enumerate(schema.columns) if c.name in handle or schema.is_unique_key(c.name)
     )
+
+
+def split_key_indexes(schema: TableSchema, codec_config: CodecConfig) -> tuple[int, ...]:
+    """The columns whose change splits an UPDATE into DELETE + INSERT: the unique and
+    handle key columns, or none with output-raw-change-event, which sends every UPDATE
+    as it is (tiflow `cdc/model/sink.go`, `SingleTableTxn.TrySplitAndSortUpdateEvent`)."""
+    if codec_config.output_raw_change_event:
+        return ()
+    return key_column_indexes(schema)

@@ -34,7 +34,7 @@ from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import Route
 from ticdc_sink.schema import TableSchema
-from ticdc_sink.writer.plan import WritePlan, key_column_indexes
+from ticdc_sink.writer.plan import WritePlan, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
 
 __all__ = ["TaskWriter", "write_batches"]
@@ -79,7 +79,7 @@ class _TableOutput:
             claim_check=store,
         )
         self.dispatcher = route.dispatcher
-        self.key_indexes = key_column_indexes(schema)
+        self.key_indexes = split_key_indexes(schema, self.codec)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
 

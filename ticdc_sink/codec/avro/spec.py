@@ -16,6 +16,7 @@ SPEC = ProtocolSpec(
     aliases=("flat-avro",),
     needs_registry=True,
     operation_needs_tidb_extension=True,
+    old_values=False,
     options=(
         "avro-decimal-handling-mode",
         "avro-bigint-unsigned-handling-mode",
