@@ -1,5 +1,6 @@
-"""What bench_e2e.py and bench_memory.py share: the Spark session, the reference table as
-a Spark DataFrame, the writers' options, and counting what a topic holds.
+"""What the benchmarks share: the Spark session, the reference table as a Spark DataFrame
+(its Arrow batches and options are tests/support/reference_table.py), the writers'
+options, and counting what a topic holds.
 
 Not a benchmark itself; the scripts import it as a sibling module (they are run as
 `python benchmarks/bench_*.py`, so this folder is on sys.path).
@@ -8,7 +9,6 @@ Not a benchmark itself; the scripts import it as a sibling module (they are run 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import subprocess
@@ -28,9 +28,24 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+# The reference table is shared with the unit tests that check its shapes (tests/support).
+from tests.support import reference_table  # noqa: E402
+from tests.support.reference_table import (  # noqa: E402
+    BASE_TSO,
+    COLUMN_TYPES,
+    DATABASE,
+    NEEDS_REGISTRY,
+    PROTOCOLS,
+    TABLE,
+    TOPIC_EXPRESSION,
+)
+
 __all__ = [
+    "BASE_TSO",
     "COLUMN_TYPES",
     "DATABASE",
+    "EXTRA_OPTIONS",
+    "NEEDS_REGISTRY",
     "PROTOCOLS",
     "TABLE",
     "TOPIC_EXPRESSION",
@@ -42,38 +57,6 @@ __all__ = [
     "sink_options",
 ]
 
-DATABASE = "bench"
-TABLE = "orders"
-# One expression for every ticdc writer: avro needs {schema} and {table} in it.
-TOPIC_EXPRESSION = "bench_{schema}_{table}"
-# 1.7e12 ms (2023-11-14) as a TiDB TSO; row i commits at BASE_TSO + i.
-BASE_TSO = 1_700_000_000_000 << 18
-
-# The MySQL types of the reference table (bench_encode.py's table): given through the
-# `column-types` option, as a user without a DDL would.
-COLUMN_TYPES = {
-    "id": "bigint",
-    "qty": "int",
-    "name": "varchar(64)",
-    "note": "text",
-    "price": "double",
-    "amount": "decimal(10,2)",
-    "updated": "datetime(6)",
-    "day": "date",
-    "active": "tinyint(1)",
-    "comment": "varchar(64)",
-}
-
-# name -> options on top of the common ones; "needs_registry" writers get the registry URL.
-PROTOCOLS: dict[str, dict[str, str]] = {
-    "simple-json": {"protocol": "simple", "encoding-format": "json"},
-    "simple-avro": {"protocol": "simple", "encoding-format": "avro"},
-    "avro": {"protocol": "avro"},
-    "debezium": {"protocol": "debezium"},
-    "debezium-no-schema": {"protocol": "debezium", "debezium-disable-schema": "true"},
-    "canal-json": {"protocol": "canal-json"},
-}
-NEEDS_REGISTRY = frozenset({"avro"})
 # Options every writer gets on top of its own (bench_e2e.py --option), e.g. producer
 # settings to compare: kafka.linger.ms=20, compression=none.
 EXTRA_OPTIONS: dict[str, str] = {}
@@ -150,22 +133,8 @@ def reference_frame(spark: Any, rows: int, partitions: int) -> Any:
 
 
 def sink_options(bootstrap: str, protocol: str, registry_url: str | None = None) -> dict[str, str]:
-    """The options of one ticdc writer; producer settings are the sink's defaults for all."""
-    options = {
-        "kafka.bootstrap.servers": bootstrap,
-        "topic": TOPIC_EXPRESSION,
-        "database": DATABASE,
-        "table": TABLE,
-        "primary-key": "id",
-        "column-types": json.dumps(COLUMN_TYPES),
-        **PROTOCOLS[protocol],
-        **EXTRA_OPTIONS,
-    }
-    if protocol in NEEDS_REGISTRY:
-        if registry_url is None:
-            raise ValueError(f"{protocol} needs a schema registry")
-        options["schema-registry"] = registry_url
-    return options
+    """The options of one ticdc writer (`reference_table.sink_options`) and EXTRA_OPTIONS."""
+    return {**reference_table.sink_options(bootstrap, protocol, registry_url), **EXTRA_OPTIONS}
 
 
 def count_topic(bootstrap: str, topic: str, *, idle_s: float = 2.0, timeout_s: float = 600.0):

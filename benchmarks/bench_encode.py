@@ -8,7 +8,7 @@ Protocols: `simple-json`, `simple-avro`, `avro` (schema ids from an in-memory lo
 `debezium`, `debezium-no-schema`, `canal-json`, `open-protocol` (one message per event:
 the writer batches after encoding), each through the writer's path
 (`events.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
-`<protocol>-rows` (e.g. `avro-rows`), the per-row path (`read_changes`, key-changing
+`<protocol>-rows` (e.g. `avro-rows`), the per-row path (`ChangeBatch.to_changes`, key-changing
 updates split, `encode_row` per event). Prints one JSON line per protocol: rows/s for
 conversion, encoding and both, median and best of --repeat runs, CPU time of this process
 (`time.process_time`) and wall time; on a shared machine the CPU figures are the steadier.
@@ -17,79 +17,20 @@ conversion, encoding and both, median and best of --repeat runs, CPU time of thi
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import random
 import statistics
 import time
-from decimal import Decimal
 from typing import Any
 
 import _common  # noqa: F401  (first: puts the repo on sys.path)
 import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import types as T
 
+from tests.support.reference_table import SPARK_SCHEMA, make_batches
 from ticdc_sink import codec, tso
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.events import InputLayout, read_change_batches, read_changes
+from ticdc_sink.events import InputLayout, read_change_batches
 from ticdc_sink.schema import build_table_schema
 from ticdc_sink.writer import key_column_indexes, split_key_update
-
-SPARK_SCHEMA = T.StructType(
-    [
-        T.StructField("_op", T.StringType()),
-        T.StructField("id", T.LongType(), nullable=False),
-        T.StructField("qty", T.IntegerType()),
-        T.StructField("name", T.VarcharType(64)),
-        T.StructField("note", T.StringType()),
-        T.StructField("price", T.DoubleType()),
-        T.StructField("amount", T.DecimalType(10, 2)),
-        T.StructField("updated", T.TimestampNTZType()),
-        T.StructField("day", T.DateType()),
-        T.StructField("active", T.BooleanType()),
-        T.StructField("comment", T.VarcharType(64)),
-    ]
-)
-
-
-def make_batches(rows: int, seed: int = 7, size: int = 10_000) -> list[pa.RecordBatch]:
-    rng = random.Random(seed)
-    base = dt.datetime(2024, 1, 1)
-    batches = []
-    for start in range(0, rows, size):
-        n = min(size, rows - start)
-        ids = list(range(start, start + n))
-        batch = pa.RecordBatch.from_pydict(
-            {
-                "_op": [rng.choice("cccccccuud") for _ in ids],
-                "id": pa.array(ids, pa.int64()),
-                "qty": pa.array([rng.randint(0, 1000) for _ in ids], pa.int32()),
-                "name": [f"name-{i}" for i in ids],
-                "note": [f"a longer note for row {i} " * 2 for i in ids],
-                "price": [rng.random() * 1000 for _ in ids],
-                "amount": pa.array(
-                    [Decimal(rng.randint(0, 10**8)) / 100 for _ in ids], pa.decimal128(10, 2)
-                ),
-                "updated": pa.array(
-                    [base + dt.timedelta(seconds=i, microseconds=i % 1000) for i in ids],
-                    pa.timestamp("us"),
-                ),
-                "day": pa.array([(base + dt.timedelta(days=i % 3000)).date() for i in ids]),
-                "active": [i % 2 == 0 for i in ids],
-                "comment": [None if i % 3 else f"c{i}" for i in ids],
-            }
-        )
-        # Updates carry their old row in `_before` (qty one lower), as bench_e2e's frame.
-        table_columns = batch.schema.names[1:]
-        old = [
-            pc.subtract(batch.column("qty"), 1) if name == "qty" else batch.column(name)
-            for name in table_columns
-        ]
-        not_update = pc.not_equal(batch.column("_op"), "u")
-        before = pa.StructArray.from_arrays(old, names=table_columns, mask=not_update)
-        batches.append(batch.append_column("_before", before))
-    return batches
 
 
 class _Ids:
@@ -142,7 +83,9 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
     if name.endswith("-rows"):
 
         def convert() -> list[Any]:
-            return [c for b in batches for c in read_changes(b, **kwargs)]
+            return [
+                c for b in batches for g in read_change_batches(b, **kwargs) for c in g.to_changes()
+            ]
 
         def encode(changes: list[Any]) -> None:
             encode_row = encoder.encode_row

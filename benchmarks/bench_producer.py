@@ -19,9 +19,9 @@ import time
 from typing import Any
 
 import _common as common
-from bench_encode import make_batches
-from bench_write import CountingProducer, Registry, bench_plan, with_commit_ts
+from bench_write import CountingProducer, Registry, bench_plan
 
+from tests.support.reference_table import make_batches, with_commit_ts
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.producer import KafkaProducer

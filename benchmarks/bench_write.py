@@ -23,9 +23,8 @@ from typing import Any
 
 import _common as common
 import pyarrow as pa
-from bench_encode import SPARK_SCHEMA, make_batches
-from pyspark.sql import types as T
 
+from tests.support.reference_table import input_schema, make_batches, with_commit_ts
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.producer import PartitionStats
@@ -93,29 +92,11 @@ class Registry:
         pass
 
 
-def with_commit_ts(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
-    """bench_e2e's frame: row i commits at BASE_TSO + i."""
-    out, start = [], 0
-    for batch in batches:
-        ts = pa.array(range(common.BASE_TSO + start, common.BASE_TSO + start + batch.num_rows))
-        out.append(batch.append_column("_commit_ts", ts))
-        start += batch.num_rows
-    return out
-
-
 def bench_plan(name: str, batches: list[pa.RecordBatch]) -> Any:
     """The plan bench_e2e's options give for the reference table."""
     options = common.sink_options("127.0.0.1:1", name, "http://127.0.0.1:1")
     config = SinkConfig.from_options(options)
-    before = T.StructType(SPARK_SCHEMA.fields[1:])
-    spark_schema = T.StructType(
-        [
-            *SPARK_SCHEMA.fields,
-            T.StructField("_before", before),
-            T.StructField("_commit_ts", T.LongType()),
-        ]
-    )
-    return make_plan(config, spark_schema, tso.compose(BUILD_TS_MS), batch_id=None)
+    return make_plan(config, input_schema(), tso.compose(BUILD_TS_MS), batch_id=None)
 
 
 def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.config import FrozenMap, Protocol, SinkConfig, is_secret, mask_uri, spell_option
+from ticdc_sink.config import FrozenMap, SinkConfig, is_secret, mask_uri, spell_option
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.errors import (
     ConfigError,
@@ -53,7 +53,7 @@ from ticdc_sink.errors import (
     SchemaError,
     TiCDCSinkError,
 )
-from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.events import Op, RowChange, read_change_batches
 from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
     Record,
@@ -317,16 +317,18 @@ def _decoder(
             f"{', '.join(_DECODE_OPTIONS)}, schema-registry and schema-registry-*"
         )
     protocol = options.get("protocol", "simple").strip().lower()
+    spec = codec.find_protocol(protocol)  # an unknown one: decoder_for says so
     lookup = None
-    if protocol in ("avro", "flat-avro"):
+    if spec is not None and spec.needs_registry:
         if "schema-registry" not in registry_options:
             raise ValueError(
-                "decode --protocol avro needs --schema-registry URL, the registry the "
+                f"decode --protocol {spec.name} needs --schema-registry URL, the registry the "
                 "messages were written with"
             )
-        lookup = _schema_lookup(registry_options, cleanup)
+        lookup = _schema_lookup(spec.name, registry_options, cleanup)
     elif registry_options:
-        raise ValueError(f"--{sorted(registry_options)[0]} applies to --protocol avro only")
+        takers = " or ".join(s.name for s in codec.protocol_specs() if s.needs_registry)
+        raise ValueError(f"--{sorted(registry_options)[0]} applies to --protocol {takers} only")
     raw_value = options.get("claim-check-raw-value", "false").strip().lower()
     if raw_value not in ("true", "false"):
         raise ValueError(f"-o claim-check-raw-value={raw_value}: use true or false")
@@ -342,14 +344,14 @@ def _decoder(
 
 
 def _schema_lookup(
-    registry_options: dict[str, str], cleanup: contextlib.ExitStack
+    protocol: str, registry_options: dict[str, str], cleanup: contextlib.ExitStack
 ) -> Callable[[int], str]:
     """Writer schemas by id from the registry. An id the registry does not know fails
     only its message (reported on its line); a registry that cannot be reached fails the
     command."""
     # The sink's own option parsing: credentials in the URL, schema-registry-user, TLS.
     config = SinkConfig.from_options(
-        {"kafka.bootstrap.servers": "decode", "topic": "decode", "protocol": "avro"}
+        {"kafka.bootstrap.servers": "decode", "topic": "decode", "protocol": protocol}
         | registry_options
     )
     registry = ConfluentSchemaRegistry(config.registry, config.codec.subject_name_strategy)
@@ -517,7 +519,8 @@ def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
 
 def _metadata_columns(config: SinkConfig) -> dict[str, str]:
     """Metadata column names by the option that sets them (`op-column`: `_op`)."""
-    return {field.replace("_", "-"): name for field, name in config.input.layout_fields().items()}
+    layout = attrs.asdict(config.input.layout())
+    return {field.replace("_", "-"): name for field, name in layout.items()}
 
 
 _COLUMNS_EXAMPLE = '[{"name": "id", "type": "bigint", "key": true}, {"name": "v", "type": "text"}]'
@@ -718,7 +721,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         if message is None:
             print(f"   (protocol {protocol} sends none with these options)")
             continue
-        if options.protocol is Protocol.OPEN_PROTOCOL:
+        if options.spec.batching:  # its events are framed to be merged (open-protocol)
             print(f"   key:   {_framed(message.key, key=True)}")
             print(f"   value: {_framed(message.value, key=False)}")
         else:
@@ -747,10 +750,11 @@ def _why_not(name: str, event: Any, config: SinkConfig) -> str | None:
         return None
     if event.op.value == name:
         return None
-    if config.codec.protocol is Protocol.AVRO and not config.codec.enable_tidb_extension:
+    options = config.codec
+    if options.spec.operation_needs_tidb_extension and not options.enable_tidb_extension:
         return (
-            f"the {name} decodes as {event.op.value}: protocol avro carries no operation "
-            "without enable-tidb-extension=true (which adds the _tidb_op field)"
+            f"the {name} decodes as {event.op.value}: protocol {options.protocol.value} carries "
+            "no operation without enable-tidb-extension=true (which adds the _tidb_op field)"
         )
     return f"the {name} decodes as {event.op.value}"
 
@@ -954,9 +958,9 @@ def _key_change(
     )
     reduced = TableSchema(table.database, table.table, tuple(columns))
     try:
-        [change] = read_changes(
+        [group] = read_change_batches(
             batch,
-            layout=InputLayout(**config.input.layout_fields()),
+            layout=config.input.layout(),
             tables=lambda _database, _table: reduced,
             default_database=table.database,
             default_table=table.table,
@@ -965,6 +969,7 @@ def _key_change(
         )
     except InputError as exc:
         raise ValueError(f"--key: {exc.message}") from None
+    [change] = group.to_changes()
     assert change.row is not None
     row: list[Any] = [None] * len(table.columns)
     for column, value in zip(columns, change.row, strict=True):
@@ -1116,7 +1121,8 @@ def _report_row(text: str) -> str:
 
 # Options the demo sets itself: its broker, topic and table.
 _DEMO_SETS = ("kafka.bootstrap.servers", "topic", "database", "table", "primary-key")
-_DEMO_PROTOCOLS = ("simple", "debezium", "canal-json")
+# Not the protocols that need a schema registry (the demo's broker has none).
+_DEMO_PROTOCOLS = tuple(s.name for s in codec.protocol_specs() if not s.needs_registry)
 
 
 def run_demo(args: argparse.Namespace) -> int:

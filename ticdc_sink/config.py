@@ -11,115 +11,31 @@ unknown key is an error with a close match suggested. The result is frozen, hash
 picklable; change it with `attrs.evolve`. This module knows option names, TiCDC's
 sink-uri and changefeed-file names and librdkafka setting names; it opens no connection.
 
-Options. Each field is the snake_case twin of its option and keeps the name in
-`metadata["option"]`; the section says which part holds it. Defaults in brackets.
+Options. Each option is declared once, as a field of the part that holds it (`_field`:
+its type, default, one line of documentation and the TiCDC settings it honours); the
+field is the option's snake_case twin and keeps the name in `metadata["option"]`. The
+protocols that own an option say so in their specs (`ticdc_sink.codec.spec`). README's
+Options table is rendered from these declarations (tests/support/option_docs.py) and
+tests/unit/test_option_docs.py keeps it so. `sink-uri` and `config` are layers
+(`LAYER_OPTIONS`).
 
-| option | part | default | meaning |
-| --- | --- | --- | --- |
-| `sink-uri` | layer | | `kafka://host:port[,host:port]/topic?param=value&...` (TiCDC's) |
-| `config` | layer | | path of a TiCDC changefeed TOML file, `[sink]` read (below) |
-| `checkpointlocation` | sink | None | Spark's checkpoint dir; batch jobs may set it too |
-| `kafka.bootstrap.servers` | kafka | | brokers; required here or as sink-uri hosts |
-| `kafka.<name>` | kafka | | librdkafka setting -> `client_config[<name>]` |
-| `partition-num` | kafka | None | partitions of a created topic (then 3); TiCDC's rule |
-| `replication-factor` | kafka | 1 | replication factor of a topic the sink creates |
-| `auto-create-topic` | kafka | true | create a missing topic; false: missing is an error |
-| `broker-timeout-ms` | kafka | 30000 | bound for metadata and topic creation |
-| `max-message-bytes` | kafka, codec | 10485760 | largest key + value + 36, as TiCDC checks it |
-| `topic` | routing | | topic or expression (`{schema}`, `{table}`), or the URI path |
-| `partition` | routing | default | default, table, index-value (rowid), ts, columns |
-| `partition-columns` | routing | () | comma list for partition=columns, any case |
-| `index` | routing | None | unique index for index-value (else the handle key) |
-| `dispatchers` | routing | () | TiCDC's rules (TOML list; JSON text as an option) |
-| `case-sensitive` | routing | false | dispatchers matchers compare names exactly |
-| `protocol` | codec | simple | simple, avro (flat-avro), debezium, canal-json, open-protocol |
-| `encoding-format` | codec | json | json, avro (simple protocol) |
-| `enable-tidb-extension` | codec | false | TiDB fields in the message |
-| `time-zone` | codec | UTC | IANA zone TIMESTAMP values are rendered in |
-| `large-message-handle-option` | codec | none | none, handle-key-only, claim-check |
-| `claim-check-storage-uri` | codec | None | claim-check: `file:///dir` (others via fsspec) |
-| `claim-check-raw-value` | codec | false | claim-check: store the raw value, no JSON |
-| `large-message-handle-compression` | codec | none | none, snappy, lz4 (avro ignores it: TiCDC) |
-| `send-bootstrap-interval-in-sec` | codec | 120 | simple: bootstrap this often; <= 0: never |
-| `send-bootstrap-in-msg-count` | codec | 10000 | simple: bootstrap per this many rows; <= 0 never |
-| `send-bootstrap-to-all-partition` | codec | true | simple: to all partitions, else the first |
-| `avro-decimal-handling-mode` | codec | precise | avro: precise (decimal bytes) or string |
-| `avro-bigint-unsigned-handling-mode` | codec | long | avro: long (wraps above 2^63) or string |
-| `subject-name-strategy` | codec | topic | avro: topic, record, topic-record (Confluent's) |
-| `debezium-disable-schema` | codec | false | debezium: payload only, no `schema` part |
-| `debezium-output-old-value` | codec | true | debezium: UPDATEs carry `before` |
-| `debezium-cluster-name` | codec | default | debezium: source.name, schema names (cluster-id) |
-| `only-output-updated-columns` | codec | false | canal-json, open-protocol: old row, changed only |
-| `content-compatible` | codec | false | canal-json: Canal's own mysqlType and `old` |
-| `delete-only-output-handle-key-columns` | codec | false | canal-json, open: key-only DELETEs |
-| `ddl-on-schema-change` | codec | true | DDL message when the table's schema changed |
-| `ddl-on-first-batch` | codec | false | CREATE TABLE DDL message before first rows |
-| `max-batch-size` | codec | 16 | open-protocol: most events in one Kafka message |
-| `open-output-old-value` | codec | true | open-protocol: UPDATEs carry `p`, the old row |
-| `schema-registry` | registry | None | avro: registry URL, may carry user:password@ |
-| `schema-registry-user` | registry | None | basic-auth user of the registry |
-| `schema-registry-password` | registry | None | basic-auth password of the registry; secret |
-| `schema-registry-ca` | registry | None | CA file to verify an https registry |
-| `schema-registry-cert` | registry | None | client certificate file (with the key) |
-| `schema-registry-key` | registry | None | client key file (with the certificate) |
-| `schema-registry-timeout-ms` | registry | 30000 | bound for one registry request |
-| `database` | input | None | database when there is no `_database` column |
-| `table` | input | None | table when there is no `_table` column |
-| `primary-key` | input | () | comma list of primary key columns |
-| `column-types` | input | {} | JSON object column -> MySQL type (TOML: a table) |
-| `table-ddl` | input | None | CREATE TABLE statement as SHOW CREATE TABLE prints it |
-| `table-id` | input | None | table id on the wire (else derived from the names) |
-| `schema-version` | input | None | schema version on the wire (else derived) |
-| `op-column` | input | _op | name of the operation column |
-| `commit-ts-column` | input | _commit_ts | name of the commit ts column |
-| `before-column` | input | _before | name of the before-image column |
-| `database-column` | input | _database | name of the database column |
-| `table-column` | input | _table | name of the table column |
-| `allow-commit-ts-below-watermark` | input | false | send rows at or below a watermark sent |
+TiCDC's other Kafka-sink settings are declared in `ticdc_sink.ticdc_settings`, each with
+what the sink does with it: the Kafka parameters (tiflow `pkg/sink/kafka/options.go`)
+become librdkafka settings in `kafka.client_config` (`_translate_ticdc_kafka`; a `kafka.*`
+option for the same setting wins); settings that mean nothing here are accepted and
+reported as ignored; settings that change what TiCDC writes and have no equivalent here
+(or are not built yet) are errors that say why, unless they hold TiCDC's default (as a
+file TiCDC exported does). README's "Coming from TiCDC" table is rendered from that list
+and the options.
 
-TiCDC's Kafka parameters (tiflow `pkg/sink/kafka/options.go`) become librdkafka settings
-in `kafka.client_config`; a `kafka.*` option for the same setting wins:
-
-| option | librdkafka setting | note |
-| --- | --- | --- |
-| `kafka-client-id` | client.id | `[A-Za-z0-9._-]+` |
-| `compression` | compression.type | none, gzip, snappy, lz4, zstd |
-| `required-acks` | acks | -1 (all), 0, 1 |
-| `dial-timeout` | socket.connection.setup.timeout.ms | Go duration (10s, 500ms) |
-| `read-timeout` | socket.timeout.ms | Go duration; the larger of read/write |
-| `write-timeout` | socket.timeout.ms | Go duration |
-| `sasl-user` | sasl.username | turns SASL on; mechanism PLAIN unless given |
-| `sasl-password` | sasl.password | secret |
-| `sasl-mechanism` | sasl.mechanism | plain, scram-sha-256/512, gssapi, oauthbearer |
-| `sasl-gssapi-auth-type` | (checked) | only keytab |
-| `sasl-gssapi-keytab-path` | sasl.kerberos.keytab | |
-| `sasl-gssapi-service-name` | sasl.kerberos.service.name | |
-| `sasl-gssapi-user` | sasl.kerberos.principal | user@realm with the realm |
-| `sasl-gssapi-realm` | (in the principal) | realm of sasl-gssapi-user |
-| `sasl-oauth-client-id` | sasl.oauthbearer.client.id | also sasl.oauthbearer.method=oidc |
-| `sasl-oauth-client-secret` | sasl.oauthbearer.client.secret | base64 as in TiCDC; secret |
-| `sasl-oauth-token-url` | sasl.oauthbearer.token.endpoint.url | |
-| `sasl-oauth-scopes` | sasl.oauthbearer.scope | comma list (TOML: array) |
-| `sasl-oauth-grant-type` | (checked) | only client_credentials |
-| `enable-tls` | security.protocol | SSL / SASL_SSL; on with `ca` or `kafka+ssl://` |
-| `ca` | ssl.ca.location | |
-| `cert` | ssl.certificate.location | needs ca (TiCDC rule) |
-| `key` | ssl.key.location | needs ca (TiCDC rule) |
-| `insecure-skip-verify` | enable.ssl.certificate.verification | true: no verification |
-
-The changefeed file: `[sink]` keys that are options above, `[sink.kafka-config]` (the
-TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
+The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.kafka-config]`
+(the TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
 `[sink.kafka-config.large-message-handle]`, `dispatchers` (a single `*.*` rule becomes
 topic/partition/index/partition-columns; several rules are matched per table with
 TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
 `[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options. Other sections of
-the file (filter, mounter, ...) are TiCDC's, not the sink's, and are ignored.
-
-Accepted and ignored, since they do not change what is written: kafka-version,
-encoder-concurrency, transaction-atomicity, enable-kafka-sink-v2,
-advance-timeout-in-sec, safe-mode and the storage/MySQL/Pulsar sections. TiCDC options that
-change the output but are not implemented (e.g. output-raw-change-event, column-selectors)
-are errors that say so, unless they hold TiCDC's default (as a file TiCDC exported does).
+the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
+[integrity] that change what TiCDC writes (refused unless at TiCDC's default).
 
 `kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
 `ssl.truststore.location`, `max.request.size`, ...) are errors naming what to use instead;
@@ -148,7 +64,9 @@ from typing import Any
 
 import attrs
 
+from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.events import InputLayout
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
@@ -159,16 +77,19 @@ from ticdc_sink.routing import (
     validate_topic_expression,
 )
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
+from ticdc_sink.ticdc_settings import Fate
+from ticdc_sink.ticdc_settings import setting as ticdc_setting
 
 __all__ = [
     "AvroBigintUnsignedHandling",
     "AvroDecimalHandling",
     "CodecConfig",
-    "DDL_PROTOCOLS",
     "EncodingFormat",
     "FrozenMap",
     "InputConfig",
     "KafkaConfig",
+    "LAYER_OPTIONS",
     "LargeMessageCompression",
     "LargeMessageHandleOption",
     "PartitionRule",
@@ -194,12 +115,13 @@ _MAX_PARTITIONS = 100_000
 _MAX_REPLICATION_FACTOR = 10_000
 
 
-class Protocol(enum.StrEnum):
-    SIMPLE = "simple"
-    AVRO = "avro"
-    DEBEZIUM = "debezium"
-    CANAL_JSON = "canal-json"
-    OPEN_PROTOCOL = "open-protocol"
+# The `protocol` values, from the protocols' specs (ticdc_sink.codec.PROTOCOLS), so that a
+# new protocol needs no line here: Protocol.SIMPLE, Protocol.CANAL_JSON, ...
+Protocol = enum.StrEnum(
+    "Protocol",
+    [(spec.name.upper().replace("-", "_"), spec.name) for spec in protocol_specs()],
+    module=__name__,
+)
 
 
 class EncodingFormat(enum.StrEnum):
@@ -221,6 +143,28 @@ class LargeMessageCompression(enum.StrEnum):
     LZ4 = "lz4"
 
 
+def _protocols_doc() -> str:
+    # The `protocol` option's line, from the specs: `simple`, `avro` (`flat-avro`), ...
+    def named(spec: ProtocolSpec) -> str:
+        aliases = ", ".join(f"`{alias}`" for alias in spec.aliases)
+        return f"`{spec.name}` ({aliases})" if aliases else f"`{spec.name}`"
+
+    return f"{', '.join(named(spec) for spec in protocol_specs())}; see Protocols"
+
+
+def _large_message_doc() -> str:
+    # The `large-message-handle-option` line: which protocols take a policy, from the specs.
+    takers = [
+        f"{spec.name} with the extension" if spec.large_message_needs_tidb_extension else spec.name
+        for spec in protocol_specs()
+        if spec.large_message_policies
+    ]
+    return (
+        f"`none` (too large is an error); `handle-key-only` or `claim-check` "
+        f"({', '.join(takers)}); see Large messages"
+    )
+
+
 class AvroDecimalHandling(enum.StrEnum):
     PRECISE = "precise"
     STRING = "string"
@@ -239,9 +183,6 @@ class SubjectNameStrategy(enum.StrEnum):
     RECORD = "record"
     TOPIC_RECORD = "topic-record"
 
-
-# Protocols whose DDL messages the sink sends when a table's schema changes.
-DDL_PROTOCOLS = (Protocol.SIMPLE, Protocol.DEBEZIUM, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL)
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
 # save(path) / start(path), `queryName` from writeStream.queryName(...)
@@ -341,10 +282,18 @@ def _field(
     option: str,
     default: Any = attrs.NOTHING,
     parse: Callable[[Any], Any] | None = None,
+    *,
+    doc: str,
+    ticdc: tuple[str, ...] = (),
+    shown_default: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """An attrs field for `option`: `parse` converts raw (string) or typed values and
-    raises `_Invalid`, reported as a ConfigError that names the option."""
+    """An attrs field for `option`, the option's one declaration: its type (the
+    annotation), default, `doc` (the README's line; the protocols that own it come from
+    their specs), the TiCDC settings it honours (`ticdc`, as TiCDC spells them) and, where
+    the default is not a value, the default as documented (`shown_default`). `parse`
+    converts raw (string) or typed values and raises `_Invalid`, reported as a ConfigError
+    that names the option."""
 
     def convert(value: Any) -> Any:
         if parse is None:
@@ -355,7 +304,8 @@ def _field(
             # `from None`: the chained error could quote a secret value.
             raise _invalid(option, value, exc.allowed, exc.choices) from None
 
-    return attrs.field(default=default, converter=convert, metadata={"option": option}, **kwargs)
+    metadata = {"option": option, "doc": doc, "ticdc": ticdc, "shown_default": shown_default}
+    return attrs.field(default=default, converter=convert, metadata=metadata, **kwargs)
 
 
 def _int(lo: int, hi: int, *, optional: bool = False) -> Callable[[Any], int | None]:
@@ -403,6 +353,11 @@ def _choose(text: str, choices: tuple[str, ...]) -> str:
     allowed = f"use one of {', '.join(choices)}"
     close = difflib.get_close_matches(text.replace("_", "-"), choices, n=1, cutoff=0.75)
     return f"did you mean '{close[0]}'? {allowed}" if close else allowed
+
+
+def _either(names: list[str]) -> str:
+    """ "a", "a or b", "a, b or c": the protocols that take a setting, for messages."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _opt_str(value: Any) -> str | None:
@@ -538,6 +493,24 @@ def _registry_url(value: Any) -> str | None:
 
 
 _RULE_KEYS = frozenset({"matcher", "topic", "partition", "dispatcher", "columns", "index"})
+# Rule keys of pingcap/ticdc's table routing, refused unless empty (ticdc_settings).
+_REFUSED_RULE_KEYS = ("target-schema", "target-table")
+
+
+def _rule_problem(raw: Mapping[str, Any]) -> str | None:
+    """What TiCDC would refuse in one dispatcher rule, or what this sink does not build:
+    both `dispatcher` and `partition` (tiflow SinkConfig.validateAndAdjust), a table
+    routing key; None when the rule is fine."""
+    if raw.get("dispatcher") and raw.get("partition"):
+        return (
+            f"rule {dict(raw)!r}: dispatcher and partition cannot be configured both (TiCDC's "
+            "rule); keep partition (dispatcher is its old name)"
+        )
+    for key in _REFUSED_RULE_KEYS:
+        refused = _refused(f"dispatchers.{key}", raw.get(key), f"rule key '{key}'")
+        if refused is not None:
+            return f"rule {dict(raw)!r}: {refused.message}"
+    return None
 
 
 def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
@@ -557,7 +530,10 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         raise _Invalid('use a list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]')
     rules = []
     for raw in value:
-        unknown = sorted(set(raw) - _RULE_KEYS)
+        problem = _rule_problem(raw)
+        if problem is not None:
+            raise _Invalid(problem)
+        unknown = sorted(set(raw) - _RULE_KEYS - set(_REFUSED_RULE_KEYS))
         if unknown:
             raise _Invalid(
                 f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
@@ -591,15 +567,60 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
 class KafkaConfig:
     """Where and how to produce: brokers, librdkafka settings, topic creation."""
 
-    bootstrap_servers: str = _field("kafka.bootstrap.servers", parse=_name)
-    client_config: FrozenMap = _field("kafka.*", FrozenMap(), parse=_client_map, repr=_masked_repr)
-    partition_num: int | None = _field(
-        "partition-num", None, _int(1, _MAX_PARTITIONS, optional=True)
+    bootstrap_servers: str = _field(
+        "kafka.bootstrap.servers", parse=_name, doc="brokers (or the hosts of `sink-uri`)"
     )
-    replication_factor: int = _field("replication-factor", 1, _int(1, _MAX_REPLICATION_FACTOR))
-    auto_create_topic: bool = _field("auto-create-topic", True, _bool)
-    broker_timeout_ms: int = _field("broker-timeout-ms", 30000, _int(1, _INT32_MAX))
-    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    client_config: FrozenMap = _field(
+        "kafka.*",
+        FrozenMap(),
+        parse=_client_map,
+        repr=_masked_repr,
+        doc=(
+            "any librdkafka producer setting, passed through; librdkafka checks them on the "
+            "driver before any task runs (settings naming files are checked where the tasks run),"
+            " so an unknown name (with the likely one suggested) or a bad value is an error "
+            "naming the option; Java client settings Spark's Kafka sink takes "
+            "(`sasl.jaas.config`, `ssl.truststore.location`, `max.request.size`, "
+            "`key.serializer`, `buffer.memory`, ...) are errors that name what to use instead"
+        ),
+    )
+    partition_num: int | None = _field(
+        "partition-num",
+        None,
+        _int(1, _MAX_PARTITIONS, optional=True),
+        doc=(
+            "partitions of a topic the sink creates (at most 100000, librdkafka's limit). An "
+            "existing topic, as TiCDC: the fixed topic of `topic` or `sink-uri` is written to "
+            "partitions `0 .. partition-num - 1` when partition-num is below its count (the "
+            "others get nothing, watermarks included), and a partition-num above its count is an "
+            "error; topics of expressions and `dispatchers` keep their own count"
+        ),
+        ticdc=("partition-num",),
+        shown_default="3",
+    )
+    replication_factor: int = _field(
+        "replication-factor",
+        1,
+        _int(1, _MAX_REPLICATION_FACTOR),
+        doc="replication factor of a topic the sink creates (at most 10000, librdkafka's limit)",
+        ticdc=("replication-factor",),
+    )
+    auto_create_topic: bool = _field(
+        "auto-create-topic",
+        True,
+        _bool,
+        doc="create missing topics; false makes a missing topic an error",
+        ticdc=("auto-create-topic",),
+    )
+    broker_timeout_ms: int = _field(
+        "broker-timeout-ms",
+        30000,
+        _int(1, _INT32_MAX),
+        doc="how long to try to reach the brokers (metadata, topic creation) before failing",
+    )
+    # Not an option here: CodecConfig's max-message-bytes, copied by `SinkConfig.from_options`
+    # (the producer sizes message.max.bytes by it).
+    max_message_bytes: int = attrs.field(default=10 * 1024 * 1024)
     # Not an option: the fixed topic of `topic` (the sink-uri path), TiCDC's default topic,
     # which partition-num also governs when it exists already (producer.partition_count).
     # None when `topic` is an expression. Set by `SinkConfig.from_options`.
@@ -637,12 +658,45 @@ class RoutingConfig:
     """Topic expression and partition dispatcher (routing.py applies them); `dispatchers`
     are TiCDC's per-table rules, tried in order before these defaults."""
 
-    topic: str = _field("topic", parse=_name)
-    partition: PartitionRule = _field("partition", PartitionRule.DEFAULT, _partition_rule)
-    partition_columns: tuple[str, ...] = _field("partition-columns", (), _names)
-    index: str | None = _field("index", None, _opt_str)
-    dispatchers: tuple[DispatchRule, ...] = _field("dispatchers", (), _dispatch_rules)
-    case_sensitive: bool = _field("case-sensitive", False, _bool)
+    topic: str = _field(
+        "topic",
+        parse=_name,
+        doc="topic or TiCDC topic expression with `{schema}` and `{table}`",
+        shown_default="URI path",
+    )
+    partition: PartitionRule = _field(
+        "partition",
+        PartitionRule.DEFAULT,
+        _partition_rule,
+        doc=(
+            "`default` (= `table`), `table`, `index-value`, `ts`, `columns`, as TiCDC computes them"
+        ),
+    )
+    partition_columns: tuple[str, ...] = _field(
+        "partition-columns", (), _names, doc="columns for `partition=columns`"
+    )
+    index: str | None = _field(
+        "index", None, _opt_str, doc="a unique index for `index-value` (default: the handle key)"
+    )
+    dispatchers: tuple[DispatchRule, ...] = _field(
+        "dispatchers",
+        (),
+        _dispatch_rules,
+        doc=(
+            'TiCDC\'s per-table rules (from the changefeed file, or JSON text): `[{"matcher": '
+            '["db.*", "!db.tmp_*"], "topic": "t_{table}", "partition": "index-value"}]`; the '
+            "first rule whose matcher takes a table decides its topic (none: `topic`) and "
+            "partition dispatcher; tables no rule takes use `topic` and `partition`"
+        ),
+        ticdc=("dispatchers",),
+    )
+    case_sensitive: bool = _field(
+        "case-sensitive",
+        False,
+        _bool,
+        doc="dispatchers matchers compare names exactly (the changefeed file's top-level key)",
+        ticdc=("case-sensitive",),
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.case_sensitive and self.dispatchers:
@@ -706,50 +760,146 @@ class RoutingConfig:
         return Route(topic, dispatcher)
 
 
+def _check_owned_options(part: Any, protocol: str) -> None:
+    """An option of another protocol (`ProtocolSpec.owns`), set away from its default,
+    is a mistake worth reporting: it would silently do nothing."""
+    for field in attrs.fields(type(part)):
+        option = field.metadata.get("option")
+        owners = [s.name for s in protocol_specs() if option and s.owns(option)]
+        if not owners or protocol in owners or getattr(part, field.name) == field.default:
+            continue
+        raise ConfigError(
+            f"option '{option}' applies to protocol {', '.join(owners)}, not to "
+            f"'{protocol}'; remove it or change 'protocol'",
+            option=option,
+        )
+
+
 @attrs.frozen
 class CodecConfig:
     """What the encoders need to know."""
 
     protocol: Protocol = _field(
         "protocol",
-        Protocol.SIMPLE,
-        # TiCDC's `default` is open-protocol (tiflow config.ParseSinkProtocolFromString).
-        _enum(Protocol, {"flat-avro": "avro", "default": "open-protocol"}),
+        Protocol("simple"),
+        _enum(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
+        doc=_protocols_doc(),
+        ticdc=("protocol",),
     )
     encoding_format: EncodingFormat = _field(
-        "encoding-format", EncodingFormat.JSON, _enum(EncodingFormat)
+        "encoding-format",
+        EncodingFormat.JSON,
+        _enum(EncodingFormat),
+        doc="`json` or `avro`",
+        ticdc=("encoding-format",),
     )
-    enable_tidb_extension: bool = _field("enable-tidb-extension", False, _bool)
-    time_zone: str = _field("time-zone", "UTC", _zone)
-    max_message_bytes: int = _field("max-message-bytes", 10 * 1024 * 1024, _int(1, _INT32_MAX))
+    enable_tidb_extension: bool = _field(
+        "enable-tidb-extension",
+        False,
+        _bool,
+        doc=(
+            "TiDB extension fields and watermarks (avro `_tidb_*` fields; debezium `tidb_type` "
+            'and `op: "m"`; canal-json `_tidb`); no effect for `simple`, as in TiCDC'
+        ),
+        ticdc=("enable-tidb-extension",),
+    )
+    time_zone: str = _field(
+        "time-zone",
+        "UTC",
+        _zone,
+        doc=(
+            "the zone TIMESTAMP values are rendered in (TiCDC's server time zone); the Spark "
+            "session zone never changes what is written"
+        ),
+    )
+    max_message_bytes: int = _field(
+        "max-message-bytes",
+        10 * 1024 * 1024,
+        _int(1, _INT32_MAX),
+        doc=(
+            "largest message (key + value + 36 bytes, as TiCDC counts); lowered to the topic's "
+            "`max.message.bytes` − 128 where the brokers report it"
+        ),
+        ticdc=("max-message-bytes",),
+    )
     large_message_handle_option: LargeMessageHandleOption = _field(
         "large-message-handle-option",
         LargeMessageHandleOption.NONE,
         _enum(LargeMessageHandleOption),
+        doc=_large_message_doc(),
+        ticdc=("large-message-handle-option",),
     )
     claim_check_storage_uri: str | None = _field(
-        "claim-check-storage-uri", None, _storage_uri, repr=_masked_uri_repr
+        "claim-check-storage-uri",
+        None,
+        _storage_uri,
+        repr=_masked_uri_repr,
+        doc=(
+            "claim-check: where full messages go, `file:///abs/dir`; other schemes (`s3://`, "
+            "`gcs://`, ...) through `fsspec` if installed (`pip install ticdc-sink[claim-check]` "
+            "plus the storage's fsspec package)"
+        ),
+        ticdc=("claim-check-storage-uri",),
     )
-    claim_check_raw_value: bool = _field("claim-check-raw-value", False, _bool)
+    claim_check_raw_value: bool = _field(
+        "claim-check-raw-value",
+        False,
+        _bool,
+        doc=(
+            "claim-check: store the message value itself instead of TiCDC's JSON "
+            '`{"key":null,"value":"<base64>"}`'
+        ),
+        ticdc=("claim-check-raw-value",),
+    )
     large_message_handle_compression: LargeMessageCompression = _field(
         "large-message-handle-compression",
         LargeMessageCompression.NONE,
         _enum(LargeMessageCompression),
+        doc=(
+            "`snappy` (raw Snappy blocks) or `lz4` (LZ4 frames) compresses message values as "
+            "TiCDC does, before the size check: simple (rows, bootstraps, watermarks, DDL), "
+            "canal-json (rows, watermarks, DDL), open-protocol (row and DDL values; keys "
+            "never), debezium (every key and value); the claim-check file holds the "
+            "compressed value; avro ignores it, as TiCDC does. The decompressed bytes are "
+            "TiCDC's, the compressed ones come from another encoder (any decoder reads them). "
+            "Decoders take the same setting (`decode -o large-message-handle-compression=snappy`)"
+        ),
+        ticdc=("large-message-handle-compression",),
     )
     send_bootstrap_interval_in_sec: int = _field(
-        "send-bootstrap-interval-in-sec", 120, _int(-_INT64_MAX - 1, _INT64_MAX)
+        "send-bootstrap-interval-in-sec",
+        120,
+        _int(-_INT64_MAX - 1, _INT64_MAX),
+        doc="BOOTSTRAP again after this many seconds",
+        ticdc=("send-bootstrap-interval-in-sec",),
     )
     send_bootstrap_in_msg_count: int = _field(
-        "send-bootstrap-in-msg-count", 10000, _int(-_INT32_MAX - 1, _INT32_MAX)
+        "send-bootstrap-in-msg-count",
+        10000,
+        _int(-_INT32_MAX - 1, _INT32_MAX),
+        doc="BOOTSTRAP again after this many rows; 0 in either disables bootstraps",
+        ticdc=("send-bootstrap-in-msg-count",),
     )
-    send_bootstrap_to_all_partition: bool = _field("send-bootstrap-to-all-partition", True, _bool)
+    send_bootstrap_to_all_partition: bool = _field(
+        "send-bootstrap-to-all-partition",
+        True,
+        _bool,
+        doc="BOOTSTRAP to every partition of the topic, else partition 0",
+        ticdc=("send-bootstrap-to-all-partition",),
+    )
     avro_decimal_handling_mode: AvroDecimalHandling = _field(
-        "avro-decimal-handling-mode", AvroDecimalHandling.PRECISE, _enum(AvroDecimalHandling)
+        "avro-decimal-handling-mode",
+        AvroDecimalHandling.PRECISE,
+        _enum(AvroDecimalHandling),
+        doc="`precise` (bytes, `decimal` logical type) or `string`",
+        ticdc=("avro-decimal-handling-mode",),
     )
     avro_bigint_unsigned_handling_mode: AvroBigintUnsignedHandling = _field(
         "avro-bigint-unsigned-handling-mode",
         AvroBigintUnsignedHandling.LONG,
         _enum(AvroBigintUnsignedHandling),
+        doc="`long` (wraps above 2^63, as TiCDC) or `string`",
+        ticdc=("avro-bigint-unsigned-handling-mode",),
     )
     subject_name_strategy: SubjectNameStrategy = _field(
         "subject-name-strategy",
@@ -762,73 +912,111 @@ class CodecConfig:
                 "topicrecordnamestrategy": "topic-record",
             },
         ),
+        doc="`topic` (TiCDC's), `record`, `topic-record` (Confluent's names also accepted)",
     )
-    debezium_disable_schema: bool = _field("debezium-disable-schema", False, _bool)
-    debezium_output_old_value: bool = _field("debezium-output-old-value", True, _bool)
-    debezium_cluster_name: str = _field("debezium-cluster-name", "default", _cluster_name)
-    only_output_updated_columns: bool = _field("only-output-updated-columns", False, _bool)
-    content_compatible: bool = _field("content-compatible", False, _bool)
+    debezium_disable_schema: bool = _field(
+        "debezium-disable-schema",
+        False,
+        _bool,
+        doc="payload only, no `schema` part",
+        ticdc=("debezium-disable-schema",),
+    )
+    debezium_output_old_value: bool = _field(
+        "debezium-output-old-value",
+        True,
+        _bool,
+        doc="UPDATEs carry `before` (then every UPDATE needs `_before`)",
+        ticdc=("[sink.debezium] output-old-value",),
+    )
+    debezium_cluster_name: str = _field(
+        "debezium-cluster-name",
+        "default",
+        _cluster_name,
+        doc="TiCDC's cluster id, in `source.name` and schema names",
+    )
+    only_output_updated_columns: bool = _field(
+        "only-output-updated-columns",
+        False,
+        _bool,
+        doc="the old row (canal-json `old`, open-protocol `p`) keeps only the changed columns",
+        ticdc=("only-output-updated-columns",),
+    )
+    content_compatible: bool = _field(
+        "content-compatible",
+        False,
+        _bool,
+        doc="Canal's own `mysqlType` text and `old` (implies the above)",
+        ticdc=("content-compatible",),
+    )
     delete_only_output_handle_key_columns: bool = _field(
-        "delete-only-output-handle-key-columns", False, _bool
+        "delete-only-output-handle-key-columns",
+        False,
+        _bool,
+        doc="DELETEs carry only the handle key",
+        ticdc=("delete-only-output-handle-key-columns",),
     )
-    ddl_on_schema_change: bool = _field("ddl-on-schema-change", True, _bool)
-    ddl_on_first_batch: bool = _field("ddl-on-first-batch", False, _bool)
-    # TiCDC accepts max-batch-size for every protocol and uses it for open-protocol only.
-    max_batch_size: int = _field("max-batch-size", 16, _int(1, _INT32_MAX))
-    open_output_old_value: bool = _field("open-output-old-value", True, _bool)
+    output_raw_change_event: bool = _field(
+        "output-raw-change-event",
+        False,
+        _bool,
+        doc="an UPDATE that changes a handle or unique key is sent as one UPDATE, "
+        "else as DELETE and INSERT",
+        ticdc=("output-raw-change-event",),
+    )
+    ddl_on_schema_change: bool = _field(
+        "ddl-on-schema-change",
+        True,
+        _bool,
+        doc="a DDL message when the table's schema changed between batches",
+    )
+    ddl_on_first_batch: bool = _field(
+        "ddl-on-first-batch",
+        False,
+        _bool,
+        doc="a `CREATE TABLE` DDL message before a table's first batch",
+    )
+    max_batch_size: int = _field(
+        "max-batch-size",
+        16,
+        _int(1, _INT32_MAX),
+        doc=(
+            "most row events in one Kafka message; the other protocols report it as ignored, "
+            "as TiCDC accepts it from any"
+        ),
+        ticdc=("max-batch-size",),
+    )
+    open_output_old_value: bool = _field(
+        "open-output-old-value",
+        True,
+        _bool,
+        doc="UPDATEs carry the old row `p` (then every UPDATE needs `_before`)",
+        ticdc=("[sink.open] output-old-value",),
+    )
 
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
         self._check_large_message_option()
 
+    @property
+    def spec(self) -> ProtocolSpec:
+        """The traits of `protocol` (ticdc_sink.codec.spec): what it sends and needs."""
+        return protocol_spec(self.protocol)
+
+    @property
+    def sends_old_values(self) -> bool:
+        """UPDATE messages carry the old row (tiflow `SinkConfig.ValidateProtocol`'s
+        outputOldValue), so a consumer of an unsplit key-changing UPDATE sees the old key."""
+        if not self.spec.old_values:
+            return False
+        option = self.spec.old_values_option
+        return option is None or bool(getattr(self, option.replace("-", "_")))
+
     def _check_protocol_options(self) -> None:
-        """An option of another protocol, set away from its default, is a mistake worth
-        reporting: it would silently do nothing."""
-        owners: dict[str, tuple[tuple[Protocol, ...], bool]] = {
-            "encoding-format": ((Protocol.SIMPLE,), self.encoding_format is EncodingFormat.JSON),
-            "avro-decimal-handling-mode": (
-                (Protocol.AVRO,),
-                self.avro_decimal_handling_mode is AvroDecimalHandling.PRECISE,
-            ),
-            "avro-bigint-unsigned-handling-mode": (
-                (Protocol.AVRO,),
-                self.avro_bigint_unsigned_handling_mode is AvroBigintUnsignedHandling.LONG,
-            ),
-            "subject-name-strategy": (
-                (Protocol.AVRO,),
-                self.subject_name_strategy is SubjectNameStrategy.TOPIC,
-            ),
-            "debezium-disable-schema": ((Protocol.DEBEZIUM,), not self.debezium_disable_schema),
-            "debezium-output-old-value": ((Protocol.DEBEZIUM,), self.debezium_output_old_value),
-            "debezium-cluster-name": (
-                (Protocol.DEBEZIUM,),
-                self.debezium_cluster_name == "default",
-            ),
-            "only-output-updated-columns": (
-                (Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL),
-                not self.only_output_updated_columns,
-            ),
-            "content-compatible": ((Protocol.CANAL_JSON,), not self.content_compatible),
-            "delete-only-output-handle-key-columns": (
-                (Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL),
-                not self.delete_only_output_handle_key_columns,
-            ),
-            "ddl-on-first-batch": (DDL_PROTOCOLS, not self.ddl_on_first_batch),
-            "open-output-old-value": ((Protocol.OPEN_PROTOCOL,), self.open_output_old_value),
-        }
-        for option, (protocols, is_default) in owners.items():
-            if is_default or self.protocol in protocols:
-                continue
-            names = ", ".join(p.value for p in protocols)
-            raise ConfigError(
-                f"option '{option}' applies to protocol {names}, not to "
-                f"'{self.protocol.value}'; remove it or change 'protocol'",
-                option=option,
-            )
+        _check_owned_options(self, self.protocol)
 
     def _check_large_message_option(self) -> None:
-        # tiflow LargeMessageHandleConfig.AdjustAndValidate: only open-protocol, simple and
-        # canal-json (with the TiDB extension) may shrink or offload large messages; claim-check
+        # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the
+        # latter with the TiDB extension) may shrink or offload large messages; claim-check
         # needs its storage URI.
         option = self.large_message_handle_option
         if option is not LargeMessageHandleOption.NONE:
@@ -845,13 +1033,6 @@ class CodecConfig:
                         f"remove {name}",
                         option=name,
                     )
-        elif self.claim_check_raw_value and self.protocol is Protocol.OPEN_PROTOCOL:
-            # tiflow LargeMessageHandleConfig.AdjustAndValidate.
-            raise ConfigError(
-                "option 'claim-check-raw-value' is true with protocol open-protocol, which "
-                "TiCDC does not support (its claim-check file holds the key too); remove it",
-                option="claim-check-raw-value",
-            )
         elif self.claim_check_storage_uri is None:
             raise ConfigError(
                 "option 'large-message-handle-option' is 'claim-check' but "
@@ -861,18 +1042,20 @@ class CodecConfig:
             )
 
     def _check_large_message_protocol(self, option: LargeMessageHandleOption) -> None:
-        if self.protocol not in (Protocol.SIMPLE, Protocol.CANAL_JSON, Protocol.OPEN_PROTOCOL):
+        spec = self.spec
+        if option.value not in spec.large_message_policies:
+            takers = [s.name for s in protocol_specs() if option.value in s.large_message_policies]
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' but protocol "
-                f"'{self.protocol.value}' does not support it; use none, or protocol simple, "
-                "canal-json or open-protocol",
+                f"'{self.protocol.value}' does not support it; use none, or protocol "
+                f"{_either(takers)}",
                 option="large-message-handle-option",
                 value=option.value,
             )
-        if self.protocol is Protocol.CANAL_JSON and not self.enable_tidb_extension:
+        if spec.large_message_needs_tidb_extension and not self.enable_tidb_extension:
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' with protocol "
-                "canal-json; that needs enable-tidb-extension=true",
+                f"{spec.name}; that needs enable-tidb-extension=true",
                 option="large-message-handle-option",
                 value=option.value,
             )
@@ -882,24 +1065,58 @@ class CodecConfig:
 class InputConfig:
     """How DataFrame rows map to a table: metadata columns and table schema refinements."""
 
-    op_column: str = _field("op-column", "_op", _name)
-    commit_ts_column: str = _field("commit-ts-column", "_commit_ts", _name)
-    before_column: str = _field("before-column", "_before", _name)
-    database_column: str = _field("database-column", "_database", _name)
-    table_column: str = _field("table-column", "_table", _name)
-    database: str | None = _field("database", None, _opt_str)
-    table: str | None = _field("table", None, _opt_str)
-    primary_key: tuple[str, ...] = _field("primary-key", (), _names)
-    column_types: FrozenMap = _field("column-types", FrozenMap(), _string_map)
-    table_ddl: str | None = _field("table-ddl", None, _opt_str)
-    table_id: int | None = _field("table-id", None, _int(1, _INT64_MAX, optional=True))
-    schema_version: int | None = _field("schema-version", None, _int(0, _INT64_MAX, optional=True))
-    allow_commit_ts_below_watermark: bool = _field("allow-commit-ts-below-watermark", False, _bool)
+    op_column: str = _field("op-column", "_op", _name, doc="name of the operation column")
+    commit_ts_column: str = _field(
+        "commit-ts-column", "_commit_ts", _name, doc="name of the commit ts column"
+    )
+    before_column: str = _field(
+        "before-column", "_before", _name, doc="name of the before-image column (UPDATE, DELETE)"
+    )
+    database_column: str = _field(
+        "database-column", "_database", _name, doc="name of the database column"
+    )
+    table_column: str = _field("table-column", "_table", _name, doc="name of the table column")
+    database: str | None = _field(
+        "database", None, _opt_str, doc="the database, when there is no `_database` column"
+    )
+    table: str | None = _field(
+        "table", None, _opt_str, doc="the table, when there is no `_table` column"
+    )
+    primary_key: tuple[str, ...] = _field(
+        "primary-key", (), _names, doc="comma-separated primary key columns"
+    )
+    column_types: FrozenMap = _field(
+        "column-types", FrozenMap(), _string_map, doc="JSON object: column to MySQL type"
+    )
+    table_ddl: str | None = _field("table-ddl", None, _opt_str, doc="`CREATE TABLE` statement")
+    table_id: int | None = _field(
+        "table-id",
+        None,
+        _int(1, _INT64_MAX, optional=True),
+        doc="`tableID` on the wire",
+        shown_default="derived",
+    )
+    schema_version: int | None = _field(
+        "schema-version",
+        None,
+        _int(0, _INT64_MAX, optional=True),
+        doc="schema version on the wire",
+        shown_default="derived",
+    )
+    allow_commit_ts_below_watermark: bool = _field(
+        "allow-commit-ts-below-watermark",
+        False,
+        _bool,
+        doc=(
+            "send rows whose `_commit_ts` is at or below a watermark an earlier batch sent, "
+            "instead of failing; the batch report counts them (`below_watermark`); see Delivery "
+            "guarantees"
+        ),
+    )
 
     def __attrs_post_init__(self) -> None:
-        columns = self.layout_fields()
         seen: dict[str, str] = {}
-        for field_name, column in columns.items():
+        for field_name, column in attrs.asdict(self.layout()).items():
             option = field_name.replace("_", "-")
             # Column names match in any case (events.InputLayout.bind), so must these.
             if column.lower() in seen:
@@ -912,15 +1129,11 @@ class InputConfig:
                 )
             seen[column.lower()] = option
 
-    def layout_fields(self) -> dict[str, str]:
-        """The metadata column names, as keyword arguments for `events.InputLayout`."""
-        return {
-            "op_column": self.op_column,
-            "commit_ts_column": self.commit_ts_column,
-            "before_column": self.before_column,
-            "database_column": self.database_column,
-            "table_column": self.table_column,
-        }
+    def layout(self) -> InputLayout:
+        """The metadata column names as `events.InputLayout` (its fields are the options
+        of the same name here)."""
+        names = attrs.fields_dict(InputLayout)
+        return InputLayout(**{name: getattr(self, name) for name in names})
 
 
 @attrs.frozen
@@ -929,15 +1142,42 @@ class RegistryConfig:
     `user:password@` (URL-encoded parts); they are moved to `user` and `password`, so
     `url` never holds credentials."""
 
-    url: str | None = _field("schema-registry", None, _registry_url)
-    user: str | None = _field("schema-registry-user", None, _opt_str)
-    password: str | None = _field(
-        "schema-registry-password", None, _opt_str, repr=lambda v: _MASK if v else repr(v)
+    url: str | None = _field(
+        "schema-registry",
+        None,
+        _registry_url,
+        doc="registry URL, `http(s)://[user:password@]host:port`",
+        ticdc=("schema-registry",),
     )
-    ca_location: str | None = _field("schema-registry-ca", None, _opt_str)
-    cert_location: str | None = _field("schema-registry-cert", None, _opt_str)
-    key_location: str | None = _field("schema-registry-key", None, _opt_str)
-    timeout_ms: int = _field("schema-registry-timeout-ms", 30000, _int(1, _INT32_MAX))
+    user: str | None = _field("schema-registry-user", None, _opt_str, doc="basic-auth user")
+    password: str | None = _field(
+        "schema-registry-password",
+        None,
+        _opt_str,
+        repr=lambda v: _MASK if v else repr(v),
+        doc="basic-auth password (a secret)",
+    )
+    ca_location: str | None = _field(
+        "schema-registry-ca", None, _opt_str, doc="CA file to verify an https registry"
+    )
+    cert_location: str | None = _field(
+        "schema-registry-cert",
+        None,
+        _opt_str,
+        doc="client certificate file for an https registry (with the key)",
+    )
+    key_location: str | None = _field(
+        "schema-registry-key",
+        None,
+        _opt_str,
+        doc="client key file for an https registry (with the certificate)",
+    )
+    timeout_ms: int = _field(
+        "schema-registry-timeout-ms",
+        30000,
+        _int(1, _INT32_MAX),
+        doc="bound for one registry request",
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.password and not self.user:
@@ -975,7 +1215,18 @@ class SinkConfig:
     codec: CodecConfig = CodecConfig()
     input: InputConfig = InputConfig()
     registry: RegistryConfig = RegistryConfig()
-    checkpoint_location: str | None = _field("checkpointlocation", None, _opt_str)
+    checkpoint_location: str | None = _field(
+        "checkpointlocation",
+        None,
+        _opt_str,
+        doc=(
+            "streaming: the query's checkpoint (or Spark's "
+            '`spark.sql.streaming.checkpointLocation` with a `queryName`, see "Where it runs"); '
+            "for batch jobs optional (keeps watermarks monotonic across jobs, and the batch "
+            "reports); the sink keeps its state under `<checkpointLocation>/ticdc/` and checks "
+            "that it can write there before any task runs"
+        ),
+    )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
     ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -984,25 +1235,26 @@ class SinkConfig:
         # Cross-part rules live here, one place (style §5): the topic rule depends on the
         # protocol (tiflow event_router.go getTopicDispatcher); with a record subject
         # strategy several tables may share a topic, so avro's rule does not apply.
-        protocol = self.codec.protocol
+        spec = self.codec.spec
         record_subjects = self.codec.subject_name_strategy is not SubjectNameStrategy.TOPIC
-        topic_protocol = "" if record_subjects else protocol.value
-        validate_topic_expression(self.routing.topic, topic_protocol)
-        for rule in self.routing.dispatchers:
-            if rule.topic is not None:
-                validate_topic_expression(rule.topic, topic_protocol)
-        if protocol is Protocol.AVRO and not self.registry.url:
+        schema_and_table = spec.needs_registry and not record_subjects
+        for topic in (self.routing.topic, *(r.topic for r in self.routing.dispatchers)):
+            if topic is not None:
+                validate_topic_expression(topic, spec.name, schema_and_table=schema_and_table)
+        if spec.needs_registry and not self.registry.url:
             raise ConfigError(
-                "option 'schema-registry' is not set; protocol avro needs a Confluent "
-                "Schema Registry URL such as http://registry:8081",
+                f"option 'schema-registry' is not set; protocol {spec.name} needs a "
+                "Confluent Schema Registry URL such as http://registry:8081",
                 option="schema-registry",
             )
-        if protocol is not Protocol.AVRO and self.registry.url:
+        if not spec.needs_registry and self.registry.url:
+            takers = [s.name for s in protocol_specs() if s.needs_registry]
             raise ConfigError(
-                f"option 'schema-registry' applies to protocol avro, not to "
-                f"'{protocol.value}'; remove it or set protocol=avro",
+                f"option 'schema-registry' applies to protocol {', '.join(takers)}, not to "
+                f"'{spec.name}'; remove it or set protocol={takers[0]}",
                 option="schema-registry",
             )
+        _check_owned_options(self.registry, spec.name)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> SinkConfig:
@@ -1028,23 +1280,30 @@ class SinkConfig:
 
         merged: dict[str, Any] = {}
         ignored: list[str] = []
-        batch_sizes: list[str] = []
+        shared: list[tuple[str, str]] = []
         for layer in layers:
             ignored += layer.ignored
             for key, value in layer.values.items():
                 _check_known(key, value, layer.source)
                 if key in _IGNORED:
                     ignored.append(_label(key, layer.source))
-                elif key == "max-batch-size":
-                    batch_sizes.append(_label(key, layer.source))
+                elif key in _shared_options():
+                    shared.append((key, _label(key, layer.source)))
                 merged[key] = value
         config = _build(merged)
-        if config.codec.protocol is not Protocol.OPEN_PROTOCOL:
-            ignored += batch_sizes  # TiCDC takes it from any protocol; open-protocol's alone
+        # TiCDC takes a protocol's shared options whatever the protocol (max-batch-size):
+        # with one that does not read them they are ignored, not refused.
+        spec = config.codec.spec
+        ignored += [label for key, label in shared if key not in spec.shared_options]
         return attrs.evolve(config, ignored=tuple(ignored))
 
 
 # -- option names ------------------------------------------------------------------------
+
+
+@functools.cache
+def _shared_options() -> frozenset[str]:
+    return frozenset(option for spec in protocol_specs() for option in spec.shared_options)
 
 
 @functools.cache
@@ -1057,72 +1316,38 @@ def _field_options() -> dict[str, type]:
     return found
 
 
+@functools.cache
+def _sink_section_options() -> dict[str, dict[str, str]]:
+    # `[sink.<section>] <key>` TiCDC names of the options (`ticdc=`), as section -> key ->
+    # option: [sink.debezium] output-old-value is debezium-output-old-value.
+    found: dict[str, dict[str, str]] = {}
+    for part in set(_field_options().values()):
+        for field in attrs.fields(part):
+            for name in field.metadata.get("ticdc", ()):
+                match = re.fullmatch(r"\[sink\.([a-z-]+)\] ([a-z-]+)", name)
+                if match:
+                    found.setdefault(match[1], {})[match[2]] = field.metadata["option"]
+    return found
+
+
+def _named(fate: Fate) -> frozenset[str]:
+    return frozenset(s.name for s in TICDC_SETTINGS if s.fate is fate)
+
+
 # TiCDC sink-uri / [sink.kafka-config] parameters translated to librdkafka settings.
-_TICDC_KAFKA = frozenset(
-    {
-        "kafka-client-id",
-        "compression",
-        "required-acks",
-        "dial-timeout",
-        "read-timeout",
-        "write-timeout",
-        "sasl-user",
-        "sasl-password",
-        "sasl-mechanism",
-        "sasl-gssapi-auth-type",
-        "sasl-gssapi-keytab-path",
-        "sasl-gssapi-service-name",
-        "sasl-gssapi-user",
-        "sasl-gssapi-realm",
-        "sasl-oauth-client-id",
-        "sasl-oauth-client-secret",
-        "sasl-oauth-token-url",
-        "sasl-oauth-scopes",
-        "sasl-oauth-grant-type",
-        "enable-tls",
-        "ca",
-        "cert",
-        "key",
-        "insecure-skip-verify",
-    }
-)
+_TICDC_KAFKA = _named(Fate.LIBRDKAFKA)
 # TiCDC names that do not change what this sink writes.
-_IGNORED = frozenset(
-    {
-        "kafka-version",
-        "encoder-concurrency",
-        "transaction-atomicity",
-        "enable-kafka-sink-v2",
-        "advance-timeout-in-sec",
-        "safe-mode",
-        "terminator",
-        "date-separator",
-        "enable-partition-separator",
-        "file-index-digit",
-        "csv",
-        "mysql-config",
-        "pulsar-config",
-        "cloud-storage-config",
-    }
-)
-# TiCDC names that change the output and are not implemented here, with TiCDC's default:
-# a changefeed file exported by TiCDC lists them with these values, which are accepted.
-_UNSUPPORTED: dict[str, Any] = {
-    "avro-enable-watermark": False,
-    "column-selectors": None,
-    "output-raw-change-event": False,
-    "send-all-bootstrap-at-start": False,
-    "glue-schema-registry-config": None,
-    "sasl-gssapi-password": "",
-    "sasl-gssapi-kerberos-config-path": "",
-    "sasl-gssapi-disable-pafxfast": False,
-    "sasl-oauth-audience": "",
-}
+_IGNORED = _named(Fate.IGNORED)
+# TiCDC names this sink refuses unless they hold TiCDC's default (a changefeed file
+# exported by TiCDC lists them with it).
+_REFUSED = _named(Fate.REFUSED) | _named(Fate.NOT_YET)
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    if value is None or value == "" or value == [] or value == {}:
+    if value is None or value == "" or value == [] or value == {} or value == default:
         return True
+    if default is None and isinstance(value, dict):  # a section of empty values
+        return all(_is_default(v, None) for v in value.values())
     if isinstance(default, bool):
         try:
             return _bool(value) is default
@@ -1135,7 +1360,17 @@ def _is_default(value: Any, default: Any) -> bool:
     return isinstance(default, str) and str(value).strip().lower() == default
 
 
-_LAYERS = frozenset({"sink-uri", "config"})
+#: The options that carry other settings, with their documentation.
+LAYER_OPTIONS = {
+    "sink-uri": (
+        "`kafka://host:port[,host:port]/topic?protocol=simple&partition-num=3&...` with TiCDC's "
+        "parameter names (`kafka-client-id`, `compression`, `required-acks`, `sasl-user`, "
+        "`sasl-password`, `sasl-mechanism`, `enable-tls`, `ca`, `cert`, `key`, `dial-timeout`, "
+        "...)"
+    ),
+    "config": "path of a TiCDC changefeed TOML file; its `[sink]` section is read",
+}
+_LAYERS = frozenset(LAYER_OPTIONS)
 
 
 def _known_names() -> list[str]:
@@ -1213,18 +1448,30 @@ def _check_known(key: str, value: Any, source: str) -> None:
     if key in _field_options() or key in _TICDC_KAFKA or key in _IGNORED:
         return
     label = _label(key, source)
-    if key in _UNSUPPORTED:
-        if _is_default(value, _UNSUPPORTED[key]):
-            return
-        raise ConfigError(
-            f"{label} is a TiCDC setting this sink does not support yet; remove it",
-            option=key,
-        )
+    if key in _REFUSED:
+        refused = _refused(key, value, label)
+        if refused is not None:
+            raise refused
+        return
     if key in _LAYERS:
         raise ConfigError(f"{label} is only accepted as an option, not here", option=key)
     close = [spell_option(c) for c in difflib.get_close_matches(key, _known_names(), n=1)]
     hint = f"did you mean '{close[0]}'? ({_OPTIONS_HELP})" if close else _OPTIONS_HELP
     raise ConfigError(f"{label} is unknown; {hint}", option=key, allowed=tuple(close) or None)
+
+
+def _refused(name: str, value: Any, label: str) -> ConfigError | None:
+    """The error for TiCDC setting `name` (a `REFUSED` or `NOT_YET` one) set to `value`,
+    labelled `label`; None when it holds TiCDC's default."""
+    declared = ticdc_setting(name)
+    assert declared is not None
+    if _is_default(value, declared.default):
+        return None
+    if declared.fate is Fate.NOT_YET:
+        why = f"does not support yet ({declared.note})"
+    else:
+        why = f"does not support ({declared.note})"
+    return ConfigError(f"{label} is a TiCDC setting this sink {why}; remove it", option=name)
 
 
 def _check_bootstrap_spelling(client: Mapping[str, Any]) -> None:
@@ -1414,6 +1661,9 @@ def _load_toml(path: str) -> _Layer:
     layer = _Layer(f"config file {path} [sink] key")
     if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
         layer.set("case-sensitive", document["case-sensitive"])
+    for name, section in document.items():
+        if isinstance(section, dict):
+            _check_changefeed_section(path, name, section)
     layer.ignored += [
         f"config file {path} [{name}]"
         if isinstance(document[name], dict)
@@ -1439,16 +1689,30 @@ def _load_toml(path: str) -> _Layer:
         elif key == "kafka" and isinstance(value, dict):
             for name, item in _flatten(value, "kafka"):
                 layer.set(name.lower(), item)
-        elif key in ("debezium", "open") and isinstance(value, dict):
-            # [sink.debezium] output-old-value, [sink.open] output-old-value
+        elif key in _sink_section_options() and isinstance(value, dict):
+            # [sink.debezium] output-old-value, as the options' TiCDC names say
+            options = _sink_section_options()[key]
             for name, item in value.items():
-                layer.set(f"{key}-{name.lower()}", item)
+                layer.set(options.get(name.lower(), f"{key}-{name.lower()}"), item)
         elif key == "dispatchers":
             for name, item in _dispatcher_options(value, path).items():
                 layer.set(name, item)
         else:
             layer.set(key, value)
     return layer
+
+
+def _check_changefeed_section(path: str, name: str, section: Mapping[str, Any]) -> None:
+    """A changefeed section other than [sink] means nothing to the sink, except the keys
+    that change what TiCDC writes ([filter], [integrity]): those are refused unless they
+    hold TiCDC's default."""
+    for key, value in section.items():
+        full = f"[{name}] {key}"
+        if ticdc_setting(full) is None:
+            continue
+        refused = _refused(full, value, f"config file {path} [{name}] key '{key}'")
+        if refused is not None:
+            raise refused
 
 
 def _flatten(table: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
@@ -1470,6 +1734,12 @@ def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
             "({matcher = [...], topic = ..., partition = ...})",
             option="dispatchers",
         )
+    for raw in rules:
+        problem = _rule_problem(raw)
+        if problem is not None:
+            raise ConfigError(
+                f"config file {path} [sink] dispatchers {problem}", option="dispatchers"
+            )
     rule = rules[0]
     if len(rules) > 1 or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
         return {"dispatchers": rules}
@@ -1520,15 +1790,17 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
     kafka_kwargs.pop("bootstrap_servers", None)
     routing = RoutingConfig(**_kwargs(RoutingConfig, merged))
     default_topic = routing.topic if TopicRouter(routing.topic).is_static else None
+    codec = CodecConfig(**_kwargs(CodecConfig, merged))
     return SinkConfig(
         kafka=KafkaConfig(
             bootstrap_servers=bootstrap,
             client_config=client,
             default_topic=default_topic,
+            max_message_bytes=codec.max_message_bytes,
             **kafka_kwargs,
         ),
         routing=routing,
-        codec=CodecConfig(**_kwargs(CodecConfig, merged)),
+        codec=codec,
         input=InputConfig(**_kwargs(InputConfig, merged)),
         registry=RegistryConfig(**_kwargs(RegistryConfig, merged)),
         **_kwargs(SinkConfig, merged),
@@ -1580,6 +1852,8 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     socket = [int(_duration_ms(k, p[k])) for k in ("read-timeout", "write-timeout") if k in p]
     if socket:
         out["socket.timeout.ms"] = str(max(socket))
+    if "max-retry" in p:
+        out["message.send.max.retries"] = _max_retry(p["max-retry"], merged)
 
     sasl = False
     if p.get("sasl-user"):
@@ -1678,6 +1952,32 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if sasl or tls:
         out["security.protocol"] = ("SASL_" if sasl else "") + ("SSL" if tls else "PLAINTEXT")
     return out
+
+
+# tiflow pkg/sink/kafka/options.go defaultProducerMaxRetry: what a negative max-retry keeps.
+_TICDC_MAX_RETRY = 5
+
+
+def _max_retry(value: Any, merged: Mapping[str, Any]) -> str:
+    """`max-retry`, sarama's Producer.Retry.Max, as librdkafka's message.send.max.retries
+    (tiflow ignores a negative one, keeping its default of 5). The idempotent producer
+    (the sink's default) needs at least one retry: librdkafka refuses 0 then."""
+    try:
+        retries = _int(-_INT32_MAX - 1, _INT32_MAX)(value)
+    except _Invalid as exc:
+        raise _invalid("max-retry", value, exc.allowed) from None
+    assert retries is not None
+    if retries < 0:
+        retries = _TICDC_MAX_RETRY
+    idempotent = str(merged.get("kafka.enable.idempotence", "true")).strip().lower()
+    if retries == 0 and idempotent not in _FALSE:
+        raise _invalid(
+            "max-retry",
+            value,
+            "use 1 or more: the sink's producer is idempotent (kafka.enable.idempotence), "
+            "which needs retries; or set kafka.enable.idempotence=false",
+        )
+    return str(retries)
 
 
 def _looks_like_path(value: Any) -> bool:

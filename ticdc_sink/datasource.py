@@ -19,9 +19,6 @@ import datetime as dt
 import functools
 import inspect
 import logging
-import os
-import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -38,7 +35,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructType, Timestam
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
-from ticdc_sink.config import DDL_PROTOCOLS, SinkConfig
+from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.schema import table_schema_from_json
@@ -61,20 +58,6 @@ except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
 __all__ = ["StreamCheckpoint", "TiCDCCommitMessage", "TiCDCDataSource"]
 
 logger = logging.getLogger(__name__)
-
-# Test-only fault injection for the reliability tests (tests/integration/test_task_retries.py
-# and test_simple_streaming.py). NOT options and NOT public API: environment variables, so
-# no user can set them by accident through `.option(...)`, read where Spark runs the code
-# (executors and driver-side Python workers inherit the driver's environment in local mode).
-# - _TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT=<n>: attempt 0 of every write task sends n messages,
-#   waits until the broker acknowledged them, then raises, so Spark retries the task
-#   after real sends (needs a master with retries, e.g. local[2,3]).
-# - _TICDC_SINK_TEST_HANG_AFTER_COMMIT=<batchId>:<file>: the streaming commit of that
-#   micro-batch sends its watermark and records it, creates <file>, then hangs, so the test
-#   can kill the driver after the sink's commit and before Spark records the batch.
-_FAIL_FIRST_ATTEMPT_ENV = "_TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT"
-_HANG_AFTER_COMMIT_ENV = "_TICDC_SINK_TEST_HANG_AFTER_COMMIT"
-
 
 # Local properties Spark sets on every task of a micro-batch (MicroBatchExecution,
 # StreamExecution); SQL confs set in the session arrive the same way
@@ -137,7 +120,7 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
         commit_ts = tso.now()
         floor = None
         state = None
@@ -170,14 +153,14 @@ class TiCDCDataSource(DataSource):
                     "there on every start, so it could never restart from it)",
                     option="checkpointLocation",
                 )
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
             plan = make_plan(config, schema, tso.now(), batch_id=None)
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout_fields())
+            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             state = SinkState(config.checkpoint_location)
             state.check_writable()
             batch_id = state.current_batch_id()
@@ -198,7 +181,25 @@ def _config(options: Any) -> SinkConfig:
     # librdkafka's verdict on the kafka.* settings, here rather than in every task.
     for warning in check_client_config(config.kafka):
         _warn_client_setting(warning)
+    if config.codec.output_raw_change_event and not config.codec.sends_old_values:
+        spec = config.codec.spec
+        _warn_raw_change_events_without_old_values(spec.name, spec.old_values_option)
     return config
+
+
+@functools.cache
+def _warn_raw_change_events_without_old_values(protocol: str, option: str | None) -> None:
+    # Once per process and protocol. TiCDC logs the same warning when a changefeed is
+    # created (tiflow pkg/config/sink.go, SinkConfig.ValidateProtocol).
+    send_old_values = f"Send old values ({option}=true), or leave" if option else "Leave"
+    logger.warning(
+        "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "
+        "values: an UPDATE that changes the key is sent whole, and consumers never learn "
+        "that the old key is gone. %s output-raw-change-event false to send such UPDATEs as "
+        "DELETE and INSERT",
+        protocol,
+        send_old_values,
+    )
 
 
 # Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
@@ -209,12 +210,12 @@ _KAFKA_RECORD_COLUMNS = frozenset(
 )
 
 
-def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: dict[str, str]) -> None:
+def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
     """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
     source) is written here as a table whose columns are named key, value, ...: say so,
     once per process and frame shape (Spark asks for a stream writer twice per
     micro-batch, in a reused worker)."""
-    reserved = {name.lower() for name in metadata.values()}
+    reserved = {name.lower() for name in metadata}
     table_columns = tuple(name for name in names if name.lower() not in reserved)
     _warn_kafka_shaped(table_columns)
 
@@ -276,7 +277,7 @@ def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
     """DDL protocols: send the table's DDL message before the batch's rows when its
     schema changed since the last committed batch (known from the checkpoint location)."""
     table = plan.tables.named_table
-    if table is None or plan.config.codec.protocol not in DDL_PROTOCOLS:
+    if table is None or not plan.config.codec.spec.ddl:
         return
     batch_id = plan.batch_id
     if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
@@ -293,6 +294,9 @@ class _WriterMixin:
 
     plan: WritePlan
     checkpoint: StreamCheckpoint | None = None  # stream writers only
+    # How the tasks and the commit step make their producers; the reliability tests set
+    # one that fails on purpose (tests/support/faults.py).
+    producer_factory: Callable[..., Any] = KafkaProducer
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
         context = TaskContext.get()
@@ -300,12 +304,8 @@ class _WriterMixin:
         plan, found = self.plan, None
         if self.checkpoint is not None and context is not None:
             plan, found = self._locate(context)
-        producer_factory: Callable[..., Any] = KafkaProducer
-        fail_after = os.environ.get(_FAIL_FIRST_ATTEMPT_ENV)
-        if fail_after and context is not None and context.attemptNumber() == 0:
-            producer_factory = functools.partial(_FirstAttemptFails, fail_after=int(fail_after))
         report = write_batches(
-            batches, plan, partition_id=partition_id, producer_factory=producer_factory
+            batches, plan, partition_id=partition_id, producer_factory=self.producer_factory
         )
         if found is None:
             return TiCDCCommitMessage(report)
@@ -381,16 +381,12 @@ class _WriterMixin:
         self._resolve(messages, batch_id)
         config = self.plan.config
         state = SinkState(config.checkpoint_location) if config.checkpoint_location else None
-        report = commit_batch(
-            self.plan, [m.report if m is not None else None for m in messages], state=state
+        commit_batch(
+            self.plan,
+            [m.report if m is not None else None for m in messages],
+            state=state,
+            producer_factory=self.producer_factory,
         )
-        hang = os.environ.get(_HANG_AFTER_COMMIT_ENV)
-        if hang and self.plan.batch_id is not None:
-            batch_id, _, marker = hang.partition(":")
-            if int(batch_id) == self.plan.batch_id:
-                pathlib.Path(marker).write_text(str(report["watermark"]))
-                while True:  # until the test kills the driver
-                    time.sleep(1)
 
     def _abort(self, messages: list[Any]) -> None:
         _log_to_stderr()
@@ -401,24 +397,6 @@ class _WriterMixin:
             len(done),
             len(messages),
         )
-
-
-class _FirstAttemptFails(KafkaProducer):
-    """Test-only (see `_FAIL_FIRST_ATTEMPT_ENV`): a producer that fails its task once
-    `fail_after` messages were sent and acknowledged."""
-
-    def __init__(self, *args: Any, fail_after: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._fail_after = fail_after
-
-    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
-        super().send(topic, partition, key, value)
-        if self.sent == self._fail_after:
-            self.flush()
-            raise RuntimeError(
-                f"ticdc: injected test failure after {self.sent} acknowledged messages "
-                f"({_FAIL_FIRST_ATTEMPT_ENV})"
-            )
 
 
 def _check_same_query(location: str, checkpoint_query: str | None, task_query: str | None) -> None:

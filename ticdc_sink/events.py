@@ -13,10 +13,11 @@ per table column in definition order:
     BINARY/VARBINARY/BLOB    -> bytes
     NULL                     -> None
 
-`read_changes` turns one Arrow record batch from Spark into `RowChange`s: it converts each
-Arrow column once per batch with `pyarrow.compute` (casts, vectorised range checks) and only
-then zips the converted columns into row tuples, so no per-value `datetime` or `Decimal`
-objects are made on the common paths. The DataFrame value is taken as the value TiDB
+`read_change_batches` turns one Arrow record batch from Spark into `ChangeBatch`es, one per
+table: it converts each Arrow column once per batch with `pyarrow.compute` (casts,
+vectorised range checks) and keeps the converted columns; `ChangeBatch.to_changes` zips
+them into `RowChange`s where a row path needs them, so no per-value `datetime` or
+`Decimal` objects are made on the common paths. The DataFrame value is taken as the value TiDB
 stored; rules where a conversion has to choose:
 
 * DATETIME / TIMESTAMP / TIME: fraction digits beyond the column's fsp are truncated, not
@@ -51,7 +52,7 @@ import json
 import math
 import re
 import zoneinfo
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -72,7 +73,6 @@ __all__ = [
     "Op",
     "RowChange",
     "read_change_batches",
-    "read_changes",
     "split_key_update",
     "zone_info",
 ]
@@ -173,58 +173,6 @@ class InputLayout:
         return attrs.asdict(self)
 
 
-def read_changes(
-    batch: pa.RecordBatch,
-    *,
-    layout: InputLayout,
-    tables: Callable[[str, str], TableSchema],
-    default_database: str | None,
-    default_table: str | None,
-    default_commit_ts: int,
-    time_zone: str,
-) -> Iterator[RowChange]:
-    """Turn one Arrow record batch into row changes, in input order.
-
-    Each row goes to the table named by its `_database` / `_table` columns (a null or
-    absent value falls back to `default_database` / `default_table`); `tables(database,
-    table)` gives that table's schema. `_op` (absent: INSERT) is `c`/`r`/`u`/`d` or
-    `INSERT`/`UPDATE`/`DELETE` in any case; `_commit_ts` (absent or null:
-    `default_commit_ts`) is a bigint TSO or a timestamp. A DELETE's table columns are
-    the deleted row (`before`, with `row=None`); an UPDATE's old values come from the
-    `_before` struct (null or absent: `before=None`). Values become mounter values (module
-    docstring) for the table's MySQL types; TIMESTAMP values are rendered in `time_zone`
-    (an IANA name).
-
-    The whole batch is converted and checked before the first change is returned.
-
-    Raises:
-        InputError: a row that cannot be a change: unknown `_op`, null in a key or NOT NULL
-            column, a value out of range for its MySQL type, a commit ts of 0 or below, no table
-            name, `_before` fields that do not match the table columns.
-        SchemaError: a column missing from the input, an Arrow type that cannot be
-            written as the column's MySQL type, or two input columns whose names differ
-            only in case where one is a metadata column (`InputLayout.bind`).
-        ConfigError: `time_zone` is not a known time zone.
-    """
-    groups = read_change_batches(
-        batch,
-        layout=layout,
-        tables=tables,
-        default_database=default_database,
-        default_table=default_table,
-        default_commit_ts=default_commit_ts,
-        time_zone=time_zone,
-    )
-    if len(groups) == 1 and groups[0].positions is None:
-        return iter(groups[0].to_changes())
-    out: list[Any] = [None] * batch.num_rows
-    for group in groups:
-        assert group.positions is not None
-        for position, change in zip(group.positions, group.to_changes(), strict=True):
-            out[position] = change
-    return iter(out)
-
-
 # Op codes of `ChangeBatch.op_codes`.
 OP_INSERT, OP_UPDATE, OP_DELETE = 0, 1, 2
 _OP_BY_CODE = (Op.INSERT, Op.UPDATE, Op.DELETE)
@@ -233,9 +181,8 @@ _CODE_BY_OP = {Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE}
 
 @attrs.frozen(eq=False)
 class ChangeBatch:
-    """The changes of one table in one record batch, column by column: what
-    `read_changes` zips into `RowChange`s, kept as columns for encoders that render
-    whole columns (the Simple JSON fast path).
+    """The changes of one table in one record batch, column by column, for encoders
+    that render whole columns; `to_changes` zips them into `RowChange`s for the row path.
 
     `columns` holds, per table column, the converted values (mounter values, module
     docstring) of every row's image (the new row, or the deleted row for a DELETE), as
@@ -310,8 +257,29 @@ def read_change_batches(
     default_commit_ts: int,
     time_zone: str,
 ) -> list[ChangeBatch]:
-    """`read_changes`, column-wise: one `ChangeBatch` per table the batch's rows name,
-    in the order tables first appear. Same checks and errors as `read_changes`.
+    """Turn one Arrow record batch into row changes, column by column: one `ChangeBatch`
+    per table the batch's rows name, in the order tables first appear.
+
+    Each row goes to the table named by its `_database` / `_table` columns (a null or
+    absent value falls back to `default_database` / `default_table`); `tables(database,
+    table)` gives that table's schema. `_op` (absent: INSERT) is `c`/`r`/`u`/`d` or
+    `INSERT`/`UPDATE`/`DELETE` in any case; `_commit_ts` (absent or null:
+    `default_commit_ts`) is a bigint TSO or a timestamp. A DELETE's table columns are
+    the deleted row (`before`, with `row=None`); an UPDATE's old values come from the
+    `_before` struct (null or absent: `before=None`). Values become mounter values (module
+    docstring) for the table's MySQL types; TIMESTAMP values are rendered in `time_zone`
+    (an IANA name).
+
+    The whole batch is converted and checked before anything is returned.
+
+    Raises:
+        InputError: a row that cannot be a change: unknown `_op`, null in a key or NOT NULL
+            column, a value out of range for its MySQL type, a commit ts of 0 or below, no table
+            name, `_before` fields that do not match the table columns.
+        SchemaError: a column missing from the input, an Arrow type that cannot be
+            written as the column's MySQL type, or two input columns whose names differ
+            only in case where one is a metadata column (`InputLayout.bind`).
+        ConfigError: `time_zone` is not a known time zone.
     """
     rows = batch.num_rows
     if rows == 0:

@@ -198,9 +198,8 @@ class ConfluentSchemaRegistry:
         subject = subject_for(self._strategy, topic, record_name, is_key=is_key)
         key = (subject, schema)
         with self._lock:
-            cached = self._ids.get(key)
+            cached = self._get(self._ids, key)
             if cached is not None:
-                self._ids.move_to_end(key)
                 return cached
             client = self._get_client()
             self.calls += 1
@@ -233,9 +232,8 @@ class ConfluentSchemaRegistry:
             RegistryError: the registry does not know the id or could not be reached.
         """
         with self._lock:
-            cached = self._texts.get(schema_id)
+            cached = self._get(self._texts, schema_id)
             if cached is not None:
-                self._texts.move_to_end(schema_id)
                 return cached
             client = self._get_client()
             self.calls += 1
@@ -274,6 +272,14 @@ class ConfluentSchemaRegistry:
         self.close()
 
     # -- internals -------------------------------------------------------------------
+
+    @staticmethod
+    def _get(cache: OrderedDict[Any, Any], key: Any) -> Any:
+        """The cached value of `key` (now the most recently used), or None."""
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+        return value
 
     def _put(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         cache[key] = value

@@ -94,13 +94,16 @@ def _is_hard_coded(expr: str) -> bool:
     return _HARD_CODED.fullmatch(expr) is not None
 
 
-def validate_topic_expression(expr: str, protocol: str) -> None:
+def validate_topic_expression(
+    expr: str, protocol: str = "", *, schema_and_table: bool = False
+) -> None:
     """Check a `topic` value as TiCDC's `getTopicDispatcher` does.
 
     A name of only `[A-Za-z0-9._-]` is a fixed topic (it must also be a legal Kafka
     topic: not `.` or `..`, at most 249 bytes). Anything else is an expression:
-    `[prefix]{schema}[middle][{table}][suffix]`, `{table}` optional; for protocol `avro`
-    both `{schema}` and `{table}` are required (fixed topics pass, as in tiflow).
+    `[prefix]{schema}[middle][{table}][suffix]`, `{table}` optional; with
+    `schema_and_table` (protocol avro, named by `protocol` in the message) both
+    `{schema}` and `{table}` are required (fixed topics pass, as in tiflow).
 
     Raises:
         ConfigError: naming the option `topic`, the value and the allowed form.
@@ -121,10 +124,10 @@ def validate_topic_expression(expr: str, protocol: str) -> None:
                 value=expr,
             )
         return
-    if str(protocol) == "avro":
+    if schema_and_table:
         if _AVRO_EXPRESSION.fullmatch(expr) is None:
             raise ConfigError(
-                f"option 'topic' is '{expr}'; with protocol avro a topic expression must "
+                f"option 'topic' is '{expr}'; with protocol {protocol} a topic expression must "
                 "contain {schema} and then {table} (e.g. tidb_{schema}_{table}), other "
                 "characters only A-Z a-z 0-9 . _ -",
                 option="topic",

@@ -318,10 +318,7 @@ class TableSchema:
     @property
     def primary_key(self) -> tuple[str, ...]:
         """The primary key columns in index order; empty without a primary key."""
-        for index in self.indexes:
-            if index.primary:
-                return index.columns
-        return ()
+        return _primary_key(self.indexes)
 
     @property
     def pk_is_handle(self) -> bool:
@@ -392,10 +389,15 @@ class ParsedDDL:
 
     @property
     def primary_key(self) -> tuple[str, ...]:
-        for index in self.indexes:
-            if index.primary:
-                return index.columns
-        return ()
+        """The primary key columns in index order; empty without a primary key."""
+        return _primary_key(self.indexes)
+
+
+def _primary_key(indexes: tuple[Index, ...]) -> tuple[str, ...]:
+    for index in indexes:
+        if index.primary:
+            return index.columns
+    return ()
 
 
 # --------------------------------------------------------------------------- sqlglot dialect

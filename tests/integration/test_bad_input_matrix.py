@@ -247,7 +247,7 @@ DRIVER_CASES = [
             "claim-check-raw-value": "true",
         },
         "ConfigError",
-        ["'claim-check-raw-value' is true with protocol open-protocol"],
+        ["'claim-check-raw-value' applies to protocol simple, canal-json, not to 'open-protocol'"],
     ),
     (
         "large-message-option",

@@ -10,7 +10,6 @@ import pytest
 
 from tests.support.proxy import wait_until
 from tests.support.spark_job import add_file, kill_job, run_available_now, start_job
-from ticdc_sink.datasource import _HANG_AFTER_COMMIT_ENV
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 
@@ -78,15 +77,18 @@ def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
     spark, broker, tmp_path
 ):
     topic = "stream_shop_killed"
-    source, checkpoint, marker = tmp_path / "in", tmp_path / "chk", tmp_path / "committed"
+    source, checkpoint = tmp_path / "in", tmp_path / "chk"
+    committed = checkpoint / "ticdc" / "reports" / "1.json"  # the commit's last step
     source.mkdir()
     add_file(source, 0)
     add_file(source, 1)
     # A driver of its own (a child process): batch 0 completes; batch 1's commit sends and
-    # records its watermark, then hangs; the test kills the driver (SIGKILL, whole process
-    # group) before Spark can write commits/1.
+    # records its watermark, keeps its report, then hangs; the test kills the driver
+    # (SIGKILL, whole process group) before Spark can write commits/1.
     job = start_job(
         [
+            "--hang-after-commit",
+            "1",
             "stream",
             "--bootstrap",
             broker.bootstrap,
@@ -97,14 +99,15 @@ def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
             "--table",
             "killed",
         ],
-        env={_HANG_AFTER_COMMIT_ENV: f"1:{marker}"},
     )
     try:
-        wait_until(lambda: marker.exists() or job.poll() is not None, 300, what="batch 1's commit")
+        wait_until(
+            lambda: committed.exists() or job.poll() is not None, 300, what="batch 1's commit"
+        )
         assert job.poll() is None, f"the job ended with {job.returncode} before the commit"
     finally:
         kill_job(job)
-    watermark_before_kill = int(marker.read_text())
+    watermark_before_kill = json.loads(committed.read_text())["watermark"]
     assert (checkpoint / "commits" / "0").exists()
     assert not (checkpoint / "commits" / "1").exists()
     before = broker.consume_all(topic)

@@ -1,6 +1,7 @@
-"""Task retries: Spark `local[2,3]` (three attempts per task) in a child process, with the
-test-only hook `_TICDC_SINK_TEST_FAIL_FIRST_ATTEMPT` making the first attempt of every
-write task fail after some of its messages were acknowledged by the broker."""
+"""Task retries: Spark `local[2,3]` (three attempts per task) in a child process, writing
+through the test-only data source of `tests/support/faults.py` with `fail-first-attempt`:
+the first attempt of every write task fails after some of its messages were acknowledged
+by the broker."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests.support.spark_job import add_file, start_job
-from ticdc_sink.datasource import _FAIL_FIRST_ATTEMPT_ENV
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 
@@ -20,7 +20,7 @@ RETRIES = "local[2,3]"
 
 
 def run_job(args: list[str], fail_after: int) -> None:
-    job = start_job(["--master", RETRIES, *args], env={_FAIL_FIRST_ATTEMPT_ENV: str(fail_after)})
+    job = start_job(["--master", RETRIES, "--fail-first-attempt", str(fail_after), *args])
     assert job.wait(timeout=600) == 0, "the job failed although every task had retries left"
 
 

@@ -1,3 +1,23 @@
-"""Test helpers shared by the unit and integration tests: a loopback Kafka broker, a
-Confluent-compatible schema registry, the tables the integration tests write, and the
-writer's row-path step for tests of the column-wise encoders (`row_path`)."""
+"""Test helpers shared by the unit and integration tests. A test imports its helpers from
+here, never from another test module or from benchmarks/ (tests/unit/test_test_imports.py).
+
+    fake_producer.py   FakeProducer: the sink's producer, recording what was sent
+    fake_kafka.py      confluent_kafka's clients under a real KafkaProducer (FakeCluster)
+    fake_registry.py   FakeRegistry: an in-memory schema registry for the encoders
+    batches.py         the column-wise tests' table of every type, its plan and batches
+    strategies.py      the shared hypothesis strategies (random batches, all-types rows)
+    schemas.py         TableSchemas spelled in tests: col, table_of, USERS, ALL_TYPES_TABLE
+    row_path.py        the row path, the reference the column-wise paths are checked against
+    reference_table.py the benchmarks' reference table (the benchmarks import it from here)
+    tables.py          the tables the integration tests write through every protocol
+    broker.py          a loopback Kafka broker (Tansu), with and without a fault proxy
+    proxy.py           a TCP proxy that injects broker faults
+    registry.py        a Confluent-compatible schema registry on loopback
+    faults.py          `ticdc_faults`: the data source with injected faults (retries, kills)
+    spark_job.py       Spark writes in a child process (own master, killable driver)
+    spark_cluster.py   Spark servers on loopback (standalone cluster, Spark Connect)
+    runtime_jobs.py    writes by a Spark driver of their own (runtime tests)
+    topic_check.py     what a topic written by the runtime tests holds, decoded
+    wheel_smoke.py     the built distributions, checked as a user gets them
+    wheel_write.py     one simple and one avro write from the installed wheel alone
+"""

@@ -5,11 +5,14 @@ change its master), a driver the test can kill at a chosen moment, or a job run 
 
     python -m tests.support.spark_job --master 'local[2,3]' batch --bootstrap B --topic T ...
     python -m tests.support.spark_job stream --bootstrap B --source DIR --checkpoint DIR ...
+    python -m tests.support.spark_job --fail-first-attempt 7 stream ...
     spark-submit tests/support/spark_job.py --default-logging reports --bootstrap B ...
 
 `start_job` starts one (in its own process group, with the worktree on PYTHONPATH so Spark's
 Python workers import this checkout; `submit=True` through `spark-submit`), `kill_job` kills
 the whole group. The stream helpers are shared with the in-process streaming tests.
+`--fail-first-attempt` and `--hang-after-commit` write through the test-only data source
+of `tests/support/faults.py` instead of `ticdc`, with that fault.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tests.support.faults import FAIL_FIRST_ATTEMPT, HANG_AFTER_COMMIT, FaultsDataSource
 
 __all__ = [
     "add_file",
@@ -41,17 +47,25 @@ def add_file(folder: Path, n: int, rows: int = 3) -> None:
 
 
 def run_available_now(
-    spark: Any, bootstrap: str, source: Path, checkpoint: Path, *, table: str = "items"
+    spark: Any,
+    bootstrap: str,
+    source: Path,
+    checkpoint: Path,
+    *,
+    table: str = "items",
+    faults: Mapping[str, str] | None = None,
 ) -> None:
     """One `availableNow` run of the file stream in `source` (a micro-batch per file) into
-    topic `stream_shop_<table>` (2 partitions, index-value dispatch)."""
+    topic `stream_shop_<table>` (2 partitions, index-value dispatch); with `faults`,
+    through the data source of `tests/support/faults.py` with those options."""
     stream = (
         spark.readStream.schema("_op string, id bigint, name string")
         .option("maxFilesPerTrigger", 1)
         .json(str(source))
     )
     query = (
-        stream.writeStream.format("ticdc")
+        stream.writeStream.format("ticdc_faults" if faults else "ticdc")
+        .options(**(faults or {}))
         .option("checkpointLocation", str(checkpoint))
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", "stream_{schema}_{table}")
@@ -126,7 +140,7 @@ def kill_job(job: subprocess.Popen[bytes]) -> None:
     job.wait()
 
 
-def _session(master: str, *, default_logging: bool = False) -> Any:
+def _session(master: str, *, default_logging: bool = False, faults: bool = False) -> Any:
     from pyspark.sql import SparkSession
 
     import ticdc_sink
@@ -145,6 +159,8 @@ def _session(master: str, *, default_logging: bool = False) -> Any:
     if not default_logging:
         spark.sparkContext.setLogLevel("ERROR")
     ticdc_sink.register(spark)
+    if faults:
+        spark.dataSource.register(FaultsDataSource)
     return spark
 
 
@@ -183,6 +199,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--default-logging", action="store_true", help="keep Spark's log level (INFO)"
     )
+    parser.add_argument(
+        "--fail-first-attempt",
+        metavar="N",
+        help="attempt 0 of every write task fails after N acknowledged messages",
+    )
+    parser.add_argument(
+        "--hang-after-commit",
+        metavar="BATCH",
+        help="the sink's commit of micro-batch BATCH never returns",
+    )
     sub = parser.add_subparsers(dest="job", required=True)
     batch = sub.add_parser("batch", help="write batch_frame() once")
     batch.add_argument("--bootstrap", required=True)
@@ -200,15 +226,24 @@ def main(argv: list[str] | None = None) -> None:
     reports.add_argument("--source", type=Path, required=True)
     reports.add_argument("--checkpoint", type=Path, required=True)
     args = parser.parse_args(argv)
+    faults = {
+        name: value
+        for name, value in (
+            (FAIL_FIRST_ATTEMPT, args.fail_first_attempt),
+            (HANG_AFTER_COMMIT, args.hang_after_commit),
+        )
+        if value is not None
+    }
 
-    spark = _session(args.master, default_logging=args.default_logging)
+    spark = _session(args.master, default_logging=args.default_logging, faults=bool(faults))
     try:
         if args.job == "reports":
             _reports_job(spark, args)
         elif args.job == "batch":
             (
                 batch_frame(spark, args.rows, args.partitions)
-                .write.format("ticdc")
+                .write.format("ticdc_faults" if faults else "ticdc")
+                .options(**faults)
                 .mode("append")
                 .option("kafka.bootstrap.servers", args.bootstrap)
                 .option("topic", args.topic)
@@ -220,7 +255,9 @@ def main(argv: list[str] | None = None) -> None:
                 .save()
             )
         else:
-            run_available_now(spark, args.bootstrap, args.source, args.checkpoint, table=args.table)
+            run_available_now(
+                spark, args.bootstrap, args.source, args.checkpoint, table=args.table, faults=faults
+            )
     finally:
         spark.stop()
 

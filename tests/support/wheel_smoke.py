@@ -49,7 +49,14 @@ def check_distributions(dist: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     with tarfile.open(sdist) as archive:
         names = {name.partition("/")[2] for name in archive.getnames()}
-    for needed in ("LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", PACKAGE_DATA):
+    for needed in (
+        "LICENSE",
+        "README.md",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
+        "pyproject.toml",
+        PACKAGE_DATA,
+    ):
         assert needed in names, f"{sdist.name} lacks {needed}"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())

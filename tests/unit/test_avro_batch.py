@@ -14,8 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.row_path import with_row_path
-from tests.unit.test_simple_json_batch import _ARROW_FIELDS, _batches, _change_batches, _plan
+from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
+from tests.support.fake_registry import FakeRegistry
+from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
+from tests.support.row_path import outcome, with_row_path
+from tests.support.strategies import record_batches
 from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.codec.avro import AvroEncoder
 from ticdc_sink.errors import InputError
@@ -37,21 +40,13 @@ _MODES = {
 }
 
 
-class Registry:
-    """Deterministic ids; records what it was asked."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, bool]] = []
-        self.ids: dict[tuple[str, bool], int] = {}
-
-    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
-        self.calls.append((topic, schema, is_key))
-        # large ids exercise all four header bytes
-        return self.ids.setdefault((schema, is_key), 0x01020304 + 1000 * len(self.ids))
+def _registry() -> FakeRegistry:
+    # Ids of four non-zero bytes exercise the whole id in the Confluent header.
+    return FakeRegistry(first_id=0x01020304)
 
 
 def _avro_plan(with_table: bool, mode: str, **options: str) -> Any:
-    return _plan(
+    return write_plan(
         with_table,
         protocol="avro",
         **{"schema-registry": "http://127.0.0.1:1"},
@@ -88,26 +83,19 @@ def _batch_path(encoder: AvroEncoder, batch: ChangeBatch, key_indexes: tuple[int
     return _flat(with_row_path(encoded, encoder, batch, key_indexes)), rendered
 
 
-def _outcome(run: Any, *args: Any) -> Any:
-    try:
-        return ("ok", run(*args))
-    except InputError as exc:  # same error, same words
-        return ("error", type(exc), str(exc))
-
-
 def _compare(batches: list[pa.RecordBatch], plan: Any) -> int:
     """Both paths on every table batch; the number of batches the fast path rendered."""
     try:
-        change_batches = _change_batches(batches, plan)
+        groups = change_batches(batches, plan)
     except InputError:
         return 0  # the input itself is bad: no encoder is involved
-    encoders: dict[tuple[str, str], tuple[AvroEncoder, AvroEncoder, Registry, Registry]] = {}
+    encoders: dict[tuple[str, str], tuple[AvroEncoder, AvroEncoder, Any, Any]] = {}
     rendered = 0
-    for batch in change_batches:
+    for batch in groups:
         table = batch.table
         entry = encoders.get((table.database, table.table))
         if entry is None:
-            row_registry, batch_registry = Registry(), Registry()
+            row_registry, batch_registry = _registry(), _registry()
             entry = encoders[(table.database, table.table)] = (
                 AvroEncoder(plan.config.codec, table, topic="t", registry=row_registry),
                 AvroEncoder(plan.config.codec, table, topic="t", registry=batch_registry),
@@ -116,11 +104,12 @@ def _compare(batches: list[pa.RecordBatch], plan: Any) -> int:
             )
         row_encoder, batch_encoder, row_registry, batch_registry = entry
         key_indexes = key_column_indexes(table)
-        expected = _outcome(_row_path, row_encoder, batch, key_indexes)
-        result = _outcome(_batch_path, batch_encoder, batch, key_indexes)
+        expected = outcome(_row_path, row_encoder, batch, key_indexes)
+        result = outcome(_batch_path, batch_encoder, batch, key_indexes)
         actual = result if result[0] == "error" else ("ok", result[1][0])
         assert actual == expected
         assert batch_registry.calls == row_registry.calls
+        assert batch_registry.texts == row_registry.texts
         rendered += actual[0] == "ok" and result[1][1]
     return rendered
 
@@ -130,7 +119,7 @@ def _compare(batches: list[pa.RecordBatch], plan: Any) -> int:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_gives_the_row_path_messages(with_table: bool, mode: str, data: Any) -> None:
-    batches = data.draw(_batches(with_table))
+    batches = data.draw(record_batches(with_table))
     _compare(batches, _avro_plan(with_table, mode))
 
 
@@ -140,14 +129,14 @@ def test_key_changing_updates_deletes_and_nulls(mode: str) -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c", "u", "u", "d", "c"] * 10),
             "_commit_ts": pa.array(
                 [(1 << 63) + i if i % 7 else i + 1 for i in range(rows)], pa.uint64()
             ),
             "_before": pa.array(
                 [{"id": i + (i % 3 == 0)} if i % 5 in (1, 2) else None for i in range(rows)],
-                pa.struct(_ARROW_FIELDS),
+                pa.struct(ARROW_FIELDS),
             ),
         }
     )
@@ -219,10 +208,10 @@ def test_every_type_with_values(mode: str) -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.array(values[f.name], f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.array(values[f.name], f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c", "u", "c", "u", "d", "c"]),
             "_commit_ts": pa.array([5 << 18, 6 << 18, 7 << 18, 7 << 18, 8 << 18, 9 << 18]),
-            "_before": pa.nulls(rows, pa.struct(_ARROW_FIELDS)),
+            "_before": pa.nulls(rows, pa.struct(ARROW_FIELDS)),
         }
     )
     assert _compare([batch], _avro_plan(False, mode)) == 1
@@ -233,22 +222,24 @@ def test_a_bad_value_raises_the_row_path_error() -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array([1, 2], pa.int64()),
-            **{f.name: pa.nulls(2, f.type) for f in _ARROW_FIELDS[1:] if f.name != "c_enum"},
+            **{f.name: pa.nulls(2, f.type) for f in ARROW_FIELDS[1:] if f.name != "c_enum"},
             "c_enum": pa.array(["small", ""]),
             "_op": pa.array(["c", "c"]),
             "_commit_ts": pa.array([1, 2]),
-            "_before": pa.nulls(2, pa.struct(_ARROW_FIELDS)),
+            "_before": pa.nulls(2, pa.struct(ARROW_FIELDS)),
         }
     )
     plan = _avro_plan(False, "default")
-    (change_batch,) = _change_batches([batch], plan)
-    encoder = AvroEncoder(plan.config.codec, change_batch.table, topic="t", registry=Registry())
+    (change_batch,) = change_batches([batch], plan)
+    encoder = AvroEncoder(plan.config.codec, change_batch.table, topic="t", registry=_registry())
     key_indexes = key_column_indexes(change_batch.table)
     encoded = encoder.encode_batch(change_batch, key_indexes)
     assert encoded.row_path == [1]  # only the bad row; the other is rendered column-wise
     with pytest.raises(InputError, match="c_enum") as caught:
         with_row_path(encoded, encoder, change_batch, key_indexes)
-    row_encoder = AvroEncoder(plan.config.codec, change_batch.table, topic="t", registry=Registry())
+    row_encoder = AvroEncoder(
+        plan.config.codec, change_batch.table, topic="t", registry=_registry()
+    )
     with pytest.raises(InputError) as expected:
         for change in change_batch.to_changes():
             row_encoder.encode_row(change)
@@ -258,30 +249,9 @@ def test_a_bad_value_raises_the_row_path_error() -> None:
 def test_the_benchmark_shapes() -> None:
     """bench_write's batches (10% deletes, 20% updates with `_before`, NULLs) in every
     mode: every batch takes the column-wise path and matches."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import _common as common  # noqa: PLC0415
-    from bench_encode import make_batches  # noqa: PLC0415
-    from bench_write import SPARK_SCHEMA, T, with_commit_ts  # noqa: PLC0415
-
-    from ticdc_sink import tso
-    from ticdc_sink.config import SinkConfig
-    from ticdc_sink.writer import make_plan
-
     batches = with_commit_ts(make_batches(2000, size=500))
     for mode in _MODES.values():
-        options = common.sink_options("127.0.0.1:1", "avro", "http://127.0.0.1:1")
-        config = SinkConfig.from_options({**options, **mode})
-        spark_schema = T.StructType(
-            [
-                *SPARK_SCHEMA.fields,
-                T.StructField("_before", T.StructType(SPARK_SCHEMA.fields[1:])),
-                T.StructField("_commit_ts", T.LongType()),
-            ]
-        )
-        plan = make_plan(config, spark_schema, tso.compose(1_700_000_000_000), batch_id=None)
+        plan = reference_plan("avro", COMMIT_TS, **mode)
         assert _compare(batches, plan) == len(batches)
 
 
@@ -405,13 +375,14 @@ def test_hand_made_batches(mode: str, key: Any, unique: Any, bad: bool, data: An
     table = _keyed_table(key, unique)
     batch = data.draw(_keyed_batches(table, bad))
     key_indexes = key_column_indexes(table)
-    row_registry, batch_registry = Registry(), Registry()
+    row_registry, batch_registry = _registry(), _registry()
     row_encoder = AvroEncoder(config, table, topic="t", registry=row_registry)
     batch_encoder = AvroEncoder(config, table, topic="t", registry=batch_registry)
-    expected = _outcome(_row_path, row_encoder, batch, key_indexes)
-    result = _outcome(_batch_path, batch_encoder, batch, key_indexes)
+    expected = outcome(_row_path, row_encoder, batch, key_indexes)
+    result = outcome(_batch_path, batch_encoder, batch, key_indexes)
     actual = result if result[0] == "error" else ("ok", result[1][0])
     assert actual == expected
     assert batch_registry.calls == row_registry.calls
+    assert batch_registry.texts == row_registry.texts
     if actual[0] == "ok" and not result[1][1]:
         assert bad  # the row path took messages: only for values the writers refuse

@@ -1,5 +1,5 @@
 """Every protocol's writer sends, for record batches, exactly what the row path sends
-(`read_changes` -> `write_change` per row): same keys and values, same partitions, same
+(`row_path.write_rows`: `write_change` per row): same keys and values, same partitions, same
 order, or the same error. Every encoder renders whole batches (`encode_batch`) and lists
 what it leaves to the row path (`EncodedBatch.row_path`); the writer takes those from
 `encode_row`, once, before it sends anything."""
@@ -14,21 +14,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_simple_json_batch import (
-    _ARROW_FIELDS,
+from tests.support.batches import (
+    ARROW_FIELDS,
     COLUMN_TYPES,
     COMMIT_TS,
-    _batches,
-    _change_batches,
-    _row_path,
-    _spark_schema,
+    change_batches,
+    spark_schema,
 )
-from tests.unit.test_writer import FakeProducer
+from tests.support.fake_producer import FakeProducer
+from tests.support.fake_registry import FakeRegistry
+from tests.support.row_path import outcome, write_rows
+from tests.support.strategies import record_batches
 from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, RowChange
-from ticdc_sink.writer import _TaskWriter, make_plan, write_batches
+from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -57,18 +58,7 @@ PROTOCOLS: dict[str, dict[str, str]] = {
 }
 
 
-class Registry:
-    def __init__(self, *args: Any) -> None:
-        self.ids: dict[tuple[str, bool], int] = {}
-
-    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
-        return self.ids.setdefault((schema, is_key), len(self.ids) + 1)
-
-    def close(self) -> None:
-        pass
-
-
-def _plan(with_table: bool, protocol: str, partition: str) -> Any:
+def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
     options = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "t_{schema}_{table}",
@@ -78,18 +68,12 @@ def _plan(with_table: bool, protocol: str, partition: str) -> Any:
         "time-zone": "Asia/Shanghai",
         "partition": partition,
         **PROTOCOLS[protocol],
+        **extra,
     }
     if not with_table:
         options["table"] = "users"
     config = SinkConfig.from_options(options)
-    return make_plan(config, _spark_schema(with_table), COMMIT_TS, batch_id=None)
-
-
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:
-        return ("error", type(exc), str(exc))
+    return make_plan(config, spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -100,13 +84,38 @@ def _outcome(run: Any) -> Any:
 def test_batches_send_what_the_row_path_sends(
     protocol: str, with_table: bool, partition: str, data: Any
 ) -> None:
-    batches = data.draw(_batches(with_table))
+    batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, partition)
-    expected = _outcome(lambda: _row_path(batches, plan, Registry()))
+    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
     producer = FakeProducer()
-    actual = _outcome(
+    actual = outcome(
         lambda: (
-            write_batches(batches, plan, producer_factory=producer, registry_factory=Registry),
+            write_batches(
+                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+            ),
+            producer.sent,
+        )[1]
+    )
+    assert actual == expected
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_raw_change_events_send_what_the_row_path_sends(
+    protocol: str, with_table: bool, data: Any
+) -> None:
+    # output-raw-change-event: key-changing UPDATEs stay whole on both paths.
+    batches = data.draw(record_batches(with_table))
+    plan = _plan(with_table, protocol, "index-value", **{"output-raw-change-event": "true"})
+    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
+    producer = FakeProducer()
+    actual = outcome(
+        lambda: (
+            write_batches(
+                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+            ),
             producer.sent,
         )[1]
     )
@@ -133,21 +142,21 @@ class _Counting:
         return self.inner.encode_bootstrap()
 
 
-def _one_batch(protocol: str, rows: int) -> tuple[_TaskWriter, FakeProducer, ChangeBatch, Any]:
+def _one_batch(protocol: str, rows: int) -> tuple[TaskWriter, FakeProducer, ChangeBatch, Any]:
     """A task writer, its producer, a batch of `rows` inserts, and the counting encoder the
     task will use for it."""
     record = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c"] * rows),
             "_commit_ts": pa.array([COMMIT_TS] * rows, pa.int64()),
         }
     )
     plan = _plan(False, protocol, "table")
     producer = FakeProducer()
-    task = _TaskWriter(plan, producer, 0, Registry())
-    (batch,) = _change_batches([record], plan, task)
+    task = TaskWriter(plan, producer, 0, FakeRegistry())
+    (batch,) = change_batches([record], plan, task)
     output = task.output_for(batch.table)
     output.encoder = counting = _Counting(output.encoder)
     return task, producer, batch, counting

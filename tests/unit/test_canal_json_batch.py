@@ -5,8 +5,6 @@ sizes and row ends, or the same error; the row path is the reference."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -17,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
-from tests.support.row_path import with_row_path
-from tests.unit.test_simple_json_batch import COLUMNS as SIMPLE_COLUMNS
+from tests.support.batches import EDGE_COLUMNS as COLUMNS
+from tests.support.reference_table import make_batches, reference_plan
+from tests.support.row_path import outcome, with_row_path
 from ticdc_sink import tso
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.config import SinkConfig
@@ -30,61 +29,6 @@ from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
 COMMIT_TS = tso.compose(1_700_000_000_000)
 BUILD_TS_MS = 1_700_000_000_123
 
-# column -> (MySQL type, Arrow type, Spark type, values strategy): Simple JSON's set (every
-# MySQL type) plus what canal-json treats on its own: unsigned integers whose sqlType is
-# promoted by the value, every escape, high bytes in binary values, JSON with quotes.
-COLUMNS: dict[str, tuple[str, pa.DataType, Any, st.SearchStrategy[Any]]] = {
-    **SIMPLE_COLUMNS,
-    "c_tinyint_u": ("tinyint unsigned", pa.int16(), T.ShortType(), st.integers(0, 255)),
-    "c_smallint_u": (
-        "smallint unsigned zerofill",
-        pa.int32(),
-        T.IntegerType(),
-        st.integers(0, 65535),
-    ),
-    "c_mediumint_u": ("mediumint unsigned", pa.int32(), T.IntegerType(), st.integers(0, 2**24 - 1)),
-    "c_bigint_u": (
-        "bigint unsigned",
-        pa.decimal128(20, 0),
-        T.DecimalType(20, 0),
-        st.integers(0, 2**64 - 1) | st.sampled_from([2**63 - 1, 2**63, 2**64 - 1]),
-    ),
-    "c_bit64": ("bit(64)", pa.decimal128(20, 0), T.DecimalType(20, 0), st.integers(0, 2**64 - 1)),
-    "c_escapes": (
-        "varchar(40)",
-        pa.string(),
-        T.StringType(),
-        st.text(st.characters(codec="utf-8", categories=None), max_size=8)
-        | st.text('\x00\x01\x08\x0b\x0c\x1f\t\n\r"\\<>&\u2028\u2029\x7fé€a', max_size=12),
-    ),
-    "c_varbinary": (
-        "varbinary(12)",
-        pa.binary(),
-        T.BinaryType(),
-        st.binary(max_size=12) | st.just(b"\x05\x07\n<&\xff\xfe-7F"),
-    ),
-    "c_longtext": ("longtext", pa.string(), T.StringType(), st.text(max_size=30)),
-    "c_json_s": (
-        "json",
-        pa.string(),
-        T.StringType(),
-        st.sampled_from(['{"a": "<b>&\\u2028"}', '["\\\\", "\\n"]', "1e21", "null"]),
-    ),
-    "c_double_x": (
-        "double",
-        pa.float64(),
-        T.DoubleType(),
-        st.sampled_from([1e300, -1e-300, 5e-324, 1e17, 1e-5, 0.0, -0.0, 2.5])
-        | st.floats(allow_nan=False, allow_infinity=False),
-    ),
-    "c_float_x": (
-        "float(10,3)",
-        pa.float32(),
-        T.FloatType(),
-        st.sampled_from([3.4028234663852886e38, 1e-45, 1e20, 16777216.0, -0.0])
-        | st.floats(width=32, allow_nan=False, allow_infinity=False),
-    ),
-}
 # id is the primary key; `u_key` a unique key (a key column for the UPDATE split only).
 COLUMN_TYPES = {
     "id": "bigint",
@@ -205,13 +149,6 @@ def _as_lists(batch: ChangeBatch, which: list[bool]) -> ChangeBatch:
     )
 
 
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:  # same error, same words
-        return ("error", type(exc), str(exc))
-
-
 def _row_path(encoder: CanalJsonEncoder, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
     values, sizes, row_ends, split = [], [], [], False
     for change in batch.to_changes():
@@ -239,8 +176,8 @@ def _check(config: SinkConfig, batch: ChangeBatch) -> None:
     keys = key_column_indexes(schema)
     row = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
     fast = CanalJsonEncoder(config.codec, schema, build_ts_ms=BUILD_TS_MS)
-    expected = _outcome(lambda: _row_path(row, batch, keys))
-    assert _outcome(lambda: _batch_path(fast, batch, keys)) == expected
+    expected = outcome(lambda: _row_path(row, batch, keys))
+    assert outcome(lambda: _batch_path(fast, batch, keys)) == expected
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
@@ -305,12 +242,6 @@ def test_an_update_without_old_row_fails_as_in_the_row_path() -> None:
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
 def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        import _common as common
-        from bench_encode import SPARK_SCHEMA, make_batches
-    finally:
-        sys.path.pop(0)
     record = make_batches(600, size=300)[1]
     # Key-changing updates too: some old ids differ from the new ones.
     before = record.column("_before")
@@ -326,16 +257,8 @@ def test_the_benchmark_shapes_match(options: dict[str, str]) -> None:
     record = record.append_column(
         "_commit_ts", pa.array(range(COMMIT_TS, COMMIT_TS + 300), pa.int64())
     )
-    sink = {**common.sink_options("127.0.0.1:1", "canal-json"), **options}
-    config = SinkConfig.from_options(sink)
-    spark = T.StructType(
-        [
-            *SPARK_SCHEMA.fields,
-            T.StructField("_before", T.StructType(SPARK_SCHEMA.fields[1:])),
-            T.StructField("_commit_ts", T.LongType()),
-        ]
-    )
-    plan = make_plan(config, spark, COMMIT_TS, batch_id=None)
+    plan = reference_plan("canal-json", COMMIT_TS, **options)
+    config = plan.config
     (batch,) = read_change_batches(
         record,
         layout=InputLayout(),

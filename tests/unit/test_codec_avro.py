@@ -19,6 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.fake_registry import FakeRegistry
+from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
+from tests.support.strategies import all_types_rows
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
 from ticdc_sink.codec.avro import (
     AvroEncoder,
@@ -38,7 +41,7 @@ from ticdc_sink.config import (
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type, parse_table_ddl
+from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
 AVRO = CodecConfig(protocol=Protocol.AVRO)
@@ -48,25 +51,6 @@ STRING_MODES = attrs.evolve(
     avro_decimal_handling_mode=AvroDecimalHandling.STRING,
     avro_bigint_unsigned_handling_mode=AvroBigintUnsignedHandling.STRING,
 )
-
-
-class FakeRegistry:
-    """An in-memory SchemaRegistry: ids by schema text, every call recorded."""
-
-    def __init__(self, first_id: int = 1) -> None:
-        self.calls: list[tuple[str, str, bool]] = []
-        self.ids: dict[str, int] = {}
-        self.texts: dict[int, str] = {}
-        self.first_id = first_id
-
-    def schema_id(self, topic: str, record_name: str, schema: str, *, is_key: bool) -> int:
-        self.calls.append((topic, record_name, is_key))
-        schema_id = self.ids.setdefault(schema, self.first_id + len(self.ids))
-        self.texts[schema_id] = schema
-        return schema_id
-
-    def schema_text(self, schema_id: int) -> str:
-        return self.texts[schema_id]
 
 
 def go_compact(text: str) -> str:
@@ -88,15 +72,6 @@ def go_compact(text: str) -> str:
         elif c not in " \t\r\n":
             out.append(c)
     return "".join(out)
-
-
-def col(name: str, type_text: str, nullable: bool = True, default: str | None = None) -> Column:
-    return Column(name, parse_mysql_type(type_text), nullable=nullable, default=default)
-
-
-def table_of(*columns: Column, key: tuple[str, ...] = (), db: str = "db", name: str = "t"):
-    indexes = (Index("PRIMARY", key, unique=True, primary=True),) if key else ()
-    return TableSchema(db, name, tuple(columns), indexes, table_id=1, version=1)
 
 
 def unframe(data: bytes | None) -> tuple[int, bytes]:
@@ -275,14 +250,6 @@ def test_colliding_sanitised_column_names_are_a_schema_error() -> None:
 
 
 # --- schema details (reference §6.5) -------------------------------------------------------
-
-
-def large_event_table() -> TableSchema:
-    """tiflow pkg/sink/codec/utils/test_utils.go NewLargeEvent4Test: every type, defaults."""
-    parsed = parse_table_ddl((GOLDEN / "tiflow_large_event.ddl.sql").read_text())
-    return TableSchema(
-        "test", parsed.table, parsed.columns, parsed.indexes, pk_clustered=parsed.pk_clustered
-    )
 
 
 def fields_of(config: CodecConfig, table: TableSchema) -> dict[str, str]:
@@ -577,15 +544,6 @@ def test_null_in_not_null_column_is_an_input_error() -> None:
 # --- messages, registry, tombstones, extension, size -----------------------------------
 
 
-USERS = table_of(
-    col("id", "bigint", nullable=False),
-    col("name", "varchar(20)"),
-    key=("id",),
-    db="shop",
-    name="users",
-)
-
-
 def test_registry_is_asked_lazily_once_per_schema() -> None:
     registry = FakeRegistry()
     encoder = build_encoder(EXT, USERS, build_ts_ms=0, topic="tidb_shop_users", registry=registry)
@@ -682,89 +640,6 @@ def test_row_width_mismatch_is_an_input_error() -> None:
 
 # --- the hand-written binary equals fastavro's -------------------------------------------
 
-ALL_TYPES = table_of(
-    col("id", "int", nullable=False),
-    col("ti", "tinyint"),
-    col("tiu", "tinyint unsigned", default="3"),
-    col("si", "smallint"),
-    col("mi", "mediumint unsigned"),
-    col("i", "int", default="-1"),
-    col("iu", "int unsigned"),
-    col("bi", "bigint"),
-    col("biu", "bigint unsigned"),
-    col("f", "float", default="1.5"),
-    col("d", "double"),
-    col("dec", "decimal(30,5)"),
-    col("dec0", "decimal(10,0)", nullable=False),
-    col("bit", "bit(64)"),
-    col("vc", "varchar(100)", default="x"),
-    col("tx", "text"),
-    col("bn", "varbinary(100)"),
-    col("bl", "blob"),
-    col("e", "enum('a','b','c')"),
-    col("s", "set('a','b','c','d')"),
-    col("j", "json"),
-    col("dt", "date"),
-    col("dtm", "datetime(3)"),
-    col("ts", "timestamp"),
-    col("tm", "time"),
-    col("y", "year"),
-    col("v", "vector(3)"),
-    key=("id",),
-)
-
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
-
-
-def decimal_text(precision: int, scale: int) -> st.SearchStrategy[str]:
-    limit = 10**precision - 1
-
-    def render(n: int) -> str:
-        sign = "-" if n < 0 else ""
-        digits = str(abs(n)).rjust(scale + 1, "0")
-        return sign + (digits[:-scale] + "." + digits[-scale:] if scale else digits)
-
-    return st.integers(-limit, limit).map(render)
-
-
-VALUES: dict[str, st.SearchStrategy[Any]] = {
-    "id": st.integers(-(2**31), 2**31 - 1),
-    "ti": st.integers(-128, 127),
-    "tiu": st.integers(0, 255),
-    "si": st.integers(-(2**15), 2**15 - 1),
-    "mi": st.integers(0, 2**24 - 1),
-    "i": st.integers(-(2**31), 2**31 - 1),
-    "iu": st.integers(0, 2**32 - 1),
-    "bi": st.integers(-(2**63), 2**63 - 1),
-    "biu": st.integers(0, 2**64 - 1),
-    "f": st.floats(width=32, allow_nan=False, allow_infinity=False),
-    "d": st.floats(allow_nan=False, allow_infinity=False),
-    "dec": decimal_text(30, 5),
-    "dec0": decimal_text(10, 0),
-    "bit": st.integers(0, 2**64 - 1),
-    "vc": TEXT,
-    "tx": TEXT,
-    "bn": st.binary(max_size=20),
-    "bl": st.binary(max_size=20),
-    "e": st.integers(1, 3),
-    "s": st.integers(0, 15),
-    "j": st.sampled_from(['{"a": 1}', "[1, 2]", "null", '"x"']),
-    "dt": st.sampled_from(["2020-01-02", "0000-00-00", "9999-12-31"]),
-    "dtm": st.sampled_from(["2020-01-02 03:04:05.120", "1000-01-01 00:00:00.000"]),
-    "ts": st.sampled_from(["2020-01-02 03:04:05", "1970-01-01 00:00:01"]),
-    "tm": st.sampled_from(["-838:59:59", "00:00:00", "12:34:56"]),
-    "y": st.sampled_from([0, 1901, 2155]),
-    "v": st.sampled_from(["[1,2,3]", "[0.5,-1,2e+10]"]),
-}
-
-
-def row_strategy(table: TableSchema) -> st.SearchStrategy[tuple[Any, ...]]:
-    parts = []
-    for column in table.columns:
-        values = VALUES[column.name]
-        parts.append(st.none() | values if column.nullable else values)
-    return st.tuples(*parts)
-
 
 def fastavro_native(column: Column, value: Any, config: CodecConfig) -> Any:
     """What goavro is handed (tiflow columnToAvroData), in fastavro's terms."""
@@ -794,7 +669,7 @@ _COMPILED: dict[CodecConfig, tuple[AvroEncoder, Any]] = {}
 
 def compiled(config: CodecConfig) -> tuple[AvroEncoder, Any]:
     if config not in _COMPILED:
-        encoder = AvroEncoder(config, ALL_TYPES, topic="t", registry=FakeRegistry())
+        encoder = AvroEncoder(config, ALL_TYPES_TABLE, topic="t", registry=FakeRegistry())
         _COMPILED[config] = (encoder, fastavro.parse_schema(json.loads(encoder.value_schema)))
     return _COMPILED[config]
 
@@ -803,13 +678,13 @@ def compiled(config: CodecConfig) -> tuple[AvroEncoder, Any]:
 @settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_binary_equals_fastavro_schemaless_writer(config: CodecConfig, data: st.DataObject) -> None:
-    row = data.draw(row_strategy(ALL_TYPES))
+    row = data.draw(all_types_rows())
     commit_ts = data.draw(st.integers(0, 2**63 - 1))
     encoder, parsed = compiled(config)
-    message = encoder.encode_row(RowChange(ALL_TYPES, Op.INSERT, commit_ts, row))
+    message = encoder.encode_row(RowChange(ALL_TYPES_TABLE, Op.INSERT, commit_ts, row))
     record = {
         sanitize_name(c.name): fastavro_native(c, v, config)
-        for c, v in zip(ALL_TYPES.columns, row, strict=True)
+        for c, v in zip(ALL_TYPES_TABLE.columns, row, strict=True)
     }
     if config.enable_tidb_extension:
         record.update(

@@ -13,14 +13,13 @@ from typing import Any
 import attrs
 import pytest
 
-from tests.unit.test_large_messages import MemoryStore
+from tests.support.large_messages import MemoryStore
 from ticdc_sink import codec
 from ticdc_sink.codec import Message
 from ticdc_sink.codec.compression import decompress
 from ticdc_sink.codec.open_protocol import (
     OpenProtocolBatcher,
     OpenProtocolEncoder,
-    encode_watermark,
 )
 from ticdc_sink.codec.open_protocol.encoder import ddl_action_type
 from ticdc_sink.codec.open_protocol.values import column_flags
@@ -289,7 +288,7 @@ def test_ddl_and_resolved_events() -> None:
     )
     assert list(codec.ddl_partitions(CONFIG, 3)) == [0, 1, 2]
     watermark = codec.encode_watermark(CONFIG, 2333, build_ts_ms=0)
-    assert watermark == encode_watermark(2333)
+    assert watermark is not None and watermark.commit_ts == 2333
     assert (watermark.key, watermark.value) == framed(golden("resolved.key.json"), b"")
 
 
@@ -421,7 +420,7 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
     decoded = OpenProtocolDecoder(compression="snappy").decode_message(ddl.key, ddl.value)
     assert decoded.sql == query and decoded.commit_ts == TS
     watermark = codec.encode_watermark(config, 2333, build_ts_ms=0)
-    assert watermark == encode_watermark(2333)  # nothing to compress
+    assert watermark == codec.encode_watermark(CONFIG, 2333, build_ts_ms=0)  # not compressed
     store = MemoryStore()
     config = attrs.evolve(
         CONFIG,
@@ -439,7 +438,8 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
 
 
 def test_claim_check_raw_value_is_refused_as_tiflow_refuses_it() -> None:
-    with pytest.raises(ConfigError, match="'claim-check-raw-value' is true with protocol open"):
+    # tiflow LargeMessageHandleConfig.AdjustAndValidate: not with open-protocol.
+    with pytest.raises(ConfigError, match="'claim-check-raw-value' applies to protocol simple"):
         CodecConfig(
             protocol=Protocol.OPEN_PROTOCOL,
             large_message_handle_option=LargeMessageHandleOption.CLAIM_CHECK,

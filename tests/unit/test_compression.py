@@ -7,8 +7,6 @@ undo it."""
 from __future__ import annotations
 
 import base64
-import sys
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -17,8 +15,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
+from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
+from tests.support.reference_table import SPARK_SCHEMA, make_batches, sink_options
 from tests.support.row_path import with_row_path
-from tests.unit.test_large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
 from ticdc_sink import codec
 from ticdc_sink.codec.compression import compress, decompress
 from ticdc_sink.config import (
@@ -112,14 +111,8 @@ def test_the_size_check_and_claim_check_see_compressed_values(name: str) -> None
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_the_column_wise_path_gives_the_row_paths_compressed_bytes(name: str) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        import _common as common
-        from bench_encode import SPARK_SCHEMA, make_batches
-    finally:
-        sys.path.pop(0)
     sink = {
-        **common.sink_options("127.0.0.1:1", name),
+        **sink_options("127.0.0.1:1", name),
         "enable-tidb-extension": str(name == "canal-json").lower(),
         "large-message-handle-compression": "snappy",
     }

@@ -11,13 +11,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from ticdc_sink import config as config_module
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,
     FrozenMap,
     InputConfig,
-    KafkaConfig,
     LargeMessageHandleOption,
     PartitionRule,
     Protocol,
@@ -28,7 +26,10 @@ from ticdc_sink.config import (
     parse_sink_uri,
 )
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.events import InputLayout
 from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
+from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
+from ticdc_sink.ticdc_settings import Fate
 
 BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
 SECRET = "pa55-W0rd-xyzzy"
@@ -59,7 +60,7 @@ def test_defaults() -> None:
     assert c.codec.protocol is Protocol.SIMPLE
     assert c.codec.max_message_bytes == c.kafka.max_message_bytes == 10 * 1024 * 1024
     assert c.input == InputConfig()
-    assert c.input.layout_fields()["op_column"] == "_op"
+    assert c.input.layout().op_column == "_op"
     assert c.checkpoint_location is None
 
 
@@ -117,13 +118,13 @@ def test_every_option_converts() -> None:
     assert c.input.primary_key == ("id", "region")
     assert dict(c.input.column_types) == {"price": "decimal(10,2)"}
     assert (c.input.table_id, c.input.schema_version) == (42, 7)
-    assert c.input.layout_fields() == {
-        "op_column": "op",
-        "commit_ts_column": "ts",
-        "before_column": "old",
-        "database_column": "db",
-        "table_column": "tbl",
-    }
+    assert c.input.layout() == InputLayout(
+        op_column="op",
+        commit_ts_column="ts",
+        before_column="old",
+        database_column="db",
+        table_column="tbl",
+    )
     assert c.checkpoint_location == "/chk"
 
 
@@ -147,63 +148,9 @@ def test_every_protocol_name_is_accepted(name: str) -> None:
     assert c.codec.protocol.value == name.replace("flat-", "")
 
 
-# -- the options table ------------------------------------------------------------------------
+# -- TiCDC's Kafka parameters ----------------------------------------------------------------
 
-
-def _table_rows(doc: str, header: str) -> list[list[str]]:
-    block = doc.split(header, 1)[1].split("\n\n", 1)[0]
-    rows = []
-    for line in block.splitlines()[2:]:
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        rows.append(cells)
-    return rows
-
-
-OPTIONS = _table_rows(config_module.__doc__, "| option | part | default | meaning |")
-TICDC = _table_rows(config_module.__doc__, "| option | librdkafka setting | note |")
-PARTS = {
-    "sink": SinkConfig,
-    "kafka": KafkaConfig,
-    "routing": RoutingConfig,
-    "codec": CodecConfig,
-    "input": InputConfig,
-    "registry": RegistryConfig,
-}
-
-
-def test_options_table_matches_the_fields() -> None:
-    documented: dict[str, set[str]] = {}
-    for option, parts, _default, _meaning in OPTIONS:
-        documented[option.strip("`")] = {p.strip() for p in parts.split(",")}
-    assert len(documented) == len(OPTIONS), "an option is documented twice"
-    fields: dict[str, set[str]] = {}
-    for part_name, part in PARTS.items():
-        for field in attrs.fields(part):
-            option = field.metadata.get("option")
-            if option == "kafka.*":
-                option = "kafka.<name>"
-            if option:
-                fields.setdefault(option, set()).add(part_name)
-    layers = {o for o, parts in documented.items() if parts == {"layer"}}
-    assert layers == {"sink-uri", "config"}
-    assert {o: p for o, p in documented.items() if o not in layers} == fields
-
-
-def _render(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, FrozenMap):
-        return str(dict(value))
-    return str(getattr(value, "value", value))
-
-
-def test_options_table_defaults_match_the_fields() -> None:
-    for option, parts, default, _meaning in OPTIONS:
-        part = PARTS.get(parts.split(",")[0].strip())
-        if part is None or not default:
-            continue
-        field = next(f for f in attrs.fields(part) if f.metadata.get("option") == option.strip("`"))
-        assert _render(field.default) == default, option
+TICDC_KAFKA = [s for s in TICDC_SETTINGS if s.fate is Fate.LIBRDKAFKA]
 
 
 SAMPLES = {
@@ -231,16 +178,21 @@ SAMPLES = {
     "cert": "/cert.pem",
     "key": "/key.pem",
     "insecure-skip-verify": "true",
+    "max-retry": "3",
 }
 
 
-@pytest.mark.parametrize(("option", "setting", "_note"), TICDC, ids=[r[0] for r in TICDC])
-def test_ticdc_kafka_parameters_become_librdkafka_settings(option, setting, _note) -> None:
-    option = option.strip("`")
+@pytest.mark.parametrize("declared", TICDC_KAFKA, ids=[s.name for s in TICDC_KAFKA])
+def test_ticdc_kafka_parameters_become_librdkafka_settings(declared) -> None:
+    # The first librdkafka setting the declaration names is the one it sets.
+    option = declared.name
     extra = {"ca": "/ca.pem"} if option in ("cert", "key", "insecure-skip-verify") else {}
+    if option == "sasl-gssapi-realm":
+        extra = {"sasl-gssapi-user": "cdc"}
     c = SinkConfig.from_options({**BASE, **extra, option: SAMPLES[option]})
-    if not setting.startswith("("):
-        assert setting in c.kafka.client_config, (option, dict(c.kafka.client_config))
+    named = re.findall(r"`([a-z]+(?:\.[a-z]+)+)", declared.note)
+    if named:
+        assert named[0] in c.kafka.client_config, (option, dict(c.kafka.client_config))
 
 
 def test_ticdc_kafka_parameter_values() -> None:
@@ -538,7 +490,13 @@ def test_cross_field_rules() -> None:
 
 def test_unsupported_ticdc_settings_say_so() -> None:
     e = error({**BASE, "avro-enable-watermark": "true"})
-    assert "does not support yet" in str(e)
+    assert str(e).splitlines()[0] == (
+        "ticdc: option 'avro-enable-watermark' is a TiCDC setting this sink does not support "
+        "(a TiCDC testing mode: Confluent consumers cannot read its watermark messages); "
+        "remove it"
+    )
+    e = error({**BASE, "column-selectors": '[{"matcher": ["*.*"], "columns": ["a"]}]'})
+    assert "does not support yet (only the selected columns of matched tables)" in str(e)
 
 
 def test_unsupported_ticdc_settings_at_their_default_are_accepted(tmp_path: Path) -> None:
@@ -994,3 +952,26 @@ def test_open_protocol_options(tmp_path: Path) -> None:
         SinkConfig.from_options({**BASE, "protocol": "open-protocol", "max-batch-size": "0"})
     with pytest.raises(ConfigError, match="'open-output-old-value' applies to protocol open"):
         SinkConfig.from_options({**BASE, "open-output-old-value": "false"})
+
+
+def test_shared_options_are_ignored_by_the_protocols_that_do_not_read_them() -> None:
+    # TiCDC takes max-batch-size and large-message-handle-compression whatever the
+    # protocol; one that does not read them reports them as ignored, never refuses them.
+    options = {"max-batch-size": "4", "large-message-handle-compression": "lz4"}
+    avro = {**BASE, "protocol": "avro", "schema-registry": "http://r:1", **options}
+    assert SinkConfig.from_options(avro).ignored == (
+        "option 'max-batch-size'",
+        "option 'large-message-handle-compression'",
+    )
+    simple = SinkConfig.from_options({**BASE, **options})
+    assert simple.ignored == ("option 'max-batch-size'",)
+    assert simple.codec.large_message_handle_compression == "lz4"
+    opened = SinkConfig.from_options({**BASE, "protocol": "open-protocol", **options})
+    assert opened.ignored == () and opened.codec.max_batch_size == 4
+
+
+def test_old_values_follow_the_protocols_option() -> None:
+    assert build(protocol="open-protocol").codec.sends_old_values
+    assert not build(protocol="open-protocol", open_output_old_value="false").codec.sends_old_values
+    assert not build(protocol="debezium", debezium_output_old_value="false").codec.sends_old_values
+    assert build(protocol="canal-json").codec.sends_old_values

@@ -7,6 +7,7 @@ Arrow writer would have handed over: the same instants, the same types.
 
 The driver side: logging in Spark's driver-side Python workers, the warning for frames
 of Kafka records (Spark's Kafka sink and source), a checkpoint location the sink cannot write.
+A writer's tasks and its commit step make their producers with its `producer_factory`.
 """
 
 from __future__ import annotations
@@ -46,12 +47,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from tests.support.fake_producer import FakeProducer
 from ticdc_sink.config import InputConfig
 from ticdc_sink.datasource import (
     TiCDCDataSource,
+    _config,
     _rows_to_batches,
     _warn_if_kafka_shaped,
     _warn_kafka_shaped,
+    _warn_raw_change_events_without_old_values,
 )
 from ticdc_sink.errors import ConfigError
 
@@ -295,24 +299,6 @@ def test_schemas_without_timestamps_need_no_conversion(local_tz: str) -> None:
     assert table.to_pylist() == [{"id": 1, "_before": {"id": 0}}, {"id": 2, "_before": None}]
 
 
-def test_the_test_only_first_attempt_hook_fails_after_acknowledged_sends() -> None:
-    # `_FAIL_FIRST_ATTEMPT_ENV` (tests only): the failure comes after the broker
-    # acknowledged the first n messages, so a retry really re-sends delivered messages.
-    from tests.unit.test_producer import FakeCluster, FakeProducer, kafka_config
-    from ticdc_sink.datasource import _FAIL_FIRST_ATTEMPT_ENV, _FirstAttemptFails
-
-    cluster = FakeCluster(topics={"t": 1}, acks_per_poll=0)
-    producer = _FirstAttemptFails(
-        kafka_config(), factory=lambda conf: FakeProducer(conf, cluster), fail_after=3
-    )
-    producer.send("t", 0, b"", b"1")
-    producer.send("t", 0, b"", b"2")
-    with pytest.raises(RuntimeError, match=_FAIL_FIRST_ATTEMPT_ENV):
-        producer.send("t", 0, b"", b"3")
-    assert producer.delivered[("t", 0)].messages == 3
-    producer.close()
-
-
 # -- the driver side: logging where Spark runs it, warnings, the checkpoint location ------
 
 _LOG_PROBE = """
@@ -360,7 +346,7 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
     names: tuple[str, ...], warned: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     _warn_kafka_shaped.cache_clear()
-    metadata = InputConfig().layout_fields()
+    metadata = InputConfig().layout().reserved
     with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
         _warn_if_kafka_shaped(names, metadata)
         _warn_if_kafka_shaped(names, metadata)
@@ -372,6 +358,44 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
             in (messages[0])
         )
         assert "README, 'The input contract'" in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({"protocol": "avro", "schema-registry": "http://127.0.0.1:1"}, True),
+        ({"protocol": "debezium", "debezium-output-old-value": "false"}, True),
+        ({"protocol": "debezium"}, False),
+        ({"protocol": "simple"}, False),
+        ({"protocol": "canal-json"}, False),
+        ({"protocol": "open-protocol", "open-output-old-value": "false"}, True),
+        ({"protocol": "open-protocol"}, False),
+    ],
+)
+@pytest.mark.parametrize("raw", [True, False])
+def test_raw_change_events_without_old_values_are_warned_about_as_ticdc_does(
+    options: dict[str, str], warned: bool, raw: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    _warn_raw_change_events_without_old_values.cache_clear()
+    options = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "t_{schema}_{table}",
+        "output-raw-change-event": str(raw).lower(),
+        **options,
+    }
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+        _config(options)
+        _config(options)
+    messages = [
+        r.getMessage() for r in caplog.records if "output-raw-change-event" in r.getMessage()
+    ]
+    assert len(messages) == (1 if warned and raw else 0)
+    if messages:
+        assert messages[0].startswith(
+            f"ticdc: output-raw-change-event=true with protocol {options['protocol']}, "
+        )
+        option = next((name for name in options if name.endswith("output-old-value")), None)
+        assert (f"Send old values ({option}=true)" in messages[0]) == (option is not None)
 
 
 def test_a_checkpoint_location_the_sink_cannot_write_fails_the_plan(tmp_path: Path) -> None:
@@ -391,3 +415,31 @@ def test_a_checkpoint_location_the_sink_cannot_write_fails_the_plan(tmp_path: Pa
         source.writer(schema, False)
     assert caught.value.option == "checkpointLocation"
     assert f"'{blocker}/ticdc' (Not a directory)" in str(caught.value)
+
+
+def test_a_writers_tasks_and_commit_step_make_producers_with_its_factory() -> None:
+    source = TiCDCDataSource(
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "topic": "t",
+            "database": "db",
+            "table": "t",
+            "primary-key": "id",
+            "protocol": "simple",
+        }
+    )
+    writer = source.writer(StructType([StructField("id", LongType())]), False)
+    producers: list[FakeProducer] = []
+
+    def factory(config: Any) -> FakeProducer:
+        producers.append(FakeProducer(partitions=1))
+        return producers[-1]
+
+    writer.producer_factory = factory
+    message = writer.write(iter([pa.RecordBatch.from_pydict({"id": pa.array([1], pa.int64())})]))
+    writer.commit([message])
+
+    task, commit = producers
+    assert [v["type"] for v in task.values()] == ["BOOTSTRAP", "INSERT"]
+    assert [v["type"] for v in commit.values()] == ["WATERMARK"]
+    assert task.closed and commit.closed

@@ -14,14 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.row_path import with_row_path
-from tests.unit.test_simple_json_batch import (
-    _ARROW_FIELDS,
-    COMMIT_TS,
-    _change_batches,
-    _images,
-    _plan,
-)
+from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
+from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
+from tests.support.row_path import outcome, with_row_path
+from tests.support.strategies import images
 from ticdc_sink import codec
 from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
@@ -51,22 +47,22 @@ def _batches(draw: Any) -> list[pa.RecordBatch]:
     batches = []
     ts = COMMIT_TS
     for _ in range(draw(st.integers(1, 2))):
-        rows = draw(st.lists(_images(ids), min_size=1, max_size=8))
+        rows = draw(st.lists(images(ids), min_size=1, max_size=8))
         ops = draw(st.lists(st.sampled_from("cuud"), min_size=len(rows), max_size=len(rows)))
         befores = []
         for op in ops:
             has_before = op == "u" and draw(st.sampled_from([True] * 7 + [False]))
-            befores.append(draw(_images(ids)) if has_before else None)
+            befores.append(draw(images(ids)) if has_before else None)
         commit = []
         for _ in rows:
             ts += draw(st.integers(0, 2))
             commit.append(ts)
         columns: dict[str, Any] = {
-            f.name: pa.array([r[f.name] for r in rows], f.type) for f in _ARROW_FIELDS
+            f.name: pa.array([r[f.name] for r in rows], f.type) for f in ARROW_FIELDS
         }
         columns["_op"] = pa.array(ops, pa.string())
         columns["_commit_ts"] = pa.array(commit, pa.int64())
-        columns["_before"] = pa.array(befores, pa.struct(_ARROW_FIELDS))
+        columns["_before"] = pa.array(befores, pa.struct(ARROW_FIELDS))
         batches.append(pa.RecordBatch.from_pydict(columns))
     return batches
 
@@ -103,18 +99,11 @@ def _batch_path(
     return (message_keys, values, encoded.row_ends)
 
 
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:  # same error, same words
-        return ("error", type(exc), str(exc))
-
-
 def _check(batches: list[pa.RecordBatch], plan: Any, column_wise: bool = False) -> None:
-    for batch in _change_batches(batches, plan):
+    for batch in change_batches(batches, plan):
         keys = key_column_indexes(batch.table)
-        expected = _outcome(lambda b=batch, k=keys: _row_path(_encoder(plan, b), b, k))
-        actual = _outcome(lambda b=batch, k=keys: _batch_path(_encoder(plan, b), b, k, column_wise))
+        expected = outcome(lambda b=batch, k=keys: _row_path(_encoder(plan, b), b, k))
+        actual = outcome(lambda b=batch, k=keys: _batch_path(_encoder(plan, b), b, k, column_wise))
         assert actual == expected
 
 
@@ -123,7 +112,7 @@ def _check(batches: list[pa.RecordBatch], plan: Any, column_wise: bool = False) 
 @given(data=st.data())
 def test_encode_batch_is_the_row_path(options: str, data: Any) -> None:
     batches = data.draw(_batches())
-    _check(batches, _plan(False, protocol="debezium", **OPTION_SETS[options]))
+    _check(batches, write_plan(False, protocol="debezium", **OPTION_SETS[options]))
 
 
 def test_benchmark_shapes() -> None:
@@ -133,12 +122,12 @@ def test_benchmark_shapes() -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c", "c", "u", "u", "d", "c"] * 10),
             "_commit_ts": pa.array([COMMIT_TS + i for i in range(rows)], pa.int64()),
             "_before": pa.array(
                 [{"id": i + (i % 4 == 0)} if i % 6 in (2, 3) else None for i in range(rows)],
-                pa.struct(_ARROW_FIELDS),
+                pa.struct(ARROW_FIELDS),
             ),
         }
     )
@@ -160,21 +149,21 @@ def test_benchmark_shapes() -> None:
         batch = batch.set_column(batch.schema.get_field_index(name), name, values)
     for options in OPTION_SETS.values():
         for op_rows in (batch, batch.slice(0, 2)):
-            _check([op_rows], _plan(False, protocol="debezium", **options), column_wise=True)
+            _check([op_rows], write_plan(False, protocol="debezium", **options), column_wise=True)
 
 
 def test_an_update_without_before_fails_as_the_row_path() -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array([1, 2], pa.int64()),
-            **{f.name: pa.nulls(2, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(2, f.type) for f in ARROW_FIELDS[1:]},
             "_op": pa.array(["c", "u"]),
             "_commit_ts": pa.array([COMMIT_TS, COMMIT_TS + 1], pa.int64()),
-            "_before": pa.nulls(2, pa.struct(_ARROW_FIELDS)),
+            "_before": pa.nulls(2, pa.struct(ARROW_FIELDS)),
         }
     )
-    plan = _plan(False, protocol="debezium")
-    (change_batch,) = _change_batches([batch], plan)
+    plan = write_plan(False, protocol="debezium")
+    (change_batch,) = change_batches([batch], plan)
     keys = key_column_indexes(change_batch.table)
     encoder = _encoder(plan, change_batch)
     encoded = encoder.encode_batch(change_batch, keys)
@@ -191,7 +180,7 @@ def test_all_inserts_and_odd_values() -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:]},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
         }
     )
     columns = {
@@ -221,7 +210,7 @@ def test_all_inserts_and_odd_values() -> None:
     for name, values in columns.items():
         batch = batch.set_column(batch.schema.get_field_index(name), name, values)
     for options in OPTION_SETS.values():
-        _check([batch], _plan(False, protocol="debezium", **options))
+        _check([batch], write_plan(False, protocol="debezium", **options))
 
 
 # --- a table with DEFAULTs (NULL written as the default) and the remaining types -------------
@@ -362,37 +351,13 @@ def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
     def encoder() -> Any:
         return codec.build_encoder(config, table, build_ts_ms=BUILD_TS_MS, topic="t")
 
-    expected = _outcome(lambda: _row_path(encoder(), batch, keys))
-    actual = _outcome(lambda: _batch_path(encoder(), batch, keys))
+    expected = outcome(lambda: _row_path(encoder(), batch, keys))
+    actual = outcome(lambda: _batch_path(encoder(), batch, keys))
     assert actual == expected
 
 
 @pytest.mark.parametrize("protocol", ["debezium", "debezium-no-schema"])
 def test_the_benchmark_batches_match(protocol: str) -> None:
     # bench_write.py's own batches and options, column-wise throughout.
-    import sys
-    from pathlib import Path
-
-    from ticdc_sink.config import SinkConfig
-
-    bench = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        import bench_write
-        from _common import sink_options
-        from bench_encode import make_batches
-    finally:
-        sys.path.remove(str(bench))
-
-    batches = bench_write.with_commit_ts(make_batches(1500, size=500))
-    config = SinkConfig.from_options(sink_options("127.0.0.1:1", protocol, ""))
-    T = bench_write.T
-    spark_schema = T.StructType(
-        [
-            *bench_write.SPARK_SCHEMA.fields,
-            T.StructField("_before", T.StructType(bench_write.SPARK_SCHEMA.fields[1:])),
-            T.StructField("_commit_ts", T.LongType()),
-        ]
-    )
-    plan = bench_write.make_plan(config, spark_schema, COMMIT_TS, batch_id=None)
-    _check(batches, plan, column_wise=True)
+    batches = with_commit_ts(make_batches(1500, size=500))
+    _check(batches, reference_plan(protocol, COMMIT_TS), column_wise=True)

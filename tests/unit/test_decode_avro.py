@@ -15,9 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit import test_codec_avro as codec
+from tests.support.fake_registry import FakeRegistry
+from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
+from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro import AvroEncoder, value_schema_json
-from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
+from ticdc_sink.config import (
+    AvroBigintUnsignedHandling,
+    AvroDecimalHandling,
+    CodecConfig,
+    Protocol,
+)
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.avro import AvroDecoder, split_allowed
 from ticdc_sink.errors import DecodeError
@@ -25,7 +32,8 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
 
-AVRO = codec.AVRO
+AVRO = CodecConfig(protocol=Protocol.AVRO)
+EXT = attrs.evolve(AVRO, enable_tidb_extension=True)
 MODES = {
     f"{d.value}-{u.value}{'-ext' if ext else ''}": attrs.evolve(
         AVRO,
@@ -56,20 +64,20 @@ def expected_value(column: Column, value: Any, config: CodecConfig) -> Any:
 
 def round_trip(
     config: CodecConfig, table: TableSchema, change: RowChange
-) -> tuple[DecodedRow, codec.FakeRegistry]:
-    registry = codec.FakeRegistry()
+) -> tuple[DecodedRow, FakeRegistry]:
+    registry = FakeRegistry()
     message = AvroEncoder(config, table, topic="t", registry=registry).encode_row(change)
     decoder = AvroDecoder(registry.schema_text)
     return decoder.decode_message(message.key, message.value), registry
 
 
-ENCODERS: dict[str, tuple[AvroEncoder, codec.FakeRegistry]] = {}
+ENCODERS: dict[str, tuple[AvroEncoder, FakeRegistry]] = {}
 
 
-def encoder_for(mode: str) -> tuple[AvroEncoder, codec.FakeRegistry]:
+def encoder_for(mode: str) -> tuple[AvroEncoder, FakeRegistry]:
     if mode not in ENCODERS:
-        registry = codec.FakeRegistry()
-        encoder = AvroEncoder(MODES[mode], codec.ALL_TYPES, topic="t", registry=registry)
+        registry = FakeRegistry()
+        encoder = AvroEncoder(MODES[mode], ALL_TYPES_TABLE, topic="t", registry=registry)
         ENCODERS[mode] = (encoder, registry)
     return ENCODERS[mode]
 
@@ -78,9 +86,9 @@ def encoder_for(mode: str) -> tuple[AvroEncoder, codec.FakeRegistry]:
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_every_type_round_trips(mode: str, data: st.DataObject) -> None:
-    table = codec.ALL_TYPES
+    table = ALL_TYPES_TABLE
     config = MODES[mode]
-    row = data.draw(codec.row_strategy(table))
+    row = data.draw(all_types_rows(table))
     op = data.draw(st.sampled_from([Op.INSERT, Op.UPDATE]))
     commit_ts = data.draw(st.integers(0, 2**64 - 1))
     encoder, registry = encoder_for(mode)
@@ -103,11 +111,11 @@ def test_delete_decodes_the_key_columns_from_the_tombstone(mode: str) -> None:
         "shop",
         "orders",
         (
-            codec.col("region", "varchar(8)", nullable=False),
-            codec.col("id", "bigint unsigned", nullable=False),
-            codec.col("amount", "decimal(10,2)"),
+            col("region", "varchar(8)", nullable=False),
+            col("id", "bigint unsigned", nullable=False),
+            col("amount", "decimal(10,2)"),
         ),
-        codec.table_of(codec.col("x", "int"), key=("region", "id")).indexes,
+        table_of(col("x", "int"), key=("region", "id")).indexes,
     )
     change = RowChange(table, Op.DELETE, 77, None, ("eu", 2**64 - 2, "1.50"))
     decoded, registry = round_trip(MODES[mode], table, change)
@@ -120,9 +128,9 @@ def test_delete_decodes_the_key_columns_from_the_tombstone(mode: str) -> None:
 
 
 def test_defaults_and_nulls_round_trip_on_tiflow_large_event_table() -> None:
-    table = codec.large_event_table()
+    table = large_event_table()
     for config in MODES.values():
-        registry = codec.FakeRegistry()
+        registry = FakeRegistry()
         encoder = AvroEncoder(config, table, topic="t", registry=registry)
         nulls = tuple(None if c.nullable else 127 for c in table.columns)
         message = encoder.encode_row(RowChange(table, Op.INSERT, 1, nulls))
@@ -132,7 +140,7 @@ def test_defaults_and_nulls_round_trip_on_tiflow_large_event_table() -> None:
 
 def test_tiflow_large_event_insert_values() -> None:
     # the row of tiflow NewLargeEvent4Test's INSERT, as mounter values
-    table = codec.large_event_table()
+    table = large_event_table()
     values: dict[str, Any] = {
         "t": 127,
         "tu1": 127,
@@ -207,14 +215,14 @@ def test_tiflow_large_event_insert_values() -> None:
 
 
 def test_names_come_from_the_sanitised_record_names() -> None:
-    table = codec.table_of(codec.col("a-b", "int"), db="my-db", name="1t")
+    table = table_of(col("a-b", "int"), db="my-db", name="1t")
     decoded, _ = round_trip(AVRO, table, RowChange(table, Op.INSERT, 1, (3,)))
     assert (decoded.database, decoded.table, decoded.data) == ("my_db", "_1t", {"a_b": 3})
 
 
 def test_schemas_are_fetched_once_per_id() -> None:
-    registry = codec.FakeRegistry()
-    encoder = AvroEncoder(codec.EXT, codec.USERS, topic="t", registry=registry)
+    registry = FakeRegistry()
+    encoder = AvroEncoder(EXT, USERS, topic="t", registry=registry)
     fetched: list[int] = []
 
     def schema_for_id(schema_id: int) -> str:
@@ -223,7 +231,7 @@ def test_schemas_are_fetched_once_per_id() -> None:
 
     decoder = AvroDecoder(schema_for_id)
     for i in range(20):
-        message = encoder.encode_row(RowChange(codec.USERS, Op.INSERT, i, (i, "x")))
+        message = encoder.encode_row(RowChange(USERS, Op.INSERT, i, (i, "x")))
         assert decoder.decode_message(message.key, message.value).data == {"id": i, "name": "x"}
     assert sorted(fetched) == [1, 2]
 
@@ -234,7 +242,7 @@ def test_split_allowed_undoes_comma_escaping() -> None:
 
 
 def test_enum_with_comma_round_trips() -> None:
-    table = codec.table_of(
+    table = table_of(
         Column("e", attrs.evolve(parse_mysql_type("enum('x')"), elements=("a,b", "c"))),
         Column("s", attrs.evolve(parse_mysql_type("set('x')"), elements=("a", "b", "c"))),
     )
@@ -259,10 +267,10 @@ def test_fields_without_tidb_type_keep_their_avro_value() -> None:
 # --- malformed messages -------------------------------------------------------------------
 
 
-def users_message() -> tuple[bytes | None, bytes | None, codec.FakeRegistry]:
-    registry = codec.FakeRegistry()
-    message = AvroEncoder(codec.EXT, codec.USERS, topic="t", registry=registry).encode_row(
-        RowChange(codec.USERS, Op.INSERT, 1, (1, "x"))
+def users_message() -> tuple[bytes | None, bytes | None, FakeRegistry]:
+    registry = FakeRegistry()
+    message = AvroEncoder(EXT, USERS, topic="t", registry=registry).encode_row(
+        RowChange(USERS, Op.INSERT, 1, (1, "x"))
     )
     return message.key, message.value, registry
 
@@ -286,11 +294,11 @@ def test_malformed_values_are_decode_errors(mangle: Any, problem: str) -> None:
 
 def test_a_record_without_key_and_value_is_a_decode_error() -> None:
     with pytest.raises(DecodeError, match="neither key nor value"):
-        AvroDecoder(codec.FakeRegistry().schema_text).decode_message(None, None)
+        AvroDecoder(FakeRegistry().schema_text).decode_message(None, None)
 
 
 def test_an_enum_name_outside_allowed_is_a_decode_error() -> None:
-    schema = json.loads(value_schema_json(AVRO, codec.table_of(codec.col("e", "enum('a')", False))))
+    schema = json.loads(value_schema_json(AVRO, table_of(col("e", "enum('a')", False))))
     body = io.BytesIO()
     fastavro.schemaless_writer(body, fastavro.parse_schema(schema), {"e": "zzz"})
     decoder = AvroDecoder({1: json.dumps(schema)}.__getitem__)

@@ -9,9 +9,10 @@ import struct
 import pyarrow as pa
 import pytest
 
+from tests.support.row_path import read_changes
 from ticdc_sink import tso
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
-from ticdc_sink.events import InputLayout, Op, RowChange, read_changes
+from ticdc_sink.events import InputLayout, Op, RowChange
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 D = decimal.Decimal
@@ -251,7 +252,7 @@ def test_commit_ts_from_timestamp():
     stamps = pa.array([instant, None], pa.timestamp("us", tz="Asia/Shanghai"))
     batch = pa.record_batch({"id": [1, 2], "name": ["a", "b"], "age": [1, 2], "_commit_ts": stamps})
     first, second = read(batch, commit_ts=5)
-    assert first.commit_ts == tso.from_datetime(instant) == 1591943372224 << 18
+    assert first.commit_ts == tso.compose(1_591_943_372_224) == 1591943372224 << 18
     assert second.commit_ts == 5
 
 

@@ -17,6 +17,8 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from tests.support.fake_producer import FakeProducer
+from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
 from ticdc_sink import claim_check, tso
 from ticdc_sink.codec import build_encoder
 from ticdc_sink.codec.claim_check import file_content, file_name
@@ -34,50 +36,9 @@ from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 from ticdc_sink.writer import TablePlan, TaskReport, WritePlan, commit_batch, write_batches
 
-CLAIM = LargeMessageHandleOption.CLAIM_CHECK
 KEY_ONLY = LargeMessageHandleOption.HANDLE_KEY_ONLY
-
-
-def col(name: str, type_text: str, column_id: int, **kwargs: Any) -> Column:
-    return Column(name, parse_mysql_type(type_text), column_id=column_id, **kwargs)
-
-
-WIDE = TableSchema(
-    "d",
-    "wide",
-    (col("id", "int", 1, nullable=False), col("payload", "text", 2)),
-    (Index("PRIMARY", ("id",), unique=True, primary=True),),
-    table_id=5,
-    version=6,
-)
-BIG = RowChange(WIDE, Op.INSERT, 3 << 18, (7, "x" * 2000))
-SMALL = RowChange(WIDE, Op.INSERT, 3 << 18, (8, "y"))
-
-
-class MemoryStore:
-    """A ClaimCheckStore in memory."""
-
-    def __init__(self, base: str = "file:///cc") -> None:
-        self.base = base
-        self.files: dict[str, bytes] = {}
-
-    def location(self, name: str) -> str:
-        return f"{self.base}/{name}"
-
-    def write(self, name: str, data: bytes) -> None:
-        self.files[name] = data
-
-    def load(self, location: str) -> bytes:
-        return self.files[location.rsplit("/", 1)[1]]
-
-
-def simple_config(option: LargeMessageHandleOption, **kwargs: Any) -> CodecConfig:
-    if option is CLAIM:
-        kwargs.setdefault("claim_check_storage_uri", "file:///cc")
-    return CodecConfig(max_message_bytes=1000, large_message_handle_option=option, **kwargs)
 
 
 def canal_config(option: LargeMessageHandleOption, **kwargs: Any) -> CodecConfig:
@@ -470,36 +431,6 @@ def test_topic_max_message_bytes_is_described_once_per_topic(
 COMMIT_TS = tso.compose(1_700_000_000_000)
 
 
-class FakeProducer:
-    def __init__(self, topic_limit: int | None) -> None:
-        self.topic_limit = topic_limit
-        self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
-
-    def __call__(self, config: Any) -> FakeProducer:
-        return self
-
-    def partition_count(self, topic: str) -> int:
-        return 1
-
-    def topic_max_message_bytes(self, topic: str) -> int | None:
-        return self.topic_limit
-
-    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
-        self.sent.append((topic, partition, key, value))
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    @property
-    def delivered(self) -> dict:
-        from ticdc_sink.producer import PartitionStats
-
-        return {("t", 0): PartitionStats(len(self.sent), 0)}
-
-
 def _plan(**options: str) -> WritePlan:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -532,9 +463,11 @@ def _batch() -> pa.RecordBatch:
 
 def test_the_topic_limit_lowers_max_message_bytes() -> None:
     plan = _plan(**{"send-bootstrap-interval-in-sec": "0"})
-    assert write_batches([_batch()], plan, producer_factory=FakeProducer(None)).rows == 2
+    assert write_batches([_batch()], plan, producer_factory=FakeProducer(partitions=1)).rows == 2
     with pytest.raises(MessageTooLargeError) as caught:
-        write_batches([_batch()], plan, producer_factory=FakeProducer(1128))
+        write_batches(
+            [_batch()], plan, producer_factory=FakeProducer(partitions=1, topic_limit=1128)
+        )
     assert caught.value.limit == 1000 and caught.value.key == "id=2"
 
 
@@ -551,7 +484,7 @@ def test_diverted_messages_are_counted_in_the_report_and_the_commit_log(
     if options["large-message-handle-option"] == "claim-check":
         options = {**options, "claim-check-storage-uri": tmp_path.as_uri()}
     plan = _plan(**options, **{"send-bootstrap-interval-in-sec": "0"})
-    producer = FakeProducer(1128)
+    producer = FakeProducer(partitions=1, topic_limit=1128)
     report = write_batches([_batch()], plan, producer_factory=producer)
     assert (report.rows, report.diverted) == (2, 1)
     assert [orjson.loads(v).get("handleKeyOnly") for *_, v in producer.sent] == [None, True]
@@ -562,7 +495,7 @@ def test_diverted_messages_are_counted_in_the_report_and_the_commit_log(
             plan,
             [report, attrs.evolve(report, diverted=2)],
             state=None,
-            producer_factory=FakeProducer(None),
+            producer_factory=FakeProducer(partitions=1),
         )
     option = options["large-message-handle-option"]
     assert f"3 messages diverted by {option}" in caplog.text

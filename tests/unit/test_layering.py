@@ -13,17 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from ticdc_sink import codec
+
 PACKAGE = Path(__file__).resolve().parents[2] / "ticdc_sink"
 
 _CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "gotext": set(),
+    "ticdc_settings": set(),
     "tso": {"errors"},
     "schema": {"errors", "gotext", "tso"},
     "events": {"errors", "gotext", "tso", "schema"},
     "routing": {"errors", "gotext", "schema", "events"},
-    "config": {"errors", "schema", "routing"},
+    # config reads the protocols' traits: the light codec package and its spec modules
+    # only (test_config_imports_only_the_protocol_specs).
+    "config": {"errors", "schema", "events", "routing", "codec", "ticdc_settings"},
     "codec": _CODEC,
     "registry": {"errors", "config"},
     "producer": {"errors", "config"},
@@ -337,24 +342,96 @@ def test_row_and_column_wise_paths_never_import_each_other(protocol: str) -> Non
 def test_codec_packages_import_light() -> None:
     # codec/__init__.py is the contract: importing it (or a protocol package) loads neither
     # config nor a protocol's modules, so lower layers and config may import it.
+    packages = [module.rsplit(".", 1)[0] for module in codec.PROTOCOLS]
     code = (
-        "import sys, ticdc_sink.codec, ticdc_sink.codec.simple, ticdc_sink.codec.avro, "
-        "ticdc_sink.codec.debezium, ticdc_sink.codec.canal_json, ticdc_sink.codec.open_protocol; "
+        f"import sys, ticdc_sink.codec, {', '.join(packages)}; "
         "print(sorted(m for m in sys.modules if m.startswith('ticdc_sink')))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
-    assert ast.literal_eval(loaded) == [
-        "ticdc_sink",
-        "ticdc_sink.codec",
-        "ticdc_sink.codec.avro",
-        "ticdc_sink.codec.canal_json",
-        "ticdc_sink.codec.debezium",
-        "ticdc_sink.codec.open_protocol",
-        "ticdc_sink.codec.simple",
-        "ticdc_sink.errors",
-    ]
+    assert ast.literal_eval(loaded) == sorted(
+        ["ticdc_sink", "ticdc_sink.codec", "ticdc_sink.codec.spec", "ticdc_sink.errors", *packages]
+    )
+
+
+def test_config_imports_only_the_protocol_specs() -> None:
+    # config reads every protocol's traits; that must not load any protocol's code.
+    code = (
+        "import sys, ticdc_sink.config; "
+        "print(sorted(m for m in sys.modules if m.startswith('ticdc_sink.codec')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    specs = [f"ticdc_sink.codec.{p}.spec" for p in PROTOCOLS]
+    packages = [f"ticdc_sink.codec.{p}" for p in PROTOCOLS]
+    assert ast.literal_eval(loaded) == sorted(
+        ["ticdc_sink.codec", "ticdc_sink.codec.spec", *packages, *specs]
+    )
+
+
+# --- protocol names stay in codec/ -------------------------------------------------------
+
+
+def _protocol_names() -> set[str]:
+    from ticdc_sink.codec import protocol_specs
+
+    return {name for spec in protocol_specs() for name in spec.names()}
+
+
+def _protocol_checks(tree: ast.Module, names: set[str]) -> Iterator[str]:
+    """The places a module decides by a protocol's name instead of its traits: a
+    comparison of something named *protocol* with a protocol name, `Protocol.X`,
+    `DDL_PROTOCOLS`, and a `match` on a protocol."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            text = ast.unparse(node)
+            constants = {
+                c.value
+                for c in ast.walk(node)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+            if "protocol" in text.lower() and constants & names:
+                yield text
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "Protocol":
+                yield ast.unparse(node)
+        elif isinstance(node, ast.Name) and node.id == "DDL_PROTOCOLS":
+            yield node.id
+        elif isinstance(node, ast.Match) and "protocol" in ast.unparse(node.subject).lower():
+            yield f"match {ast.unparse(node.subject)}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if "codec" not in p.relative_to(PACKAGE).parts],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_no_protocol_name_decides_outside_codec(path: Path) -> None:
+    # A protocol's traits live in its codec/<protocol>/spec.py; everything else reads
+    # them (`CodecConfig.spec`), so that a new protocol is one package and one line.
+    found = list(_protocol_checks(ast.parse(path.read_text()), _protocol_names()))
+    assert not found, f"{path.name} decides by protocol name: {found}; use ProtocolSpec"
+
+
+def test_the_protocol_name_check_sees_each_form() -> None:
+    tree = ast.parse(
+        'if config.protocol == "simple": pass\n'
+        'if options.protocol in ("avro", "flat-avro"): pass\n'
+        "if c.protocol is Protocol.AVRO: pass\n"
+        "if c.protocol in DDL_PROTOCOLS: pass\n"
+        "match config.protocol:\n    case _: pass\n"
+        'if encoding_format == "avro": pass\n'
+    )
+    found = set(_protocol_checks(tree, _protocol_names()))
+    assert found == {
+        "config.protocol == 'simple'",
+        "options.protocol in ('avro', 'flat-avro')",
+        "Protocol.AVRO",
+        "DDL_PROTOCOLS",
+        "match config.protocol",
+    }
 
 
 def test_class_names_are_unique() -> None:
@@ -369,3 +446,35 @@ def test_class_names_are_unique() -> None:
                     clashes.append((node.name, seen[node.name], where))
                 seen.setdefault(node.name, where)
     assert clashes == []
+
+
+# --- inside the writer ---------------------------------------------------------------------
+
+# Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
+# both build on the plan and the report, never on each other.
+WRITER_ALLOWED = {
+    "plan": set(),
+    "report": set(),
+    "task": {"plan", "report"},
+    "commit": {"plan", "report"},
+}
+
+
+@pytest.mark.parametrize("stem", sorted(WRITER_ALLOWED))
+def test_writer_modules_build_on_plan_and_report_only(stem: str) -> None:
+    path = PACKAGE / "writer" / f"{stem}.py"
+    name = _module_name(path)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= {
+                t.removeprefix("ticdc_sink.writer.")
+                for t in _targets(name, node)
+                if t.startswith("ticdc_sink.writer.")
+            }
+    assert imported <= WRITER_ALLOWED[stem], f"writer/{stem}.py imports {sorted(imported)}"
+
+
+def test_every_writer_module_is_in_the_writer_table() -> None:
+    stems = {p.stem for p in (PACKAGE / "writer").glob("*.py")} - {"__init__"}
+    assert stems == set(WRITER_ALLOWED)

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
+from tests.support.batches import EDGE_COLUMNS as COLUMNS
 from tests.support.row_path import with_row_path
-from tests.unit.test_canal_json_batch import COLUMNS
 from ticdc_sink import tso
 from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
 from ticdc_sink.config import SinkConfig

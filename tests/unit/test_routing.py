@@ -66,11 +66,13 @@ def test_invalid_topic_expressions(expr: str) -> None:
 
 
 def test_avro_needs_schema_and_table_in_an_expression_but_not_in_a_fixed_topic() -> None:
-    validate_topic_expression("{schema}_{table}", "avro")
-    validate_topic_expression("fixed-topic", "avro")  # tiflow: hard-coded topics pass
+    validate_topic_expression("{schema}_{table}", "avro", schema_and_table=True)
+    validate_topic_expression(
+        "fixed-topic", "avro", schema_and_table=True
+    )  # tiflow: hard-coded topics pass
     for expr in ("{schema}", "{table}", "x_{schema}_y"):
         with pytest.raises(ConfigError, match="avro"):
-            validate_topic_expression(expr, "avro")
+            validate_topic_expression(expr, "avro", schema_and_table=True)
 
 
 @pytest.mark.parametrize("expr", [".", "..", "a" * 250])

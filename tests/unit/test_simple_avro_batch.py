@@ -7,8 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,35 +16,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
-from tests.support.row_path import with_row_path
-from tests.unit.test_simple_json_batch import (
-    _ARROW_FIELDS,
-    COMMIT_TS,
-    _batches,
-    _change_batches,
-    _plan,
-)
-from tests.unit.test_writer import FakeProducer
+from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
+from tests.support.fake_producer import FakeProducer
+from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
+from tests.support.row_path import outcome, with_row_path
+from tests.support.strategies import record_batches
 from ticdc_sink.codec.simple import avro_batch
 from ticdc_sink.codec.simple.avro_batch import AvroBatchMarshaller
-from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch
-from ticdc_sink.writer import _TaskWriter, split_key_update
+from ticdc_sink.writer import TaskWriter, split_key_update
 
 _AVRO = {"encoding-format": "avro"}
 
 
 def _with_outputs(batches: list[pa.RecordBatch], plan: Any) -> list[tuple[ChangeBatch, Any]]:
     """Each record batch as ChangeBatches, with the task's table output (encoder, keys)."""
-    task = _TaskWriter(plan, FakeProducer(), 0)
-    return [(g, task.output_for(g.table)) for g in _change_batches(batches, plan, task)]
-
-
-def _outcome(run: Any) -> Any:
-    try:
-        return ("ok", run())
-    except InputError as exc:  # same error, same words
-        return ("error", type(exc), str(exc))
+    task = TaskWriter(plan, FakeProducer(), 0)
+    return [(g, task.output_for(g.table)) for g in change_batches(batches, plan, task)]
 
 
 def _row_path(group: ChangeBatch, output: Any) -> Any:
@@ -80,8 +66,8 @@ def _batch_path(group: ChangeBatch, output: Any, plan: Any) -> Any:
 
 def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
     for group, output in _with_outputs(batches, plan):
-        expected = _outcome(lambda g=group, o=output: _row_path(g, o))
-        actual = _outcome(lambda g=group, o=output: _batch_path(g, o, plan))
+        expected = outcome(lambda g=group, o=output: _row_path(g, o))
+        actual = outcome(lambda g=group, o=output: _batch_path(g, o, plan))
         assert actual == expected
 
 
@@ -89,34 +75,13 @@ def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_gives_the_row_path_messages(with_table: bool, data: Any) -> None:
-    batches = data.draw(_batches(with_table))
-    _check(batches, _plan(with_table, **_AVRO))
+    batches = data.draw(record_batches(with_table))
+    _check(batches, write_plan(with_table, **_AVRO))
 
 
 def test_the_benchmark_shapes_match() -> None:
-    bench = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        import bench_write
-        from _common import sink_options
-        from bench_encode import make_batches
-    finally:
-        sys.path.remove(str(bench))
-    from ticdc_sink.config import SinkConfig
-
-    batches = bench_write.with_commit_ts(make_batches(3000, size=1000))
-    config = SinkConfig.from_options(sink_options("127.0.0.1:1", "simple-avro", ""))
-    spark_schema = bench_write.T.StructType(
-        [
-            *bench_write.SPARK_SCHEMA.fields,
-            bench_write.T.StructField(
-                "_before", bench_write.T.StructType(bench_write.SPARK_SCHEMA.fields[1:])
-            ),
-            bench_write.T.StructField("_commit_ts", bench_write.T.LongType()),
-        ]
-    )
-    plan = bench_write.make_plan(config, spark_schema, COMMIT_TS, batch_id=None)
-    _check(batches, plan)
+    batches = with_commit_ts(make_batches(3000, size=1000))
+    _check(batches, reference_plan("simple-avro", COMMIT_TS))
 
 
 def test_edge_values_and_key_changing_updates() -> None:
@@ -125,17 +90,17 @@ def test_edge_values_and_key_changing_updates() -> None:
     batch = pa.RecordBatch.from_pydict(
         {
             "id": pa.array(range(rows), pa.int64()),
-            **{f.name: pa.nulls(rows, f.type) for f in _ARROW_FIELDS[1:] if f.name != "c_bigint"},
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:] if f.name != "c_bigint"},
             "c_bigint": pa.array(big, pa.int64()),
             "_op": pa.array(["c", "u", "u", "d"] * 3),
             "_commit_ts": pa.array([COMMIT_TS + i for i in range(rows)], pa.int64()),
             "_before": pa.array(
                 [{"id": i + (i % 3 == 0)} if i % 4 in (1, 2) else None for i in range(rows)],
-                pa.struct(_ARROW_FIELDS),
+                pa.struct(ARROW_FIELDS),
             ),
         }
     )
-    _check([batch], _plan(False, **_AVRO))
+    _check([batch], write_plan(False, **_AVRO))
 
 
 def test_a_value_the_writer_refuses_raises_the_row_path_error() -> None:
@@ -144,21 +109,21 @@ def test_a_value_the_writer_refuses_raises_the_row_path_error() -> None:
             pa.RecordBatch.from_pydict(
                 {
                     "id": pa.array([1, 2], pa.int64()),
-                    **{f.name: pa.nulls(2, f.type) for f in _ARROW_FIELDS[1:]},
+                    **{f.name: pa.nulls(2, f.type) for f in ARROW_FIELDS[1:]},
                     "_op": pa.array(["c", "c"]),
                     "_commit_ts": pa.array([COMMIT_TS, COMMIT_TS], pa.int64()),
-                    "_before": pa.nulls(2, pa.struct(_ARROW_FIELDS)),
+                    "_before": pa.nulls(2, pa.struct(ARROW_FIELDS)),
                 }
             )
         ],
-        _plan(False, **_AVRO),
+        write_plan(False, **_AVRO),
     )[0]
     names = [c.name for c in group.table.columns]
     bad = names.index("c_time")
     group.columns[bad] = [None, 12]  # not a str: the row path's writer raises
-    expected = _outcome(lambda: _row_path(group, output))
+    expected = outcome(lambda: _row_path(group, output))
     assert expected[0] == "error"
-    assert _outcome(lambda: _batch_path(group, output, _plan(False, **_AVRO))) == expected
+    assert outcome(lambda: _batch_path(group, output, write_plan(False, **_AVRO))) == expected
 
 
 # Types and sizes the shared COLUMNS leave out: unsigned bigint and BIT(64) above 2^63

@@ -6,18 +6,16 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 import attrs
-import orjson
 import pyarrow as pa
 import pytest
 
+from tests.support.fake_producer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.producer import PartitionStats
 from ticdc_sink.schema import build_table_schema
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import (
@@ -30,43 +28,6 @@ from ticdc_sink.writer import (
 )
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
-
-
-class FakeProducer:
-    """Records sends; every message counts as delivered at flush."""
-
-    def __init__(self, partitions: int = 3) -> None:
-        self.partitions = partitions
-        self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
-        self.flushed = self.closed = False
-
-    def __call__(self, config: Any) -> FakeProducer:
-        return self
-
-    def partition_count(self, topic: str) -> int:
-        return self.partitions
-
-    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
-        assert not self.flushed
-        self.sent.append((topic, partition, key, value))
-
-    def flush(self) -> None:
-        self.flushed = True
-
-    def close(self) -> None:
-        self.closed = True
-
-    @property
-    def delivered(self) -> dict[tuple[str, int], PartitionStats]:
-        stats: dict[tuple[str, int], PartitionStats] = {}
-        for topic, partition, key, value in self.sent:
-            old = stats.get((topic, partition), PartitionStats(0, 0))
-            size = len(key or b"") + len(value or b"")
-            stats[(topic, partition)] = PartitionStats(old.messages + 1, old.bytes + size)
-        return stats
-
-    def values(self) -> list[dict[str, Any]]:
-        return [orjson.loads(v) for _, _, _, v in self.sent]
 
 
 def _plan(**options: str) -> WritePlan:

@@ -2,15 +2,20 @@
 
 This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` protocol
 (`encode_row`, `encode_batch`, `encode_bootstrap`) and the injected `SchemaRegistry` and
-`ClaimCheckStore`; and the only functions that know every protocol (`build_encoder`,
-`encode_ddl`, `encode_watermark`, `ddl_partitions`; tiflow
-`pkg/sink/codec/builder/encoder_builder.go`), with `lazy_names`, the protocol packages'
-re-export of their public names. It stays light: importing it loads neither config nor
-any protocol (protocols are imported inside the functions), so that protocol modules and
-config can import it; `tests/unit/test_layering.py` holds all of this.
+`ClaimCheckStore`; `PROTOCOLS`, the one list of protocols, and `protocol_spec`, a
+protocol's traits (`spec.ProtocolSpec`: DDL, registry, bootstrap, watermark, size check,
+large messages, the options it owns), which config, the writer, the data source, the
+decoders and the CLI read instead of comparing names; and the functions that dispatch to
+a protocol through its spec (`build_encoder`, `build_batcher`, `encode_ddl`,
+`encode_watermark`, `ddl_partitions`; tiflow `pkg/sink/codec/builder/encoder_builder.go`), with
+`lazy_names`, the protocol packages' re-export of their public names. It stays light:
+importing it loads neither config nor any protocol (specs and protocols are imported
+inside the functions), so that protocol modules and config can import it;
+`tests/unit/test_layering.py` holds all of this.
 
     codec/
-      __init__.py     the contract and the protocol dispatch (this module)
+      __init__.py     the contract, the list of protocols, the dispatch (this module)
+      spec.py         ProtocolSpec: what a protocol is to the rest of the sink
       common.py       TiCDC's shared rules: SanitizeName and friends, handle-key text
       mysql.py        MySQL value kinds and facts, mounter values as TiCDC's text
       gojson.py       Go encoding/json output over orjson (rules: ticdc_sink.gotext)
@@ -23,25 +28,31 @@ config can import it; `tests/unit/test_layering.py` holds all of this.
       canal_json/     protocol=canal-json: canal-json as TiCDC writes it
       open_protocol/  protocol=open-protocol: events batched into messages
 
-Each protocol package has a shared lower layer (values, schemas, the compiled table),
-a row path (`encode_row`, the reference) and a column-wise path (`encode_batch`) that
-import the lower layer and never each other, and an `encoder.py` that offers both. What
-the column-wise path cannot vouch for it lists in `EncodedBatch.row_path`; the writer
-takes those messages from `encode_row`, as it does those above max-message-bytes.
+Each protocol package has a `spec.py` (its `SPEC`, the one line `PROTOCOLS` names), a
+shared lower layer (values, schemas, the compiled table), a row path (`encode_row`, the
+reference) and a column-wise path (`encode_batch`) that import the lower layer and never
+each other, and an `encoder.py` that offers both and the entry points the spec names
+(`build_encoder`, `encode_table_ddl`, `encode_watermark`); its decoder module in
+`ticdc_sink.decode` offers `build_decoder`. What the column-wise path cannot vouch for it
+lists in `EncodedBatch.row_path`; the writer takes those messages from `encode_row`, as
+it does those above max-message-bytes.
 
-A protocol that puts several events in one Kafka message (open-protocol) still encodes
-one message per event; `build_batcher` gives what merges one partition's messages, which
-the writer applies just before sending.
+A protocol that puts several events in one Kafka message (`ProtocolSpec.batching`:
+open-protocol) still encodes one message per event; its `build_batcher` entry point gives
+what merges one partition's messages (`build_batcher` here), which the writer applies
+just before sending.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from ticdc_sink.codec.spec import ProtocolSpec, Watermark
 from ticdc_sink.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -50,19 +61,24 @@ if TYPE_CHECKING:
     from ticdc_sink.schema import TableSchema
 
 __all__ = [
+    "PROTOCOLS",
     "RECORD_OVERHEAD",
     "ClaimCheckStore",
     "EncodedBatch",
     "Encoder",
     "Message",
     "MessageBatcher",
+    "ProtocolSpec",
     "SchemaRegistry",
     "build_batcher",
     "build_encoder",
     "ddl_partitions",
     "encode_ddl",
     "encode_watermark",
+    "find_protocol",
     "lazy_names",
+    "protocol_spec",
+    "protocol_specs",
 ]
 
 
@@ -150,7 +166,8 @@ class Encoder(Protocol):
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of every event of a batch of this table, column-wise;
         `key_indexes` are the columns whose change splits an UPDATE (TiCDC's unique and
-        handle key columns). Messages it does not render are listed in `row_path`."""
+        handle key columns; none with output-raw-change-event). Messages it does not
+        render are listed in `row_path`."""
         ...
 
     def encode_bootstrap(self) -> Message | None:
@@ -212,16 +229,54 @@ def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
     return getattr_
 
 
-def _unsupported(protocol: str) -> ConfigError:
-    from ticdc_sink.config import Protocol as ProtocolName
+#: Every protocol, as the module that declares its `SPEC`; the order is the one option
+#: errors and the README list them in. A new protocol is one package and one line here.
+PROTOCOLS = (
+    "ticdc_sink.codec.simple.spec",
+    "ticdc_sink.codec.avro.spec",
+    "ticdc_sink.codec.debezium.spec",
+    "ticdc_sink.codec.canal_json.spec",
+    "ticdc_sink.codec.open_protocol.spec",
+)
 
-    allowed = tuple(p.value for p in ProtocolName)
-    return ConfigError(
+
+@functools.cache
+def protocol_specs() -> tuple[ProtocolSpec, ...]:
+    """The `ProtocolSpec` of every protocol in `PROTOCOLS` (imported on first call, so
+    that this package stays light)."""
+    return tuple(importlib.import_module(module).SPEC for module in PROTOCOLS)
+
+
+def find_protocol(protocol: str) -> ProtocolSpec | None:
+    """The spec of a protocol by its name or an alias (any case, spaces around ignored),
+    or None."""
+    name = str(protocol).strip().lower()
+    for spec in protocol_specs():
+        if name in spec.names():
+            return spec
+    return None
+
+
+def protocol_spec(protocol: str) -> ProtocolSpec:
+    """The spec of a protocol by its name or an alias, as `find_protocol`.
+
+    Raises:
+        ConfigError: no protocol of that name, naming the option `protocol`.
+    """
+    spec = find_protocol(protocol)
+    if spec is not None:
+        return spec
+    allowed = tuple(spec.name for spec in protocol_specs())
+    raise ConfigError(
         f"option 'protocol' is '{protocol}'; use one of {', '.join(allowed)}",
         option="protocol",
         value=str(protocol),
         allowed=allowed,
     )
+
+
+def _entry(config: CodecConfig, name: str) -> Callable[..., Any]:
+    return getattr(importlib.import_module(protocol_spec(config.protocol).module), name)
 
 
 def build_encoder(
@@ -247,43 +302,25 @@ def build_encoder(
         ConfigError: an option the protocol does not support.
         SchemaError: a column type the protocol cannot carry.
     """
-    from ticdc_sink.config import Protocol as ProtocolName
-
-    match config.protocol:
-        case ProtocolName.SIMPLE:
-            from ticdc_sink.codec.simple import SimpleEncoder
-
-            return SimpleEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
-        case ProtocolName.AVRO:
-            from ticdc_sink.codec.avro import AvroEncoder
-
-            return AvroEncoder(config, table, topic=topic, registry=registry)
-        case ProtocolName.DEBEZIUM:
-            from ticdc_sink.codec.debezium import DebeziumEncoder
-
-            return DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
-        case ProtocolName.CANAL_JSON:
-            from ticdc_sink.codec.canal_json import CanalJsonEncoder
-
-            return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
-        case ProtocolName.OPEN_PROTOCOL:
-            from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
-
-            return OpenProtocolEncoder(config, table, claim_check=claim_check)
-    raise _unsupported(config.protocol)
+    build: Callable[..., Encoder] = _entry(config, "build_encoder")
+    return build(
+        config,
+        table,
+        build_ts_ms=build_ts_ms,
+        topic=topic,
+        registry=registry,
+        claim_check=claim_check,
+    )
 
 
 def build_batcher(config: CodecConfig) -> MessageBatcher | None:
     """One partition's `MessageBatcher` for a protocol that puts several events in one
-    Kafka message (open-protocol: up to `max-batch-size` events within
-    `max-message-bytes`), None for the others (one event, one message)."""
-    from ticdc_sink.config import Protocol as ProtocolName
-
-    if config.protocol is not ProtocolName.OPEN_PROTOCOL:
+    Kafka message (`ProtocolSpec.batching`; open-protocol: up to `max-batch-size` events
+    within `max-message-bytes`), None for the others (one event, one message)."""
+    if not protocol_spec(config.protocol).batching:
         return None
-    from ticdc_sink.codec.open_protocol import OpenProtocolBatcher
-
-    return OpenProtocolBatcher(config.max_batch_size, config.max_message_bytes)
+    build: Callable[..., MessageBatcher] = _entry(config, "build_batcher")
+    return build(config)
 
 
 def encode_ddl(
@@ -297,75 +334,27 @@ def encode_ddl(
 ) -> Message | None:
     """The DDL message announcing `table` (`previous` is its schema before `query`, None
     for a CREATE), sent by the caller to the partitions `ddl_partitions` names; None when
-    the protocol sends no DDL from this sink (see `config.DDL_PROTOCOLS`)."""
-    from ticdc_sink.config import Protocol as ProtocolName
-
-    match config.protocol:
-        case ProtocolName.SIMPLE:
-            from ticdc_sink.codec import simple
-
-            return simple.encode_ddl(
-                config,
-                "CREATE" if previous is None else "ALTER",
-                query,
-                commit_ts,
-                build_ts_ms=build_ts_ms,
-                table=table,
-                pre_table=previous,
-            )
-        case ProtocolName.DEBEZIUM:
-            from ticdc_sink.codec.debezium import DebeziumEncoder
-
-            encoder = DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
-            return encoder.encode_ddl(previous, query, commit_ts)
-        case ProtocolName.CANAL_JSON:
-            from ticdc_sink.codec.canal_json import CanalJsonEncoder
-
-            encoder = CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms)
-            return encoder.encode_ddl(previous, query, commit_ts)
-        case ProtocolName.OPEN_PROTOCOL:
-            from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
-
-            return OpenProtocolEncoder(config, table).encode_ddl(previous, query, commit_ts)
-    return None
+    the protocol sends no DDL from this sink (`ProtocolSpec.ddl`)."""
+    if not protocol_spec(config.protocol).ddl:
+        return None
+    encode: Callable[..., Message] = _entry(config, "encode_table_ddl")
+    return encode(config, table, previous, query, commit_ts=commit_ts, build_ts_ms=build_ts_ms)
 
 
 def ddl_partitions(config: CodecConfig, partition_count: int) -> range:
-    """Where a DDL message goes (tiflow `mq_ddl_sink.go`): canal-json to partition 0,
-    every other protocol to every partition of the topic."""
-    from ticdc_sink.config import Protocol as ProtocolName
-
-    if config.protocol is ProtocolName.CANAL_JSON:
-        return range(min(1, partition_count))
-    return range(partition_count)
+    """Where a DDL message goes (tiflow `mq_ddl_sink.go`): every partition of the topic,
+    or partition 0 alone (canal-json; `ProtocolSpec.ddl_to_all_partitions`)."""
+    if protocol_spec(config.protocol).ddl_to_all_partitions:
+        return range(partition_count)
+    return range(min(1, partition_count))
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
     """The watermark (resolved ts) message of `config.protocol`, broadcast by the caller to
-    every partition of every topic; None when the protocol sends none: simple and
-    open-protocol (its resolved event) always send one, debezium and canal-json with
-    enable-tidb-extension, avro never (TiCDC's avro watermark is a test-only mode that
-    Confluent consumers cannot read).
-    """
-    from ticdc_sink.config import Protocol as ProtocolName
-
-    match config.protocol:
-        case ProtocolName.SIMPLE:
-            from ticdc_sink.codec import simple
-
-            return simple.encode_watermark(config, commit_ts, build_ts_ms=build_ts_ms)
-        case ProtocolName.AVRO:
-            return None
-        case ProtocolName.DEBEZIUM:
-            from ticdc_sink.codec import debezium
-
-            return debezium.encode_watermark(config, commit_ts, build_ts_ms=build_ts_ms)
-        case ProtocolName.CANAL_JSON:
-            from ticdc_sink.codec import canal_json
-
-            return canal_json.encode_watermark(config, commit_ts, build_ts_ms=build_ts_ms)
-        case ProtocolName.OPEN_PROTOCOL:
-            from ticdc_sink.codec import open_protocol
-
-            return open_protocol.encode_watermark(commit_ts)
-    raise _unsupported(config.protocol)
+    every partition of every topic; None when the protocol sends none
+    (`ProtocolSpec.watermark`: simple and open-protocol (its resolved event) always send
+    one, debezium and canal-json with enable-tidb-extension, avro never)."""
+    if protocol_spec(config.protocol).watermark is Watermark.NEVER:
+        return None
+    encode: Callable[..., Message | None] = _entry(config, "encode_watermark")
+    return encode(config, commit_ts, build_ts_ms=build_ts_ms)

@@ -2,19 +2,28 @@
 the `decode` command and consumers written in Python.
 
 The event classes here are protocol-neutral; each protocol module has one decoder class
-with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`).
+with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirroring
+`ticdc_sink.codec`:
+
+    __init__.py    the decoded events, `Decoder`, `decoder_for` (a protocol's decoder)
+    simple.py      protocol=simple, JSON and Avro
+    avro.py        protocol=avro (Confluent framing, writer schemas by registry id)
+    debezium.py    protocol=debezium
+    canal_json.py  protocol=canal-json
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 import orjson
 
+from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
@@ -224,48 +233,20 @@ def decoder_for(
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
     """
-    name = protocol.strip().lower()
-    if name == "simple":
-        from ticdc_sink.decode.simple import SimpleDecoder
-
-        return SimpleDecoder(
+    spec = find_protocol(protocol)
+    if spec is not None:
+        build: Callable[..., Decoder] = importlib.import_module(spec.decoder).build_decoder
+        return build(
             encoding_format=encoding_format,
+            time_zone=time_zone,
+            schema_for_id=schema_for_id,
             claim_check_loader=claim_check_loader,
             claim_check_raw_value=claim_check_raw_value,
             compression=compression,
         )
-    if name in ("avro", "flat-avro"):
-        if schema_for_id is None:
-            raise DecodeError(
-                "protocol avro needs a schema registry to decode: give schema_for_id, a lookup "
-                "of writer schemas by id (ticdc-sink decode --schema-registry URL)"
-            )
-        from ticdc_sink.decode.avro import AvroDecoder
-
-        return AvroDecoder(schema_for_id)
-    if name == "debezium":
-        from ticdc_sink.decode.debezium import DebeziumDecoder
-
-        return DebeziumDecoder(time_zone=time_zone, compression=compression)
-    if name == "canal-json":
-        from ticdc_sink.decode.canal_json import CanalJsonDecoder
-
-        return CanalJsonDecoder(
-            claim_check_loader=claim_check_loader,
-            claim_check_raw_value=claim_check_raw_value,
-            compression=compression,
-        )
-    if name in ("open-protocol", "default"):
-        from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
-
-        return OpenProtocolDecoder(
-            claim_check_loader=claim_check_loader,
-            claim_check_raw_value=claim_check_raw_value,
-            compression=compression,
-        )
+    names = [s.name for s in protocol_specs()]
     raise DecodeError(
-        f"protocol {protocol!r} has no decoder; use simple, avro, debezium, canal-json or "
-        "open-protocol"
+        f"protocol {protocol!r} has no decoder; use {', '.join(names[:-1])} or {names[-1]}"
     )
 
 

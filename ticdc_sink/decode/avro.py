@@ -42,11 +42,11 @@ import fastavro
 import orjson
 
 from ticdc_sink.codec.avro import CONFLUENT_MAGIC, TIDB_COMMIT_TS, TIDB_OP
-from ticdc_sink.decode import DecodedRow
+from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 
-__all__ = ["AvroDecoder", "split_allowed"]
+__all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
 
 Converter = Callable[[Any], Any]
 _OPS = {"c": Op.INSERT, "u": Op.UPDATE}
@@ -304,3 +304,26 @@ class AvroDecoder:
             data=data,
             old=None,
         )
+
+
+def build_decoder(
+    *,
+    encoding_format: str,
+    time_zone: str,
+    schema_for_id: Callable[[int], str] | None,
+    claim_check_loader: ClaimCheckLoader | None,
+    claim_check_raw_value: bool,
+    compression: str,
+) -> AvroDecoder:
+    """The decoder `decoder_for` gives for protocol avro; `compression` is not used, as
+    TiCDC never compresses avro values.
+
+    Raises:
+        DecodeError: no `schema_for_id`.
+    """
+    if schema_for_id is None:
+        raise DecodeError(
+            "protocol avro needs a schema registry to decode: give schema_for_id, a lookup "
+            "of writer schemas by id (ticdc-sink decode --schema-registry URL)"
+        )
+    return AvroDecoder(schema_for_id)

@@ -63,7 +63,7 @@ from ticdc_sink.events import Op
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import BINARY_TYPES
 
-__all__ = ["CanalJsonDecoder", "parser_for"]
+__all__ = ["CanalJsonDecoder", "build_decoder", "parser_for"]
 
 Parser = Callable[[str], Any]
 
@@ -320,3 +320,20 @@ def _image(message: dict[str, Any], name: str, where: str) -> dict[str, Any] | N
     if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], dict):
         raise DecodeError(f"{where}: {name!r} is not a list of one JSON object")
     return value[0]
+
+
+def build_decoder(
+    *,
+    encoding_format: str,
+    time_zone: str,
+    schema_for_id: Callable[[int], str] | None,
+    claim_check_loader: ClaimCheckLoader | None,
+    claim_check_raw_value: bool,
+    compression: str,
+) -> CanalJsonDecoder:
+    """The decoder `decoder_for` gives for protocol canal-json."""
+    return CanalJsonDecoder(
+        claim_check_loader=claim_check_loader,
+        claim_check_raw_value=claim_check_raw_value,
+        compression=compression,
+    )

@@ -49,12 +49,12 @@ from typing import Any
 import orjson
 
 from ticdc_sink.codec.compression import compression_named, decompress
-from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import format_float, to_float32
 
-__all__ = ["DebeziumDecoder"]
+__all__ = ["DebeziumDecoder", "build_decoder"]
 
 _OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
 _BINARY_TIDB_TYPES = frozenset(
@@ -378,3 +378,16 @@ class DebeziumDecoder:
             commit_ts=commit_ts,
             build_ts=build_ts,
         )
+
+
+def build_decoder(
+    *,
+    encoding_format: str,
+    time_zone: str,
+    schema_for_id: Callable[[int], str] | None,
+    claim_check_loader: ClaimCheckLoader | None,
+    claim_check_raw_value: bool,
+    compression: str,
+) -> DebeziumDecoder:
+    """The decoder `decoder_for` gives for protocol debezium."""
+    return DebeziumDecoder(time_zone=time_zone, compression=compression)

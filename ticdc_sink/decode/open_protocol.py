@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -59,7 +60,7 @@ from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_unquote, to_float32
 
-__all__ = ["OpenProtocolDecoder"]
+__all__ = ["OpenProtocolDecoder", "build_decoder"]
 
 _LENGTH = struct.Struct(">Q")
 _BINARY_FLAG = 1
@@ -294,3 +295,20 @@ class OpenProtocolDecoder:
         if len(parts) != 1:
             raise DecodeError(f"claim-check file {location} does not hold one row value")
         return parts[0]
+
+
+def build_decoder(
+    *,
+    encoding_format: str,
+    time_zone: str,
+    schema_for_id: Callable[[int], str] | None,
+    claim_check_loader: ClaimCheckLoader | None,
+    claim_check_raw_value: bool,
+    compression: str,
+) -> OpenProtocolDecoder:
+    """The decoder `decoder_for` gives for protocol open-protocol."""
+    return OpenProtocolDecoder(
+        claim_check_loader=claim_check_loader,
+        claim_check_raw_value=claim_check_raw_value,
+        compression=compression,
+    )

@@ -75,7 +75,13 @@ from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-__all__ = ["ENCODING_FORMATS", "SimpleDecoder", "table_schema_from_avro", "table_schema_from_json"]
+__all__ = [
+    "ENCODING_FORMATS",
+    "SimpleDecoder",
+    "build_decoder",
+    "table_schema_from_avro",
+    "table_schema_from_json",
+]
 
 ENCODING_FORMATS = ("json", "avro")
 
@@ -692,3 +698,21 @@ def _typed(
             "schema version"
         )
     return result
+
+
+def build_decoder(
+    *,
+    encoding_format: str,
+    time_zone: str,
+    schema_for_id: Callable[[int], str] | None,
+    claim_check_loader: ClaimCheckLoader | None,
+    claim_check_raw_value: bool,
+    compression: str,
+) -> SimpleDecoder:
+    """The decoder `decoder_for` gives for protocol simple."""
+    return SimpleDecoder(
+        encoding_format=encoding_format,
+        claim_check_loader=claim_check_loader,
+        claim_check_raw_value=claim_check_raw_value,
+        compression=compression,
+    )

@@ -24,7 +24,7 @@ sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and
 
 from __future__ import annotations
 
-from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message
+from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegistry
 from ticdc_sink.codec.canal_json.batch import CanalJsonBatchEncoder
 from ticdc_sink.codec.canal_json.row import CanalJsonRowEncoder
 from ticdc_sink.codec.canal_json.table import CanalJsonTable
@@ -36,7 +36,7 @@ from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["CanalJsonEncoder", "encode_watermark"]
+__all__ = ["CanalJsonEncoder", "build_encoder", "encode_table_ddl", "encode_watermark"]
 
 
 class CanalJsonEncoder:
@@ -109,6 +109,34 @@ class CanalJsonEncoder:
             text += f',"_tidb":{{"commitTs":{commit_ts}}}' if commit_ts else ',"_tidb":{}'
         value = compress(self.config.large_message_handle_compression, (text + "}").encode())
         return Message(key=None, value=value, commit_ts=commit_ts, rows=0)
+
+
+def build_encoder(
+    config: CodecConfig,
+    table: TableSchema,
+    *,
+    build_ts_ms: int,
+    topic: str,
+    registry: SchemaRegistry | None,
+    claim_check: ClaimCheckStore | None,
+) -> CanalJsonEncoder:
+    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    avro's."""
+    return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
+
+
+def encode_table_ddl(
+    config: CodecConfig,
+    table: TableSchema,
+    previous: TableSchema | None,
+    query: str,
+    *,
+    commit_ts: int,
+    build_ts_ms: int,
+) -> Message:
+    """The DDL message announcing `table` (`codec.encode_ddl`), for partition 0."""
+    encoder = CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms)
+    return encoder.encode_ddl(previous, query, commit_ts)
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from ticdc_sink.codec import EncodedBatch, Message
+from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegistry
 from ticdc_sink.codec.common import sanitize_name
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.debezium.batch import DebeziumBatchEncoder
@@ -34,7 +34,7 @@ from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import jsoniter_quote
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["DebeziumEncoder", "encode_watermark"]
+__all__ = ["DebeziumEncoder", "build_encoder", "encode_table_ddl", "encode_watermark"]
 
 
 def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message | None:
@@ -79,6 +79,34 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
         commit_ts=commit_ts,
         rows=0,
     )
+
+
+def build_encoder(
+    config: CodecConfig,
+    table: TableSchema,
+    *,
+    build_ts_ms: int,
+    topic: str,
+    registry: SchemaRegistry | None,
+    claim_check: ClaimCheckStore | None,
+) -> DebeziumEncoder:
+    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    avro's, and debezium has no large-message policy (`claim_check`)."""
+    return DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
+
+
+def encode_table_ddl(
+    config: CodecConfig,
+    table: TableSchema,
+    previous: TableSchema | None,
+    query: str,
+    *,
+    commit_ts: int,
+    build_ts_ms: int,
+) -> Message:
+    """The DDL message announcing `table` (`codec.encode_ddl`)."""
+    encoder = DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
+    return encoder.encode_ddl(previous, query, commit_ts)
 
 
 class DebeziumEncoder:

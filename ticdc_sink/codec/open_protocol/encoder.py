@@ -23,10 +23,17 @@ from __future__ import annotations
 import logging
 import re
 
-from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, EncodedBatch, Message
+from ticdc_sink.codec import (
+    RECORD_OVERHEAD,
+    ClaimCheckStore,
+    EncodedBatch,
+    Message,
+    SchemaRegistry,
+)
 from ticdc_sink.codec.claim_check import store_message
 from ticdc_sink.codec.common import handle_key_text
 from ticdc_sink.codec.open_protocol.batch import OpenProtocolBatchEncoder
+from ticdc_sink.codec.open_protocol.batching import OpenProtocolBatcher
 from ticdc_sink.codec.open_protocol.message import (
     FRAME_OVERHEAD,
     ddl_key,
@@ -41,7 +48,15 @@ from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ACTION_CREATE_TABLE", "OpenProtocolEncoder", "ddl_action_type", "encode_watermark"]
+__all__ = [
+    "ACTION_CREATE_TABLE",
+    "OpenProtocolEncoder",
+    "build_batcher",
+    "build_encoder",
+    "ddl_action_type",
+    "encode_table_ddl",
+    "encode_watermark",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -198,8 +213,41 @@ class OpenProtocolEncoder:
         return Message(key=key, value=value, commit_ts=commit_ts)
 
 
-def encode_watermark(commit_ts: int) -> Message:
+def build_encoder(
+    config: CodecConfig,
+    table: TableSchema,
+    *,
+    build_ts_ms: int,
+    topic: str,
+    registry: SchemaRegistry | None,
+    claim_check: ClaimCheckStore | None,
+) -> OpenProtocolEncoder:
+    """The encoder of one table (`codec.build_encoder`); open-protocol writes no "now", and
+    `topic` and `registry` are avro's."""
+    return OpenProtocolEncoder(config, table, claim_check=claim_check)
+
+
+def encode_table_ddl(
+    config: CodecConfig,
+    table: TableSchema,
+    previous: TableSchema | None,
+    query: str,
+    *,
+    commit_ts: int,
+    build_ts_ms: int,
+) -> Message:
+    """The DDL event announcing `table` (`codec.encode_ddl`), for every partition."""
+    return OpenProtocolEncoder(config, table).encode_ddl(previous, query, commit_ts)
+
+
+def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -> Message:
     """The resolved event (tiflow `EncodeCheckpointEvent`): its key JSON framed, and a
-    value of one zero length."""
+    value of one zero length (nothing to compress)."""
     key, value = frame(resolved_key(commit_ts), b"")
     return Message(key=key, value=value, commit_ts=commit_ts)
+
+
+def build_batcher(config: CodecConfig) -> OpenProtocolBatcher:
+    """One partition's batcher (`codec.build_batcher`): up to `max-batch-size` events in a
+    message within `max-message-bytes`."""
+    return OpenProtocolBatcher(config.max_batch_size, config.max_message_bytes)

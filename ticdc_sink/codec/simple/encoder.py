@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, EncodedBatch, Message
+from ticdc_sink.codec import (
+    RECORD_OVERHEAD,
+    ClaimCheckStore,
+    EncodedBatch,
+    Message,
+    SchemaRegistry,
+)
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import ROW_KEY, LargeMessagePolicy
 from ticdc_sink.codec.simple import avro_row, json_row
@@ -27,7 +33,13 @@ from ticdc_sink.errors import ConfigError, MessageTooLargeError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["SimpleEncoder", "encode_ddl", "encode_watermark"]
+__all__ = [
+    "SimpleEncoder",
+    "build_encoder",
+    "encode_ddl",
+    "encode_table_ddl",
+    "encode_watermark",
+]
 
 
 class _Marshaller(Protocol):
@@ -95,6 +107,37 @@ def encode_ddl(
     marshal = avro_row.marshal_ddl if _is_avro(config) else json_row.marshal_ddl
     value = compress(config.large_message_handle_compression, marshal(ddl))
     return Message(key=None, value=value, commit_ts=commit_ts)
+
+
+def encode_table_ddl(
+    config: CodecConfig,
+    table: TableSchema,
+    previous: TableSchema | None,
+    query: str,
+    *,
+    commit_ts: int,
+    build_ts_ms: int,
+) -> Message:
+    """The DDL message announcing `table` (`codec.encode_ddl`): CREATE without
+    `previous`, else ALTER."""
+    ddl_type = "CREATE" if previous is None else "ALTER"
+    return encode_ddl(
+        config, ddl_type, query, commit_ts, build_ts_ms=build_ts_ms, table=table, pre_table=previous
+    )
+
+
+def build_encoder(
+    config: CodecConfig,
+    table: TableSchema,
+    *,
+    build_ts_ms: int,
+    topic: str,
+    registry: SchemaRegistry | None,
+    claim_check: ClaimCheckStore | None,
+) -> SimpleEncoder:
+    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    avro's."""
+    return SimpleEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
 
 
 class SimpleEncoder:

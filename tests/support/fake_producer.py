@@ -1,0 +1,68 @@
+"""The one fake of the sink's producer (`ticdc_sink.producer.KafkaProducer`, as the writer
+calls it), for tests of the write loop and the commit step without a broker.
+
+`FakeProducer(partitions=3, topic_limit=None)` is its own factory (`producer_factory=
+fake`), so a test reads what a task or the commit step sent:
+
+| call | what the fake does |
+| --- | --- |
+| `partition_count(topic)` | `partitions`, for every topic |
+| `topic_max_message_bytes(topic)` | `topic_limit` (None: the brokers do not say) |
+| `send(topic, partition, key, value)` | appends to `sent`; fails after `flush()` |
+| `flush()`, `close()` | set `flushed`, `closed`; everything sent counts as delivered |
+| `delivered` | messages and key + value bytes per (topic, partition) |
+
+`values()` parses every sent value as JSON. `tests/support/fake_kafka.py` fakes the level
+below: confluent_kafka's clients under a real `KafkaProducer`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ticdc_sink.producer import PartitionStats
+
+__all__ = ["FakeProducer"]
+
+
+class FakeProducer:
+    """Records sends; every message counts as delivered at flush."""
+
+    def __init__(self, partitions: int = 3, topic_limit: int | None = None) -> None:
+        self.partitions = partitions
+        self.topic_limit = topic_limit
+        self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
+        self.flushed = self.closed = False
+
+    def __call__(self, config: Any) -> FakeProducer:
+        return self
+
+    def partition_count(self, topic: str) -> int:
+        return self.partitions
+
+    def topic_max_message_bytes(self, topic: str) -> int | None:
+        return self.topic_limit
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        assert not self.flushed
+        self.sent.append((topic, partition, key, value))
+
+    def flush(self) -> None:
+        self.flushed = True
+
+    def close(self) -> None:
+        self.closed = True
+
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]:
+        stats: dict[tuple[str, int], PartitionStats] = {}
+        for topic, partition, key, value in self.sent:
+            old = stats.get((topic, partition), PartitionStats(0, 0))
+            size = len(key or b"") + len(value or b"")
+            stats[(topic, partition)] = PartitionStats(old.messages + 1, old.bytes + size)
+        return stats
+
+    def values(self) -> list[dict[str, Any]]:
+        return [orjson.loads(v) for _, _, _, v in self.sent]

@@ -1,0 +1,51 @@
+"""The module maps stay true: README's "Layout" section and CONTRIBUTING.md's "Where things
+live" name every module and package of `ticdc_sink`, and every protocol package of
+`ticdc_sink.codec`, so neither can miss a module added later."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "ticdc_sink"
+
+
+def _modules() -> list[str]:
+    """`name.py` for each module of the package, `name/` for each subpackage."""
+    found = [p.name for p in PACKAGE.glob("*.py")]
+    found += [f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()]
+    return sorted(found)
+
+
+def _protocols() -> list[str]:
+    codec = PACKAGE / "codec"
+    return sorted(p.name for p in codec.iterdir() if (p / "__init__.py").exists())
+
+
+def _section(path: Path, heading: str) -> str:
+    """The text of the `## heading` section of a Markdown file."""
+    text = path.read_text()
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match is not None, f"{path.name} has no section {heading!r}"
+    return match.group(1)
+
+
+MAPS = {
+    "README.md": _section(ROOT / "README.md", "Layout"),
+    "CONTRIBUTING.md": _section(ROOT / "CONTRIBUTING.md", "Where things live"),
+}
+
+
+@pytest.mark.parametrize("document", sorted(MAPS))
+def test_the_map_names_every_module(document: str) -> None:
+    missing = [name for name in _modules() if name not in MAPS[document]]
+    assert missing == [], f"{document} does not name {missing}"
+
+
+@pytest.mark.parametrize("document", sorted(MAPS))
+def test_the_map_names_every_protocol_package(document: str) -> None:
+    missing = [name for name in _protocols() if name not in MAPS[document]]
+    assert missing == [], f"{document} does not name {missing}"

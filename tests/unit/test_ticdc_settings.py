@@ -1,0 +1,195 @@
+"""Every TiCDC Kafka-sink setting is honoured or refused by name, never silently taken
+(issue 16 items 6 and 7): the settings of ticdc_sink.ticdc_settings, as config applies
+them. TiCDC's own rules are quoted from tiflow v8.5 (pkg/config/sink.go,
+pkg/sink/kafka/options.go) and pingcap/ticdc (pkg/config/sink.go)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ticdc_sink.config import SinkConfig, is_secret
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.ticdc_settings import SETTINGS, Fate, setting
+
+BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
+
+
+def error(options: dict[str, str]) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        SinkConfig.from_options({**BASE, **options})
+    return info.value
+
+
+def toml(tmp_path: Path, text: str) -> dict[str, str]:
+    path = tmp_path / "changefeed.toml"
+    path.write_text(text)
+    return {"config": str(path)}
+
+
+# -- max-retry: sarama's Producer.Retry.Max, as librdkafka's retries -----------------------
+
+
+def test_max_retry_is_librdkafkas_message_send_max_retries() -> None:
+    c = SinkConfig.from_options({**BASE, "sink-uri": "kafka://b:9092/t?max-retry=3"})
+    assert c.kafka.client_config["message.send.max.retries"] == "3"
+    assert c.kafka.producer_config()["message.send.max.retries"] == "3"
+
+
+def test_a_negative_max_retry_keeps_ticdcs_default_of_5() -> None:
+    # tiflow options.go: `if *urlParameter.MaxRetry >= 0 { o.MaxRetry = ... }`, default 5.
+    c = SinkConfig.from_options({**BASE, "max-retry": "-1"})
+    assert c.kafka.client_config["message.send.max.retries"] == "5"
+
+
+def test_max_retry_0_needs_a_producer_that_is_not_idempotent() -> None:
+    e = error({"max-retry": "0"})
+    assert str(e).splitlines()[0] == (
+        "ticdc: option 'max-retry' is '0'; use 1 or more: the sink's producer is idempotent "
+        "(kafka.enable.idempotence), which needs retries; or set kafka.enable.idempotence=false"
+    )
+    c = SinkConfig.from_options({**BASE, "max-retry": "0", "kafka.enable.idempotence": "false"})
+    assert c.kafka.client_config["message.send.max.retries"] == "0"
+
+
+def test_max_retry_must_be_an_integer() -> None:
+    assert error({"max-retry": "many"}).option == "max-retry"
+
+
+# -- settings with no equivalent here: refused by name, with the reason ---------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("sasl-gssapi-password", "hunter2", "logs in to Kerberos with a keytab"),
+        ("sasl-gssapi-kerberos-config-path", "/etc/krb5.conf", "KRB5_CONFIG"),
+        ("sasl-gssapi-disable-pafxfast", "true", "gokrb5"),
+        ("sasl-oauth-audience", "kafka", "no audience parameter"),
+        ("send-all-bootstrap-at-start", "true", "when a changefeed starts"),
+        ("avro-enable-watermark", "true", "testing mode"),
+        ("glue-schema-registry-config", '{"region": "x"}', "AWS Glue"),
+    ],
+)
+def test_settings_without_an_equivalent_are_refused_with_why(name, value, reason) -> None:
+    e = error({"sink-uri": f"kafka://b:9092/t?{name}={value}"})
+    first = str(e).splitlines()[0]
+    assert first.startswith(
+        f"ticdc: sink-uri parameter '{name}' is a TiCDC setting this sink does not support ("
+    )
+    assert reason in first and first.endswith("; remove it")
+    assert e.option == name
+    if is_secret(name):
+        assert value not in str(e)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("avro-include-before-value", "true"),
+        ("output-row-key", "true"),
+        ("column-selectors", '[{"matcher": ["*.*"], "columns": ["a"]}]'),
+    ],
+)
+def test_settings_not_built_yet_are_refused_by_name(name: str, value: str) -> None:
+    e = error({name: value})
+    assert str(e).startswith(f"ticdc: option '{name}' is a TiCDC setting this sink does not ")
+    assert "does not support yet (" in str(e)
+
+
+def test_refused_settings_at_ticdcs_default_are_accepted(tmp_path: Path) -> None:
+    # As a changefeed file TiCDC exported lists them.
+    options = toml(
+        tmp_path,
+        "[sink]\nsend-all-bootstrap-at-start = false\ntransaction-atomicity = 'none'\n"
+        "column-selectors = []\n"
+        "[sink.kafka-config]\nsasl-gssapi-disable-pafxfast = false\nsasl-oauth-audience = ''\n"
+        "sasl-gssapi-kerberos-config-path = ''\noutput-raw-change-event = false\n"
+        "[sink.kafka-config.glue-schema-registry-config]\nregion = ''\nregistry-name = ''\n"
+        "[sink.kafka-config.codec-config]\navro-include-before-value = false\n"
+        "output-row-key = false\n"
+        "[sink.kafka-config.large-message-handle]\nlarge-message-handle-compression = 'none'\n"
+        "[filter]\nrules = ['*.*']\nignore-txn-start-ts = []\n"
+        "[integrity]\nintegrity-check-level = 'none'\ncorruption-handle-level = 'warn'\n",
+    )
+    c = SinkConfig.from_options({**BASE, **options})
+    assert c == SinkConfig.from_options(BASE)
+
+
+def test_sasl_gssapi_auth_type_user_is_refused() -> None:
+    e = error({"sasl-gssapi-auth-type": "user", "sasl-gssapi-user": "cdc"})
+    assert "use keytab (librdkafka logs in with a keytab, not a password)" in str(e)
+
+
+# -- issue 16 item 7: where TiCDC errors, so does the sink ---------------------------------
+
+
+def test_transaction_atomicity_table_is_an_error_on_kafka_as_in_ticdc() -> None:
+    # tiflow AtomicityLevel.validate: "table level atomicity is not supported by kafka scheme"
+    e = error({"sink-uri": "kafka://b:9092/t?transaction-atomicity=table"})
+    assert "table level atomicity is not supported by kafka scheme" in str(e)
+    assert e.option == "transaction-atomicity"
+    for accepted in ("none", "", "NONE"):
+        SinkConfig.from_options({**BASE, "transaction-atomicity": accepted})
+
+
+def test_a_rule_with_dispatcher_and_partition_is_an_error_as_in_ticdc(tmp_path: Path) -> None:
+    # tiflow SinkConfig.validateAndAdjust: "dispatcher and partition cannot be configured both"
+    both = "dispatcher and partition cannot be configured both (TiCDC's rule)"
+    rules = '[{"matcher": ["db.*"], "dispatcher": "ts", "partition": "table"}]'
+    e = error({"dispatchers": rules})
+    assert both in str(e) and e.option == "dispatchers"
+    # A single catch-all rule in the file becomes the partition option: checked too.
+    options = toml(
+        tmp_path, "[sink]\ndispatchers = [{matcher = ['*.*'], dispatcher = 'ts', partition = 'ts'}]"
+    )
+    assert both in str(error(options))
+    # Either one alone is the partition rule.
+    c = SinkConfig.from_options(
+        {**BASE, "dispatchers": '[{"matcher": ["db.*"], "dispatcher": "ts"}]'}
+    )
+    assert c.routing.dispatchers[0].partition.value == "ts"
+
+
+@pytest.mark.parametrize("key", ["target-schema", "target-table"])
+def test_table_routing_keys_of_a_rule_are_refused_unless_empty(tmp_path: Path, key) -> None:
+    rules = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": "{{schema}}_bak"}}]'
+    e = error({"dispatchers": rules})
+    assert f"rule key '{key}' is a TiCDC setting this sink does not support yet" in str(e)
+    options = toml(tmp_path, f"[sink]\ndispatchers = [{{matcher = ['*.*'], {key} = 'x'}}]")
+    assert f"rule key '{key}'" in str(error(options))
+    empty = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": ""}}]'
+    assert SinkConfig.from_options({**BASE, "dispatchers": empty}).routing.dispatchers
+
+
+# -- changefeed sections that change TiCDC's output ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[filter]\nrules = ['db.*']\n", "[filter] key 'rules'"),
+        (
+            "[filter]\n[[filter.event-filters]]\nmatcher = ['db.*']\nignore-event = ['insert']\n",
+            "[filter] key 'event-filters'",
+        ),
+        ("[filter]\nignore-txn-start-ts = [42]\n", "[filter] key 'ignore-txn-start-ts'"),
+        ("[integrity]\nintegrity-check-level = 'correctness'\n", "key 'integrity-check-level'"),
+        ("[integrity]\ncorruption-handle-level = 'error'\n", "key 'corruption-handle-level'"),
+    ],
+)
+def test_filter_and_integrity_settings_are_refused_by_name(tmp_path: Path, text, key) -> None:
+    e = error(toml(tmp_path, text))
+    assert f"{key} is a TiCDC setting this sink does not support" in str(e)
+
+
+# -- the declarations -----------------------------------------------------------------------
+
+
+def test_settings_are_declared_once_with_a_reason() -> None:
+    names = [s.name for s in SETTINGS]
+    assert len(names) == len(set(names))
+    assert all(s.note.strip() and "|" not in s.note for s in SETTINGS)
+    assert setting("max-retry") is not None and setting("max-retry").fate is Fate.LIBRDKAFKA
+    assert setting("no-such-setting") is None

@@ -1,0 +1,25 @@
+"""protocol=avro as the rest of the sink sees it (see `ticdc_sink.codec.spec`).
+
+No watermark: TiCDC's avro watermark (`avro-enable-watermark`) is a testing mode that
+Confluent consumers cannot read."""
+
+from __future__ import annotations
+
+from ticdc_sink.codec.spec import ProtocolSpec
+
+__all__ = ["SPEC"]
+
+SPEC = ProtocolSpec(
+    name="avro",
+    module="ticdc_sink.codec.avro.encoder",
+    decoder="ticdc_sink.decode.avro",
+    aliases=("flat-avro",),
+    needs_registry=True,
+    operation_needs_tidb_extension=True,
+    old_values=False,
+    options=(
+        "avro-decimal-handling-mode",
+        "avro-bigint-unsigned-handling-mode",
+        "subject-name-strategy",
+    ),
+)

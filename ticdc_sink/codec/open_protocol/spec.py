@@ -1,0 +1,27 @@
+"""protocol=open-protocol as the rest of the sink sees it (see `ticdc_sink.codec.spec`)."""
+
+from __future__ import annotations
+
+from ticdc_sink.codec.spec import LARGE_MESSAGE_POLICIES, ProtocolSpec, Watermark
+
+__all__ = ["SPEC"]
+
+SPEC = ProtocolSpec(
+    name="open-protocol",
+    module="ticdc_sink.codec.open_protocol.encoder",
+    decoder="ticdc_sink.decode.open_protocol",
+    # TiCDC's `default` protocol (tiflow config.ParseSinkProtocolFromString).
+    aliases=("default",),
+    ddl=True,
+    # Its resolved event, always (tiflow open/open_protocol_encoder.go EncodeCheckpointEvent).
+    watermark=Watermark.ALWAYS,
+    large_message_policies=LARGE_MESSAGE_POLICIES,
+    batching=True,
+    old_values_option="open-output-old-value",
+    options=(
+        "only-output-updated-columns",
+        "delete-only-output-handle-key-columns",
+        "open-output-old-value",
+    ),
+    shared_options=("max-batch-size", "large-message-handle-compression"),
+)

@@ -1,0 +1,76 @@
+"""Writing one batch, split by where each step runs:
+
+    plan.py    the driver plans the batch (table template, options checked once)
+    task.py    each Spark task writes its partition (encode, route, send, flush)
+    report.py  what tasks report back, and the batch report made of them
+    commit.py  the driver announces DDL before the tasks and commits after them
+               (schema and watermark recorded, then the watermark sent)
+
+`task` and `commit` build on `plan` and `report`, never on each other. Knows no Spark:
+`ticdc_sink.datasource` is the glue. The names below load on first use, so importing one
+module of the package loads no other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
+
+if TYPE_CHECKING:
+    from ticdc_sink.events import split_key_update
+    from ticdc_sink.writer.commit import (
+        commit_batch,
+        schema_change_query,
+        send_schema_change,
+        send_watermark,
+        watermark_to_send,
+    )
+    from ticdc_sink.writer.plan import (
+        TablePlan,
+        WritePlan,
+        key_column_indexes,
+        make_plan,
+        split_key_indexes,
+    )
+    from ticdc_sink.writer.report import TaskReport, batch_report
+    from ticdc_sink.writer.task import TaskWriter, write_batches
+
+__all__ = [
+    "TablePlan",
+    "TaskReport",
+    "TaskWriter",
+    "WritePlan",
+    "batch_report",
+    "commit_batch",
+    "key_column_indexes",
+    "make_plan",
+    "schema_change_query",
+    "send_schema_change",
+    "send_watermark",
+    "split_key_indexes",
+    "split_key_update",
+    "watermark_to_send",
+    "write_batches",
+]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "TablePlan": "plan",
+        "TaskReport": "report",
+        "TaskWriter": "task",
+        "WritePlan": "plan",
+        "batch_report": "report",
+        "commit_batch": "commit",
+        "key_column_indexes": "plan",
+        "make_plan": "plan",
+        "schema_change_query": "commit",
+        "send_schema_change": "commit",
+        "send_watermark": "commit",
+        "split_key_indexes": "plan",
+        "split_key_update": "task",
+        "watermark_to_send": "commit",
+        "write_batches": "task",
+    },
+)

@@ -1,0 +1,153 @@
+"""The driver's planning of one batch: the table template and the options, checked
+once on the driver and pickled to every task (identical for every attempt, which is what
+makes replays byte-identical)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+from ticdc_sink import claim_check, codec, tso
+from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
+
+__all__ = ["TablePlan", "WritePlan", "key_column_indexes", "make_plan", "split_key_indexes"]
+
+
+@attrs.frozen
+class TablePlan:
+    """How to build a table's schema on an executor: the DataFrame's table columns as a
+    template, renamed per `_database` / `_table` value. Built and validated on the
+    driver, so a bad type fails before any task runs."""
+
+    template: TableSchema
+    fixed_table_id: int | None = None
+    default_database: str | None = None
+    default_table: str | None = None
+
+    @property
+    def named_table(self) -> TableSchema | None:
+        """The table when options name it; None when rows name their tables."""
+        if self.default_database and self.default_table:
+            return self.template
+        return None
+
+    def schema_for(self, database: str, table: str) -> TableSchema:
+        if (database, table) == (self.template.database, self.template.table):
+            return self.template
+        table_id = self.fixed_table_id or stable_table_id(database, table)
+        return attrs.evolve(self.template, database=database, table=table, table_id=table_id)
+
+
+@attrs.frozen
+class WritePlan:
+    """Everything a task needs, pickled once on the driver and identical for every
+    attempt of every task of one batch (this is what makes replays byte-identical)."""
+
+    config: SinkConfig
+    tables: TablePlan
+    commit_ts: int
+    build_ts_ms: int
+    batch_id: int | None = None
+    planned_at: float = 0.0  # wall clock (time.time()) when planned, for batch reports
+    # Rows must have a commit ts above this watermark, the last one sent before this
+    # batch (`SinkState.watermark_floor`); None: none to respect.
+    watermark_floor: int | None = None
+
+
+# Placeholder names for the table template when `_database` / `_table` columns name the
+# tables row by row; each row's own names replace them on the executors.
+_ROUTED = "_routed_by_column"
+
+
+def make_plan(
+    config: SinkConfig,
+    schema: Any,
+    commit_ts: int,
+    *,
+    batch_id: int | None,
+    watermark_floor: int | None = None,
+) -> WritePlan:
+    """The plan of one batch, made on the driver from the DataFrame's Spark schema: the
+    table template is built and an encoder compiled once here, so a bad type or an option
+    the codec refuses fails before any task runs.
+
+    Raises:
+        SchemaError: the table schema cannot be derived.
+        ConfigError: the codec refuses an option; partition-columns or index name what
+            the table does not have.
+    """
+    inp = config.input
+    build_ts_ms = tso.physical_ms(commit_ts)
+    # Without a database or table option the names come from table-ddl, or row by row
+    # from the `_database` / `_table` columns; the template then carries a placeholder.
+    ddl = parse_table_ddl(inp.table_ddl) if inp.table_ddl else None
+    fields = schema.fieldNames()
+    # The metadata columns as the frame spells them (names match in any case); a frame
+    # with two spellings of one fails here, before any task.
+    layout = inp.layout().bind(fields)
+    database = inp.database or (ddl and ddl.database)
+    table = inp.table or (ddl and ddl.table)
+    template = build_table_schema(
+        database or (_ROUTED if layout.database_column in fields else None),
+        table or (_ROUTED if layout.table_column in fields else None),
+        schema,
+        reserved=layout.reserved,
+        column_types=dict(inp.column_types),
+        table_ddl=inp.table_ddl,
+        primary_key=inp.primary_key,
+        table_id=inp.table_id,
+        version=inp.schema_version,
+    )
+    # Build the template's encoder once here, so an option the codec refuses (a protocol
+    # or large-message option not implemented) fails on the driver, before any task.
+    codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    if config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+        # Fails here, before any task, when the storage cannot be opened.
+        claim_check.open_store(config.codec.claim_check_storage_uri or "")
+    if database and table:
+        # The same for the dispatcher: partition-columns or an index the table lacks is an
+        # option error, raised here rather than in every task (rows naming their own
+        # tables share these columns, but the message would name the placeholder).
+        config.routing.route(template)
+    if config.codec.ddl_on_first_batch and not (database and table):
+        raise ConfigError(
+            "option 'ddl-on-first-batch' needs the table named by the options 'database' "
+            "and 'table' (or 'table-ddl'); rows naming their own tables have no first batch "
+            "the driver can see",
+            option="ddl-on-first-batch",
+        )
+    return WritePlan(
+        config=config,
+        tables=TablePlan(
+            template,
+            fixed_table_id=inp.table_id,
+            default_database=database or None,
+            default_table=table or None,
+        ),
+        commit_ts=commit_ts,
+        build_ts_ms=build_ts_ms,
+        batch_id=batch_id,
+        planned_at=time.time(),
+        watermark_floor=watermark_floor,
+    )
+
+
+def key_column_indexes(schema: TableSchema) -> tuple[int, ...]:
+    """Positions of the columns TiCDC flags as unique key or handle key."""
+    handle = set(schema.handle_key)
+    return tuple(
+        i for i, c in enumerate(schema.columns) if c.name in handle or schema.is_unique_key(c.name)
+    )
+
+
+def split_key_indexes(schema: TableSchema, codec_config: CodecConfig) -> tuple[int, ...]:
+    """The columns whose change splits an UPDATE into DELETE + INSERT: the unique and
+    handle key columns, or none with output-raw-change-event, which sends every UPDATE
+    as it is (tiflow `cdc/model/sink.go`, `SingleTableTxn.TrySplitAndSortUpdateEvent`)."""
+    if codec_config.output_raw_change_event:
+        return ()
+    return key_column_indexes(schema)

@@ -1,0 +1,514 @@
+"""The per-partition write loop shared by the batch and the streaming writer. Knows no
+Spark: it takes Arrow record batches and plain values, so the whole loop runs in unit
+tests with a fake producer.
+
+    record batches -> ChangeBatch / RowChange (events) -> key-changing UPDATE split
+      -> encoder per table (codec) -> topic and partition (routing) -> producer
+      -> flush, every delivery checked -> TaskReport (travels back in the commit message)
+
+A task refuses rows whose commit ts is at or below the last watermark sent before its
+batch (`WritePlan.watermark_floor`), unless `allow-commit-ts-below-watermark`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_sink import claim_check, codec
+from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
+from ticdc_sink.errors import InputError
+from ticdc_sink.events import (
+    ChangeBatch,
+    RowChange,
+    read_change_batches,
+    split_key_update,
+)
+from ticdc_sink.order_check import CommitOrderCheck
+from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.routing import Route
+from ticdc_sink.schema import TableSchema
+from ticdc_sink.writer.plan import WritePlan, split_key_indexes
+from ticdc_sink.writer.report import TaskReport
+
+__all__ = ["TaskWriter", "write_batches"]
+
+# The logger operators know from before the split into a package (README, "Reports").
+logger = logging.getLogger("ticdc_sink.writer")
+
+ProducerFactory = Callable[..., Any]
+RegistryFactory = Callable[..., Any]
+
+# The fast path checks the bootstrap interval (send-bootstrap-interval-in-sec) at least
+# every this many rows; the row path checks it before every row.
+_BOOTSTRAP_CLOCK_ROWS = 1024
+
+# TiCDC keeps this much below a topic's max.message.bytes (tiflow pkg/sink/kafka/options.go,
+# maxMessageBytesOverhead).
+_TOPIC_LIMIT_MARGIN = 128
+
+
+class _TableOutput:
+    """One table's encoder, topic, dispatcher and bootstrap schedule inside one task."""
+
+    def __init__(
+        self,
+        plan: WritePlan,
+        schema: TableSchema,
+        route: Route,
+        registry: codec.SchemaRegistry | None,
+        codec_config: CodecConfig | None = None,
+        store: codec.ClaimCheckStore | None = None,
+    ) -> None:
+        self.schema = schema
+        self.topic = route.topic
+        # The codec options for this topic: max-message-bytes may be the topic's, lower.
+        self.codec = codec_config or plan.config.codec
+        self.encoder = codec.build_encoder(
+            self.codec,
+            schema,
+            build_ts_ms=plan.build_ts_ms,
+            topic=route.topic,
+            registry=registry,
+            claim_check=store,
+        )
+        self.dispatcher = route.dispatcher
+        self.key_indexes = split_key_indexes(schema, self.codec)
+        self.rows_since_bootstrap = 0
+        self.last_bootstrap = float("-inf")
+
+
+class TaskWriter:
+    def __init__(
+        self,
+        plan: WritePlan,
+        producer: Any,
+        partition_id: int,
+        registry: codec.SchemaRegistry | None = None,
+    ) -> None:
+        self.plan = plan
+        self.producer = producer
+        if plan.config.codec.spec.batching:
+            self.producer = _BatchingProducer(producer, self._batcher_for)
+        self.registry = registry
+        self.partition_id = partition_id
+        self.schemas: dict[tuple[str, str], TableSchema] = {}
+        self.outputs: dict[tuple[str, str], _TableOutput] = {}
+        self.partition_counts: dict[str, int] = {}
+        self.order = CommitOrderCheck()
+        self.rows = 0
+        self.diverted = 0
+        self.below_watermark = 0
+        self.max_commit_ts = 0
+        codec_config = plan.config.codec
+        self.store: codec.ClaimCheckStore | None = None
+        if codec_config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+            self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
+        self.codecs: dict[str, CodecConfig] = {}
+        self.bootstrap_on = (
+            codec_config.spec.bootstrap
+            and codec_config.send_bootstrap_interval_in_sec > 0
+            and codec_config.send_bootstrap_in_msg_count > 0
+        )
+
+    def schema_for(self, database: str, table: str) -> TableSchema:
+        """One TableSchema object per table for the whole task (encoders key on it)."""
+        schema = self.schemas.get((database, table))
+        if schema is None:
+            schema = self.schemas[(database, table)] = self.plan.tables.schema_for(database, table)
+        return schema
+
+    def output_for(self, schema: TableSchema) -> _TableOutput:
+        key = (schema.database, schema.table)
+        out = self.outputs.get(key)
+        if out is None:
+            route = self.plan.config.routing.route(schema)
+            out = self.outputs[key] = _TableOutput(
+                self.plan, schema, route, self.registry, self.codec_for(route.topic), self.store
+            )
+        return out
+
+    def codec_for(self, topic: str) -> CodecConfig:
+        """The codec options for `topic`: max-message-bytes lowered to the topic's
+        `max.message.bytes` - 128 where the brokers report it, as TiCDC does at start."""
+        config = self.codecs.get(topic)
+        if config is None:
+            config = self.plan.config.codec
+            # Producers that cannot describe topics (test fakes) keep the option's value;
+            # debezium has no encoder-side size check (tiflow), so it need not ask.
+            describe = getattr(self.producer, "topic_max_message_bytes", None)
+            if describe is not None and config.spec.size_check:
+                self.partition_count(topic)  # creates a missing topic first
+                topic_limit = describe(topic)
+                if topic_limit is not None:
+                    limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
+                    if limit < config.max_message_bytes:
+                        # TiCDC warns when the topic's limit is not above the option.
+                        log = (
+                            logger.warning
+                            if topic_limit <= config.max_message_bytes
+                            else logger.debug
+                        )
+                        log(
+                            "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
+                            topic,
+                            topic_limit,
+                            config.max_message_bytes,
+                            limit,
+                        )
+                        config = attrs.evolve(config, max_message_bytes=limit)
+            self.codecs[topic] = config
+        return config
+
+    def _batcher_for(self, topic: str) -> codec.MessageBatcher:
+        batcher = codec.build_batcher(self.codec_for(topic))
+        assert batcher is not None  # the protocol batches: asked before
+        return batcher
+
+    def partition_count(self, topic: str) -> int:
+        n = self.partition_counts.get(topic)
+        if n is None:
+            n = self.partition_counts[topic] = self.producer.partition_count(topic)
+        return n
+
+    def send(self, topic: str, partition: int, message: codec.Message) -> None:
+        self.producer.send(topic, partition, message.key, message.value)
+        if message.diverted:
+            self.diverted += 1
+
+    def maybe_bootstrap(self, out: _TableOutput) -> None:
+        """Simple protocol: a BOOTSTRAP before the table's first row in this task, then
+        every `send-bootstrap-interval-in-sec` or `send-bootstrap-in-msg-count` rows."""
+        if not self.bootstrap_on:
+            return
+        cfg = self.plan.config.codec
+        now = time.monotonic()
+        due = (
+            out.last_bootstrap == float("-inf")
+            or out.rows_since_bootstrap >= cfg.send_bootstrap_in_msg_count
+            or now - out.last_bootstrap >= cfg.send_bootstrap_interval_in_sec
+        )
+        if not due:
+            return
+        message = out.encoder.encode_bootstrap()
+        if message is not None:
+            n = self.partition_count(out.topic)
+            for partition in range(n) if cfg.send_bootstrap_to_all_partition else (0,):
+                self.send(out.topic, partition, message)
+        out.rows_since_bootstrap = 0
+        out.last_bootstrap = now
+
+    def check_order(self, change: RowChange) -> None:
+        schema = change.table
+        image = change.row if change.row is not None else change.before
+        indexes = schema.handle_key_indexes
+        if not indexes or image is None:
+            return
+        self.order.check_row(schema, tuple(image[i] for i in indexes), change.commit_ts)
+
+    def check_watermark(self, batch: ChangeBatch) -> None:
+        """Rows at or below the watermark floor (the last watermark sent before this
+        batch) are refused, or counted when allow-commit-ts-below-watermark is set. The
+        batch's default commit ts is chosen above the floor, so only a `_commit_ts`
+        column can fall below it.
+
+        Raises:
+            InputError: naming the table, the key and commit ts of the first such row,
+                and the watermark.
+        """
+        floor = self.plan.watermark_floor
+        if floor is None or batch.commit_ts is None:
+            return
+        # uint64: every TSO fits (events.py refuses commit ts below 1), whatever the type.
+        commit_ts = pc.cast(batch.commit_ts, pa.uint64())
+        low = pc.less_equal(commit_ts, pa.scalar(floor, pa.uint64()))
+        count = pc.sum(low).as_py() or 0
+        if not count:
+            return
+        if self.plan.config.input.allow_commit_ts_below_watermark:
+            self.below_watermark += count
+            return
+        first = pc.index(low, True).as_py()
+        table = batch.table
+        name = f"{table.database}.{table.table}"
+        key = ", ".join(
+            f"{table.columns[i].name}={_value_at(batch.columns[i], first)!r}"
+            for i in table.handle_key_indexes
+        )
+        column = self.plan.config.input.commit_ts_column
+        ts = commit_ts[first].as_py()
+        raise InputError(
+            f"row of {name} with key ({key or 'no handle key'}) has commit ts {ts}, "
+            f"at or below watermark {floor} that an earlier batch sent "
+            f"({count} such rows in this record batch); a consumer would read it after a "
+            f"watermark that promised no more. Keep {column!r} above the last watermark "
+            "(see README, Delivery guarantees), or set allow-commit-ts-below-watermark=true "
+            "to send such rows anyway",
+            table=name,
+            column=column,
+            value=ts,
+        )
+
+    def write_change(self, change: RowChange, *, checked: bool = False) -> None:
+        """One row's messages; `checked`: its commit-ts order was already checked."""
+        if not checked:
+            self.check_order(change)
+        out = self.output_for(change.table)
+        self.maybe_bootstrap(out)
+        n = self.partition_count(out.topic)
+        for event in split_key_update(change, out.key_indexes):
+            partition = out.dispatcher.partition(event, n)
+            self.send(out.topic, partition, out.encoder.encode_row(event))
+        out.rows_since_bootstrap += 1
+        self.rows += 1
+        self.max_commit_ts = max(self.max_commit_ts, change.commit_ts)
+
+    def write_batch(self, batch: ChangeBatch) -> None:
+        """All rows of one table's batch: the same messages, partitions, bootstraps and
+        order checks as `write_change` per row, with the messages rendered column-wise
+        (`encode_batch`) and the rest (values it left to the row path, messages above
+        max-message-bytes) taken from `encode_row`, before anything is sent."""
+        out = self.output_for(batch.table)
+        self.check_order_batch(batch)
+        encoded = out.encoder.encode_batch(batch, out.key_indexes)
+        events: list[RowChange] | None = None
+        from_rows = encoded.row_path_messages(out.codec.max_message_bytes)
+        if from_rows:
+            events = batch.to_events(out.key_indexes)
+            for i in from_rows:
+                message = out.encoder.encode_row(events[i])
+                encoded.replace(i, message)
+                if message.diverted:
+                    self.diverted += 1
+        values = encoded.values
+        keys = encoded.keys
+        row_ends = encoded.row_ends
+        # Asked only now: a refused row fails the batch before the topic is even created.
+        n = self.partition_count(out.topic)
+        constant = out.dispatcher.constant_partition(n)
+        partitions: list[int] | None = None
+        if constant is None:
+            if events is None:
+                events = batch.to_events(out.key_indexes)
+            partition = out.dispatcher.partition
+            partitions = [partition(event, n) for event in events]
+        rows = batch.rows
+        topic = out.topic
+        start = 0
+        while start < rows:
+            stop = rows
+            if self.bootstrap_on:
+                self.maybe_bootstrap(out)
+                due = self.plan.config.codec.send_bootstrap_in_msg_count - out.rows_since_bootstrap
+                stop = min(rows, start + max(due, 1), start + _BOOTSTRAP_CLOCK_ROWS)
+            first = start if row_ends is None else (row_ends[start - 1] if start else 0)
+            last = stop if row_ends is None else row_ends[stop - 1]
+            self._send_run(topic, constant, partitions, encoded.key, keys, values, first, last)
+            out.rows_since_bootstrap += stop - start
+            start = stop
+        self.rows += rows
+        if batch.commit_ts is None:
+            top = batch.default_commit_ts
+        else:
+            top = pc.max(batch.commit_ts).as_py()
+        self.max_commit_ts = max(self.max_commit_ts, top)
+
+    def _send_run(
+        self,
+        topic: str,
+        constant: int | None,
+        partitions: list[int] | None,
+        key: bytes | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        first: int,
+        last: int,
+    ) -> None:
+        """Messages [first, last) of a batch: one `send_many` to a constant partition,
+        else one `send` each to its own."""
+        send_many = getattr(self.producer, "send_many", None)
+        run_keys = None if keys is None else keys[first:last]
+        if partitions is None and send_many is not None:
+            assert constant is not None
+            send_many(topic, constant, key, values[first:last], keys=run_keys)
+            return
+        send = self.producer.send
+        for i in range(first, last):
+            partition = constant if partitions is None else partitions[i]
+            send(topic, partition, key if keys is None else keys[i], values[i])
+
+    def check_order_batch(self, batch: ChangeBatch) -> None:
+        """`check_order` for every row of a batch, in order."""
+        indexes = batch.table.handle_key_indexes
+        if indexes:
+            self.order.check_batch(
+                batch.table,
+                [batch.columns[i] for i in indexes],
+                batch.commit_ts,
+                batch.default_commit_ts,
+                batch.rows,
+            )
+
+    def report(self) -> TaskReport:
+        """Counts come from the producer's delivery reports: acknowledged, not just sent."""
+        delivered = self.producer.delivered
+        topic_messages: dict[str, int] = {}
+        topic_bytes: dict[str, int] = {}
+        for (topic, _partition), stats in delivered.items():
+            topic_messages[topic] = topic_messages.get(topic, 0) + stats.messages
+            topic_bytes[topic] = topic_bytes.get(topic, 0) + stats.bytes
+        return TaskReport(
+            partition_id=self.partition_id,
+            topics=dict(self.partition_counts),
+            partitions=frozenset(delivered),
+            max_commit_ts=self.max_commit_ts,
+            rows=self.rows,
+            messages=sum(topic_messages.values()),
+            bytes=sum(topic_bytes.values()),
+            topic_messages=topic_messages,
+            topic_bytes=topic_bytes,
+            diverted=self.diverted,
+            below_watermark=self.below_watermark,
+            planned_at=self.plan.planned_at,
+        )
+
+
+class _BatchingProducer:
+    """The task's producer for a protocol that puts several events in one Kafka message
+    (`ProtocolSpec.batching`: open-protocol): each (topic, partition)'s messages go
+    through a `codec.MessageBatcher` (built with the topic's codec options) and the merged
+    messages are sent; `flush` sends what the batchers still hold first. Every sending
+    method is defined here; the rest (partition counts, deliveries) is the producer's."""
+
+    def __init__(self, producer: Any, batcher_for: Callable[[str], codec.MessageBatcher]) -> None:
+        self._producer = producer
+        self._batcher_for = batcher_for
+        self._batchers: dict[tuple[str, int], codec.MessageBatcher] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._producer, name)
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
+        batcher = self._batchers.get((topic, partition))
+        if batcher is None:
+            batcher = self._batchers[(topic, partition)] = self._batcher_for(topic)
+        assert key is not None and value is not None  # every open-protocol event has both
+        done = batcher.add(key, value)
+        if done is not None:
+            self._producer.send(topic, partition, *done)
+
+    def send_many(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None:
+        for i, value in enumerate(values):
+            self.send(topic, partition, key if keys is None else keys[i], value)
+
+    def flush(self) -> None:
+        for (topic, partition), batcher in self._batchers.items():
+            done = batcher.flush()
+            if done is not None:
+                self._producer.send(topic, partition, *done)
+        self._producer.flush()
+
+
+def write_batches(
+    batches: Iterable[pa.RecordBatch],
+    plan: WritePlan,
+    *,
+    partition_id: int = 0,
+    producer_factory: ProducerFactory = KafkaProducer,
+    registry_factory: RegistryFactory | None = None,
+) -> TaskReport:
+    """Write one Spark partition: encode every row, send it, and return only after the
+    broker acknowledged every message.
+
+    Raises:
+        InputError: a row cannot become a change event.
+        MessageTooLargeError: an encoded message is above max-message-bytes.
+        RegistryError: the schema registry refused a schema or was unreachable.
+        DeliveryError: the broker was unreachable or refused a message.
+    """
+    config = plan.config
+    registry = None
+    if config.codec.spec.needs_registry:
+        if registry_factory is None:
+            # Imported here: the registry client pulls in an HTTP stack only avro needs.
+            from ticdc_sink.registry import ConfluentSchemaRegistry as registry_factory
+        registry = registry_factory(config.registry, config.codec.subject_name_strategy)
+    producer = producer_factory(config.kafka)
+    try:
+        task = TaskWriter(plan, producer, partition_id, registry)
+        for group in _change_batches(batches, plan, task.schema_for, task.check_watermark):
+            if isinstance(group, ChangeBatch):
+                task.write_batch(group)
+            else:
+                task.write_change(group)
+        task.producer.flush()  # open-protocol: the batched messages still held, first
+        report = task.report()
+    finally:
+        producer.close()
+        if registry is not None:
+            registry.close()
+    logger.info(
+        "ticdc task %s wrote %d rows as %d messages (%d bytes, %d diverted as large) to %d "
+        "partitions; max commit ts %d",
+        partition_id,
+        report.rows,
+        report.messages,
+        report.bytes,
+        report.diverted,
+        len(report.partitions),
+        report.max_commit_ts,
+    )
+    return report
+
+
+def _value_at(values: Any, i: int) -> Any:
+    """Row i of a converted column (an Arrow array or a list)."""
+    value = values[i]
+    return value.as_py() if isinstance(value, pa.Scalar) else value
+
+
+def _change_batches(
+    batches: Iterable[pa.RecordBatch],
+    plan: WritePlan,
+    tables: Callable[[str, str], TableSchema],
+    check: Callable[[ChangeBatch], None],
+) -> Iterator[ChangeBatch | RowChange]:
+    """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
+    of several tables, interleaved) as RowChanges in input order. `check` sees every
+    table's rows of a record batch before any of them is yielded."""
+    layout = plan.config.input.layout()
+    for batch in batches:
+        groups = read_change_batches(
+            batch,
+            layout=layout,
+            tables=tables,
+            default_database=plan.tables.default_database,
+            default_table=plan.tables.default_table,
+            default_commit_ts=plan.commit_ts,
+            time_zone=plan.config.codec.time_zone,
+        )
+        for group in groups:
+            check(group)
+        if len(groups) == 1 and groups[0].positions is None:
+            yield groups[0]
+            continue
+        ordered: list[Any] = [None] * batch.num_rows
+        for group in groups:
+            assert group.positions is not None
+            for position, change in zip(group.positions, group.to_changes(), strict=True):
+                ordered[position] = change
+        yield from ordered
