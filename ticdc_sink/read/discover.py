@@ -1,0 +1,113 @@
+"""Schema discovery on the driver: which table a read returns, found in the topic itself.
+
+Simple carries table schemas in BOOTSTRAP messages (sent before a table's first row in
+every partition, and periodically) and in DDL messages. For each partition the driver
+reads from the read's start up to the first row change of a selected table; when that
+row's schema did not come before it in the range, it also reads the partition from its
+beginning up to the start. The tasks then decode with every schema found here (and the
+schema messages they meet themselves).
+
+This module knows decoded events and offset ranges; nothing of Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
+from ticdc_sink.errors import SchemaError
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.decoding import decode_record, new_decoder
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.rows import same_columns
+from ticdc_sink.schema import TableSchema
+
+__all__ = ["choose_table", "discover_tables", "is_selected"]
+
+
+def discover_tables(
+    config: ReadConfig, log: TopicLog, ranges: Iterable[tuple[OffsetRange, int]]
+) -> tuple[TableSchema, ...]:
+    """Every table schema found before each range's first row change of a table the
+    options select, in the order found.
+
+    `ranges` pairs each range with its partition's low offset.
+
+    Raises:
+        DecodeError: a message that is not of the protocol (naming topic, partition, offset).
+    """
+    decoder = new_decoder(config)
+    found: dict[tuple[str, str, int], TableSchema] = {}
+
+    def scan(offsets: OffsetRange) -> DecodedRow | None:
+        for record in log.read(offsets):
+            event = decode_record(decoder, record, config.topic)
+            if isinstance(event, DecodedBootstrap):
+                _keep(found, event.table)
+            elif isinstance(event, DecodedDDL):
+                for table in (event.pre_table, event.table):
+                    if table is not None:
+                        _keep(found, table)
+            elif isinstance(event, DecodedRow) and is_selected(config, event.database, event.table):
+                return event
+        return None
+
+    for offsets, low in ranges:
+        if offsets.empty:
+            continue
+        first = scan(offsets)
+        if first is not None and not first.typed and low < offsets.start:
+            scan(OffsetRange(offsets.topic, offsets.partition, low, offsets.start))
+    return tuple(found.values())
+
+
+def _keep(found: dict[tuple[str, str, int], TableSchema], table: TableSchema) -> None:
+    key = (table.database, table.table, table.version)
+    found.pop(key, None)
+    found[key] = table
+
+
+def is_selected(config: ReadConfig, database: str, table: str) -> bool:
+    """Whether the options' `database` / `table` pick this table (unset: every table)."""
+    return (config.database is None or config.database == database) and (
+        config.table is None or config.table == table
+    )
+
+
+def choose_table(config: ReadConfig, tables: Iterable[TableSchema]) -> TableSchema:
+    """The table whose columns the read returns: the newest schema of the selected
+    tables, which must all have the same columns.
+
+    Raises:
+        SchemaError: no schema of a selected table was found, or the selected tables
+            differ in columns (the message lists them and the options that pick one).
+    """
+    latest: dict[tuple[str, str], TableSchema] = {}
+    for table in tables:
+        if is_selected(config, table.database, table.table):
+            key = (table.database, table.table)
+            if key not in latest or table.version >= latest[key].version:
+                latest[key] = table
+    if not latest:
+        picked = ".".join(n for n in (config.database, config.table) if n) or "any table"
+        raise SchemaError(
+            f"no schema of {picked} was found in topic {config.topic} (Simple sends one in "
+            "BOOTSTRAP and DDL messages before a table's rows); check options topic, "
+            "database, table and startingOffsets"
+        )
+    chosen = list(latest.values())
+    first = chosen[0]
+    differing = [t for t in chosen[1:] if not same_columns(first, t)]
+    if differing:
+        listed = "; ".join(_describe(t) for t in [first, *differing])
+        raise SchemaError(
+            f"topic {config.topic} holds tables with different columns ({listed}); "
+            "pick one with options database and table"
+        )
+    return first
+
+
+def _describe(table: TableSchema) -> str:
+    columns = ", ".join(f"{c.name} {c.type.to_sql()}" for c in table.columns)
+    return f"{table.database}.{table.table} ({columns})"
