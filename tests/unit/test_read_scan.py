@@ -108,3 +108,36 @@ def test_no_schema_anywhere_names_what_to_do() -> None:
     values = simple_messages(USERS, [(Op.INSERT, 10, (1, "a"), None)], bootstrap=False)
     with pytest.raises(SchemaError, match="no schema of any table was found in topic t"):
         plan_read(_config(), FakeTopicLog({0: values}))
+
+
+def test_skip_leaves_bad_messages_out_and_logs_the_count(caplog) -> None:
+    values = [
+        *simple_messages(USERS, [(Op.INSERT, 10, (1, "a"), None)]),
+        b"not json",
+        None,
+        *simple_messages(USERS, [(Op.INSERT, 11, (2, "b"), None)], bootstrap=False),
+    ]
+    with caplog.at_level("WARNING", logger="ticdc_sink.read.decoding"):
+        rows = _rows(_config(**{"on-bad-message": "skip"}), FakeTopicLog({0: values}))
+    assert [r["id"] for r in rows] == [1, 2]
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "partition 0 offsets 0..4 skipped 2 message(s)" in warning
+    assert "the first: ticdc: topic t partition 0 offset 2: the value is not JSON" in warning
+
+
+def test_truncated_simple_avro_names_topic_partition_and_offset() -> None:
+    from ticdc_sink.codec import build_encoder
+    from ticdc_sink.config import CodecConfig, EncodingFormat
+    from ticdc_sink.events import RowChange
+
+    avro = CodecConfig(encoding_format=EncodingFormat.AVRO)
+    encoder = build_encoder(avro, USERS, build_ts_ms=1)
+    bootstrap = encoder.encode_bootstrap()
+    row = encoder.encode_row(RowChange(USERS, Op.INSERT, 10, (1, "a")))
+    assert bootstrap is not None and bootstrap.value is not None and row.value is not None
+    values = [bootstrap.value, row.value[: len(row.value) // 2]]
+    config = _config(**{"encoding-format": "avro"})
+    with pytest.raises(
+        DecodeError, match="topic t partition 0 offset 1: the value is not a Simple"
+    ):
+        _rows(config, FakeTopicLog({0: values}))

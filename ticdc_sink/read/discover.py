@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import decode_record, new_decoder
+from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.rows import same_columns
@@ -35,14 +35,17 @@ def discover_tables(
     `ranges` pairs each range with its partition's low offset.
 
     Raises:
-        DecodeError: a message that is not of the protocol (naming topic, partition, offset).
+        DecodeError: a message that is not of the protocol (naming topic, partition,
+            offset), unless `on-bad-message=skip`.
     """
     decoder = new_decoder(config)
     found: dict[tuple[str, str, int], TableSchema] = {}
+    # Skipped here without a report: the tasks meet the same messages and report them.
+    skipped = BadMessages() if config.skip_bad_messages else None
 
     def scan(offsets: OffsetRange) -> DecodedRow | None:
         for record in log.read(offsets):
-            event = decode_record(decoder, record, config.topic)
+            event = decode_record(decoder, record, config.topic, skipped)
             if isinstance(event, DecodedBootstrap):
                 _keep(found, event.table)
             elif isinstance(event, DecodedDDL):

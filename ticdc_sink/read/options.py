@@ -2,7 +2,7 @@
 
 `ReadConfig.from_options` alone reads the raw option strings (Spark hands them lowercased,
 values as given). Options share the writer's names where they mean the same thing
-(`kafka.*`, `topic`, `protocol`, `encoding-format`, `time-zone`, `database`, `table`) and
+(`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`) and
 Spark's Kafka source's names for what only a reader has (`startingOffsets`,
 `endingOffsets`, `kafkaConsumer.pollTimeoutMs`).
 
@@ -30,13 +30,13 @@ READ_OPTIONS = {
     "topic": "the topic to read (required)",
     "protocol": "simple (the default)",
     "encoding-format": "simple: json (default) or avro",
-    "time-zone": "the writer's time-zone (default UTC)",
     "database": "read this database's table only",
     "table": "read this table only",
     "startingoffsets": "earliest (default), latest, or JSON {topic: {partition: offset}}",
     "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
     "kafka-columns": "true: add _topic, _partition, _offset (default false)",
     "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
+    "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
 }
 
 # What Spark itself puts among a source's options (load(path), readStream).
@@ -52,13 +52,14 @@ class ReadConfig:
     topic: str
     protocol: str = "simple"
     encoding_format: str = "json"
-    time_zone: str = "UTC"
     database: str | None = None
     table: str | None = None
     starting_offsets: str = "earliest"
     ending_offsets: str = "latest"
     kafka_columns: bool = False
     poll_timeout_s: float = 120.0
+    #: Skip (and count) messages that do not decode instead of failing.
+    skip_bad_messages: bool = False
     #: librdkafka settings (`kafka.` prefix removed), sorted by name.
     client: tuple[tuple[str, str], ...] = ()
 
@@ -102,13 +103,13 @@ class ReadConfig:
             topic=topic,
             protocol=protocol,
             encoding_format=_choice(rest, "encoding-format", "json", ("json", "avro")),
-            time_zone=rest.get("time-zone", "UTC"),
             database=rest.get("database") or None,
             table=rest.get("table") or None,
             starting_offsets=rest.get("startingoffsets", "earliest").strip(),
             ending_offsets=rest.get("endingoffsets", "latest").strip(),
             kafka_columns=_boolean(rest, "kafka-columns"),
             poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
+            skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
             client=tuple(sorted(client.items())),
         )
 

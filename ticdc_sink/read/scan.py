@@ -19,7 +19,7 @@ from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import decode_record, new_decoder
+from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -46,9 +46,12 @@ def read_range(
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end).
 
+    With `on-bad-message=skip` a message that does not decode is left out, and the count
+    logged at the end.
+
     Raises:
-        DecodeError: a message that is not of the protocol, or a row whose schema is not
-            known (each naming topic, partition and offset).
+        DecodeError: a message that is not of the protocol (unless skipped), or a row whose
+            schema is not known (each naming topic, partition and offset).
         SchemaError: a selected row of a table with other columns than `output`.
         DeliveryError: the brokers failed the read.
     """
@@ -58,8 +61,9 @@ def read_range(
         decoder = new_decoder(config, known)
         builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
         checked: set[tuple[str, str, int]] = set()
+        skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
-            event = decode_record(decoder, record, config.topic)
+            event = decode_record(decoder, record, config.topic, skipped)
             if not isinstance(event, DecodedRow):
                 continue
             if not is_selected(config, event.database, event.table):
@@ -75,6 +79,11 @@ def read_range(
                 yield builder.flush()
         if len(builder):
             yield builder.flush()
+        if skipped is not None:
+            skipped.report(
+                f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
+                f"{offsets.start}..{offsets.end - 1}"
+            )
     finally:
         if owned:
             source.close()
