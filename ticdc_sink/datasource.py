@@ -508,7 +508,8 @@ class TiCDCReader(DataSourceReader):
         self.user_schema = user_schema
 
     def partitions(self) -> list[TiCDCRangePartition]:
-        return [TiCDCRangePartition(r) for r in self.plan.ranges if not r.empty]
+        ranges = [r for r in self.plan.ranges if not r.empty] or self.plan.ranges[:1]
+        return [TiCDCRangePartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCRangePartition)

@@ -134,6 +134,8 @@ def test_offsets_kafka_columns_and_latest(spark, broker):
         endingOffsets='{"read_offsets": {"0": 5}}',
     )
     assert [r["id"] for r in middle.collect()] == [rows[2]["id"], rows[3]["id"]]
+    nothing = read(spark, broker, "read_offsets", startingOffsets="latest", endingOffsets="latest")
+    assert nothing.count() == 0 and nothing.columns == everything.columns[:-3]
 
 
 def test_a_user_schema_picks_and_casts_columns(spark, broker):

@@ -4,6 +4,8 @@ database/table, several tables, and bad messages named by topic, partition and o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.read_log import FakeTopicLog, simple_messages, table
@@ -141,3 +143,37 @@ def test_truncated_simple_avro_names_topic_partition_and_offset() -> None:
         DecodeError, match="topic t partition 0 offset 1: the value is not a Simple"
     ):
         _rows(config, FakeTopicLog({0: values}))
+
+
+def test_a_read_from_latest_has_the_schema_of_the_messages_before_it() -> None:
+    inserts = [(Op.INSERT, 10 + i, (i, f"u{i}"), None) for i in range(3)]
+    log = FakeTopicLog({0: simple_messages(USERS, inserts), 1: []})
+    config = _config(startingoffsets="latest")
+    plan = plan_read(config, log)
+    assert plan.table.column_names == ("id", "name")
+    assert log.reads == [OffsetRange("t", 0, 0, 4)]
+    assert _rows(config, FakeTopicLog({0: simple_messages(USERS, inserts), 1: []})) == []
+
+
+def test_ticdc_golden_messages_read_into_the_docs_rows() -> None:
+    # TiCDC's Simple doc examples (tests/golden/simple): the DDL adds createTime to
+    # simple.user, and its preTableSchema is the schema the doc's DML rows carry: a read
+    # returns the columns of the rows it reads, not of a schema that comes later.
+    golden = Path(__file__).resolve().parents[1] / "golden" / "simple"
+    names = ("bootstrap", "ddl_alter", "insert", "update", "delete", "watermark")
+    values: list[bytes | None] = [(golden / f"{n}.value.json").read_bytes() for n in names]
+    rows = _rows(_config(database="simple", table="user"), FakeTopicLog({0: values}))
+    assert [(r["_op"], r["_commit_ts"], r["id"], r["score"], r["_before"]) for r in rows] == [
+        ("INSERT", 447984084414103554, 1, 90.5, None),
+        (
+            "UPDATE",
+            447984099186180098,
+            1,
+            95.0,
+            {"id": 1, "name": "John Doe", "age": 25, "score": 90.5},
+        ),
+        ("DELETE", 447984114259722243, 1, 95.0, None),
+    ]
+    assert {(r["_database"], r["_table"], r["name"], r["age"]) for r in rows} == {
+        ("simple", "user", "John Doe", 25)
+    }

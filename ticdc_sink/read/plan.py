@@ -43,8 +43,8 @@ def plan_read(config: ReadConfig, log: TopicLog | None = None) -> ReadPlan:
     try:
         bounds = source.bounds()
         ranges = plan_ranges(config.topic, bounds, starting, ending)
-        known = discover_tables(config, source, [(r, bounds[r.partition][0]) for r in ranges])
+        found = discover_tables(config, source, [(r, bounds[r.partition][0]) for r in ranges])
     finally:
         if owned:
             source.close()
-    return ReadPlan(config, tuple(ranges), choose_table(config, known), known)
+    return ReadPlan(config, tuple(ranges), choose_table(config, found), found.tables)

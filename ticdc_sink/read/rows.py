@@ -46,7 +46,6 @@ __all__ = [
     "COMMIT_TS",
     "DATABASE",
     "KAFKA_COLUMNS",
-    "METADATA_COLUMNS",
     "MYSQL_TYPE",
     "OP",
     "TABLE",
@@ -58,7 +57,6 @@ __all__ = [
 
 MYSQL_TYPE = "mysql_type"
 OP, COMMIT_TS, BEFORE, DATABASE, TABLE = "_op", "_commit_ts", "_before", "_database", "_table"
-METADATA_COLUMNS = (OP, COMMIT_TS, BEFORE, DATABASE, TABLE)
 KAFKA_COLUMNS = ("_topic", "_partition", "_offset")
 
 _WIDE = pa.decimal128(20, 0)
@@ -125,10 +123,11 @@ def arrow_schema(table: TableSchema, *, kafka_columns: bool = False) -> pa.Schem
         pa.field(TABLE, pa.string(), nullable=False),
     ]
     if kafka_columns:
+        topic, partition, offset = KAFKA_COLUMNS
         fields += [
-            pa.field("_topic", pa.string(), nullable=False),
-            pa.field("_partition", pa.int32(), nullable=False),
-            pa.field("_offset", pa.int64(), nullable=False),
+            pa.field(topic, pa.string(), nullable=False),
+            pa.field(partition, pa.int32(), nullable=False),
+            pa.field(offset, pa.int64(), nullable=False),
         ]
     return pa.schema(fields)
 
