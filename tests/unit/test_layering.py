@@ -76,6 +76,7 @@ ALLOWED: dict[str, set[str]] = {
         "claim_check",
         "registry",
         "state",
+        "read",
     },
     "_local_broker": {"errors"},
     "__init__": {"errors", "datasource"},

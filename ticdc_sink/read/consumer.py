@@ -1,30 +1,30 @@
-"""Kafka consumption for reading: a partition's bounds, and the messages of an offset range.
+"""Kafka consumption for reading: a partition's bounds, the messages of an offset range,
+and, for the `ticdc-sink decode` command, a topic read until it goes quiet or followed.
 
 One group-less consumer (`assign()`, nothing committed, no group join) per use: the driver
 asks for bounds, each Spark task reads its range. Spark's Kafka source works the same way
-(offsets are the source's own state, not a consumer group's).
+(offsets are the source's own state, not a consumer group's). This is the package's only
+consumer loop; the command shares it.
 
 This module knows confluent-kafka and nothing of Spark or protocols.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from ticdc_sink.errors import ConfigError, DeliveryError
-from ticdc_sink.producer import Record
+from ticdc_sink.producer import LIBRDKAFKA_LOG, Record
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 
 __all__ = ["TopicLog"]
 
-logger = logging.getLogger(__name__)
 
 # Messages asked for per consume() call: enough to amortise the call, small enough that a
 # batch of large messages stays a few MiB.
@@ -53,7 +53,7 @@ class TopicLog:
             "group.id": "ticdc-sink-reader",
             "enable.auto.commit": "false",
             "enable.partition.eof": "false",
-            "logger": logger,
+            "logger": LIBRDKAFKA_LOG,
         }
         settings.update(dict(config.client))
         settings["bootstrap.servers"] = config.bootstrap_servers
@@ -76,6 +76,43 @@ class TopicLog:
     def close(self) -> None:
         self._consumer.close()
 
+    def partitions(self, wanted: Collection[int] | None = None) -> list[int]:
+        """The topic's partitions (those in `wanted` only, when given), sorted.
+
+        Raises:
+            DeliveryError: the brokers did not answer, or the topic does not exist.
+            ConfigError: a partition in `wanted` that the topic does not have.
+        """
+        topic = self.config.topic
+        timeout = self.config.poll_timeout_s
+        try:
+            metadata = self._consumer.list_topics(topic, timeout=timeout)
+        except KafkaException as exc:
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
+                f"{timeout:g} s to read topic {topic}: {_describe(exc)}",
+                brokers=self.config.bootstrap_servers,
+            ) from exc
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or not found.partitions:
+            reason = _describe(found.error) if found and found.error else "no such topic"
+            raise DeliveryError(
+                f"cannot read topic {topic} from Kafka brokers "
+                f"{self.config.bootstrap_servers}: {reason}; check option topic",
+                brokers=self.config.bootstrap_servers,
+            )
+        present = sorted(found.partitions)
+        missing = sorted(set(wanted or ()) - set(present))
+        if missing:
+            raise ConfigError(
+                f"topic {topic} has no partition {missing[0]}; its partitions are "
+                f"{_ranges(present)}",
+                option="partition",
+                value=str(missing[0]),
+                allowed=tuple(str(p) for p in present),
+            )
+        return sorted(set(wanted)) if wanted else present
+
     def bounds(self) -> dict[int, tuple[int, int]]:
         """Each partition's (low, high) offsets: the first message kept and the next
         offset to be written.
@@ -85,24 +122,77 @@ class TopicLog:
         """
         topic = self.config.topic
         timeout = self.config.poll_timeout_s
+        partitions = self.partitions()
         try:
-            metadata = self._consumer.list_topics(topic, timeout=timeout)
-            found = metadata.topics.get(topic)
-            if found is None or found.error is not None or not found.partitions:
-                reason = _describe(found.error) if found and found.error else "no such topic"
-                raise DeliveryError(
-                    f"cannot read topic {topic} from Kafka brokers "
-                    f"{self.config.bootstrap_servers}: {reason}; check option topic",
-                    brokers=self.config.bootstrap_servers,
-                )
             return {
                 p: self._consumer.get_watermark_offsets(
                     TopicPartition(topic, p), timeout=timeout, cached=False
                 )
-                for p in sorted(found.partitions)
+                for p in partitions
             }
         except KafkaException as exc:
             raise self._unreachable(exc) from exc
+
+    def read_until_idle(
+        self, partitions: Collection[int] | None, *, idle_s: float, timeout_s: float
+    ) -> list[Record]:
+        """Every message of the topic (of `partitions` only, when given) from the
+        beginning, ordered by partition and offset, read until none arrives for `idle_s`
+        or `timeout_s` passed in all.
+
+        It does not stop at the high watermarks, since some brokers (Tansu) report them
+        wrong after multi-record batches; a topic still being written to is read until
+        the writer pauses for `idle_s`.
+
+        Raises:
+            DeliveryError, ConfigError: as `partitions`, or a read fails.
+        """
+        deadline = time.monotonic() + timeout_s
+        self._assign(partitions, confluent_kafka.OFFSET_BEGINNING)
+        records: list[Record] = []
+        idle_until = time.monotonic() + idle_s
+        while True:
+            now = time.monotonic()
+            if now >= deadline or now >= idle_until:
+                break
+            batch = self._consume(_CONSUME_BATCH, min(idle_until, deadline) - now)
+            records.extend(batch)
+            if batch:
+                idle_until = time.monotonic() + idle_s
+        records.sort(key=lambda record: (record.partition, record.offset))
+        return records
+
+    def follow(
+        self, partitions: Collection[int] | None, *, from_beginning: bool = False
+    ) -> Iterator[Record]:
+        """The messages of the topic (of `partitions` only, when given) as they arrive,
+        from the end of each partition (or its beginning), until the caller stops.
+
+        Raises:
+            DeliveryError, ConfigError: as `partitions`, or a read fails.
+        """
+        start = confluent_kafka.OFFSET_BEGINNING if from_beginning else confluent_kafka.OFFSET_END
+        self._assign(partitions, start)
+        while True:
+            yield from self._consume(_CONSUME_BATCH, 0.5)
+
+    def _assign(self, partitions: Collection[int] | None, offset: int) -> None:
+        topic = self.config.topic
+        chosen = self.partitions(partitions)
+        self._consumer.assign([TopicPartition(topic, p, offset) for p in chosen])
+
+    def _consume(self, count: int, timeout: float) -> list[Record]:
+        try:
+            messages = self._consumer.consume(count, timeout=timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc) from exc
+        records = []
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                raise self._unreachable(error)
+            records.append(_record(message))
+        return records
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
         """The messages of `offsets` in offset order (offsets a compacted or transactional
@@ -145,14 +235,7 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    kind, timestamp = message.timestamp()
-                    yield Record(
-                        message.partition(),
-                        offset,
-                        message.key(),
-                        message.value(),
-                        timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-                    )
+                    yield _record(message)
         except KafkaException as exc:
             raise self._unreachable(exc) from exc
         finally:
@@ -164,6 +247,28 @@ class TopicLog:
             f"{self.config.bootstrap_servers}: {_describe(error)}",
             brokers=self.config.bootstrap_servers,
         )
+
+
+def _record(message: Any) -> Record:
+    kind, timestamp = message.timestamp()
+    return Record(
+        message.partition(),
+        message.offset(),
+        message.key(),
+        message.value(),
+        timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
+    )
+
+
+def _ranges(numbers: list[int]) -> str:
+    """`[0, 1, 2, 5]` as "0..2, 5"."""
+    parts: list[str] = []
+    for n in numbers:
+        if parts and parts[-1].split("..")[-1] == str(n - 1):
+            parts[-1] = f"{parts[-1].split('..')[0]}..{n}"
+        else:
+            parts.append(str(n))
+    return ", ".join(parts) or "(none)"
 
 
 def _describe(error: KafkaError | KafkaException) -> str:
