@@ -13,6 +13,7 @@ This module knows decoded events and offset ranges; nothing of Spark.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 import attrs
@@ -59,17 +60,21 @@ def discover_tables(
     skipped = BadMessages() if config.skip_bad_messages else None
 
     def scan(offsets: OffsetRange) -> DecodedRow | None:
-        for record in log.read(offsets):
-            event = decode_record(decoder, record, config.topic, skipped)
-            if isinstance(event, DecodedBootstrap):
-                _keep(found, event.table)
-            elif isinstance(event, DecodedDDL):
-                for table in (event.pre_table, event.table):
-                    if table is not None:
-                        _keep(found, table)
-            elif isinstance(event, DecodedRow) and is_selected(config, event.database, event.table):
-                row_versions.add((event.database, event.table, event.schema_version))
-                return event
+        # Closed on return: the read's consumer assignment ends before the next scan's.
+        with contextlib.closing(log.read(offsets)) as records:
+            for record in records:
+                event = decode_record(decoder, record, config.topic, skipped)
+                if isinstance(event, DecodedBootstrap):
+                    _keep(found, event.table)
+                elif isinstance(event, DecodedDDL):
+                    for table in (event.pre_table, event.table):
+                        if table is not None:
+                            _keep(found, table)
+                elif isinstance(event, DecodedRow) and is_selected(
+                    config, event.database, event.table
+                ):
+                    row_versions.add((event.database, event.table, event.schema_version))
+                    return event
         return None
 
     history: list[OffsetRange] = []
