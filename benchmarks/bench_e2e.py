@@ -275,14 +275,16 @@ def sample_payloads(spark_frame: Any, protocol: str) -> list[bytes]:
     through format("ticdc") and read back: Simple JSON's without its bootstraps and
     watermark, another protocol's all but tombstones (its few non-row messages weigh
     nothing in the average)."""
-    from ticdc_sink.producer import read_topic
+    from ticdc_sink.read.consumer import TopicLog
+    from ticdc_sink.read.options import ReadConfig
 
     if protocol in common.NEEDS_REGISTRY:
         raise ValueError(f"--ceiling-from {protocol}: needs a registry; use a JSON protocol")
     with LocalBroker() as broker:
         writer = Writer(protocol, broker.bootstrap, None, None)
         writer.write(spark_frame)
-        records = read_topic(broker.bootstrap, writer.topic, idle_s=2.0)
+        with TopicLog(ReadConfig(broker.bootstrap, writer.topic, poll_timeout_s=30.0)) as log:
+            records = log.read_until_idle(None, idle_s=2.0, timeout_s=30.0)
     rows = ("INSERT", "UPDATE", "DELETE")
     payloads = [
         (r.key or b"") + r.value

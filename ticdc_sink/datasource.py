@@ -28,16 +28,31 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
+    DataSourceReader,
     DataSourceStreamWriter,
+    InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.plan import ReadPlan, plan_read
+from ticdc_sink.read.rows import arrow_schema, fit_batch
+from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -55,7 +70,13 @@ try:  # PySpark 4.1+
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
     DataSourceStreamArrowWriter = None
 
-__all__ = ["StreamCheckpoint", "TiCDCCommitMessage", "TiCDCDataSource"]
+__all__ = [
+    "StreamCheckpoint",
+    "TiCDCCommitMessage",
+    "TiCDCDataSource",
+    "TiCDCRangePartition",
+    "TiCDCReader",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -101,14 +122,30 @@ class StreamCheckpoint:
 
 
 class TiCDCDataSource(DataSource):
-    """Writes DataFrame rows to Kafka as TiCDC row-change events.
+    """Writes DataFrame rows to Kafka as TiCDC row-change events, and reads TiCDC topics
+    back into change rows.
 
-    Name: `ticdc`. Options: see the README's options table (`ticdc_sink.config`).
+    Name: `ticdc`. Options: see the README's options tables (`ticdc_sink.config`,
+    `ticdc_sink.read.options`).
     """
 
     @classmethod
     def name(cls) -> str:
         return "ticdc"
+
+    def schema(self) -> StructType:
+        # Spark asks for the schema of a read without a user schema, then pickles this
+        # instance to the planner that calls reader(): the plan made here travels along,
+        # so the topic is scanned once and the ranges read are the ones the schema saw.
+        plan = self._read_plan = plan_read(ReadConfig.from_options(self.options))
+        return _spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
+
+    def reader(self, schema: StructType) -> TiCDCReader:
+        plan: ReadPlan | None = getattr(self, "_read_plan", None)
+        if plan is None:  # a user schema: schema() was not called
+            plan = plan_read(ReadConfig.from_options(self.options))
+            return TiCDCReader(plan, to_arrow_schema(schema, timezone="UTC"))
+        return TiCDCReader(plan, None)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
         if overwrite:
@@ -426,6 +463,49 @@ def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> Non
             option="checkpointLocation",
             value=location,
         )
+
+
+class TiCDCRangePartition(InputPartition):
+    """One Spark partition of a read: one Kafka partition's offset range."""
+
+    def __init__(self, offsets: OffsetRange) -> None:
+        super().__init__(offsets)
+        self.offsets = offsets
+
+
+class TiCDCReader(DataSourceReader):
+    """A batch read: one task per Kafka partition range, Arrow record batches out.
+    `user_schema` is the Arrow form of a schema given with `.schema(...)` (None: the
+    discovered one)."""
+
+    def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
+        self.plan = plan
+        self.user_schema = user_schema
+
+    def partitions(self) -> list[TiCDCRangePartition]:
+        ranges = [r for r in self.plan.ranges if not r.empty] or self.plan.ranges[:1]
+        return [TiCDCRangePartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, TiCDCRangePartition)
+        plan = self.plan
+        batches = read_range(plan.config, plan.table, plan.known, partition.offsets)
+        for batch in batches:
+            yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
+
+
+def _spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark form of a read's Arrow schema, field metadata (`mysql_type`) kept."""
+    return StructType([_spark_field(field) for field in schema])
+
+
+def _spark_field(field: pa.Field) -> StructField:
+    metadata = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
+    if pa.types.is_struct(field.type):
+        data_type: DataType = StructType([_spark_field(f) for f in field.type])
+    else:
+        data_type = from_arrow_type(field.type)
+    return StructField(field.name, data_type, field.nullable, metadata or None)
 
 
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):

@@ -8,9 +8,9 @@ wait (serving delivery reports) instead of buffering in Python; reaching the bro
 bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count of a topic,
 creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
 existing one, as TiCDC's topic manager does. `check_client_config` has librdkafka check the
-`kafka.*` settings without connecting (the driver, `ticdc-sink check`); `read_topic` and
-`follow_topic` read a topic back (the CLI's `decode`, tests, users checking what was
-written). librdkafka's log lines go through Python logging (`ticdc_sink.librdkafka`).
+`kafka.*` settings without connecting (the driver, `ticdc-sink check`). `Record` is one
+message read back; reading is `ticdc_sink.read.consumer`'s. librdkafka's log lines go
+through Python logging (`ticdc_sink.librdkafka`).
 
 It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
@@ -25,7 +25,7 @@ import difflib
 import functools
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,13 +42,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PARTITION_NUM",
+    "LIBRDKAFKA_LOG",
     "KafkaProducer",
+    "LibrdkafkaLog",
     "PartitionStats",
     "Record",
     "check_client_config",
-    "follow_topic",
     "producer_settings",
-    "read_topic",
 ]
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ _METADATA_RETRY_S = 0.05
 _FLUSH_SLICE_S = 0.5
 
 
-class _LibrdkafkaLog:
+class LibrdkafkaLog:
     """librdkafka's log lines through Python logging (confluent-kafka's `logger`
     setting), on the logger `ticdc_sink.librdkafka`, instead of librdkafka's own lines on
     stderr (an unreachable broker printed 118 `%3|...|FAIL|` lines before the task failed).
@@ -126,7 +126,9 @@ class _LibrdkafkaLog:
         self.logger.log(level, fmt, *args)
 
 
-_LOG = _LibrdkafkaLog()
+#: The one librdkafka log adapter every client (producers, admin, the reader's consumer)
+#: is given as its `logger` setting.
+LIBRDKAFKA_LOG = LibrdkafkaLog()
 
 
 class PartitionStats(NamedTuple):
@@ -173,7 +175,7 @@ class KafkaProducer:
             key: value for key, value in client_config.items() if key not in _PRODUCER_ONLY
         }
         self._admin_config["allow.auto.create.topics"] = "false"
-        self._admin_config["logger"] = _LOG
+        self._admin_config["logger"] = LIBRDKAFKA_LOG
         if flush_timeout_s is None:
             flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
         self._flush_timeout_s = flush_timeout_s
@@ -192,7 +194,7 @@ class KafkaProducer:
         self._callback_error: BaseException | None = None
         self._closed = False
         client_config["error_cb"] = self._on_error
-        client_config["logger"] = _LOG
+        client_config["logger"] = LIBRDKAFKA_LOG
         self._producer: Any = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
@@ -929,160 +931,3 @@ class Record(NamedTuple):
     key: bytes | None
     value: bytes | None
     timestamp: int | None
-
-
-def read_topic(
-    bootstrap_servers: str,
-    topic: str,
-    *,
-    client_config: Mapping[str, Any] | None = None,
-    timeout_s: float = 30.0,
-    idle_s: float = 1.0,
-    partitions: Collection[int] | None = None,
-    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
-) -> list[Record]:
-    """Every message of `topic` (of `partitions` only, when given), ordered by partition
-    and offset.
-
-    Reads each partition from its beginning with `assign()` (no consumer group, so nothing
-    is committed and no group join waits) until no message arrives for `idle_s`, or until
-    `timeout_s` in all. It does not stop at the high watermarks, since some brokers (Tansu)
-    report them wrong after multi-record batches; a topic still being written to is read
-    until the writer pauses for `idle_s`.
-
-    Raises:
-        DeliveryError: the brokers did not answer, or the topic does not exist.
-        ConfigError: a partition in `partitions` that the topic does not have.
-    """
-    deadline = time.monotonic() + timeout_s
-    records: list[Record] = []
-    with _TopicReader(bootstrap_servers, topic, client_config, consumer_factory) as reader:
-        reader.assign(partitions, confluent_kafka.OFFSET_BEGINNING, timeout_s)
-        idle_until = time.monotonic() + idle_s
-        while True:
-            now = time.monotonic()
-            if now >= deadline or now >= idle_until:
-                break
-            batch = reader.consume(min(idle_until, deadline) - now)
-            records.extend(batch)
-            if batch:
-                idle_until = time.monotonic() + idle_s
-    records.sort(key=lambda record: (record.partition, record.offset))
-    return records
-
-
-def follow_topic(
-    bootstrap_servers: str,
-    topic: str,
-    *,
-    from_beginning: bool = False,
-    partitions: Collection[int] | None = None,
-    timeout_s: float = 30.0,
-    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
-) -> Iterator[Record]:
-    """The messages of `topic` (of `partitions` only, when given) as they arrive, from
-    the end of each partition (or its beginning), until the caller stops iterating.
-
-    Raises:
-        DeliveryError: the brokers did not answer within `timeout_s`, the topic does not
-            exist, or a read fails.
-        ConfigError: a partition in `partitions` that the topic does not have.
-    """
-    start = confluent_kafka.OFFSET_BEGINNING if from_beginning else confluent_kafka.OFFSET_END
-    with _TopicReader(bootstrap_servers, topic, None, consumer_factory) as reader:
-        reader.assign(partitions, start, timeout_s)
-        while True:
-            yield from reader.consume(0.5)
-
-
-class _TopicReader:
-    """A consumer without a group (`assign()`), for `read_topic` and `follow_topic`."""
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        topic: str,
-        client_config: Mapping[str, Any] | None,
-        consumer_factory: Callable[[dict[str, Any]], Any],
-    ) -> None:
-        config: dict[str, Any] = {
-            "group.id": "ticdc-sink-read-topic",
-            "enable.auto.commit": "false",
-            "enable.partition.eof": "false",
-            "logger": _LOG,
-        }
-        config.update(client_config or {})
-        config["bootstrap.servers"] = bootstrap_servers
-        self.brokers = bootstrap_servers
-        self.topic = topic
-        self._consumer = consumer_factory(config)
-
-    def __enter__(self) -> _TopicReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._consumer.close()
-
-    def assign(self, partitions: Collection[int] | None, offset: int, timeout_s: float) -> None:
-        try:
-            metadata = self._consumer.list_topics(self.topic, timeout=timeout_s)
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {self.brokers} within {timeout_s:g} s to "
-                f"read topic {self.topic}: {_describe(exc)}",
-                brokers=self.brokers,
-            ) from exc
-        topic_metadata = metadata.topics.get(self.topic)
-        if topic_metadata is None or topic_metadata.error is not None:
-            reason = _describe(topic_metadata.error) if topic_metadata else "not in metadata"
-            raise DeliveryError(
-                f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: {reason}",
-                brokers=self.brokers,
-            )
-        present = sorted(topic_metadata.partitions)
-        missing = sorted(set(partitions or ()) - set(present))
-        if missing:
-            raise ConfigError(
-                f"topic {self.topic} has no partition {missing[0]}; its partitions are "
-                f"{_ranges(present)}",
-                option="partition",
-                value=str(missing[0]),
-                allowed=tuple(str(p) for p in present),
-            )
-        chosen = sorted(set(partitions)) if partitions else present
-        self._consumer.assign(
-            [confluent_kafka.TopicPartition(self.topic, p, offset) for p in chosen]
-        )
-
-    def consume(self, timeout: float) -> list[Record]:
-        records = []
-        for message in self._consumer.consume(1000, timeout=timeout):
-            error = message.error()
-            if error is not None:
-                raise DeliveryError(
-                    f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: "
-                    f"{_describe(error)}",
-                    brokers=self.brokers,
-                )
-            kind, timestamp = message.timestamp()
-            records.append(
-                Record(
-                    message.partition(),
-                    message.offset(),
-                    message.key(),
-                    message.value(),
-                    timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-                )
-            )
-        return records
-
-
-def _ranges(numbers: list[int]) -> str:
-    """`[0, 1, 2, 5]` as "0..2, 5"."""
-    parts: list[str] = []
-    for n in numbers:
-        if parts and parts[-1].split("..")[-1] == str(n - 1):
-            parts[-1] = f"{parts[-1].split('..')[0]}..{n}"
-        else:
-            parts.append(str(n))
-    return ", ".join(parts) or "(none)"
