@@ -537,7 +537,10 @@ def _filter_rules(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         text = value.strip()
-        value = json.loads(text) if text.startswith("[") else text.split(",")
+        try:
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        except json.JSONDecodeError:
+            raise _Invalid('use a JSON list of patterns, e.g. ["db.*", "!db.tmp_*"]') from None
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise _Invalid("use a list of table-filter patterns, e.g. ['db.*', '!db.tmp_*']")
     patterns = tuple(v.strip() for v in value if v.strip())

@@ -136,7 +136,13 @@ def parse_event_filters(value: Any, option: str) -> tuple[EventFilterRule, ...]:
                     option=option,
                 )
             exprs[key.replace("-", "_")] = text.strip()
-        TableFilter(matcher, case_sensitive=True)  # fails on a bad pattern
+        try:
+            TableFilter(matcher, case_sensitive=True)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{option} rule {raw!r}: {exc.message.replace('dispatchers matcher', 'matcher')}",
+                option=option,
+            ) from None
         rules.append(
             EventFilterRule(
                 matcher=tuple(matcher),
@@ -154,55 +160,56 @@ def _strings(value: Any, option: str, raw: Mapping[str, Any], key: str) -> list[
     if isinstance(value, str):
         return [value]
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{option} rule {dict(raw)!r}: {key} must be a list of strings")
+        raise ConfigError(
+            f"{option} rule {dict(raw)!r}: {key} must be a list of strings", option=option
+        )
     return [v.strip() for v in value]
 
 
-# tiflow pkg/binlog-filter/util.go: the DDL event types TiCDC's filter accepts
-# (SupportedEventTypes: all ddl, alter table, create/drop schema and the allow-listed DDLs).
+# tiflow pkg/filter/utils.go SupportedEventTypes: all ddl, alter table, create / drop
+# schema and the DDLs of ddlWhiteListMap (pkg/filter/filter.go), spelled as
+# pkg/binlog-filter/filter.go spells them.
 _DDL_EVENTS = frozenset(
     {
         "all ddl",
-        "create database",
-        "drop database",
+        "alter table",
         "create schema",
         "drop schema",
+        "create database",
+        "drop database",
         "create table",
         "drop table",
-        "truncate table",
-        "rename table",
-        "create index",
-        "drop index",
-        "create view",
-        "drop view",
-        "alter table",
         "add column",
         "drop column",
+        "create index",
+        "drop index",
+        "add foreign key",
+        "drop foreign key",
+        "truncate table",
         "modify column",
-        "rename column",
-        "set default value",
-        "add primary key",
-        "drop primary key",
         "rebase auto id",
-        "alter table comment",
-        "alter table charset",
-        "alter database",
+        "rename table",
+        "set default value",
+        "modify table comment",
+        "rename index",
         "add table partition",
         "drop table partition",
+        "create view",
+        "modify table charset and collate",
         "truncate table partition",
-        "reorganize table partition",
+        "drop view",
+        "recover table",
+        "modify schema charset and collate",
+        "add primary key",
+        "drop primary key",
+        "alter index visibility",
         "exchange table partition",
+        "reorganize table partition",
         "alter table partitioning",
         "remove table partitioning",
-        "alter ttl",
-        "remove ttl",
+        "alter ttl info",
+        "alter ttl remove",
         "multi schema change",
-        "create sequence",
-        "alter sequence",
-        "drop sequence",
-        "alter cache",
-        "alter nocache",
-        "recover table",
     }
 )
 
@@ -271,10 +278,11 @@ class RowMask:
             )
         if not old:
             for i, rule in enumerate(spec.event_filters):
-                if rule.ignore_update_old_value_expr and before in schema.names:
+                if rule.ignore_update_old_value_expr:
+                    # Without old values no UPDATE could ever match: say so, not nothing.
                     raise ConfigError(
                         f"event-filters[{i}] ignore-update-old-value-expr needs the old "
-                        f"values, column {before!r} as a struct of the table's columns",
+                        f"values: a column {before!r}, a struct of the table's columns",
                         option="event-filters",
                     )
 

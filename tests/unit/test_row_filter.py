@@ -87,7 +87,7 @@ def test_tables_from_defaults_without_table_column() -> None:
         ([{"matcher": ["db.*"], "ignore-event": ["INSERT"]}], "is not an event type TiCDC"),
         ([{"matcher": ["db.*"], "ignore-evnt": ["insert"]}], "unknown key 'ignore-evnt'"),
         ([{"ignore-event": ["insert"]}], "needs matcher"),
-        ([{"matcher": ["nodot"]}], "is not schema.table"),
+        ([{"matcher": ["nodot"]}], "matcher .nodot. is not schema.table"),
         ([{"matcher": ["db.*"], "ignore-delete-value-expr": 3}], "must be a SQL condition"),
         ("rules", "must be a list of rules"),
     ],
@@ -104,3 +104,18 @@ def test_unknown_column_names_the_rule_and_setting() -> None:
     assert info.value.message.startswith(
         "event-filters[0] ignore-insert-value-expr 'missing = 1': 'missing'"
     )
+
+
+def test_old_value_condition_needs_the_before_column() -> None:
+    rule = {"matcher": ["db.t"], "ignore-update-old-value-expr": "a = 1"}
+    with pytest.raises(ConfigError, match="needs the old values: a column '_before'"):
+        keep(event_filters=[rule], batch=BATCH.drop_columns(["_before"]))
+
+
+def test_ddl_event_types_are_tidb_spellings() -> None:
+    (rule,) = parse_event_filters(
+        [{"matcher": ["db.*"], "ignore-event": ["alter ttl info", "insert"]}], "event-filters"
+    )
+    assert rule.ddl_parts == ("alter ttl info",)
+    with pytest.raises(ConfigError, match="'alter ttl'"):
+        parse_event_filters([{"matcher": ["db.*"], "ignore-event": ["alter ttl"]}], "x")

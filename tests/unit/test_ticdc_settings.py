@@ -230,6 +230,7 @@ def test_filter_options_as_text() -> None:
     ("options", "message"),
     [
         ({"filter-rules": "nodot"}, "option 'filter-rules'"),
+        ({"filter-rules": "[db.*"}, "use a JSON list of patterns"),
         ({"event-filters": "{not json"}, "use a JSON list of rules"),
         (
             {"event-filters": '[{"matcher": ["db.t"], "ignore-event": ["drop table"]}]'},
