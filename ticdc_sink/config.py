@@ -33,9 +33,11 @@ The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.ka
 `[sink.kafka-config.large-message-handle]`, `dispatchers` (a single `*.*` rule becomes
 topic/partition/index/partition-columns; several rules are matched per table with
 TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
-`[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options. Other sections of
-the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
-[integrity] that change what TiCDC writes (refused unless at TiCDC's default).
+`[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options; `[filter] rules` and
+`[filter] event-filters` are the options `filter-rules` and `event-filters`. Other sections
+of the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
+[integrity] that change what TiCDC writes and are not built (refused unless at TiCDC's
+default).
 
 `kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
 `ssl.truststore.location`, `max.request.size`, ...) are errors naming what to use instead;
