@@ -166,7 +166,14 @@ class TiCDCDataSource(DataSource):
             state.check_writable()
             floor = state.watermark_floor(None)
             commit_ts = max(commit_ts, (floor or 0) + 1)
-        plan = make_plan(config, schema, commit_ts, batch_id=None, watermark_floor=floor)
+        plan = make_plan(
+            config,
+            schema,
+            commit_ts,
+            batch_id=None,
+            watermark_floor=floor,
+            arrow_schema=_filter_schema(config, schema),
+        )
         _announce_schema(plan, state)
         return TiCDCBatchWriter(plan)
 
@@ -194,7 +201,13 @@ class TiCDCDataSource(DataSource):
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
-            plan = make_plan(config, schema, tso.now(), batch_id=None)
+            plan = make_plan(
+                config,
+                schema,
+                tso.now(),
+                batch_id=None,
+                arrow_schema=_filter_schema(config, schema),
+            )
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
             _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
@@ -204,7 +217,14 @@ class TiCDCDataSource(DataSource):
             checkpoint = StreamCheckpoint(config.checkpoint_location, query_id=state.query_id())
             floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
             commit_ts = state.commit_ts_for_batch(batch_id)
-            plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
+            plan = make_plan(
+                config,
+                schema,
+                commit_ts,
+                batch_id=batch_id,
+                watermark_floor=floor,
+                arrow_schema=_filter_schema(config, schema),
+            )
             _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema, checkpoint)
@@ -582,6 +602,11 @@ def _rows_to_batches(
             buffer = []
     if buffer:
         yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
+
+
+def _filter_schema(config: SinkConfig, schema: StructType) -> pa.Schema | None:
+    """The record batches' Arrow schema when event filters need it checked on the driver."""
+    return _arrow_schema(schema) if config.row_filter().active else None
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:

@@ -67,6 +67,7 @@ from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 __all__ = [
     "OP_DELETE",
     "OP_INSERT",
+    "OP_SPELLINGS",
     "OP_UPDATE",
     "ChangeBatch",
     "InputLayout",
@@ -393,6 +394,8 @@ _OPS = {
     "d": Op.DELETE,
     "delete": Op.DELETE,
 }
+#: How the op column may spell each operation (lower case; the column matches any case).
+OP_SPELLINGS: dict[str, Op] = _OPS
 _OPS_ALLOWED = "use one of c, r, u, d, INSERT, UPDATE, DELETE (any case)"
 
 

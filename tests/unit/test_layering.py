@@ -24,9 +24,11 @@ ALLOWED: dict[str, set[str]] = {
     "schema": {"errors", "gotext", "tso"},
     "events": {"errors", "gotext", "tso", "schema"},
     "routing": {"errors", "gotext", "schema", "events"},
+    "sql_expr": {"errors"},
+    "row_filter": {"errors", "events", "routing", "sql_expr"},
     # config reads the protocols' traits: the light codec package and its spec modules
     # only (test_config_imports_only_the_protocol_specs).
-    "config": {"errors", "schema", "events", "routing", "codec", "ticdc_settings"},
+    "config": {"errors", "schema", "events", "routing", "row_filter", "codec", "ticdc_settings"},
     "codec": _CODEC,
     "registry": {"errors", "config"},
     "producer": {"errors", "config"},
@@ -47,6 +49,7 @@ ALLOWED: dict[str, set[str]] = {
         "schema_change",
         "claim_check",
         "order_check",
+        "row_filter",
         "state",
     },
     "schema_change": {"errors", "schema"},

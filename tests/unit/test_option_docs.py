@@ -125,7 +125,6 @@ def test_the_not_yet_built_settings_are_refused_never_ignored() -> None:
     for name in (
         "column-selectors",
         "large-message-handle-compression",
-        "[filter] event-filters",
         "[integrity] integrity-check-level",
     ):
         declared = setting(name)

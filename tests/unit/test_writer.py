@@ -197,6 +197,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
             bytes=sum(b for _, b in counts.values()),
             topic_messages={t: m for t, (m, _) in counts.items()},
             topic_bytes={t: b for t, (_, b) in counts.items()},
+            filtered=pid + 1,
         )
 
     report = batch_report(
@@ -216,6 +217,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
         "topics": {"a": {"messages": 5, "bytes": 50}, "b": {"messages": 1, "bytes": 7}},
         "diverted": 0,
         "below_watermark": 0,
+        "filtered": 3,
         "max_commit_ts": 9,
         "watermark": 9,
         "seconds": 1.235,
@@ -435,3 +437,39 @@ def test_report_seconds_run_from_planning_the_batch(tmp_path: Path) -> None:
         planned_for_commit, [earlier], state=None, producer_factory=FakeProducer()
     )
     assert summary["seconds"] >= 100
+
+
+def test_filtered_rows_are_dropped_and_counted() -> None:
+    producer = FakeProducer(partitions=1)
+    plan = _plan(
+        **{
+            "filter-rules": "shop.*",
+            "event-filters": (
+                '[{"matcher": ["shop.users"], "ignore-event": ["delete"], '
+                '"ignore-insert-value-expr": "name = \'spam\'"}]'
+            ),
+        }
+    )
+    report = write_batches(
+        [_batch(["c", "c", "d", "c"], [1, 2, 3, 4], ["a", "spam", "b", None])],
+        plan,
+        producer_factory=producer,
+    )
+    assert report.rows == 2 and report.filtered == 2
+    rows = [v for v in producer.values() if v["type"] != "BOOTSTRAP"]
+    assert [(v["type"], v["data"]["name"]) for v in rows] == [("INSERT", "a"), ("INSERT", None)]
+
+
+def test_an_untranslatable_event_filter_fails_on_the_driver() -> None:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from ticdc_sink.errors import ConfigError
+    from ticdc_sink.writer import make_plan
+
+    config = _plan(
+        **{"event-filters": '[{"matcher": ["shop.users"], "ignore-insert-value-expr": "name = 1"}]'}
+    ).config
+    spark_schema = StructType([StructField("id", LongType()), StructField("name", StringType())])
+    arrow = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    with pytest.raises(ConfigError, match="event-filters\\[0\\] ignore-insert-value-expr"):
+        make_plan(config, spark_schema, COMMIT_TS, batch_id=None, arrow_schema=arrow)

@@ -33,6 +33,7 @@ from ticdc_sink.events import (
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import Route
+from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer.plan import WritePlan, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
@@ -103,6 +104,7 @@ class TaskWriter:
         self.rows = 0
         self.diverted = 0
         self.below_watermark = 0
+        self.filtered = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
         self.store: codec.ClaimCheckStore | None = None
@@ -348,6 +350,26 @@ class TaskWriter:
                 batch.rows,
             )
 
+    def filter_rows(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The record batches without the rows the changefeed's `[filter]` drops (counted
+        in `filtered`); the filter is compiled once per input schema."""
+        spec = self.plan.config.row_filter()
+        if not spec.active:
+            yield from batches
+            return
+        masks: dict[pa.Schema, RowMask] = {}
+        layout = self.plan.config.input.layout()
+        tables = self.plan.tables
+        for batch in batches:
+            mask = masks.get(batch.schema)
+            if mask is None:
+                mask = masks[batch.schema] = spec.compile(batch.schema, layout)
+            keep = mask.keep(batch, tables.default_database, tables.default_table)
+            if keep is not None:
+                self.filtered += keep.false_count
+                batch = batch.filter(keep)
+            yield batch
+
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""
         delivered = self.producer.delivered
@@ -368,6 +390,7 @@ class TaskWriter:
             topic_bytes=topic_bytes,
             diverted=self.diverted,
             below_watermark=self.below_watermark,
+            filtered=self.filtered,
             planned_at=self.plan.planned_at,
         )
 
@@ -399,6 +422,7 @@ def write_batches(
     producer = producer_factory(config.kafka)
     try:
         task = TaskWriter(plan, producer, partition_id, registry)
+        batches = task.filter_rows(batches)
         for group in _change_batches(batches, plan, task.schema_for, task.check_watermark):
             if isinstance(group, ChangeBatch):
                 task.write_batch(group)
