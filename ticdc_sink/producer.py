@@ -31,6 +31,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import confluent_kafka
+import numpy as np
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
@@ -418,15 +419,16 @@ class KafkaProducer:
     def send_many(
         self,
         topic: str,
-        partition: int,
+        partition: int | list[int],
         key: bytes | None,
         values: list[bytes | None],
         *,
         keys: list[bytes | None] | None = None,
     ) -> None:
-        """`send` for many values to one (topic, partition), with one key or, given
-        `keys`, a key each: the same queueing, back-pressure and failure checks, in one
-        tight loop (the writer sends a record batch's messages this way).
+        """`send` for many values of one topic, to one partition or, given a list, each
+        to its own; with one key or, given `keys`, a key each: the same queueing,
+        back-pressure and failure checks, in one tight loop (the writer sends a record
+        batch's messages this way).
 
         Raises:
             DeliveryError: as `send`.
@@ -437,16 +439,18 @@ class KafkaProducer:
         on_delivery = self._on_delivery
         sent = self._sent
         done = 0
-        pairs = zip(keys, values, strict=True) if keys is not None else zip(repeat(key), values)
+        partitions = repeat(partition) if isinstance(partition, int) else partition
+        key_list = keys if keys is not None else repeat(key)
         try:
-            for k, value in pairs:
+            # Lists have one entry per value; repeat() is endless.
+            for p, k, value in zip(partitions, key_list, values, strict=False):
                 try:
-                    produce(topic, value, k, partition, on_delivery)
+                    produce(topic, value, k, p, on_delivery)
                 except BufferError:
                     self._sent = sent
-                    self._send_when_room(topic, partition, k, value)
+                    self._send_when_room(topic, p, k, value)
                 except KafkaException as exc:
-                    raise self._refused(exc, topic, partition, k, value) from None
+                    raise self._refused(exc, topic, p, k, value) from None
                 sent += 1
                 done += 1
                 if not sent % _POLL_EVERY:
@@ -456,12 +460,38 @@ class KafkaProducer:
                         raise self._delivery_error(undelivered=0)
         finally:
             self._sent = sent
+            self._count_many(topic, partition, key, keys, values, done)
+
+    def _count_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        done: int,
+    ) -> None:
+        """Count the first `done` messages of a `send_many`."""
+        if isinstance(partition, int):
             sizes = sum(map(len, filter(None, values[:done])))
             if keys is not None:
                 sizes += sum(map(len, filter(None, keys[:done])))
             elif key:
                 sizes += len(key) * done
             self._count(topic, partition, done, sizes)
+            return
+        if not done:
+            return
+        where = np.asarray(partition[:done], np.int64)
+        size = np.fromiter((len(v) if v else 0 for v in values[:done]), np.int64, done)
+        if keys is not None:
+            size += np.fromiter((len(k) if k else 0 for k in keys[:done]), np.int64, done)
+        elif key:
+            size += len(key)
+        messages = np.bincount(where)
+        sizes = np.bincount(where, weights=size)
+        for p in np.flatnonzero(messages).tolist():
+            self._count(topic, p, int(messages[p]), int(sizes[p]))
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None

@@ -79,6 +79,8 @@ def _plan(with_table: bool, protocol: str, partition: str) -> Any:
         "partition": partition,
         **PROTOCOLS[protocol],
     }
+    if partition == "columns":
+        options["partition-columns"] = "c_double,c_text,id"
     if not with_table:
         options["table"] = "users"
     config = SinkConfig.from_options(options)
@@ -94,7 +96,7 @@ def _outcome(run: Any) -> Any:
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@pytest.mark.parametrize("partition", ["table", "index-value"])
+@pytest.mark.parametrize("partition", ["table", "index-value", "columns"])
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batches_send_what_the_row_path_sends(

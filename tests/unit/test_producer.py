@@ -484,6 +484,30 @@ def test_send_many_with_a_key_each():
     assert producer.delivered == {("t", 2): PartitionStats(3, 4 + 5)}
 
 
+def test_send_many_with_a_partition_each_counts_each_partition():
+    cluster = FakeCluster(acks_per_poll=1)
+    producer = make_producer(cluster, capacity=2)
+    producer.send_many("t", [1, 0, 1, 2], b"k", [b"a", b"bb", None, b"dddd"])
+    assert producer.sent == 4
+    producer.flush()
+    assert producer.delivered == {
+        ("t", 0): PartitionStats(1, 3),
+        ("t", 1): PartitionStats(2, (1 + 1) + (0 + 1)),
+        ("t", 2): PartitionStats(1, 5),
+    }
+
+
+def test_send_many_with_a_partition_each_stops_counting_at_a_refused_message():
+    cluster = FakeCluster(topics={"t": 3})
+    producer = make_producer(cluster)
+    assert producer.partition_count("t") == 3
+    cluster.topics["t"] = 2  # the topic was recreated with two partitions
+    with pytest.raises(DeliveryError, match="has no partition 2 now"):
+        producer.send_many("t", [0, 1, 2, 0], None, [b"a", b"bb", b"c", b"d"])
+    assert producer.sent == 2
+    assert producer.delivered == {("t", 0): PartitionStats(1, 1), ("t", 1): PartitionStats(1, 2)}
+
+
 def test_send_many_after_a_failed_delivery_fails_at_once():
     error = KafkaError(KafkaError._MSG_TIMED_OUT)
     cluster = FakeCluster(failing_partitions={("t", 0): error}, acks_per_poll=1)

@@ -288,10 +288,7 @@ class TaskWriter:
         constant = out.dispatcher.constant_partition(n)
         partitions: list[int] | None = None
         if constant is None:
-            if events is None:
-                events = batch.to_events(out.key_indexes)
-            partition = out.dispatcher.partition
-            partitions = [partition(event, n) for event in events]
+            partitions = out.dispatcher.batch_partitions(batch, row_ends, n)
         rows = batch.rows
         topic = out.topic
         start = 0
@@ -324,13 +321,15 @@ class TaskWriter:
         first: int,
         last: int,
     ) -> None:
-        """Messages [first, last) of a batch: one `send_many` to a constant partition,
-        else one `send` each to its own."""
+        """Messages [first, last) of a batch: one `send_many`, to a constant partition or
+        each to its own (`partitions`); one `send` each where the producer has no
+        `send_many`."""
         send_many = getattr(self.producer, "send_many", None)
-        run_keys = None if keys is None else keys[first:last]
-        if partitions is None and send_many is not None:
-            assert constant is not None
-            send_many(topic, constant, key, values[first:last], keys=run_keys)
+        if send_many is not None:
+            run_keys = None if keys is None else keys[first:last]
+            where = constant if partitions is None else partitions[first:last]
+            assert where is not None
+            send_many(topic, where, key, values[first:last], keys=run_keys)
             return
         send = self.producer.send
         for i in range(first, last):
