@@ -152,6 +152,13 @@ class FakeProducer:
             )
         if self.cluster.metadata_errors:
             raise KafkaException(self.cluster.metadata_errors.pop(0))
+        if topic is None:  # every topic, as librdkafka asks for them all
+            return SimpleNamespace(
+                topics={
+                    name: SimpleNamespace(error=None, partitions=dict.fromkeys(range(count)))
+                    for name, count in self.cluster.topics.items()
+                }
+            )
         count = self.cluster.topics.get(topic)
         if self.cluster.topic_errors:
             meta = SimpleNamespace(
@@ -182,9 +189,11 @@ class FakeAdmin:
         self.config = config
         self.cluster = cluster
         self.created: list[Any] = []
+        self.create_calls = 0
         cluster.admins.append(self)
 
     def create_topics(self, new_topics, request_timeout=None, operation_timeout=None):
+        self.create_calls += 1
         futures = {}
         for new in new_topics:
             self.created.append(new)
@@ -506,6 +515,29 @@ def test_send_many_with_a_partition_each_stops_counting_at_a_refused_message():
         producer.send_many("t", [0, 1, 2, 0], None, [b"a", b"bb", b"c", b"d"])
     assert producer.sent == 2
     assert producer.delivered == {("t", 0): PartitionStats(1, 1), ("t", 1): PartitionStats(1, 2)}
+
+
+def test_partition_counts_of_many_topics_take_one_lookup_and_one_create():
+    cluster = FakeCluster(topics={f"t{i}": 5 for i in range(0, 200, 2)})
+    producer = make_producer(cluster)
+    topics = [f"t{i}" for i in range(200)]
+    counts = producer.partition_counts([*topics, "t0"])
+    assert counts == {t: 5 if int(t[1:]) % 2 == 0 else 3 for t in topics}
+    (admin,) = cluster.admins
+    assert admin.create_calls == 1
+    assert sorted(new.topic for new in admin.created) == sorted(topics[1::2])
+    # One request found the existing topics and one showed the created ones.
+    assert len(cluster.producers[0].metadata_timeouts) == 2
+    assert producer.partition_count("t7") == 3  # cached: no more requests
+    assert len(cluster.producers[0].metadata_timeouts) == 2
+
+
+def test_partition_counts_refuse_missing_topics_without_auto_create():
+    cluster = FakeCluster(topics={"a": 1})
+    producer = make_producer(cluster, kafka_config(auto_create_topic=False))
+    with pytest.raises(DeliveryError, match="topic b does not exist .* auto-create-topic"):
+        producer.partition_counts(["a", "b", "c"])
+    assert cluster.admins == []
 
 
 def test_send_many_after_a_failed_delivery_fails_at_once():

@@ -22,6 +22,7 @@ from ticdc_sink.schema import build_table_schema
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import (
     TablePlan,
+    TaskReport,
     WritePlan,
     commit_batch,
     key_column_indexes,
@@ -33,25 +34,48 @@ COMMIT_TS = tso.compose(1_700_000_000_000)
 
 
 class FakeProducer:
-    """Records sends; every message counts as delivered at flush."""
+    """Records sends; every message counts as delivered at flush. Counts the metadata
+    lookups (`lookups`: the topics of each call) and the flushes."""
 
     def __init__(self, partitions: int = 3) -> None:
         self.partitions = partitions
         self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
         self.flushed = self.closed = False
+        self.flushes = 0
+        self.lookups: list[list[str]] = []
 
     def __call__(self, config: Any) -> FakeProducer:
         return self
 
     def partition_count(self, topic: str) -> int:
-        return self.partitions
+        return self.partition_counts([topic])[topic]
+
+    def partition_counts(self, topics: Any) -> dict[str, int]:
+        topics = list(dict.fromkeys(topics))
+        self.lookups.append(topics)
+        return dict.fromkeys(topics, self.partitions)
 
     def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
         assert not self.flushed
         self.sent.append((topic, partition, key, value))
 
+    def send_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None:
+        partitions = [partition] * len(values) if isinstance(partition, int) else partition
+        keys = [key] * len(values) if keys is None else keys
+        for p, k, value in zip(partitions, keys, values, strict=True):
+            self.send(topic, p, k, value)
+
     def flush(self) -> None:
         self.flushed = True
+        self.flushes += 1
 
     def close(self) -> None:
         self.closed = True
@@ -144,6 +168,66 @@ def test_bootstraps_can_be_turned_off() -> None:
     plan = _plan(**{"send-bootstrap-in-msg-count": "0"})
     write_batches([_batch(["c"], [1], ["x"])], plan, producer_factory=producer)
     assert [v["type"] for v in producer.values()] == ["INSERT"]
+
+
+def test_bootstraps_go_to_partition_0_only_when_not_to_all_partitions() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan(**{"send-bootstrap-to-all-partition": "false"})
+    write_batches([_batch(["c"], [1], ["x"])], plan, producer_factory=producer)
+    assert [v["type"] for v in producer.values()] == ["BOOTSTRAP", "INSERT"]
+    assert producer.sent[0][1] == 0
+
+
+def test_a_record_batch_of_new_tables_looks_their_topics_up_at_once() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan()
+    plan = attrs.evolve(plan, tables=attrs.evolve(plan.tables, default_table=None))
+    names = [f"t{i % 40}" for i in range(200)]
+    record = pa.RecordBatch.from_pydict(
+        {"_op": ["c"] * 200, "id": pa.array(range(200), pa.int64()), "name": names, "_table": names}
+    )
+    report = write_batches([record, record], plan, producer_factory=producer)
+    topics = sorted(f"t_shop_t{i}" for i in range(40))
+    assert producer.lookups == [topics]  # one lookup for the 40 topics, none later
+    assert producer.flushes == 1
+    bootstraps = [t for (t, _, _, v) in producer.sent if b"BOOTSTRAP" in v]
+    assert len(bootstraps) == 40 * 16
+    assert report.rows == 400
+
+
+def test_a_watermark_fans_out_with_one_lookup_one_flush_in_partition_order() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan()
+    topics = [f"topic_{i}" for i in range(200)]
+    reports = [
+        TaskReport(
+            partition_id=0,
+            topics=dict.fromkeys(topics[:120], 16),
+            partitions=frozenset(),
+            max_commit_ts=COMMIT_TS,
+            rows=1,
+            messages=1,
+            bytes=1,
+        ),
+        TaskReport(
+            partition_id=1,
+            topics=dict.fromkeys(topics[80:], 16),
+            partitions=frozenset(),
+            max_commit_ts=COMMIT_TS,
+            rows=1,
+            messages=1,
+            bytes=1,
+        ),
+    ]
+    commit_batch(plan, reports, state=None, producer_factory=producer)
+    assert producer.lookups == [sorted(topics)]
+    assert producer.flushes == 1
+    assert len(producer.sent) == 200 * 16
+    assert [(t, p) for t, p, _, _ in producer.sent] == [
+        (t, p) for t in sorted(topics) for p in range(16)
+    ]
+    assert {v for *_, v in producer.sent} == {producer.sent[0][3]}
+    assert producer.values()[0]["type"] == "WATERMARK"
 
 
 def test_replays_send_the_same_bytes() -> None:

@@ -238,19 +238,19 @@ def send_watermark(
     build_ts_ms: int,
     producer_factory: ProducerFactory = KafkaProducer,
 ) -> None:
-    """A WATERMARK of `ts` to every partition of every topic in `topics`, acknowledged.
+    """A WATERMARK of `ts` to every partition of every topic in `topics`, acknowledged:
+    one metadata request for all the topics, one `send_many` per topic, one flush (the
+    same message everywhere, so memory is one message and librdkafka's bounded queue).
 
     Raises:
         DeliveryError: the broker was unreachable or refused a message.
     """
     message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
     assert message is not None  # watermark_to_send chose a protocol that sends one
-    topics = list(topics)
     producer = producer_factory(config.kafka)
     try:
-        for topic in topics:
-            for partition in range(producer.partition_count(topic)):
-                producer.send(topic, partition, message.key, message.value)
+        for topic, count in producer.partition_counts(topics).items():
+            producer.send_many(topic, list(range(count)), message.key, [message.value] * count)
         producer.flush()
     finally:
         producer.close()

@@ -165,6 +165,27 @@ class TaskWriter:
             self.codecs[topic] = config
         return config
 
+    def look_up_topics(self, batches: list[ChangeBatch]) -> None:
+        """The partition counts of the topics of a record batch's tables, when several are
+        new to this task, in one metadata lookup (and one CreateTopics for the missing
+        ones, one DescribeConfigs for their limits) instead of a few round trips per
+        topic. A single new topic is looked up when first needed, after its rows are
+        encoded."""
+        routing = self.plan.config.routing
+        topics = {
+            routing.topic_for(b.table.database, b.table.table)
+            for b in batches
+            if (b.table.database, b.table.table) not in self.outputs
+        }
+        new = sorted(topics.difference(self.partition_counts))
+        look_up = getattr(self.producer, "partition_counts", None)
+        if len(new) > 1 and look_up is not None:
+            self.partition_counts.update(look_up(new))
+            # codec_for asks each new topic's max.message.bytes: one request for all.
+            describe = getattr(self.producer, "topics_max_message_bytes", None)
+            if describe is not None and self.plan.config.codec.protocol is not Protocol.DEBEZIUM:
+                describe(new)
+
     def partition_count(self, topic: str) -> int:
         n = self.partition_counts.get(topic)
         if n is None:
@@ -192,9 +213,15 @@ class TaskWriter:
             return
         message = out.encoder.encode_bootstrap()
         if message is not None:
-            n = self.partition_count(out.topic)
-            for partition in range(n) if cfg.send_bootstrap_to_all_partition else (0,):
-                self.send(out.topic, partition, message)
+            # tiflow simple bootstrap_worker.go: every partition, or only partition 0 when
+            # send-bootstrap-to-all-partition is false.
+            n = self.partition_count(out.topic) if cfg.send_bootstrap_to_all_partition else 1
+            send_many = getattr(self.producer, "send_many", None)
+            if send_many is None:
+                for partition in range(n):
+                    self.send(out.topic, partition, message)
+            else:
+                send_many(out.topic, list(range(n)), message.key, [message.value] * n)
         out.rows_since_bootstrap = 0
         out.last_bootstrap = now
 
@@ -399,8 +426,10 @@ def write_batches(
     producer = producer_factory(config.kafka)
     try:
         task = TaskWriter(plan, producer, partition_id, registry)
-        for group in _change_batches(batches, plan, task.schema_for, task.check_watermark):
-            task.write_batch(group)
+        for groups in _change_batches(batches, plan, task.schema_for, task.check_watermark):
+            task.look_up_topics(groups)
+            for group in groups:
+                task.write_batch(group)
         producer.flush()
         report = task.report()
     finally:
@@ -432,11 +461,11 @@ def _change_batches(
     plan: WritePlan,
     tables: Callable[[str, str], TableSchema],
     check: Callable[[ChangeBatch], None],
-) -> Iterator[ChangeBatch]:
+) -> Iterator[list[ChangeBatch]]:
     """Each record batch as one ChangeBatch per table its rows name, tables in the order
     they first appear, each table's rows in input order (a stable split, so every table
     takes the column-wise path). `check` sees every table's rows of a record batch before
-    any of them is yielded.
+    they are yielded.
 
     Across tables the input order within a record batch is not kept: TiCDC keeps order per
     table (each table has its own sink), not across tables, and so does every promise of
@@ -454,4 +483,5 @@ def _change_batches(
         )
         for group in groups:
             check(group)
-        yield from groups
+        if groups:
+            yield groups
