@@ -558,3 +558,28 @@ def test_report_seconds_run_from_planning_the_batch(tmp_path: Path) -> None:
         planned_for_commit, [earlier], state=None, producer_factory=FakeProducer()
     )
     assert summary["seconds"] >= 100
+
+
+@pytest.mark.parametrize(
+    ("options", "idempotence"),
+    [({}, "false"), ({"kafka.enable.idempotence": "true"}, "true")],
+    ids=["default", "asked for"],
+)
+def test_the_watermark_fan_out_skips_the_idempotent_producer_unless_asked(
+    options: dict[str, str], idempotence: str
+) -> None:
+    from ticdc_sink.writer.commit import send_watermark
+
+    plan = _plan(**options)
+    producer = FakeProducer(partitions=2)
+    configs = []
+
+    def factory(config: Any) -> FakeProducer:
+        configs.append(config)
+        return producer
+
+    send_watermark(plan.config, COMMIT_TS, ["a", "b"], build_ts_ms=0, producer_factory=factory)
+    (config,) = configs
+    assert config.producer_config()["enable.idempotence"] == idempotence
+    assert config.producer_config()["acks"] == "all"
+    assert [(t, p) for t, p, _, _ in producer.sent] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
