@@ -25,12 +25,13 @@ import difflib
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import confluent_kafka
+import numpy as np
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
@@ -217,25 +218,43 @@ class KafkaProducer:
         count = self._partitions.get(topic)
         if count is not None:
             return count
-        deadline = time.monotonic() + self._broker_timeout_s
-        count = self._read_partition_count(topic, deadline)
-        if count is None:
-            if not self._config.auto_create_topic:
-                # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
-                # auto-create-topic=false is an error.
-                raise DeliveryError(
-                    f"topic {topic} does not exist on Kafka brokers {self._brokers} and "
-                    "auto-create-topic is false; create the topic or set auto-create-topic=true",
-                    brokers=self._brokers,
-                )
-            count = self._create_topic(topic, deadline)
-        count = self._governed_count(topic, count)
-        self._partitions[topic] = count
-        logger.debug("topic %s has %d partitions", topic, count)
-        return count
+        return self.partition_counts([topic])[topic]
 
-    def _read_partition_count(self, topic: str, deadline: float) -> int | None:
-        """The partition count from the producer's metadata, None if the topic is missing.
+    def partition_counts(self, topics: Iterable[str]) -> dict[str, int]:
+        """`partition_count` of many topics at once: one metadata request for those not
+        cached yet, one CreateTopics request for the missing ones, one wait until they
+        show; so a watermark or bootstrap fan-out over thousands of topics costs a few
+        round trips, not a few per topic.
+
+        Raises:
+            DeliveryError, ConfigError: as `partition_count` (naming the first topic).
+        """
+        wanted = list(dict.fromkeys(topics))
+        new = [topic for topic in wanted if topic not in self._partitions]
+        if new:
+            deadline = time.monotonic() + self._broker_timeout_s
+            counts = self._read_partition_counts(new, deadline)
+            missing = [topic for topic in new if counts.get(topic) is None]
+            if missing:
+                if not self._config.auto_create_topic:
+                    # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
+                    # auto-create-topic=false is an error.
+                    raise DeliveryError(
+                        f"topic {missing[0]} does not exist on Kafka brokers {self._brokers} "
+                        "and auto-create-topic is false; create the topic or set "
+                        "auto-create-topic=true",
+                        brokers=self._brokers,
+                    )
+                counts.update(self._create_topics(missing, deadline))
+            for topic in new:
+                count = self._governed_count(topic, counts[topic])
+                self._partitions[topic] = count
+                logger.debug("topic %s has %d partitions", topic, count)
+        return {topic: self._partitions[topic] for topic in wanted}
+
+    def _read_partition_counts(self, topics: list[str], deadline: float) -> dict[str, int | None]:
+        """The partition counts from the producer's metadata (one request: the topic's
+        alone, or every topic's when there are several), None for a missing topic.
 
         A lost connection or a broker not ready yet (e.g. LEADER_NOT_AVAILABLE right after
         a topic was created) is retried until the deadline: one dropped connection must not
@@ -243,32 +262,41 @@ class KafkaProducer:
         """
         while True:
             try:
-                metadata = self._producer.list_topics(topic, timeout=_remaining(deadline))
+                metadata = self._producer.list_topics(
+                    topics[0] if len(topics) == 1 else None, timeout=_remaining(deadline)
+                )
             except KafkaException as exc:
                 if _is_transient(exc) and _pause_before_retry(deadline):
                     continue
                 raise DeliveryError(
                     f"cannot reach Kafka brokers {self._brokers} within broker-timeout-ms "
-                    f"{self._config.broker_timeout_ms} to read metadata of topic {topic}: "
+                    f"{self._config.broker_timeout_ms} to read metadata of topic {topics[0]}: "
                     f"{_describe(exc)}; check kafka.bootstrap.servers and that the brokers "
                     "are up",
                     brokers=self._brokers,
                 ) from exc
-            topic_metadata = metadata.topics.get(topic)
-            if topic_metadata is None:
-                return None
-            error = topic_metadata.error
-            if error is None:
-                return len(topic_metadata.partitions) or None
-            if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                return None
-            if _is_transient(error) and _pause_before_retry(deadline):
-                continue
-            raise DeliveryError(
-                f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
-                f"{_describe(error)}",
-                brokers=self._brokers,
-            )
+            counts: dict[str, int | None] = {}
+            retry = False
+            for topic in topics:
+                topic_metadata = metadata.topics.get(topic)
+                error = None if topic_metadata is None else topic_metadata.error
+                if topic_metadata is None or (
+                    error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                ):
+                    counts[topic] = None
+                elif error is None:
+                    counts[topic] = len(topic_metadata.partitions) or None
+                elif _is_transient(error) and _pause_before_retry(deadline):
+                    retry = True
+                    break
+                else:
+                    raise DeliveryError(
+                        f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
+                        f"{_describe(error)}",
+                        brokers=self._brokers,
+                    )
+            if not retry:
+                return counts
 
     def _governed_count(self, topic: str, count: int) -> int:
         """TiCDC's partition-num rule for the topic of the sink-uri (tiflow
@@ -292,46 +320,55 @@ class KafkaProducer:
         _warn_fewer_partitions(self._brokers, topic, wanted, count)
         return wanted
 
-    def _create_topic(self, topic: str, deadline: float) -> int:
+    def _create_topics(self, topics: list[str], deadline: float) -> dict[str, int]:
+        """Create `topics` in one request; the partition count of each once the brokers
+        show it."""
         partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
         replication = self._config.replication_factor
         if self._admin is None:
             self._admin = self._admin_factory(dict(self._admin_config))
-        created = True
-        while True:
+        pending = list(topics)
+        created: list[str] = []
+        while pending:
             timeout = _remaining(deadline)
             futures = self._admin.create_topics(
-                [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
+                [
+                    NewTopic(topic, num_partitions=partitions, replication_factor=replication)
+                    for topic in pending
+                ],
                 request_timeout=timeout,
                 operation_timeout=timeout,
             )
-            try:
-                futures[topic].result(timeout=_remaining(deadline) + 1.0)
-            except KafkaException as exc:
-                error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-                if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                    # Another task won the race (or a lost answer hid our own success):
-                    # use the count the broker has.
-                    created = False
-                    break
-                # A lost connection: ask again while broker-timeout-ms allows.
-                if _is_transient(exc) and _pause_before_retry(deadline):
-                    continue
-                raise DeliveryError(
-                    f"cannot create topic {topic} with partition-num {partitions} and "
-                    f"replication-factor {replication} on Kafka brokers {self._brokers}: "
-                    f"{_describe(exc)}; create the topic beforehand or fix the options",
-                    brokers=self._brokers,
-                ) from exc
-            except FutureTimeoutError as exc:
-                raise DeliveryError(
-                    f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
-                    f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the "
-                    "brokers are up or create the topic beforehand",
-                    brokers=self._brokers,
-                ) from exc
-            break
-        if created:
+            retry: list[str] = []
+            lost: KafkaException | None = None
+            for topic in pending:
+                try:
+                    futures[topic].result(timeout=_remaining(deadline) + 1.0)
+                    created.append(topic)
+                except KafkaException as exc:
+                    error = (
+                        exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                    )
+                    if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                        # Another task won the race (or a lost answer hid our own success):
+                        # use the count the broker has.
+                        continue
+                    # A lost connection: ask again while broker-timeout-ms allows.
+                    if not _is_transient(exc):
+                        raise self._create_error(topic, exc) from exc
+                    retry.append(topic)
+                    lost = lost or exc
+                except FutureTimeoutError as exc:
+                    raise DeliveryError(
+                        f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
+                        f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the "
+                        "brokers are up or create the topic beforehand",
+                        brokers=self._brokers,
+                    ) from exc
+            if lost is not None and not _pause_before_retry(deadline):
+                raise self._create_error(retry[0], lost) from lost
+            pending = retry
+        for topic in created:
             logger.info(
                 "created topic %s with %d partitions, replication factor %d",
                 topic,
@@ -339,19 +376,34 @@ class KafkaProducer:
                 replication,
             )
         # Like TiCDC (tiflow pkg/sink/kafka topic manager, waitUntilTopicVisible), wait
-        # until the new topic shows in metadata, so the count is the broker's.
-        while True:
-            count = self._read_partition_count(topic, deadline)
-            if count is not None:
-                return count
-            if time.monotonic() >= deadline:
+        # until the new topics show in metadata, so the counts are the broker's.
+        counts: dict[str, int] = {}
+        waiting = list(topics)
+        while waiting:
+            found = self._read_partition_counts(waiting, deadline)
+            for topic, count in found.items():
+                if count is not None:
+                    counts[topic] = count
+            waiting = [topic for topic in waiting if topic not in counts]
+            if not waiting or time.monotonic() >= deadline:
                 break
             time.sleep(_METADATA_RETRY_S)
-        if created:
-            return partitions
-        raise DeliveryError(
-            f"topic {topic} exists on Kafka brokers {self._brokers} but its metadata did not "
-            f"show within broker-timeout-ms {self._config.broker_timeout_ms}",
+        for topic in waiting:
+            if topic not in created:
+                raise DeliveryError(
+                    f"topic {topic} exists on Kafka brokers {self._brokers} but its metadata "
+                    f"did not show within broker-timeout-ms {self._config.broker_timeout_ms}",
+                    brokers=self._brokers,
+                )
+            counts[topic] = partitions
+        return counts
+
+    def _create_error(self, topic: str, exc: KafkaException) -> DeliveryError:
+        partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
+        return DeliveryError(
+            f"cannot create topic {topic} with partition-num {partitions} and "
+            f"replication-factor {self._config.replication_factor} on Kafka brokers "
+            f"{self._brokers}: {_describe(exc)}; create the topic beforehand or fix the options",
             brokers=self._brokers,
         )
 
@@ -362,31 +414,49 @@ class KafkaProducer:
         Asked once per topic and producer; call it after `partition_count` has made sure
         the topic exists. TiCDC lowers max-message-bytes to this minus 128
         (tiflow pkg/sink/kafka/options.go, adjustOptions)."""
-        if topic in self._max_message_bytes:
-            return self._max_message_bytes[topic]
-        if self._admin is None:
-            self._admin = self._admin_factory(dict(self._admin_config))
-        timeout = self._broker_timeout_s
-        value: int | None = None
-        try:
-            futures = self._admin.describe_configs(
-                [ConfigResource(ResourceType.TOPIC, topic)], request_timeout=timeout
-            )
-            for future in futures.values():
-                entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
-                if entry is not None and entry.value is not None:
-                    value = int(entry.value)
-        except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
-            logger.warning(
-                "cannot read max.message.bytes of topic %s from Kafka brokers %s (%s); "
-                "max-message-bytes is not lowered to it",
-                topic,
-                self._brokers,
-                exc,
-            )
-        self._max_message_bytes[topic] = value
-        logger.debug("topic %s max.message.bytes: %s", topic, value)
-        return value
+        if topic not in self._max_message_bytes:
+            self.topics_max_message_bytes([topic])
+        return self._max_message_bytes[topic]
+
+    def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]:
+        """`topic_max_message_bytes` of many topics, in one DescribeConfigs request for
+        those not asked yet."""
+        wanted = list(dict.fromkeys(topics))
+        new = [topic for topic in wanted if topic not in self._max_message_bytes]
+        if new:
+            if self._admin is None:
+                self._admin = self._admin_factory(dict(self._admin_config))
+            timeout = self._broker_timeout_s
+            values: dict[str, int | None] = dict.fromkeys(new)
+            try:
+                futures = self._admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, topic) for topic in new],
+                    request_timeout=timeout,
+                )
+            except KafkaException as exc:
+                futures = {}
+                for topic in new:
+                    self._warn_no_max_message_bytes(topic, exc)
+            for resource, future in futures.items():
+                try:
+                    entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
+                    if entry is not None and entry.value is not None:
+                        values[resource.name] = int(entry.value)
+                except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
+                    self._warn_no_max_message_bytes(resource.name, exc)
+            for topic, value in values.items():
+                self._max_message_bytes[topic] = value
+                logger.debug("topic %s max.message.bytes: %s", topic, value)
+        return {topic: self._max_message_bytes[topic] for topic in wanted}
+
+    def _warn_no_max_message_bytes(self, topic: str, exc: Exception) -> None:
+        logger.warning(
+            "cannot read max.message.bytes of topic %s from Kafka brokers %s (%s); "
+            "max-message-bytes is not lowered to it",
+            topic,
+            self._brokers,
+            exc,
+        )
 
     # -- sending ----------------------------------------------------------------------
 
@@ -420,15 +490,16 @@ class KafkaProducer:
     def send_many(
         self,
         topic: str,
-        partition: int,
+        partition: int | list[int],
         key: bytes | None,
         values: list[bytes | None],
         *,
         keys: list[bytes | None] | None = None,
     ) -> None:
-        """`send` for many values to one (topic, partition), with one key or, given
-        `keys`, a key each: the same queueing, back-pressure and failure checks, in one
-        tight loop (the writer sends a record batch's messages this way).
+        """`send` for many values of one topic, to one partition or, given a list, each
+        to its own; with one key or, given `keys`, a key each: the same queueing,
+        back-pressure and failure checks, in one tight loop (the writer sends a record
+        batch's messages this way).
 
         Raises:
             DeliveryError: as `send`.
@@ -439,16 +510,18 @@ class KafkaProducer:
         on_delivery = self._on_delivery
         sent = self._sent
         done = 0
-        pairs = zip(keys, values, strict=True) if keys is not None else zip(repeat(key), values)
+        partitions = repeat(partition) if isinstance(partition, int) else partition
+        key_list = keys if keys is not None else repeat(key)
         try:
-            for k, value in pairs:
+            # Lists have one entry per value; repeat() is endless.
+            for p, k, value in zip(partitions, key_list, values, strict=False):
                 try:
-                    produce(topic, value, k, partition, on_delivery)
+                    produce(topic, value, k, p, on_delivery)
                 except BufferError:
                     self._sent = sent
-                    self._send_when_room(topic, partition, k, value)
+                    self._send_when_room(topic, p, k, value)
                 except KafkaException as exc:
-                    raise self._refused(exc, topic, partition, k, value) from None
+                    raise self._refused(exc, topic, p, k, value) from None
                 sent += 1
                 done += 1
                 if not sent % _POLL_EVERY:
@@ -458,12 +531,38 @@ class KafkaProducer:
                         raise self._delivery_error(undelivered=0)
         finally:
             self._sent = sent
+            self._count_many(topic, partition, key, keys, values, done)
+
+    def _count_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        done: int,
+    ) -> None:
+        """Count the first `done` messages of a `send_many`."""
+        if isinstance(partition, int):
             sizes = sum(map(len, filter(None, values[:done])))
             if keys is not None:
                 sizes += sum(map(len, filter(None, keys[:done])))
             elif key:
                 sizes += len(key) * done
             self._count(topic, partition, done, sizes)
+            return
+        if not done:
+            return
+        where = np.asarray(partition[:done], np.int64)
+        size = np.fromiter((len(v) if v else 0 for v in values[:done]), np.int64, done)
+        if keys is not None:
+            size += np.fromiter((len(k) if k else 0 for k in keys[:done]), np.int64, done)
+        elif key:
+            size += len(key)
+        messages = np.bincount(where)
+        sizes = np.bincount(where, weights=size)
+        for p in np.flatnonzero(messages).tolist():
+            self._count(topic, p, int(messages[p]), int(sizes[p]))
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None
