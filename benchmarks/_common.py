@@ -55,6 +55,8 @@ __all__ = [
     "reference_frame",
     "short_error",
     "sink_options",
+    "wide_frame",
+    "with_tables",
 ]
 
 # Options every writer gets on top of its own (bench_e2e.py --option), e.g. producer
@@ -129,6 +131,48 @@ def reference_frame(spark: Any, rows: int, partitions: int) -> Any:
         .alias("_op"),
         (F.lit(BASE_TSO) + F.col("id")).alias("_commit_ts"),
         F.when((F.col("_bucket") >= 7) & (F.col("_bucket") < 9), before).alias("_before"),
+    )
+
+
+# The MySQL types of wide_frame's columns, cycled: every fourth a varchar, then an int, a
+# double and a decimal; the first column is the key.
+_WIDE_TYPES = ("varchar(64)", "int", "double", "decimal(12,2)")
+
+
+def wide_frame(spark: Any, rows: int, partitions: int, columns: int) -> tuple[Any, dict[str, str]]:
+    """A table of `columns` columns (`id` and c1..c{columns-1}, types cycling through
+    varchar, int, double, decimal), every row an INSERT with `_commit_ts`; and its
+    `column-types`. Seeded by the row id like reference_frame."""
+    from pyspark.sql import functions as F
+
+    types = {"id": "bigint"}
+    values = [F.col("id")]
+    for i in range(1, columns):
+        kind = _WIDE_TYPES[i % len(_WIDE_TYPES)]
+        types[f"c{i}"] = kind
+        h = F.hash("id", F.lit(i))
+        if kind.startswith("varchar"):
+            value = F.concat(F.lit(f"v{i}-"), F.pmod(h, F.lit(1_000_000)).cast("string"))
+        elif kind == "int":
+            value = F.pmod(h, F.lit(1_000_000)).cast("int")
+        elif kind == "double":
+            value = F.pmod(h, F.lit(100_000_000)) / F.lit(997.0)
+        else:
+            value = (F.pmod(h, F.lit(100_000_000)) / F.lit(100)).cast("decimal(12,2)")
+        values.append(value.alias(f"c{i}"))
+    frame = spark.range(0, rows, numPartitions=partitions).select(
+        *values, (F.lit(BASE_TSO) + F.col("id")).alias("_commit_ts")
+    )
+    return frame, types
+
+
+def with_tables(frame: Any, tables: int) -> Any:
+    """`frame` with a `_table` column spreading its rows over `tables` tables (t0, t1, ...)
+    round robin by id, as a sharded table or a whole-database backfill arrives."""
+    from pyspark.sql import functions as F
+
+    return frame.withColumn(
+        "_table", F.concat(F.lit("t"), F.pmod(F.col("id"), F.lit(tables)).cast("string"))
     )
 
 

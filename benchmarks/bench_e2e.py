@@ -25,6 +25,10 @@ Writers (`--writers`, comma-separated, default all):
 |  | and one `confluent_kafka.Producer.produce` per row (key: the id), the same |
 |  | producer settings, delivery reports checked, `flush` at the end |
 
+Cases (`--dispatcher`, `--tables N`, `--columns N`, `--fanout TxP`; README) are Simple JSON
+writers with other options or frames, run next to the plain `simple-json` writer and the
+`ceiling` in the same run.
+
 How it measures. The frame (--rows rows in --partitions Spark partitions: bigint key, int,
 varchar(64), text, double, decimal(10,2), datetime, date, tinyint(1), nullable varchar;
 70% inserts, 20% updates with `_before`, 10% deletes; `_op` and `_commit_ts` columns;
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import json
 import os
 import statistics
@@ -190,15 +195,26 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 3) -> None:
 
 
 class Writer:
-    """How to write a frame with one of the writers, against one broker."""
+    """How to write a frame with one of the writers, against one broker. A case writer
+    (`simple-json/partition=index-value`, `ceiling/columns=100`, ...) is its base writer
+    with `overrides` on top of its options (None removes an option) and, for the ceiling,
+    its own `payload` file."""
 
-    def __init__(self, name: str, bootstrap: str, registry_url: str | None, payload: str | None):
+    def __init__(
+        self,
+        name: str,
+        bootstrap: str,
+        registry_url: str | None,
+        payload: str | None,
+        overrides: dict[str, str | None] | None = None,
+    ):
         self.name = name
+        self.base = name.split("/")[0]
         self.bootstrap = bootstrap
-        if name in common.PROTOCOLS:
+        if self.base in common.PROTOCOLS:
             self.topic = common.TOPIC_EXPRESSION.format(schema=common.DATABASE, table=common.TABLE)
-            self.options = common.sink_options(bootstrap, name, registry_url)
-        elif name == "ceiling":
+            self.options = common.sink_options(bootstrap, self.base, registry_url)
+        elif self.base == "ceiling":
             self.topic = CEILING_TOPIC
             self.options = {
                 **common.sink_options(bootstrap, "simple-json"),
@@ -208,55 +224,97 @@ class Writer:
         else:
             self.topic = BASELINE_TOPIC
             self.options = {}
+        for key, value in (overrides or {}).items():
+            if value is None:
+                self.options.pop(key, None)
+            else:
+                self.options[key] = value
+        topic = (overrides or {}).get("topic")
+        if topic and "{" not in topic:  # a fixed topic for every table
+            self.topic = topic
 
     def prepare(self) -> None:
-        if self.name == "baseline":  # the producer does not auto-create (same settings)
+        if self.base == "baseline":  # the producer does not auto-create (same settings)
             create_topic(self.bootstrap, self.topic)
 
     def write(self, frame: Any) -> None:
-        if self.name == "baseline":
+        if self.base == "baseline":
             frame.foreachPartition(
                 make_baseline(baseline_producer_config(self.bootstrap), self.topic)
             )
             return
-        source = "ticdc" if self.name in common.PROTOCOLS else "bench_ceiling"
+        source = "ticdc" if self.base in common.PROTOCOLS else "bench_ceiling"
         frame.write.format(source).mode("append").options(**self.options).save()
 
 
-def run_writer(
-    name: str,
-    frame: Any,
-    warmup: Any,
-    args: argparse.Namespace,
-    registry_url: str | None,
-    payload: str | None,
-) -> dict[str, Any]:
+@dataclasses.dataclass
+class Case:
+    """A writer of the run: its name, the frame it writes (and warms up with), option
+    overrides, the ceiling payloads it sends, and whether the bytes of its topic can be
+    counted (a fan-out writes to many topics) or its commit step timed alone."""
+
+    name: str
+    frame: Any
+    warmup: Any
+    overrides: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    payload: str | None = None
+    count: bool = True
+    fanout: tuple[int, int] | None = None
+    rows: int | None = None  # None: --rows
+
+
+def run_writer(case: Case, args: argparse.Namespace, registry_url: str | None) -> dict[str, Any]:
     with LocalBroker() as broker:
-        writer = Writer(name, broker.bootstrap, registry_url, payload)
+        writer = Writer(case.name, broker.bootstrap, registry_url, case.payload, case.overrides)
         writer.prepare()
-        writer.write(warmup)
-        warm_messages, warm_bytes = common.count_topic(broker.bootstrap, writer.topic)
+        writer.write(case.warmup)
+        warm_messages, warm_bytes = (
+            common.count_topic(broker.bootstrap, writer.topic) if case.count else (0, 0)
+        )
         seconds = []
         for _ in range(args.repeat):
             start = time.perf_counter()
-            writer.write(frame)
+            writer.write(case.frame)
             seconds.append(time.perf_counter() - start)
-        messages, size = common.count_topic(broker.bootstrap, writer.topic)
+        messages, size = (
+            common.count_topic(broker.bootstrap, writer.topic) if case.count else (0, 0)
+        )
+        commit = time_fanout_commit(writer, case.fanout) if case.fanout else None
+    rows = case.rows or args.rows
     messages = (messages - warm_messages) / args.repeat
     size = (size - warm_bytes) / args.repeat
     median = statistics.median(seconds)
-    return {
-        "writer": name,
-        "rows": args.rows,
+    result = {
+        "writer": case.name,
+        "rows": rows,
         "seconds": [round(s, 3) for s in seconds],
         "seconds_median": round(median, 3),
-        "rows_per_s": round(args.rows / median),
-        "rows_per_s_best": round(args.rows / min(seconds)),
+        "rows_per_s": round(rows / median),
+        "rows_per_s_best": round(rows / min(seconds)),
         "messages": round(messages),
         "bytes": round(size),
         "mb_per_s": round(size / median / 1e6, 2),
         "bytes_per_message": round(size / messages, 1) if messages else None,
     }
+    if commit is not None:
+        result["commit"] = commit
+    return result
+
+
+def time_fanout_commit(writer: Writer, fanout: tuple[int, int]) -> dict[str, Any]:
+    """The driver's commit step alone for a fan-out case, after its write: one watermark to
+    every partition of its tables' topics (which exist by then) through the sink's own
+    `send_watermark`, timed; a fresh producer, so the metadata lookup is included."""
+    from ticdc_sink.config import SinkConfig
+    from ticdc_sink.writer import send_watermark
+
+    tables, _ = fanout
+    config = SinkConfig.from_options(writer.options)
+    topics = [config.routing.topic_for(common.DATABASE, f"t{i}") for i in range(tables)]
+    start = time.perf_counter()
+    send_watermark(config, common.BASE_TSO + 10**9, topics, build_ts_ms=0)
+    seconds = time.perf_counter() - start
+    return {"topics": len(topics), "seconds": round(seconds, 3)}
 
 
 def write_payloads(payloads: list[bytes], path: str) -> None:
@@ -270,19 +328,23 @@ def read_payloads(path: str) -> list[bytes]:
         return [base64.b64decode(line) for line in f]
 
 
-def sample_payloads(spark_frame: Any, protocol: str) -> list[bytes]:
+def sample_payloads(
+    spark_frame: Any, protocol: str, overrides: dict[str, str | None] | None = None
+) -> list[bytes]:
     """The row messages (key + value) `protocol` writes for a sample of the frame, written
     through format("ticdc") and read back: Simple JSON's without its bootstraps and
     watermark, another protocol's all but tombstones (its few non-row messages weigh
     nothing in the average)."""
-    from ticdc_sink.producer import read_topic
+    from ticdc_sink.read.consumer import TopicLog
+    from ticdc_sink.read.options import ReadConfig
 
     if protocol in common.NEEDS_REGISTRY:
         raise ValueError(f"--ceiling-from {protocol}: needs a registry; use a JSON protocol")
     with LocalBroker() as broker:
-        writer = Writer(protocol, broker.bootstrap, None, None)
+        writer = Writer(protocol, broker.bootstrap, None, None, overrides)
         writer.write(spark_frame)
-        records = read_topic(broker.bootstrap, writer.topic, idle_s=2.0)
+        with TopicLog(ReadConfig(broker.bootstrap, writer.topic, poll_timeout_s=30.0)) as log:
+            records = log.read_until_idle(None, idle_s=2.0, timeout_s=30.0)
     rows = ("INSERT", "UPDATE", "DELETE")
     payloads = [
         (r.key or b"") + r.value
@@ -292,6 +354,78 @@ def sample_payloads(spark_frame: Any, protocol: str) -> list[bytes]:
     if not payloads:
         raise RuntimeError(f"the {protocol} sample wrote no row messages")
     return payloads
+
+
+def extra_cases(
+    args: argparse.Namespace,
+    spark: Any,
+    frame: Any,
+    warmup: Any,
+    dispatchers: list[str],
+    fanout: tuple[int, int] | None,
+    payload_path: str,
+) -> list[Case]:
+    """The cases of --dispatcher, --tables, --columns and --fanout (Simple JSON each)."""
+    from pyspark.sql import functions as F
+
+    cases = []
+    for dispatcher in dispatchers:
+        overrides: dict[str, str | None] = {"partition": dispatcher}
+        if dispatcher == "columns":
+            overrides["partition-columns"] = "id"
+        cases.append(Case(f"simple-json/partition={dispatcher}", frame, warmup, overrides))
+    if args.tables:
+        # One fixed topic, as the plain case has one: the same bytes, only the tables differ.
+        overrides = {"table": None, "topic": "bench_tables"}
+        cases.append(
+            Case(
+                f"simple-json/tables={args.tables}",
+                common.with_tables(frame, args.tables),
+                common.with_tables(warmup, args.tables),
+                overrides,
+            )
+        )
+    if args.columns:
+        wide, types = common.wide_frame(spark, args.rows, args.partitions, args.columns)
+        wide = wide.cache()
+        wide.count()
+        step = max(args.rows // WARMUP_ROWS, 1)
+        wide_warmup = wide.where(F.col("id") % step == 0)
+        overrides = {"column-types": json.dumps(types)}
+        step = max(args.rows // PAYLOAD_SAMPLE_ROWS, 1)
+        payloads = sample_payloads(wide.where(F.col("id") % step == 0), "simple-json", overrides)
+        path = payload_path + f".columns{args.columns}"
+        write_payloads(payloads, path)
+        name = f"columns={args.columns}"
+        cases.append(Case(f"simple-json/{name}", wide, wide_warmup, overrides))
+        cases.append(Case(f"ceiling/{name}", wide, wide_warmup, overrides, payload=path))
+    if fanout is not None:
+        tables, partitions = fanout
+        rows = frame.where(F.col("id") < tables * 10)
+        overrides = {"table": None, "topic": "bench_fan_{table}", "partition-num": str(partitions)}
+        spread = common.with_tables(rows, tables)
+        cases.append(
+            Case(
+                f"simple-json/fanout={tables}x{partitions}",
+                spread,
+                spread,  # the warm-up creates every topic; the timed write finds them
+                overrides,
+                count=False,
+                fanout=fanout,
+                rows=tables * 10,
+            )
+        )
+        cases.append(
+            Case(
+                f"simple-json/fanout-plain={tables * 10}-rows",
+                rows,
+                rows,
+                {"partition-num": str(partitions)},
+                count=False,
+                rows=tables * 10,
+            )
+        )
+    return cases
 
 
 def main() -> None:
@@ -318,6 +452,28 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="an option for every writer (repeatable), e.g. kafka.linger.ms=20",
     )
+    parser.add_argument(
+        "--dispatcher",
+        default="",
+        help="comma list of partition dispatchers (index-value, columns, ts) to run as "
+        "simple-json cases next to the plain one",
+    )
+    parser.add_argument(
+        "--tables", type=int, default=0, help="also the same rows over N tables by _table"
+    )
+    parser.add_argument(
+        "--columns",
+        type=int,
+        default=0,
+        help="also a table of N columns, and a ceiling sending its messages (bytes/s)",
+    )
+    parser.add_argument(
+        "--fanout",
+        default="",
+        metavar="TxP",
+        help="also a micro-batch of 10 rows per table over T tables of P partitions each "
+        "(and the same rows in one table); the commit step is timed alone too",
+    )
     parser.add_argument("--spark-memory", default="4g", help="spark.driver.memory")
     parser.add_argument("--verbose", action="store_true", help="full tracebacks of failures")
     args = parser.parse_args()
@@ -330,6 +486,16 @@ def main() -> None:
     unknown = sorted(set(writers) - set(ALL_WRITERS))
     if unknown:
         parser.error(f"unknown writers {', '.join(unknown)}; use {', '.join(ALL_WRITERS)}")
+    dispatchers = [d.strip() for d in args.dispatcher.split(",") if d.strip()]
+    fanout = None
+    if args.fanout:
+        tables, sep, parts = args.fanout.lower().partition("x")
+        if not sep or not tables.isdigit() or not parts.isdigit():
+            parser.error(f"--fanout {args.fanout!r}: use TxP, e.g. 200x16")
+        fanout = (int(tables), int(parts))
+    if dispatchers or args.tables or args.columns or fanout:
+        # Every case is reported against the plain case and the ceiling of the same run.
+        writers = list(dict.fromkeys(["simple-json", "ceiling", *writers]))
 
     registry = None
     if any(w in common.NEEDS_REGISTRY for w in writers):
@@ -381,12 +547,13 @@ def main() -> None:
                     flush=True,
                 )
 
+        cases = [Case(name, frame, warmup, payload=payload) for name in writers]
+        cases += extra_cases(args, spark, frame, warmup, dispatchers, fanout, payload_path)
         results: list[dict[str, Any]] = []
-        for name in writers:
+        for case in cases:
+            name = case.name
             try:
-                result = run_writer(
-                    name, frame, warmup, args, registry.url if registry else None, payload
-                )
+                result = run_writer(case, args, registry.url if registry else None)
             except Exception as exc:  # noqa: BLE001 (a failing writer must not stop the rest)
                 error = common.short_error(exc)
                 print(f"{name:<20} FAILED: {error}", flush=True)
@@ -405,25 +572,52 @@ def main() -> None:
         spark.stop()
         if registry is not None:
             registry.stop()
+        for path in {c.payload for c in cases if c.payload} - {payload_path}:
+            os.unlink(path)
         os.unlink(payload_path)
 
     by_name = {r["writer"]: r for r in results if "error" not in r}
     for result in results:
-        for ref in ("ceiling", "baseline"):
-            if "error" not in result and ref in by_name:
-                result[f"vs_{ref}"] = round(result["rows_per_s"] / by_name[ref]["rows_per_s"], 3)
+        if "error" in result:
+            continue
+        for ref, key in (("ceiling", "vs_ceiling"), ("baseline", "vs_baseline")):
+            if ref in by_name:
+                result[key] = round(result["rows_per_s"] / by_name[ref]["rows_per_s"], 3)
+        plain_name = "simple-json"
+        if "/fanout=" in result["writer"]:
+            # A fan-out against the same rows in one table: the difference is the fan-out.
+            plain_name = f"simple-json/fanout-plain={result['rows']}-rows"
+            if plain_name in by_name:
+                extra = result["seconds_median"] - by_name[plain_name]["seconds_median"]
+                result["fanout_extra_s"] = round(extra, 3)
+        if plain_name in by_name and result["writer"].startswith("simple-json/"):
+            plain = by_name[plain_name]["rows_per_s"]
+            result["vs_plain"] = round(result["rows_per_s"] / plain, 3)
+        own = by_name.get(result["writer"].replace("simple-json/", "ceiling/"))
+        if own is not None and own is not result and own["mb_per_s"]:
+            # A wide table against a ceiling sending its own messages: bytes/s.
+            result["vs_own_ceiling_bytes"] = round(result["mb_per_s"] / own["mb_per_s"], 3)
 
     print()
-    header = ("writer", "rows/s", "MB/s", "s", "vs ceiling", "vs baseline")
-    print("{:<20} {:>10} {:>8} {:>8} {:>11} {:>12}".format(*header))
+    header = ("writer", "rows/s", "MB/s", "s", "vs ceiling", "vs baseline", "vs plain", "other")
+    print("{:<32} {:>10} {:>8} {:>8} {:>11} {:>12} {:>9}  {}".format(*header))
     for r in results:
         if "error" in r:
-            print(f"{r['writer']:<20} failed: {r['error'][:80]}")
+            print(f"{r['writer']:<32} failed: {r['error'][:80]}")
             continue
-        ratios = [f"{r[k]:.2f}x" if k in r else "-" for k in ("vs_ceiling", "vs_baseline")]
+        keys = ("vs_ceiling", "vs_baseline", "vs_plain")
+        ratios = [f"{r[k]:.2f}x" if k in r else "-" for k in keys]
+        other = []
+        if "vs_own_ceiling_bytes" in r:
+            other.append(f"bytes/s vs its ceiling {r['vs_own_ceiling_bytes']:.2f}x")
+        if "fanout_extra_s" in r:
+            other.append(f"{r['fanout_extra_s']:+.2f} s against the same rows in one table")
+        if "commit" in r:
+            other.append(f"commit alone {r['commit']['seconds']:.3f} s")
         print(
-            f"{r['writer']:<20} {r['rows_per_s']:>10,} {r['mb_per_s']:>8.2f} "
-            f"{r['seconds_median']:>8.2f} {ratios[0]:>11} {ratios[1]:>12}"
+            f"{r['writer']:<32} {r['rows_per_s']:>10,} {r['mb_per_s']:>8.2f} "
+            f"{r['seconds_median']:>8.2f} {ratios[0]:>11} {ratios[1]:>12} {ratios[2]:>9}  "
+            + "; ".join(other)
         )
     report = {
         "bench": "e2e",

@@ -5,6 +5,7 @@ the send loop), the part that decides how far below the ceiling an end-to-end ru
 
     python benchmarks/bench_write.py --rows 200000 --repeat 3
     python benchmarks/bench_write.py --protocols avro --profile 25
+    python benchmarks/bench_write.py --protocols simple-json --option partition=index-value
 
 Prints one JSON line per protocol: rows/s and microseconds per row in CPU time of this
 process (median and best of --repeat), and the messages and bytes written. --profile N
@@ -56,11 +57,16 @@ class CountingProducer:
     def send_many(
         self,
         topic: str,
-        partition: int,
+        partition: int | list[int],
         key: bytes | None,
         values: list[Any],
         keys: list[Any] | None = None,
     ) -> None:
+        if not isinstance(partition, int):  # a partition per message
+            keys = [key] * len(values) if keys is None else keys
+            for p, k, value in zip(partition, keys, values, strict=True):
+                self.send(topic, p, k, value)
+            return
         if keys is not None:
             size = sum(map(len, filter(None, values))) + sum(map(len, filter(None, keys)))
             self._add(topic, partition, len(values), size)
@@ -128,6 +134,7 @@ def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -
         "us_per_row": round(median / rows * 1e6, 2),
         "messages": report.messages,
         "bytes": report.bytes,
+        "options": dict(common.EXTRA_OPTIONS),
     }
 
 
@@ -137,7 +144,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--protocols", default=",".join(common.PROTOCOLS))
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option for every protocol (repeatable), e.g. partition=index-value",
+    )
     args = parser.parse_args()
+    for option in args.option:
+        key, sep, value = option.partition("=")
+        if not sep:
+            parser.error(f"--option {option!r}: use KEY=VALUE")
+        common.EXTRA_OPTIONS[key.strip()] = value.strip()
     batches = with_commit_ts(make_batches(args.rows))
     for name in args.protocols.split(","):
         print(json.dumps(bench(name, batches, args.repeat, args.profile)), flush=True)

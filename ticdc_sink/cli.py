@@ -58,10 +58,10 @@ from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
     Record,
     check_client_config,
-    follow_topic,
     producer_settings,
-    read_topic,
 )
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.routing import DispatchRule, PartitionRule
 from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl
@@ -369,22 +369,15 @@ def _schema_lookup(
 
 
 def _records(args: argparse.Namespace) -> Iterator[Record]:
-    if args.follow:
-        yield from follow_topic(
-            args.bootstrap_servers,
-            args.topic,
-            from_beginning=args.from_beginning,
-            partitions=args.partition,
-            timeout_s=args.timeout,
+    # The reader's consumer (ticdc_sink.read.consumer), as format("ticdc") reads.
+    config = ReadConfig(args.bootstrap_servers, args.topic, poll_timeout_s=args.timeout)
+    with TopicLog(config) as log:
+        if args.follow:
+            yield from log.follow(args.partition, from_beginning=args.from_beginning)
+            return
+        yield from log.read_until_idle(
+            args.partition, idle_s=args.idle, timeout_s=max(args.timeout, args.idle + 1)
         )
-        return
-    yield from read_topic(
-        args.bootstrap_servers,
-        args.topic,
-        idle_s=args.idle,
-        timeout_s=max(args.timeout, args.idle + 1),
-        partitions=args.partition,
-    )
 
 
 def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
@@ -421,7 +414,8 @@ def _plain(_instance: Any, _field: Any, value: Any) -> Any:
 
 def print_topic(bootstrap: str, topic: str, decoder: Decoder) -> None:
     """Print every message of a topic, partition by partition, decoded."""
-    records = read_topic(bootstrap, topic)
+    with TopicLog(ReadConfig(bootstrap, topic, poll_timeout_s=30.0)) as log:
+        records = log.read_until_idle(None, idle_s=1.0, timeout_s=30.0)
     print(f"topic {topic}: {len(records)} messages")
     for partition in sorted({r.partition for r in records}):
         print(f"  partition {partition}")
@@ -1198,6 +1192,7 @@ def run_demo(args: argparse.Namespace) -> int:
             protocol,
             encoding_format=config.codec.encoding_format.value,
             time_zone=config.codec.time_zone,
+            compression=config.codec.large_message_handle_compression.value,
         )
         print_topic(broker.bootstrap, topic, decoder)
         print(f"done in {time.monotonic() - started:.1f} s")

@@ -33,9 +33,11 @@ The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.ka
 `[sink.kafka-config.large-message-handle]`, `dispatchers` (a single `*.*` rule becomes
 topic/partition/index/partition-columns; several rules are matched per table with
 TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
-`[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options. Other sections of
-the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
-[integrity] that change what TiCDC writes (refused unless at TiCDC's default).
+`[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options; `[filter] rules` and
+`[filter] event-filters` are the options `filter-rules` and `event-filters`. Other sections
+of the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
+[integrity] that change what TiCDC writes and are not built (refused unless at TiCDC's
+default).
 
 `kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
 `ssl.truststore.location`, `max.request.size`, ...) are errors naming what to use instead;
@@ -71,11 +73,13 @@ from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
     Route,
+    TableFilter,
     TopicRouter,
     build_dispatcher,
     rule_for,
     validate_topic_expression,
 )
+from ticdc_sink.row_filter import EventFilterRule, RowFilter, parse_event_filters
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
@@ -558,6 +562,40 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         except ConfigError as exc:
             raise _Invalid(f"rule {dict(raw)!r}: {exc.message}") from None
     return tuple(rules)
+
+
+def _filter_rules(value: Any) -> tuple[str, ...]:
+    """`[filter] rules`: table-filter patterns (a TOML list, JSON text or a comma list)."""
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        except json.JSONDecodeError:
+            raise _Invalid('use a JSON list of patterns, e.g. ["db.*", "!db.tmp_*"]') from None
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise _Invalid("use a list of table-filter patterns, e.g. ['db.*', '!db.tmp_*']")
+    patterns = tuple(v.strip() for v in value if v.strip())
+    if patterns == ("*.*",):  # TiCDC's default, as an exported changefeed file lists it
+        return ()
+    try:
+        TableFilter(patterns or ("*.*",))
+    except ConfigError as exc:
+        raise _Invalid(exc.message.replace("dispatchers matcher", "pattern")) from None
+    return patterns
+
+
+def _event_filters(value: Any) -> tuple[EventFilterRule, ...]:
+    """`[filter] event-filters`: TiCDC's rule list (TOML), or the same as JSON text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except json.JSONDecodeError:
+            raise _Invalid(
+                'use a JSON list of rules, e.g. [{"matcher": ["db.t"], "ignore-event": ["delete"]}]'
+            ) from None
+    return parse_event_filters(value, "event-filters")
 
 
 # -- the config classes ------------------------------------------------------------------
@@ -1227,6 +1265,30 @@ class SinkConfig:
             "that it can write there before any task runs"
         ),
     )
+    filter_rules: tuple[str, ...] = _field(
+        "filter-rules",
+        (),
+        _filter_rules,
+        doc=(
+            "TiCDC's `[filter] rules`: rows of tables the table-filter patterns do not take "
+            "(`db.*`, `!db.tmp_*`, the last matching pattern deciding; names in any case "
+            "unless `case-sensitive`) are dropped and counted as `filtered`"
+        ),
+        ticdc=("[filter] rules",),
+        shown_default="*.*",
+    )
+    event_filters: tuple[EventFilterRule, ...] = _field(
+        "event-filters",
+        (),
+        _event_filters,
+        doc=(
+            "TiCDC's `[filter] event-filters` (from the changefeed file, or JSON text): rows "
+            "of matched tables dropped by `ignore-event` (insert, update, delete, all dml) "
+            "or by SQL conditions `ignore-insert-value-expr`, `ignore-update-old-value-expr`, "
+            '`ignore-update-new-value-expr`, `ignore-delete-value-expr` (README, "Filters")'
+        ),
+        ticdc=("[filter] event-filters",),
+    )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
     ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -1255,6 +1317,20 @@ class SinkConfig:
                 option="schema-registry",
             )
         _check_owned_options(self.registry, spec.name)
+        ddl_parts = [p for rule in self.event_filters for p in rule.ddl_parts]
+        sends_ddl = spec.ddl and (self.codec.ddl_on_schema_change or self.codec.ddl_on_first_batch)
+        if ddl_parts and sends_ddl:
+            raise ConfigError(
+                f"option 'event-filters' ignores DDL ({ddl_parts[0]!r}), and this sink does "
+                "not filter the DDL messages it sends yet; remove the DDL event types and "
+                "ignore-sql, or set ddl-on-schema-change=false (and ddl-on-first-batch=false)",
+                option="event-filters",
+                value=ddl_parts[0],
+            )
+
+    def row_filter(self) -> RowFilter:
+        """The `[filter]` section as the writer applies it (with `case-sensitive`)."""
+        return RowFilter(self.filter_rules, self.event_filters, self.routing.case_sensitive)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> SinkConfig:
@@ -1664,12 +1740,18 @@ def _load_toml(path: str) -> _Layer:
     for name, section in document.items():
         if isinstance(section, dict):
             _check_changefeed_section(path, name, section)
+    filters = document.get("filter")
+    if isinstance(filters, dict):
+        if "rules" in filters:
+            layer.set("filter-rules", filters["rules"])
+        if "event-filters" in filters:
+            layer.set("event-filters", filters["event-filters"])
     layer.ignored += [
         f"config file {path} [{name}]"
         if isinstance(document[name], dict)
         else f"config file {path} key '{name}'"
         for name in document
-        if name not in ("sink", "case-sensitive")
+        if name not in ("sink", "case-sensitive", "filter")
     ]
     sink = document.get("sink", {})
     if not isinstance(sink, dict):

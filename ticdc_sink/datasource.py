@@ -28,16 +28,31 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
+    DataSourceReader,
     DataSourceStreamWriter,
+    InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.plan import ReadPlan, plan_read
+from ticdc_sink.read.rows import arrow_schema, fit_batch
+from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -55,7 +70,13 @@ try:  # PySpark 4.1+
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
     DataSourceStreamArrowWriter = None
 
-__all__ = ["StreamCheckpoint", "TiCDCCommitMessage", "TiCDCDataSource"]
+__all__ = [
+    "StreamCheckpoint",
+    "TiCDCCommitMessage",
+    "TiCDCDataSource",
+    "TiCDCRangePartition",
+    "TiCDCReader",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -101,14 +122,30 @@ class StreamCheckpoint:
 
 
 class TiCDCDataSource(DataSource):
-    """Writes DataFrame rows to Kafka as TiCDC row-change events.
+    """Writes DataFrame rows to Kafka as TiCDC row-change events, and reads TiCDC topics
+    back into change rows.
 
-    Name: `ticdc`. Options: see the README's options table (`ticdc_sink.config`).
+    Name: `ticdc`. Options: see the README's options tables (`ticdc_sink.config`,
+    `ticdc_sink.read.options`).
     """
 
     @classmethod
     def name(cls) -> str:
         return "ticdc"
+
+    def schema(self) -> StructType:
+        # Spark asks for the schema of a read without a user schema, then pickles this
+        # instance to the planner that calls reader(): the plan made here travels along,
+        # so the topic is scanned once and the ranges read are the ones the schema saw.
+        plan = self._read_plan = plan_read(ReadConfig.from_options(self.options))
+        return _spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
+
+    def reader(self, schema: StructType) -> TiCDCReader:
+        plan: ReadPlan | None = getattr(self, "_read_plan", None)
+        if plan is None:  # a user schema: schema() was not called
+            plan = plan_read(ReadConfig.from_options(self.options))
+            return TiCDCReader(plan, to_arrow_schema(schema, timezone="UTC"))
+        return TiCDCReader(plan, None)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
         if overwrite:
@@ -129,7 +166,14 @@ class TiCDCDataSource(DataSource):
             state.check_writable()
             floor = state.watermark_floor(None)
             commit_ts = max(commit_ts, (floor or 0) + 1)
-        plan = make_plan(config, schema, commit_ts, batch_id=None, watermark_floor=floor)
+        plan = make_plan(
+            config,
+            schema,
+            commit_ts,
+            batch_id=None,
+            watermark_floor=floor,
+            arrow_schema=_filter_schema(config, schema),
+        )
         _announce_schema(plan, state)
         return TiCDCBatchWriter(plan)
 
@@ -157,7 +201,13 @@ class TiCDCDataSource(DataSource):
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
-            plan = make_plan(config, schema, tso.now(), batch_id=None)
+            plan = make_plan(
+                config,
+                schema,
+                tso.now(),
+                batch_id=None,
+                arrow_schema=_filter_schema(config, schema),
+            )
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
             _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
@@ -167,7 +217,14 @@ class TiCDCDataSource(DataSource):
             checkpoint = StreamCheckpoint(config.checkpoint_location, query_id=state.query_id())
             floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
             commit_ts = state.commit_ts_for_batch(batch_id)
-            plan = make_plan(config, schema, commit_ts, batch_id=batch_id, watermark_floor=floor)
+            plan = make_plan(
+                config,
+                schema,
+                commit_ts,
+                batch_id=batch_id,
+                watermark_floor=floor,
+                arrow_schema=_filter_schema(config, schema),
+            )
             _announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema, checkpoint)
@@ -431,6 +488,49 @@ def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> Non
         )
 
 
+class TiCDCRangePartition(InputPartition):
+    """One Spark partition of a read: one Kafka partition's offset range."""
+
+    def __init__(self, offsets: OffsetRange) -> None:
+        super().__init__(offsets)
+        self.offsets = offsets
+
+
+class TiCDCReader(DataSourceReader):
+    """A batch read: one task per Kafka partition range, Arrow record batches out.
+    `user_schema` is the Arrow form of a schema given with `.schema(...)` (None: the
+    discovered one)."""
+
+    def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
+        self.plan = plan
+        self.user_schema = user_schema
+
+    def partitions(self) -> list[TiCDCRangePartition]:
+        ranges = [r for r in self.plan.ranges if not r.empty] or self.plan.ranges[:1]
+        return [TiCDCRangePartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, TiCDCRangePartition)
+        plan = self.plan
+        batches = read_range(plan.config, plan.table, plan.known, partition.offsets)
+        for batch in batches:
+            yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
+
+
+def _spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark form of a read's Arrow schema, field metadata (`mysql_type`) kept."""
+    return StructType([_spark_field(field) for field in schema])
+
+
+def _spark_field(field: pa.Field) -> StructField:
+    metadata = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
+    if pa.types.is_struct(field.type):
+        data_type: DataType = StructType([_spark_field(f) for f in field.type])
+    else:
+        data_type = from_arrow_type(field.type)
+    return StructField(field.name, data_type, field.nullable, metadata or None)
+
+
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):
     def __init__(self, plan: WritePlan) -> None:
         self.plan = plan
@@ -505,6 +605,11 @@ def _rows_to_batches(
             buffer = []
     if buffer:
         yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
+
+
+def _filter_schema(config: SinkConfig, schema: StructType) -> pa.Schema | None:
+    """The record batches' Arrow schema when event filters need it checked on the driver."""
+    return _arrow_schema(schema) if config.row_filter().active else None
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:

@@ -56,6 +56,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -67,6 +68,7 @@ from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 __all__ = [
     "OP_DELETE",
     "OP_INSERT",
+    "OP_SPELLINGS",
     "OP_UPDATE",
     "ChangeBatch",
     "InputLayout",
@@ -365,23 +367,36 @@ def _route(
         if len(set(indices.unique().to_pylist())) == 1:
             parts.append(([values[indices[0].as_py()]], None))
         else:
-            parts.append((values, indices.to_pylist()))
+            parts.append((values, indices.to_numpy(zero_copy_only=False)))
     (db_values, db_idx), (tb_values, tb_idx) = parts
     if db_idx is None and tb_idx is None:
         return [(db_values[0], tb_values[0], None)]
+    # Grouped with numpy, not per row in Python: a stable sort of each row's table id
+    # keeps each table's rows in input order.
     rows = batch.num_rows
-    db_iter = db_idx if db_idx is not None else [0] * rows
-    tb_iter = tb_idx if tb_idx is not None else [0] * rows
-    groups: dict[tuple[str, str], list[int]] = {}
-    for position, key in enumerate(zip(db_iter, tb_iter, strict=True)):
-        groups.setdefault(key, []).append(position)
-    merged: dict[tuple[str, str], list[int]] = {}
-    for (d, t), positions in groups.items():
-        merged.setdefault((db_values[d], tb_values[t]), []).extend(positions)
-    if len(merged) == 1:
-        ((database, table),) = merged
+    db = np.zeros(rows, np.int64) if db_idx is None else np.asarray(db_idx, np.int64)
+    tb = np.zeros(rows, np.int64) if tb_idx is None else np.asarray(tb_idx, np.int64)
+    codes, inverse = np.unique(db * len(tb_values) + tb, return_inverse=True)
+    names: dict[tuple[str, str], int] = {}  # a name may have several codes ("" = default)
+    table_of_code = np.array(
+        [
+            names.setdefault(
+                (db_values[c // len(tb_values)], tb_values[c % len(tb_values)]), len(names)
+            )
+            for c in codes.tolist()
+        ],
+        np.int64,
+    )
+    if len(names) == 1:
+        ((database, table),) = names
         return [(database, table, None)]
-    return [(database, table, sorted(pos)) for (database, table), pos in merged.items()]
+    ids = table_of_code[inverse.reshape(-1)]
+    order = np.argsort(ids, kind="stable")
+    starts = np.flatnonzero(np.diff(ids[order], prepend=-1))
+    groups = np.split(order, starts[1:])
+    groups.sort(key=lambda positions: positions[0])  # tables in order of first appearance
+    by_id = {table_id: name for name, table_id in names.items()}
+    return [(*by_id[int(ids[g[0]])], g.tolist()) for g in groups]
 
 
 _OPS = {
@@ -393,6 +408,8 @@ _OPS = {
     "d": Op.DELETE,
     "delete": Op.DELETE,
 }
+#: How the op column may spell each operation (lower case; the column matches any case).
+OP_SPELLINGS: dict[str, Op] = _OPS
 _OPS_ALLOWED = "use one of c, r, u, d, INSERT, UPDATE, DELETE (any case)"
 
 

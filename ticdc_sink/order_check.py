@@ -4,9 +4,11 @@ wrongly downstream. The check is bounded (memory must not grow with partition si
 it sees the keys of about the last `window` rows of one task, not the whole topic.
 
 Most record batches cannot fail: their commit ts never decreases and starts at or above
-every commit ts seen before. Those batches are only remembered (their key columns, as
-given); the per-key dictionary is built from them when a batch or row arrives that could
-fail, so input sorted by commit ts costs almost nothing per row.
+every commit ts seen before for their table (keys are per table, so other tables' commit
+ts do not matter; rows of several tables arrive table by table). Those batches are only
+remembered (their key columns, as given); the per-key dictionary is built from them when
+a batch or row arrives that could fail, so input sorted by commit ts costs almost nothing
+per row.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ class CommitOrderCheck:
         self._seen: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self._remembered: deque[_Remembered] = deque()
         self._remembered_rows = 0
-        self._top = -1  # the highest commit ts checked so far
+        # (database, table) -> the highest commit ts checked so far.
+        self._top: dict[tuple[str, str], int] = {}
 
     def check_row(self, table: TableSchema, key_values: tuple[Any, ...], commit_ts: int) -> None:
         """One row, whose handle-key columns hold `key_values`."""
@@ -81,13 +84,13 @@ class CommitOrderCheck:
                 rows < 2
                 or pc.all(pc.less_equal(commit_ts.slice(0, rows - 1), commit_ts.slice(1))).as_py()
             )
-        if ordered and low >= self._top:
+        prefix = (table.database, table.table)
+        if ordered and low >= self._top.get(prefix, -1):
             self._remember(_Remembered(table, key_columns, commit_ts, default_commit_ts, rows))
-            self._top = high
+            self._top[prefix] = high
             return
         self._build()
         check = self._check
-        prefix = (table.database, table.table)
         keys = zip(*map(_as_list, key_columns), strict=True)
         ts_list = self._commit_ts_list(commit_ts, default_commit_ts, rows)
         for values, ts in zip(keys, ts_list, strict=True):
@@ -142,5 +145,5 @@ class CommitOrderCheck:
         seen[key] = commit_ts
         if len(seen) > self.window:
             seen.popitem(last=False)
-        if commit_ts > self._top:
-            self._top = commit_ts
+        if commit_ts > self._top.get(key[:2], -1):
+            self._top[key[:2]] = commit_ts

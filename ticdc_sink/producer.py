@@ -8,9 +8,9 @@ wait (serving delivery reports) instead of buffering in Python; reaching the bro
 bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count of a topic,
 creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
 existing one, as TiCDC's topic manager does. `check_client_config` has librdkafka check the
-`kafka.*` settings without connecting (the driver, `ticdc-sink check`); `read_topic` and
-`follow_topic` read a topic back (the CLI's `decode`, tests, users checking what was
-written). librdkafka's log lines go through Python logging (`ticdc_sink.librdkafka`).
+`kafka.*` settings without connecting (the driver, `ticdc-sink check`). `Record` is one
+message read back; reading is `ticdc_sink.read.consumer`'s. librdkafka's log lines go
+through Python logging (`ticdc_sink.librdkafka`).
 
 It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
@@ -25,12 +25,13 @@ import difflib
 import functools
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import confluent_kafka
+import numpy as np
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
@@ -42,13 +43,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PARTITION_NUM",
+    "LIBRDKAFKA_LOG",
     "KafkaProducer",
+    "LibrdkafkaLog",
     "PartitionStats",
     "Record",
     "check_client_config",
-    "follow_topic",
     "producer_settings",
-    "read_topic",
 ]
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ _METADATA_RETRY_S = 0.05
 _FLUSH_SLICE_S = 0.5
 
 
-class _LibrdkafkaLog:
+class LibrdkafkaLog:
     """librdkafka's log lines through Python logging (confluent-kafka's `logger`
     setting), on the logger `ticdc_sink.librdkafka`, instead of librdkafka's own lines on
     stderr (an unreachable broker printed 118 `%3|...|FAIL|` lines before the task failed).
@@ -126,7 +127,9 @@ class _LibrdkafkaLog:
         self.logger.log(level, fmt, *args)
 
 
-_LOG = _LibrdkafkaLog()
+#: The one librdkafka log adapter every client (producers, admin, the reader's consumer)
+#: is given as its `logger` setting.
+LIBRDKAFKA_LOG = LibrdkafkaLog()
 
 
 class PartitionStats(NamedTuple):
@@ -173,7 +176,7 @@ class KafkaProducer:
             key: value for key, value in client_config.items() if key not in _PRODUCER_ONLY
         }
         self._admin_config["allow.auto.create.topics"] = "false"
-        self._admin_config["logger"] = _LOG
+        self._admin_config["logger"] = LIBRDKAFKA_LOG
         if flush_timeout_s is None:
             flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
         self._flush_timeout_s = flush_timeout_s
@@ -192,7 +195,7 @@ class KafkaProducer:
         self._callback_error: BaseException | None = None
         self._closed = False
         client_config["error_cb"] = self._on_error
-        client_config["logger"] = _LOG
+        client_config["logger"] = LIBRDKAFKA_LOG
         self._producer: Any = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
@@ -215,25 +218,43 @@ class KafkaProducer:
         count = self._partitions.get(topic)
         if count is not None:
             return count
-        deadline = time.monotonic() + self._broker_timeout_s
-        count = self._read_partition_count(topic, deadline)
-        if count is None:
-            if not self._config.auto_create_topic:
-                # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
-                # auto-create-topic=false is an error.
-                raise DeliveryError(
-                    f"topic {topic} does not exist on Kafka brokers {self._brokers} and "
-                    "auto-create-topic is false; create the topic or set auto-create-topic=true",
-                    brokers=self._brokers,
-                )
-            count = self._create_topic(topic, deadline)
-        count = self._governed_count(topic, count)
-        self._partitions[topic] = count
-        logger.debug("topic %s has %d partitions", topic, count)
-        return count
+        return self.partition_counts([topic])[topic]
 
-    def _read_partition_count(self, topic: str, deadline: float) -> int | None:
-        """The partition count from the producer's metadata, None if the topic is missing.
+    def partition_counts(self, topics: Iterable[str]) -> dict[str, int]:
+        """`partition_count` of many topics at once: one metadata request for those not
+        cached yet, one CreateTopics request for the missing ones, one wait until they
+        show; so a watermark or bootstrap fan-out over thousands of topics costs a few
+        round trips, not a few per topic.
+
+        Raises:
+            DeliveryError, ConfigError: as `partition_count` (naming the first topic).
+        """
+        wanted = list(dict.fromkeys(topics))
+        new = [topic for topic in wanted if topic not in self._partitions]
+        if new:
+            deadline = time.monotonic() + self._broker_timeout_s
+            counts = self._read_partition_counts(new, deadline)
+            missing = [topic for topic in new if counts.get(topic) is None]
+            if missing:
+                if not self._config.auto_create_topic:
+                    # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
+                    # auto-create-topic=false is an error.
+                    raise DeliveryError(
+                        f"topic {missing[0]} does not exist on Kafka brokers {self._brokers} "
+                        "and auto-create-topic is false; create the topic or set "
+                        "auto-create-topic=true",
+                        brokers=self._brokers,
+                    )
+                counts.update(self._create_topics(missing, deadline))
+            for topic in new:
+                count = self._governed_count(topic, counts[topic])
+                self._partitions[topic] = count
+                logger.debug("topic %s has %d partitions", topic, count)
+        return {topic: self._partitions[topic] for topic in wanted}
+
+    def _read_partition_counts(self, topics: list[str], deadline: float) -> dict[str, int | None]:
+        """The partition counts from the producer's metadata (one request: the topic's
+        alone, or every topic's when there are several), None for a missing topic.
 
         A lost connection or a broker not ready yet (e.g. LEADER_NOT_AVAILABLE right after
         a topic was created) is retried until the deadline: one dropped connection must not
@@ -241,32 +262,41 @@ class KafkaProducer:
         """
         while True:
             try:
-                metadata = self._producer.list_topics(topic, timeout=_remaining(deadline))
+                metadata = self._producer.list_topics(
+                    topics[0] if len(topics) == 1 else None, timeout=_remaining(deadline)
+                )
             except KafkaException as exc:
                 if _is_transient(exc) and _pause_before_retry(deadline):
                     continue
                 raise DeliveryError(
                     f"cannot reach Kafka brokers {self._brokers} within broker-timeout-ms "
-                    f"{self._config.broker_timeout_ms} to read metadata of topic {topic}: "
+                    f"{self._config.broker_timeout_ms} to read metadata of topic {topics[0]}: "
                     f"{_describe(exc)}; check kafka.bootstrap.servers and that the brokers "
                     "are up",
                     brokers=self._brokers,
                 ) from exc
-            topic_metadata = metadata.topics.get(topic)
-            if topic_metadata is None:
-                return None
-            error = topic_metadata.error
-            if error is None:
-                return len(topic_metadata.partitions) or None
-            if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                return None
-            if _is_transient(error) and _pause_before_retry(deadline):
-                continue
-            raise DeliveryError(
-                f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
-                f"{_describe(error)}",
-                brokers=self._brokers,
-            )
+            counts: dict[str, int | None] = {}
+            retry = False
+            for topic in topics:
+                topic_metadata = metadata.topics.get(topic)
+                error = None if topic_metadata is None else topic_metadata.error
+                if topic_metadata is None or (
+                    error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                ):
+                    counts[topic] = None
+                elif error is None:
+                    counts[topic] = len(topic_metadata.partitions) or None
+                elif _is_transient(error) and _pause_before_retry(deadline):
+                    retry = True
+                    break
+                else:
+                    raise DeliveryError(
+                        f"Kafka brokers {self._brokers} returned an error for topic {topic}: "
+                        f"{_describe(error)}",
+                        brokers=self._brokers,
+                    )
+            if not retry:
+                return counts
 
     def _governed_count(self, topic: str, count: int) -> int:
         """TiCDC's partition-num rule for the topic of the sink-uri (tiflow
@@ -290,46 +320,55 @@ class KafkaProducer:
         _warn_fewer_partitions(self._brokers, topic, wanted, count)
         return wanted
 
-    def _create_topic(self, topic: str, deadline: float) -> int:
+    def _create_topics(self, topics: list[str], deadline: float) -> dict[str, int]:
+        """Create `topics` in one request; the partition count of each once the brokers
+        show it."""
         partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
         replication = self._config.replication_factor
         if self._admin is None:
             self._admin = self._admin_factory(dict(self._admin_config))
-        created = True
-        while True:
+        pending = list(topics)
+        created: list[str] = []
+        while pending:
             timeout = _remaining(deadline)
             futures = self._admin.create_topics(
-                [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
+                [
+                    NewTopic(topic, num_partitions=partitions, replication_factor=replication)
+                    for topic in pending
+                ],
                 request_timeout=timeout,
                 operation_timeout=timeout,
             )
-            try:
-                futures[topic].result(timeout=_remaining(deadline) + 1.0)
-            except KafkaException as exc:
-                error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-                if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                    # Another task won the race (or a lost answer hid our own success):
-                    # use the count the broker has.
-                    created = False
-                    break
-                # A lost connection: ask again while broker-timeout-ms allows.
-                if _is_transient(exc) and _pause_before_retry(deadline):
-                    continue
-                raise DeliveryError(
-                    f"cannot create topic {topic} with partition-num {partitions} and "
-                    f"replication-factor {replication} on Kafka brokers {self._brokers}: "
-                    f"{_describe(exc)}; create the topic beforehand or fix the options",
-                    brokers=self._brokers,
-                ) from exc
-            except FutureTimeoutError as exc:
-                raise DeliveryError(
-                    f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
-                    f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the "
-                    "brokers are up or create the topic beforehand",
-                    brokers=self._brokers,
-                ) from exc
-            break
-        if created:
+            retry: list[str] = []
+            lost: KafkaException | None = None
+            for topic in pending:
+                try:
+                    futures[topic].result(timeout=_remaining(deadline) + 1.0)
+                    created.append(topic)
+                except KafkaException as exc:
+                    error = (
+                        exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                    )
+                    if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                        # Another task won the race (or a lost answer hid our own success):
+                        # use the count the broker has.
+                        continue
+                    # A lost connection: ask again while broker-timeout-ms allows.
+                    if not _is_transient(exc):
+                        raise self._create_error(topic, exc) from exc
+                    retry.append(topic)
+                    lost = lost or exc
+                except FutureTimeoutError as exc:
+                    raise DeliveryError(
+                        f"cannot create topic {topic} on Kafka brokers {self._brokers} within "
+                        f"broker-timeout-ms {self._config.broker_timeout_ms}; check that the "
+                        "brokers are up or create the topic beforehand",
+                        brokers=self._brokers,
+                    ) from exc
+            if lost is not None and not _pause_before_retry(deadline):
+                raise self._create_error(retry[0], lost) from lost
+            pending = retry
+        for topic in created:
             logger.info(
                 "created topic %s with %d partitions, replication factor %d",
                 topic,
@@ -337,19 +376,34 @@ class KafkaProducer:
                 replication,
             )
         # Like TiCDC (tiflow pkg/sink/kafka topic manager, waitUntilTopicVisible), wait
-        # until the new topic shows in metadata, so the count is the broker's.
-        while True:
-            count = self._read_partition_count(topic, deadline)
-            if count is not None:
-                return count
-            if time.monotonic() >= deadline:
+        # until the new topics show in metadata, so the counts are the broker's.
+        counts: dict[str, int] = {}
+        waiting = list(topics)
+        while waiting:
+            found = self._read_partition_counts(waiting, deadline)
+            for topic, count in found.items():
+                if count is not None:
+                    counts[topic] = count
+            waiting = [topic for topic in waiting if topic not in counts]
+            if not waiting or time.monotonic() >= deadline:
                 break
             time.sleep(_METADATA_RETRY_S)
-        if created:
-            return partitions
-        raise DeliveryError(
-            f"topic {topic} exists on Kafka brokers {self._brokers} but its metadata did not "
-            f"show within broker-timeout-ms {self._config.broker_timeout_ms}",
+        for topic in waiting:
+            if topic not in created:
+                raise DeliveryError(
+                    f"topic {topic} exists on Kafka brokers {self._brokers} but its metadata "
+                    f"did not show within broker-timeout-ms {self._config.broker_timeout_ms}",
+                    brokers=self._brokers,
+                )
+            counts[topic] = partitions
+        return counts
+
+    def _create_error(self, topic: str, exc: KafkaException) -> DeliveryError:
+        partitions = self._config.partition_num or DEFAULT_PARTITION_NUM
+        return DeliveryError(
+            f"cannot create topic {topic} with partition-num {partitions} and "
+            f"replication-factor {self._config.replication_factor} on Kafka brokers "
+            f"{self._brokers}: {_describe(exc)}; create the topic beforehand or fix the options",
             brokers=self._brokers,
         )
 
@@ -360,31 +414,49 @@ class KafkaProducer:
         Asked once per topic and producer; call it after `partition_count` has made sure
         the topic exists. TiCDC lowers max-message-bytes to this minus 128
         (tiflow pkg/sink/kafka/options.go, adjustOptions)."""
-        if topic in self._max_message_bytes:
-            return self._max_message_bytes[topic]
-        if self._admin is None:
-            self._admin = self._admin_factory(dict(self._admin_config))
-        timeout = self._broker_timeout_s
-        value: int | None = None
-        try:
-            futures = self._admin.describe_configs(
-                [ConfigResource(ResourceType.TOPIC, topic)], request_timeout=timeout
-            )
-            for future in futures.values():
-                entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
-                if entry is not None and entry.value is not None:
-                    value = int(entry.value)
-        except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
-            logger.warning(
-                "cannot read max.message.bytes of topic %s from Kafka brokers %s (%s); "
-                "max-message-bytes is not lowered to it",
-                topic,
-                self._brokers,
-                exc,
-            )
-        self._max_message_bytes[topic] = value
-        logger.debug("topic %s max.message.bytes: %s", topic, value)
-        return value
+        if topic not in self._max_message_bytes:
+            self.topics_max_message_bytes([topic])
+        return self._max_message_bytes[topic]
+
+    def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]:
+        """`topic_max_message_bytes` of many topics, in one DescribeConfigs request for
+        those not asked yet."""
+        wanted = list(dict.fromkeys(topics))
+        new = [topic for topic in wanted if topic not in self._max_message_bytes]
+        if new:
+            if self._admin is None:
+                self._admin = self._admin_factory(dict(self._admin_config))
+            timeout = self._broker_timeout_s
+            values: dict[str, int | None] = dict.fromkeys(new)
+            try:
+                futures = self._admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, topic) for topic in new],
+                    request_timeout=timeout,
+                )
+            except KafkaException as exc:
+                futures = {}
+                for topic in new:
+                    self._warn_no_max_message_bytes(topic, exc)
+            for resource, future in futures.items():
+                try:
+                    entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
+                    if entry is not None and entry.value is not None:
+                        values[resource.name] = int(entry.value)
+                except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
+                    self._warn_no_max_message_bytes(resource.name, exc)
+            for topic, value in values.items():
+                self._max_message_bytes[topic] = value
+                logger.debug("topic %s max.message.bytes: %s", topic, value)
+        return {topic: self._max_message_bytes[topic] for topic in wanted}
+
+    def _warn_no_max_message_bytes(self, topic: str, exc: Exception) -> None:
+        logger.warning(
+            "cannot read max.message.bytes of topic %s from Kafka brokers %s (%s); "
+            "max-message-bytes is not lowered to it",
+            topic,
+            self._brokers,
+            exc,
+        )
 
     # -- sending ----------------------------------------------------------------------
 
@@ -418,15 +490,16 @@ class KafkaProducer:
     def send_many(
         self,
         topic: str,
-        partition: int,
+        partition: int | list[int],
         key: bytes | None,
         values: list[bytes | None],
         *,
         keys: list[bytes | None] | None = None,
     ) -> None:
-        """`send` for many values to one (topic, partition), with one key or, given
-        `keys`, a key each: the same queueing, back-pressure and failure checks, in one
-        tight loop (the writer sends a record batch's messages this way).
+        """`send` for many values of one topic, to one partition or, given a list, each
+        to its own; with one key or, given `keys`, a key each: the same queueing,
+        back-pressure and failure checks, in one tight loop (the writer sends a record
+        batch's messages this way).
 
         Raises:
             DeliveryError: as `send`.
@@ -437,16 +510,18 @@ class KafkaProducer:
         on_delivery = self._on_delivery
         sent = self._sent
         done = 0
-        pairs = zip(keys, values, strict=True) if keys is not None else zip(repeat(key), values)
+        partitions = repeat(partition) if isinstance(partition, int) else partition
+        key_list = keys if keys is not None else repeat(key)
         try:
-            for k, value in pairs:
+            # Lists have one entry per value; repeat() is endless.
+            for p, k, value in zip(partitions, key_list, values, strict=False):
                 try:
-                    produce(topic, value, k, partition, on_delivery)
+                    produce(topic, value, k, p, on_delivery)
                 except BufferError:
                     self._sent = sent
-                    self._send_when_room(topic, partition, k, value)
+                    self._send_when_room(topic, p, k, value)
                 except KafkaException as exc:
-                    raise self._refused(exc, topic, partition, k, value) from None
+                    raise self._refused(exc, topic, p, k, value) from None
                 sent += 1
                 done += 1
                 if not sent % _POLL_EVERY:
@@ -456,12 +531,38 @@ class KafkaProducer:
                         raise self._delivery_error(undelivered=0)
         finally:
             self._sent = sent
+            self._count_many(topic, partition, key, keys, values, done)
+
+    def _count_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        done: int,
+    ) -> None:
+        """Count the first `done` messages of a `send_many`."""
+        if isinstance(partition, int):
             sizes = sum(map(len, filter(None, values[:done])))
             if keys is not None:
                 sizes += sum(map(len, filter(None, keys[:done])))
             elif key:
                 sizes += len(key) * done
             self._count(topic, partition, done, sizes)
+            return
+        if not done:
+            return
+        where = np.asarray(partition[:done], np.int64)
+        size = np.fromiter((len(v) if v else 0 for v in values[:done]), np.int64, done)
+        if keys is not None:
+            size += np.fromiter((len(k) if k else 0 for k in keys[:done]), np.int64, done)
+        elif key:
+            size += len(key)
+        messages = np.bincount(where)
+        sizes = np.bincount(where, weights=size)
+        for p in np.flatnonzero(messages).tolist():
+            self._count(topic, p, int(messages[p]), int(sizes[p]))
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None
@@ -929,160 +1030,3 @@ class Record(NamedTuple):
     key: bytes | None
     value: bytes | None
     timestamp: int | None
-
-
-def read_topic(
-    bootstrap_servers: str,
-    topic: str,
-    *,
-    client_config: Mapping[str, Any] | None = None,
-    timeout_s: float = 30.0,
-    idle_s: float = 1.0,
-    partitions: Collection[int] | None = None,
-    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
-) -> list[Record]:
-    """Every message of `topic` (of `partitions` only, when given), ordered by partition
-    and offset.
-
-    Reads each partition from its beginning with `assign()` (no consumer group, so nothing
-    is committed and no group join waits) until no message arrives for `idle_s`, or until
-    `timeout_s` in all. It does not stop at the high watermarks, since some brokers (Tansu)
-    report them wrong after multi-record batches; a topic still being written to is read
-    until the writer pauses for `idle_s`.
-
-    Raises:
-        DeliveryError: the brokers did not answer, or the topic does not exist.
-        ConfigError: a partition in `partitions` that the topic does not have.
-    """
-    deadline = time.monotonic() + timeout_s
-    records: list[Record] = []
-    with _TopicReader(bootstrap_servers, topic, client_config, consumer_factory) as reader:
-        reader.assign(partitions, confluent_kafka.OFFSET_BEGINNING, timeout_s)
-        idle_until = time.monotonic() + idle_s
-        while True:
-            now = time.monotonic()
-            if now >= deadline or now >= idle_until:
-                break
-            batch = reader.consume(min(idle_until, deadline) - now)
-            records.extend(batch)
-            if batch:
-                idle_until = time.monotonic() + idle_s
-    records.sort(key=lambda record: (record.partition, record.offset))
-    return records
-
-
-def follow_topic(
-    bootstrap_servers: str,
-    topic: str,
-    *,
-    from_beginning: bool = False,
-    partitions: Collection[int] | None = None,
-    timeout_s: float = 30.0,
-    consumer_factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Consumer,
-) -> Iterator[Record]:
-    """The messages of `topic` (of `partitions` only, when given) as they arrive, from
-    the end of each partition (or its beginning), until the caller stops iterating.
-
-    Raises:
-        DeliveryError: the brokers did not answer within `timeout_s`, the topic does not
-            exist, or a read fails.
-        ConfigError: a partition in `partitions` that the topic does not have.
-    """
-    start = confluent_kafka.OFFSET_BEGINNING if from_beginning else confluent_kafka.OFFSET_END
-    with _TopicReader(bootstrap_servers, topic, None, consumer_factory) as reader:
-        reader.assign(partitions, start, timeout_s)
-        while True:
-            yield from reader.consume(0.5)
-
-
-class _TopicReader:
-    """A consumer without a group (`assign()`), for `read_topic` and `follow_topic`."""
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        topic: str,
-        client_config: Mapping[str, Any] | None,
-        consumer_factory: Callable[[dict[str, Any]], Any],
-    ) -> None:
-        config: dict[str, Any] = {
-            "group.id": "ticdc-sink-read-topic",
-            "enable.auto.commit": "false",
-            "enable.partition.eof": "false",
-            "logger": _LOG,
-        }
-        config.update(client_config or {})
-        config["bootstrap.servers"] = bootstrap_servers
-        self.brokers = bootstrap_servers
-        self.topic = topic
-        self._consumer = consumer_factory(config)
-
-    def __enter__(self) -> _TopicReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._consumer.close()
-
-    def assign(self, partitions: Collection[int] | None, offset: int, timeout_s: float) -> None:
-        try:
-            metadata = self._consumer.list_topics(self.topic, timeout=timeout_s)
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {self.brokers} within {timeout_s:g} s to "
-                f"read topic {self.topic}: {_describe(exc)}",
-                brokers=self.brokers,
-            ) from exc
-        topic_metadata = metadata.topics.get(self.topic)
-        if topic_metadata is None or topic_metadata.error is not None:
-            reason = _describe(topic_metadata.error) if topic_metadata else "not in metadata"
-            raise DeliveryError(
-                f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: {reason}",
-                brokers=self.brokers,
-            )
-        present = sorted(topic_metadata.partitions)
-        missing = sorted(set(partitions or ()) - set(present))
-        if missing:
-            raise ConfigError(
-                f"topic {self.topic} has no partition {missing[0]}; its partitions are "
-                f"{_ranges(present)}",
-                option="partition",
-                value=str(missing[0]),
-                allowed=tuple(str(p) for p in present),
-            )
-        chosen = sorted(set(partitions)) if partitions else present
-        self._consumer.assign(
-            [confluent_kafka.TopicPartition(self.topic, p, offset) for p in chosen]
-        )
-
-    def consume(self, timeout: float) -> list[Record]:
-        records = []
-        for message in self._consumer.consume(1000, timeout=timeout):
-            error = message.error()
-            if error is not None:
-                raise DeliveryError(
-                    f"cannot read topic {self.topic} from Kafka brokers {self.brokers}: "
-                    f"{_describe(error)}",
-                    brokers=self.brokers,
-                )
-            kind, timestamp = message.timestamp()
-            records.append(
-                Record(
-                    message.partition(),
-                    message.offset(),
-                    message.key(),
-                    message.value(),
-                    timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-                )
-            )
-        return records
-
-
-def _ranges(numbers: list[int]) -> str:
-    """`[0, 1, 2, 5]` as "0..2, 5"."""
-    parts: list[str] = []
-    for n in numbers:
-        if parts and parts[-1].split("..")[-1] == str(n - 1):
-            parts[-1] = f"{parts[-1].split('..')[0]}..{n}"
-        else:
-            parts.append(str(n))
-    return ", ".join(parts) or "(none)"

@@ -9,6 +9,7 @@ Kafka: partition counts arrive as ints.
     TopicRouter(expr).topic_for(database, table)      -> topic name
     build_dispatcher(rule, table, columns, index)     -> PartitionDispatcher
     dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
+    dispatcher.batch_partitions(batch, row_ends, n)   -> the same, per message of a batch
     TableFilter(patterns).matches(database, table)    -> bool (TiDB table-filter syntax)
     DispatchRule: one `[sink] dispatchers` entry; `rule_for(rules, db, table)` picks one
     Route: a table's topic and dispatcher (`config.RoutingConfig.route` decides it)
@@ -24,8 +25,12 @@ import zlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ticdc_sink.errors import ConfigError, InputError
-from ticdc_sink.events import RowChange
+from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import format_float
 from ticdc_sink.schema import TableSchema
 
@@ -210,6 +215,37 @@ def column_value_bytes(value: Any, *, float32: bool = False) -> bytes:
     return str(value).encode()  # Go's fmt "%v" fallback
 
 
+def _column_value_bytes(values: Any, *, float32: bool) -> list[bytes]:
+    """`column_value_bytes` of every value of a converted column (an Arrow array or a
+    list of mounter values, `events.ChangeBatch`): integers cast to text and strings
+    taken as UTF-8 by Arrow, the rest value by value."""
+    if isinstance(values, pa.Array):
+        kind = values.type
+        if pa.types.is_integer(kind):
+            values = pc.cast(values, pa.string())
+            kind = values.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            values = pc.cast(values, pa.large_binary())
+            kind = values.type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            if values.null_count:
+                values = pc.fill_null(values, pa.scalar(b"null", kind))
+            return values.to_pylist()
+        values = values.to_pylist()
+    return [column_value_bytes(value, float32=float32) for value in values]
+
+
+def _message_rows(row_ends: list[int] | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per message, its row; and the indexes of the messages that are the DELETE half of
+    a key-changing UPDATE split in two (`row_ends` as in `codec.EncodedBatch`)."""
+    if row_ends is None:
+        return np.arange(rows), np.zeros(0, np.int64)
+    ends = np.asarray(row_ends, np.int64)
+    repeats = np.diff(ends, prepend=0)
+    split = np.flatnonzero(repeats == 2)
+    return np.repeat(np.arange(rows), repeats), ends[split] - 2
+
+
 # -- partition dispatchers -----------------------------------------------------------
 
 
@@ -241,6 +277,15 @@ class PartitionDispatcher:
     def partition(self, change: RowChange, partition_num: int) -> int:
         raise NotImplementedError
 
+    def batch_partitions(
+        self, batch: ChangeBatch, row_ends: list[int] | None, partition_num: int
+    ) -> list[int]:
+        """`partition` of every event of `batch.to_events(...)`, in message order
+        (`row_ends` as in `codec.EncodedBatch`: None for one event per row, else a
+        key-changing UPDATE is a DELETE of its old image, then an INSERT), computed
+        column-wise: no event objects, the same numbers and errors."""
+        raise NotImplementedError
+
     def constant_partition(self, partition_num: int) -> int | None:
         """The partition of every row change of the table when it does not depend on the
         row (rule `table` / `default`), else None."""
@@ -256,6 +301,17 @@ class _TsDispatcher(PartitionDispatcher):
     def partition(self, change: RowChange, partition_num: int) -> int:
         _check_partition_num(partition_num)
         return change.commit_ts % partition_num
+
+    def batch_partitions(
+        self, batch: ChangeBatch, row_ends: list[int] | None, partition_num: int
+    ) -> list[int]:
+        _check_partition_num(partition_num)
+        rows, _ = _message_rows(row_ends, batch.rows)
+        if batch.commit_ts is None:
+            return [batch.default_commit_ts % partition_num] * len(rows)
+        # uint64: every TSO fits (events.py refuses commit ts below 1).
+        ts = pc.cast(batch.commit_ts, pa.uint64()).to_numpy(zero_copy_only=False)
+        return (ts[rows] % np.uint64(partition_num)).tolist()
 
 
 class _HashDispatcher(PartitionDispatcher):
@@ -294,6 +350,36 @@ class _HashDispatcher(PartitionDispatcher):
             for name_crc, pos, is_float32 in self._columns:
                 acc ^= zlib.crc32(column_value_bytes(values[pos], float32=is_float32), name_crc)
         return acc % partition_num
+
+    def batch_partitions(
+        self, batch: ChangeBatch, row_ends: list[int] | None, partition_num: int
+    ) -> list[int]:
+        constant = self.constant_partition(partition_num)
+        rows, deletes = _message_rows(row_ends, batch.rows)
+        if constant is not None:
+            return [constant] * len(rows)
+        _check_partition_num(partition_num)
+        sums = self._hashes(batch.columns, batch.rows)[rows]
+        if len(deletes):
+            # The DELETE of a split UPDATE hashes the old image (its only values).
+            before = {row: j for j, row in enumerate(batch.before_rows)}
+            old = [before[row] for row in rows[deletes].tolist()]
+            taken = pa.array(old, pa.int64())
+            columns = [
+                c.take(taken) if isinstance(c, pa.Array) else [c[j] for j in old]
+                for c in batch.before_columns
+            ]
+            sums[deletes] = self._hashes(columns, len(old))
+        return (sums % np.uint32(partition_num)).tolist()
+
+    def _hashes(self, columns: Sequence[Any], rows: int) -> np.ndarray:
+        """The hash sum (before the modulo) of each of `rows` images, per column."""
+        acc = np.full(rows, self._table_crc, np.uint32)
+        crc32 = zlib.crc32
+        for name_crc, pos, is_float32 in self._columns:
+            data = _column_value_bytes(columns[pos], float32=is_float32)
+            acc ^= np.fromiter((crc32(v, name_crc) for v in data), np.uint32, rows)
+        return acc
 
     def constant_partition(self, partition_num: int) -> int | None:
         if self._columns:

@@ -216,13 +216,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "",
     ),
     # changefeed sections other than [sink] (pkg/config/filter.go, pkg/integrity)
-    TiCDCSetting("[filter] rules", _N, "drop the rows of tables the rules do not take", ["*.*"]),
-    TiCDCSetting(
-        "[filter] event-filters",
-        _N,
-        "drop rows by event type and SQL expressions: ignore-event, ignore-*-value-expr",
-        [],
-    ),
     TiCDCSetting(
         "[filter] ignore-txn-start-ts",
         _R,

@@ -433,6 +433,39 @@ DRIVER_CASES = [
         "ConfigError",
         ["option 'key' is 'id'; to choose the Kafka message key", "primary-key"],
     ),
+    (
+        "event-filter-function",
+        {
+            "config": "[[filter.event-filters]]\nmatcher = ['db.t']\n"
+            "ignore-insert-value-expr = \"upper(name) = 'X'\"\n"
+        },
+        "ConfigError",
+        ["event-filters[0] ignore-insert-value-expr", "'UPPER(name)' is not supported"],
+    ),
+    (
+        "event-filter-unknown-column",
+        {"event-filters": '[{"matcher": ["db.t"], "ignore-delete-value-expr": "nme = 1"}]'},
+        "ConfigError",
+        ["event-filters[0] ignore-delete-value-expr 'nme = 1': 'nme'", "no such column"],
+    ),
+    (
+        "event-filter-string-against-number",
+        {"event-filters": '[{"matcher": ["db.*"], "ignore-insert-value-expr": "name = 1"}]'},
+        "ConfigError",
+        ["'name = 1' is not supported", "quoted strings"],
+    ),
+    (
+        "event-filter-event-type",
+        {"event-filters": '[{"matcher": ["db.t"], "ignore-event": ["Insert"]}]'},
+        "ConfigError",
+        ["ignore-event 'Insert' is not an event type TiCDC supports"],
+    ),
+    (
+        "filter-rule-pattern",
+        {"filter-rules": "db"},
+        "ConfigError",
+        ["option 'filter-rules'", "is not schema.table"],
+    ),
 ]
 
 

@@ -24,7 +24,9 @@ may rely on, and what they must work around):
 | idempotent producer | works (`enable.idempotence=true`, `acks=all`) |
 | `get_watermark_offsets` | lags behind the end after concurrent writes (4 idempotent |
 |  | producers, 200k records: 60002 of 66668 in a partition); |
-|  | `consume_all` reads to an end marker it appends instead |
+|  | one producer's multi-record batch counts as one (5 records in |
+|  | one batch: high 1); one producer with `batch.num.messages=1` |
+|  | keeps it right; `consume_all` and `end_offsets` use end markers |
 | produce offsets | right: a record appended after the others gets the offset |
 |  | after the last one |
 | broker-side message size limit | none (a 3 MiB record is stored); the client's |
@@ -76,7 +78,8 @@ END_MARKER = "tests-end-marker"
 
 class TansuBroker(LocalBroker):
     """Tansu on a free loopback port (started by `ticdc_sink._local_broker`, which the demo
-    uses too), plus what tests need: `consume_all` reads a topic back; `create_topic` and
+    uses too), plus what tests need: `consume_all` reads a topic back; `end_offsets` says
+    where each partition ends (for a reader's endingOffsets); `create_topic` and
     `delete_topic` manage topics through the admin API.
     """
 
@@ -181,6 +184,12 @@ class TansuBroker(LocalBroker):
             consumer.close()
         records.sort(key=lambda record: (record.partition, record.offset))
         return records
+
+    def end_offsets(self, topic: str, *, timeout: float = 60.0) -> dict[int, int]:
+        """Where each partition of `topic` ends now: an end marker is appended to each and
+        its offset returned, so a read up to (not including) these offsets holds every
+        record acknowledged before, whatever Tansu's high watermarks say."""
+        return self._append_end_markers(topic, timeout)
 
     def _append_end_markers(self, topic: str, timeout: float) -> dict[int, int]:
         """Append an end marker to every partition of `topic`; their offsets by partition."""

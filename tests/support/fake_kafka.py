@@ -167,6 +167,13 @@ class FakeClient:
             )
         if self.cluster.metadata_errors:
             raise KafkaException(self.cluster.metadata_errors.pop(0))
+        if topic is None:  # every topic, as librdkafka asks for them all
+            return SimpleNamespace(
+                topics={
+                    name: SimpleNamespace(error=None, partitions=dict.fromkeys(range(count)))
+                    for name, count in self.cluster.topics.items()
+                }
+            )
         count = self.cluster.topics.get(topic)
         if self.cluster.topic_errors:
             meta = SimpleNamespace(
@@ -197,9 +204,11 @@ class FakeAdmin:
         self.config = config
         self.cluster = cluster
         self.created: list[Any] = []
+        self.create_calls = 0
         cluster.admins.append(self)
 
     def create_topics(self, new_topics, request_timeout=None, operation_timeout=None):
+        self.create_calls += 1
         futures = {}
         for new in new_topics:
             self.created.append(new)

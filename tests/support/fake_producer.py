@@ -7,9 +7,11 @@ fake`), so a test reads what a task or the commit step sent:
 | call | what the fake does |
 | --- | --- |
 | `partition_count(topic)` | `partitions`, for every topic |
+| `partition_counts(topics)` | the same for many; each call's topics kept in `lookups` |
 | `topic_max_message_bytes(topic)` | `topic_limit` (None: the brokers do not say) |
 | `send(topic, partition, key, value)` | appends to `sent`; fails after `flush()` |
-| `flush()`, `close()` | set `flushed`, `closed`; everything sent counts as delivered |
+| `send_many(topic, partition(s), key, values, keys=)` | `send` for each value |
+| `flush()`, `close()` | set `flushed` (counting `flushes`), `closed`; all sent is delivered |
 | `delivered` | messages and key + value bytes per (topic, partition) |
 
 `values()` parses every sent value as JSON. `tests/support/fake_kafka.py` fakes the level
@@ -35,12 +37,19 @@ class FakeProducer:
         self.topic_limit = topic_limit
         self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
         self.flushed = self.closed = False
+        self.flushes = 0
+        self.lookups: list[list[str]] = []
 
     def __call__(self, config: Any) -> FakeProducer:
         return self
 
     def partition_count(self, topic: str) -> int:
-        return self.partitions
+        return self.partition_counts([topic])[topic]
+
+    def partition_counts(self, topics: Any) -> dict[str, int]:
+        topics = list(dict.fromkeys(topics))
+        self.lookups.append(topics)
+        return dict.fromkeys(topics, self.partitions)
 
     def topic_max_message_bytes(self, topic: str) -> int | None:
         return self.topic_limit
@@ -49,8 +58,23 @@ class FakeProducer:
         assert not self.flushed
         self.sent.append((topic, partition, key, value))
 
+    def send_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None:
+        partitions = [partition] * len(values) if isinstance(partition, int) else partition
+        keys = [key] * len(values) if keys is None else keys
+        for p, k, value in zip(partitions, keys, values, strict=True):
+            self.send(topic, p, k, value)
+
     def flush(self) -> None:
         self.flushed = True
+        self.flushes += 1
 
     def close(self) -> None:
         self.closed = True

@@ -18,7 +18,7 @@ from ticdc_sink.events import ChangeBatch, InputLayout, RowChange, read_change_b
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer import TaskWriter, WritePlan
 
-__all__ = ["outcome", "read_changes", "with_row_path", "write_rows"]
+__all__ = ["outcome", "read_changes", "rows_by_table", "with_row_path", "write_rows"]
 
 
 def read_changes(
@@ -87,3 +87,25 @@ def outcome(run: Callable[..., Any], *args: Any) -> Any:
         return ("ok", run(*args))
     except InputError as exc:
         return ("error", type(exc), str(exc))
+
+
+def rows_by_table(
+    batch: pa.RecordBatch, table_column: str = "_table", database_column: str = "_database"
+) -> pa.RecordBatch:
+    """`batch` with its rows stably grouped by table, tables in the order they first
+    appear: the order in which the writer sends a record batch of several tables (each
+    table's rows in input order). A batch without a table column is returned as is."""
+    names = batch.schema.names
+    parts = [
+        batch.column(names.index(c)).to_pylist()
+        for c in (database_column, table_column)
+        if c in names
+    ]
+    if not parts:
+        return batch
+    tables = list(zip(*parts, strict=True))
+    first: dict[tuple[Any, ...], int] = {}
+    for table in tables:
+        first.setdefault(table, len(first))
+    order = sorted(range(batch.num_rows), key=lambda i: first[tables[i]])
+    return batch.take(pa.array(order, pa.int64()))

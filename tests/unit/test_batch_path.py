@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,11 +20,12 @@ from tests.support.batches import (
     COLUMN_TYPES,
     COMMIT_TS,
     change_batches,
+    reading,
     spark_schema,
 )
 from tests.support.fake_producer import FakeProducer
 from tests.support.fake_registry import FakeRegistry
-from tests.support.row_path import outcome, write_rows
+from tests.support.row_path import outcome, read_changes, rows_by_table, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
@@ -70,6 +72,8 @@ def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
         **PROTOCOLS[protocol],
         **extra,
     }
+    if partition == "columns":
+        options["partition-columns"] = "c_double,c_text,id"
     if not with_table:
         options["table"] = "users"
     config = SinkConfig.from_options(options)
@@ -78,7 +82,7 @@ def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@pytest.mark.parametrize("partition", ["table", "index-value"])
+@pytest.mark.parametrize("partition", ["table", "index-value", "columns"])
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batches_send_what_the_row_path_sends(
@@ -86,7 +90,9 @@ def test_batches_send_what_the_row_path_sends(
 ) -> None:
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, partition)
-    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
+    # Several tables in a record batch go table by table, each in input order.
+    by_table = [rows_by_table(b) for b in batches]
+    expected = outcome(lambda: write_rows(by_table, plan, FakeRegistry()))
     producer = FakeProducer()
     actual = outcome(
         lambda: (
@@ -109,7 +115,8 @@ def test_raw_change_events_send_what_the_row_path_sends(
     # output-raw-change-event: key-changing UPDATEs stay whole on both paths.
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, "index-value", **{"output-raw-change-event": "true"})
-    expected = outcome(lambda: write_rows(batches, plan, FakeRegistry()))
+    by_table = [rows_by_table(b) for b in batches]
+    expected = outcome(lambda: write_rows(by_table, plan, FakeRegistry()))
     producer = FakeProducer()
     actual = outcome(
         lambda: (
@@ -204,3 +211,70 @@ def test_of_several_refused_values_the_first_message_names_its_own(protocol: str
     with pytest.raises(InputError, match="c_int_u"):
         task.write_batch(batch)
     assert producer.sent == []
+
+
+def _row_path_into(producer: FakeProducer, batches: list[pa.RecordBatch], plan: Any) -> Any:
+    """`_row_path` into `producer`: every row through read_changes and write_change."""
+    task = TaskWriter(plan, producer, 0, FakeRegistry())
+    for batch in batches:
+        for change in read_changes(batch, **reading(plan, task.schema_for)):
+            task.write_change(change)
+    return producer.sent
+
+
+@pytest.mark.parametrize("partition", ["table", "index-value", "ts"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_tables_sharing_a_partition_keep_each_tables_input_order(partition: str, data: Any) -> None:
+    # One fixed topic with one partition: every table's messages meet in it. Each table's
+    # messages are the row path's, in the row path's order; only how tables interleave
+    # within a record batch differs (table by table).
+    batches = data.draw(record_batches(True))
+    plan = _plan(True, "simple-json", partition)
+    plan = make_plan(
+        attrs.evolve(plan.config, routing=attrs.evolve(plan.config.routing, topic="one-topic")),
+        spark_schema(True),
+        COMMIT_TS,
+        batch_id=None,
+    )
+    expected = outcome(lambda: _row_path_into(FakeProducer(partitions=1), batches, plan))
+    producer = FakeProducer(partitions=1)
+    actual = outcome(
+        lambda: (write_batches(batches, plan, producer_factory=producer), producer.sent)[1]
+    )
+    if expected[0] == "error":
+        assert actual[0] == "error"
+        return
+    assert sorted(actual[1], key=repr) == sorted(expected[1], key=repr)
+    for table in (b'"table":"t1"', b'"table":"t2"'):
+        mine = [m for m in expected[1] if table in (m[3] or b"")]
+        assert [m for m in actual[1] if table in (m[3] or b"")] == mine
+
+
+def test_a_record_batch_of_several_tables_is_rendered_column_wise_per_table() -> None:
+    rows = 6
+    record = pa.RecordBatch.from_pydict(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            **{f.name: pa.nulls(rows, f.type) for f in ARROW_FIELDS[1:]},
+            "_op": pa.array(["c"] * rows),
+            "_commit_ts": pa.array([COMMIT_TS] * rows, pa.int64()),
+            "_table": pa.array(["t1", "t2", "t1", "t3", "t2", "t1"]),
+        }
+    )
+    plan = _plan(True, "debezium", "index-value")
+    producer = FakeProducer()
+    task = TaskWriter(plan, producer, 0, FakeRegistry())
+    counting = {}
+    for name in ("t1", "t2", "t3"):
+        output = task.output_for(task.schema_for("shop", name))
+        output.encoder = counting[name] = _Counting(output.encoder)
+    for group in change_batches([record], plan, task):
+        task.write_batch(group)
+    assert {n: (c.batches, c.rows) for n, c in counting.items()} == {
+        "t1": (1, 0),
+        "t2": (1, 0),
+        "t3": (1, 0),
+    }
+    ids = [json.loads(value)["payload"]["after"]["id"] for *_, value in producer.sent]
+    assert ids == [0, 2, 5, 1, 4, 3]

@@ -842,7 +842,6 @@ def test_settings_without_meaning_here_are_reported_by_name(tmp_path: Path) -> N
     )
     assert c.ignored == (
         f"config file {f} key 'force-replicate'",
-        f"config file {f} [filter]",
         f"config file {f} [sink] key 'encoder-concurrency'",
         f"config file {f} [sink] key 'kafka-version'",
         "sink-uri parameter 'max-batch-size'",

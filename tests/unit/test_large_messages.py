@@ -394,9 +394,8 @@ class FakeAdmin:
         return self
 
     def describe_configs(self, resources: list[Any], request_timeout: float) -> dict:
-        name = resources[0].name
-        self.calls.append(name)
-        return {resources[0]: _Future(self.configs[name])}
+        self.calls.append(",".join(r.name for r in resources))
+        return {r: _Future(self.configs[r.name]) for r in resources}
 
 
 class NullProducer:
@@ -424,6 +423,25 @@ def test_topic_max_message_bytes_is_described_once_per_topic(
         assert producer.topic_max_message_bytes("denied") is None
     assert "cannot read max.message.bytes of topic denied" in caplog.text
     assert admin.calls == ["big", "tansu", "denied"]
+
+
+def test_max_message_bytes_of_many_topics_is_one_request() -> None:
+    admin = FakeAdmin(
+        {
+            "big": {"max.message.bytes": _Entry("2000000")},
+            "tansu": {},
+            "denied": KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)),
+            "small": {"max.message.bytes": _Entry("1000")},
+        }
+    )
+    producer = KafkaProducer(
+        KafkaConfig(bootstrap_servers="127.0.0.1:1"), factory=NullProducer, admin_factory=admin
+    )
+    topics = ["big", "tansu", "denied", "small"]
+    expected = {"big": 2_000_000, "tansu": None, "denied": None, "small": 1000}
+    assert producer.topics_max_message_bytes(topics) == expected
+    assert producer.topic_max_message_bytes("small") == 1000
+    assert admin.calls == ["big,tansu,denied,small"]
 
 
 # --- the writer: effective limit and diverted counts --------------------------------------

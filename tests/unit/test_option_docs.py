@@ -127,7 +127,6 @@ def test_the_not_yet_built_settings_are_refused_never_ignored() -> None:
     # Issue 16: settings that change TiCDC's output are honoured or refused.
     for name in (
         "column-selectors",
-        "[filter] event-filters",
         "[integrity] integrity-check-level",
     ):
         declared = setting(name)

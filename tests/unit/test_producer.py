@@ -288,6 +288,53 @@ def test_send_many_with_a_key_each():
     assert producer.delivered == {("t", 2): PartitionStats(3, 4 + 5)}
 
 
+def test_send_many_with_a_partition_each_counts_each_partition():
+    cluster = FakeCluster(acks_per_poll=1)
+    producer = make_producer(cluster, capacity=2)
+    producer.send_many("t", [1, 0, 1, 2], b"k", [b"a", b"bb", None, b"dddd"])
+    assert producer.sent == 4
+    producer.flush()
+    assert producer.delivered == {
+        ("t", 0): PartitionStats(1, 3),
+        ("t", 1): PartitionStats(2, (1 + 1) + (0 + 1)),
+        ("t", 2): PartitionStats(1, 5),
+    }
+
+
+def test_send_many_with_a_partition_each_stops_counting_at_a_refused_message():
+    cluster = FakeCluster(topics={"t": 3})
+    producer = make_producer(cluster)
+    assert producer.partition_count("t") == 3
+    cluster.topics["t"] = 2  # the topic was recreated with two partitions
+    with pytest.raises(DeliveryError, match="has no partition 2 now"):
+        producer.send_many("t", [0, 1, 2, 0], None, [b"a", b"bb", b"c", b"d"])
+    assert producer.sent == 2
+    assert producer.delivered == {("t", 0): PartitionStats(1, 1), ("t", 1): PartitionStats(1, 2)}
+
+
+def test_partition_counts_of_many_topics_take_one_lookup_and_one_create():
+    cluster = FakeCluster(topics={f"t{i}": 5 for i in range(0, 200, 2)})
+    producer = make_producer(cluster)
+    topics = [f"t{i}" for i in range(200)]
+    counts = producer.partition_counts([*topics, "t0"])
+    assert counts == {t: 5 if int(t[1:]) % 2 == 0 else 3 for t in topics}
+    (admin,) = cluster.admins
+    assert admin.create_calls == 1
+    assert sorted(new.topic for new in admin.created) == sorted(topics[1::2])
+    # One request found the existing topics and one showed the created ones.
+    assert len(cluster.producers[0].metadata_timeouts) == 2
+    assert producer.partition_count("t7") == 3  # cached: no more requests
+    assert len(cluster.producers[0].metadata_timeouts) == 2
+
+
+def test_partition_counts_refuse_missing_topics_without_auto_create():
+    cluster = FakeCluster(topics={"a": 1})
+    producer = make_producer(cluster, kafka_config(auto_create_topic=False))
+    with pytest.raises(DeliveryError, match="topic b does not exist .* auto-create-topic"):
+        producer.partition_counts(["a", "b", "c"])
+    assert cluster.admins == []
+
+
 def test_send_many_after_a_failed_delivery_fails_at_once():
     error = KafkaError(KafkaError._MSG_TIMED_OUT)
     cluster = FakeCluster(failing_partitions={("t", 0): error}, acks_per_poll=1)

@@ -169,11 +169,6 @@ def test_table_routing_keys_of_a_rule_are_refused_unless_empty(tmp_path: Path, k
 @pytest.mark.parametrize(
     ("text", "key"),
     [
-        ("[filter]\nrules = ['db.*']\n", "[filter] key 'rules'"),
-        (
-            "[filter]\n[[filter.event-filters]]\nmatcher = ['db.*']\nignore-event = ['insert']\n",
-            "[filter] key 'event-filters'",
-        ),
         ("[filter]\nignore-txn-start-ts = [42]\n", "[filter] key 'ignore-txn-start-ts'"),
         ("[integrity]\nintegrity-check-level = 'correctness'\n", "key 'integrity-check-level'"),
         ("[integrity]\ncorruption-handle-level = 'error'\n", "key 'corruption-handle-level'"),
@@ -193,3 +188,68 @@ def test_settings_are_declared_once_with_a_reason() -> None:
     assert all(s.note.strip() and "|" not in s.note for s in SETTINGS)
     assert setting("max-retry") is not None and setting("max-retry").fate is Fate.LIBRDKAFKA
     assert setting("no-such-setting") is None
+
+
+# -- [filter]: rules and event-filters are honoured ---------------------------------------
+
+
+def test_filter_section_becomes_the_row_filter(tmp_path: Path) -> None:
+    text = (
+        "case-sensitive = true\n[filter]\nrules = ['db.*', '!db.tmp_*']\n"
+        "[[filter.event-filters]]\nmatcher = ['db.orders']\nignore-event = ['delete']\n"
+        'ignore-insert-value-expr = "price > 100"\n'
+        "[sink]\nddl-on-schema-change = false\n"
+    )
+    config = SinkConfig.from_options({**BASE, **toml(tmp_path, text)})
+    row_filter = config.row_filter()
+    assert row_filter.rules == ("db.*", "!db.tmp_*") and row_filter.case_sensitive
+    (rule,) = row_filter.event_filters
+    assert rule.matcher == ("db.orders",) and rule.ignore_event == ("delete",)
+    assert rule.ignore_insert_value_expr == "price > 100"
+    assert row_filter.active
+    assert not any("[filter]" in name for name in config.ignored)
+
+
+def test_filter_options_as_text() -> None:
+    config = SinkConfig.from_options(
+        {
+            **BASE,
+            "filter-rules": "db.*,!db.tmp",
+            "event-filters": '[{"matcher": ["db.t"], "ignore-event": ["insert"]}]',
+        }
+    )
+    assert config.filter_rules == ("db.*", "!db.tmp")
+    assert config.event_filters[0].ignore_event == ("insert",)
+    # TiCDC's default, as an exported changefeed file lists it
+    assert not SinkConfig.from_options({**BASE, "filter-rules": '["*.*"]'}).row_filter().active
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"filter-rules": "nodot"}, "option 'filter-rules'"),
+        ({"filter-rules": "[db.*"}, "use a JSON list of patterns"),
+        ({"event-filters": "{not json"}, "use a JSON list of rules"),
+        (
+            {"event-filters": '[{"matcher": ["db.t"], "ignore-event": ["drop table"]}]'},
+            "does not filter the DDL messages it sends yet",
+        ),
+        (
+            {"event-filters": '[{"matcher": ["db.t"], "ignore-sql": ["^DROP"]}]'},
+            "'^DROP'",
+        ),
+    ],
+)
+def test_bad_filter_options(options: dict[str, str], message: str) -> None:
+    assert message in str(error({**BASE, **options}))
+
+
+def test_ddl_parts_are_accepted_while_no_ddl_is_sent() -> None:
+    config = SinkConfig.from_options(
+        {
+            **BASE,
+            "ddl-on-schema-change": "false",
+            "event-filters": '[{"matcher": ["db.t"], "ignore-event": ["drop table"]}]',
+        }
+    )
+    assert config.event_filters[0].ddl_parts == ("drop table",)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -20,6 +21,7 @@ from ticdc_sink.schema import build_table_schema
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import (
     TablePlan,
+    TaskReport,
     WritePlan,
     commit_batch,
     key_column_indexes,
@@ -105,6 +107,66 @@ def test_bootstraps_can_be_turned_off() -> None:
     plan = _plan(**{"send-bootstrap-in-msg-count": "0"})
     write_batches([_batch(["c"], [1], ["x"])], plan, producer_factory=producer)
     assert [v["type"] for v in producer.values()] == ["INSERT"]
+
+
+def test_bootstraps_go_to_partition_0_only_when_not_to_all_partitions() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan(**{"send-bootstrap-to-all-partition": "false"})
+    write_batches([_batch(["c"], [1], ["x"])], plan, producer_factory=producer)
+    assert [v["type"] for v in producer.values()] == ["BOOTSTRAP", "INSERT"]
+    assert producer.sent[0][1] == 0
+
+
+def test_a_record_batch_of_new_tables_looks_their_topics_up_at_once() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan()
+    plan = attrs.evolve(plan, tables=attrs.evolve(plan.tables, default_table=None))
+    names = [f"t{i % 40}" for i in range(200)]
+    record = pa.RecordBatch.from_pydict(
+        {"_op": ["c"] * 200, "id": pa.array(range(200), pa.int64()), "name": names, "_table": names}
+    )
+    report = write_batches([record, record], plan, producer_factory=producer)
+    topics = sorted(f"t_shop_t{i}" for i in range(40))
+    assert producer.lookups == [topics]  # one lookup for the 40 topics, none later
+    assert producer.flushes == 1
+    bootstraps = [t for (t, _, _, v) in producer.sent if b"BOOTSTRAP" in v]
+    assert len(bootstraps) == 40 * 16
+    assert report.rows == 400
+
+
+def test_a_watermark_fans_out_with_one_lookup_one_flush_in_partition_order() -> None:
+    producer = FakeProducer(partitions=16)
+    plan = _plan()
+    topics = [f"topic_{i}" for i in range(200)]
+    reports = [
+        TaskReport(
+            partition_id=0,
+            topics=dict.fromkeys(topics[:120], 16),
+            partitions=frozenset(),
+            max_commit_ts=COMMIT_TS,
+            rows=1,
+            messages=1,
+            bytes=1,
+        ),
+        TaskReport(
+            partition_id=1,
+            topics=dict.fromkeys(topics[80:], 16),
+            partitions=frozenset(),
+            max_commit_ts=COMMIT_TS,
+            rows=1,
+            messages=1,
+            bytes=1,
+        ),
+    ]
+    commit_batch(plan, reports, state=None, producer_factory=producer)
+    assert producer.lookups == [sorted(topics)]
+    assert producer.flushes == 1
+    assert len(producer.sent) == 200 * 16
+    assert [(t, p) for t, p, _, _ in producer.sent] == [
+        (t, p) for t in sorted(topics) for p in range(16)
+    ]
+    assert {v for *_, v in producer.sent} == {producer.sent[0][3]}
+    assert producer.values()[0]["type"] == "WATERMARK"
 
 
 def test_replays_send_the_same_bytes() -> None:
@@ -197,6 +259,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
             bytes=sum(b for _, b in counts.values()),
             topic_messages={t: m for t, (m, _) in counts.items()},
             topic_bytes={t: b for t, (_, b) in counts.items()},
+            filtered=pid + 1,
         )
 
     report = batch_report(
@@ -216,6 +279,7 @@ def test_batch_report_sums_tasks_per_topic() -> None:
         "topics": {"a": {"messages": 5, "bytes": 50}, "b": {"messages": 1, "bytes": 7}},
         "diverted": 0,
         "below_watermark": 0,
+        "filtered": 3,
         "max_commit_ts": 9,
         "watermark": 9,
         "seconds": 1.235,
@@ -437,25 +501,88 @@ def test_report_seconds_run_from_planning_the_batch(tmp_path: Path) -> None:
     assert summary["seconds"] >= 100
 
 
-@pytest.mark.parametrize("rows_at_once", [True, False], ids=["batch", "rows"])
-def test_open_protocol_rows_of_a_partition_share_messages(rows_at_once: bool) -> None:
+def test_filtered_rows_are_dropped_and_counted() -> None:
+    producer = FakeProducer(partitions=1)
+    plan = _plan(
+        **{
+            "filter-rules": "shop.*",
+            "event-filters": (
+                '[{"matcher": ["shop.users"], "ignore-event": ["delete"], '
+                '"ignore-insert-value-expr": "name = \'spam\'"}]'
+            ),
+        }
+    )
+    report = write_batches(
+        [_batch(["c", "c", "d", "c"], [1, 2, 3, 4], ["a", "spam", "b", None])],
+        plan,
+        producer_factory=producer,
+    )
+    assert report.rows == 2 and report.filtered == 2
+    rows = [v for v in producer.values() if v["type"] != "BOOTSTRAP"]
+    assert [(v["type"], v["data"]["name"]) for v in rows] == [("INSERT", "a"), ("INSERT", None)]
+
+
+def test_an_untranslatable_event_filter_fails_on_the_driver() -> None:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from ticdc_sink.errors import ConfigError
+    from ticdc_sink.writer import make_plan
+
+    config = _plan(
+        **{"event-filters": '[{"matcher": ["shop.users"], "ignore-insert-value-expr": "name = 1"}]'}
+    ).config
+    spark_schema = StructType([StructField("id", LongType()), StructField("name", StringType())])
+    arrow = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    with pytest.raises(ConfigError, match="event-filters\\[0\\] ignore-insert-value-expr"):
+        make_plan(config, spark_schema, COMMIT_TS, batch_id=None, arrow_schema=arrow)
+
+
+@pytest.mark.parametrize(
+    ("options", "idempotence"),
+    [({}, "false"), ({"kafka.enable.idempotence": "true"}, "true")],
+    ids=["default", "asked for"],
+)
+def test_the_watermark_fan_out_skips_the_idempotent_producer_unless_asked(
+    options: dict[str, str], idempotence: str
+) -> None:
+    from ticdc_sink.writer.commit import send_watermark
+
+    plan = _plan(**options)
+    producer = FakeProducer(partitions=2)
+    configs = []
+
+    def factory(config: Any) -> FakeProducer:
+        configs.append(config)
+        return producer
+
+    send_watermark(plan.config, COMMIT_TS, ["a", "b"], build_ts_ms=0, producer_factory=factory)
+    (config,) = configs
+    assert config.producer_config()["enable.idempotence"] == idempotence
+    assert config.producer_config()["acks"] == "all"
+    assert [(t, p) for t, p, _, _ in producer.sent] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+
+
+@pytest.mark.parametrize("tables", [1, 2])
+def test_open_protocol_rows_of_a_partition_share_messages(tables: int) -> None:
     from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 
     producer = FakeProducer(partitions=2)
     plan = _plan(protocol="open-protocol", **{"max-batch-size": "2", "partition": "index-value"})
     ids = list(range(7))
     batch = _batch(["c"] * 7, ids, [f"n{i}" for i in ids])
-    if not rows_at_once:  # rows of two tables: the writer's per-row path
+    if tables == 2:  # the writer sends a batch's tables one after the other
         batch = batch.append_column("_table", pa.array(["users", "users2"] * 3 + ["users"]))
     report = write_batches([batch], plan, producer_factory=producer)
     decoder = OpenProtocolDecoder()
-    per_partition: dict[int, list[int]] = {}
+    per_table: dict[tuple[int, str], list[int]] = {}
     for _, partition, key, value in producer.sent:
         events = decoder.decode_messages(key, value)
         assert 1 <= len(events) <= 2
-        per_partition.setdefault(partition, []).extend(e.data["id"] for e in events)
-    # Every row once, in input order within its partition; fewer messages than rows.
-    assert sorted(i for p in per_partition.values() for i in p) == ids
-    assert all(p == sorted(p) for p in per_partition.values())
+        for e in events:
+            per_table.setdefault((partition, e.table), []).append(e.data["id"])
+    # Every row once, each table's in input order within a partition; fewer messages
+    # than rows.
+    assert sorted(i for p in per_table.values() for i in p) == ids
+    assert all(p == sorted(p) for p in per_table.values())
     assert report.rows == 7 and report.messages == len(producer.sent) < 7
     assert producer.flushed

@@ -15,8 +15,15 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
+
 from ticdc_sink import codec, schema_change
-from ticdc_sink.config import LargeMessageHandleOption, SinkConfig
+from ticdc_sink.config import (
+    FrozenMap,
+    KafkaConfig,
+    LargeMessageHandleOption,
+    SinkConfig,
+)
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.schema import TableSchema, table_schema_to_json
@@ -29,6 +36,7 @@ __all__ = [
     "schema_change_query",
     "send_schema_change",
     "send_watermark",
+    "watermark_kafka_config",
     "watermark_to_send",
 ]
 
@@ -238,22 +246,37 @@ def send_watermark(
     build_ts_ms: int,
     producer_factory: ProducerFactory = KafkaProducer,
 ) -> None:
-    """A WATERMARK of `ts` to every partition of every topic in `topics`, acknowledged.
+    """A WATERMARK of `ts` to every partition of every topic in `topics`, acknowledged:
+    one metadata request for all the topics, one `send_many` per topic, one flush (the
+    same message everywhere, so memory is one message and librdkafka's bounded queue).
 
     Raises:
         DeliveryError: the broker was unreachable or refused a message.
     """
     message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
     assert message is not None  # watermark_to_send chose a protocol that sends one
-    topics = list(topics)
-    producer = producer_factory(config.kafka)
+    producer = producer_factory(watermark_kafka_config(config.kafka))
     try:
-        for topic in topics:
-            for partition in range(producer.partition_count(topic)):
-                producer.send(topic, partition, message.key, message.value)
+        for topic, count in producer.partition_counts(topics).items():
+            producer.send_many(topic, list(range(count)), message.key, [message.value] * count)
         producer.flush()
     finally:
         producer.close()
+
+
+def watermark_kafka_config(kafka: KafkaConfig) -> KafkaConfig:
+    """The producer settings of the watermark fan-out: the tasks' settings (acks=all),
+    without the idempotent producer unless a `kafka.enable.idempotence` option asks for
+    it. Idempotence keeps order and drops duplicates among the messages of one producer
+    to one partition; the fan-out sends one message per partition, which cannot be
+    reordered, and a duplicate is the same watermark again (harmless: watermarks are
+    compared, not counted). The rows it follows were acknowledged before the commit.
+    Measured (benchmarks/RESULTS.md): 3,200 partitions flushed in ~0.5 s without it,
+    ~2.4 s with it, on the test broker."""
+    if "enable.idempotence" in kafka.client_config:
+        return kafka
+    settings = {**kafka.client_config, "enable.idempotence": "false"}
+    return attrs.evolve(kafka, client_config=FrozenMap(settings))
 
 
 def _diverted_text(config: SinkConfig, reports: list[TaskReport]) -> str:

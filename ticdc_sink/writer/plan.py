@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import attrs
+import pyarrow as pa
 
 from ticdc_sink import claim_check, codec, tso
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
@@ -70,6 +71,7 @@ def make_plan(
     *,
     batch_id: int | None,
     watermark_floor: int | None = None,
+    arrow_schema: pa.Schema | None = None,
 ) -> WritePlan:
     """The plan of one batch, made on the driver from the DataFrame's Spark schema: the
     table template is built and an encoder compiled once here, so a bad type or an option
@@ -78,7 +80,9 @@ def make_plan(
     Raises:
         SchemaError: the table schema cannot be derived.
         ConfigError: the codec refuses an option; partition-columns or index name what
-            the table does not have.
+            the table does not have; an event filter's condition cannot be translated for
+            the input's columns (`arrow_schema`, the record batches' schema: checked only
+            when given).
     """
     inp = config.input
     build_ts_ms = tso.physical_ms(commit_ts)
@@ -113,6 +117,10 @@ def make_plan(
         # option error, raised here rather than in every task (rows naming their own
         # tables share these columns, but the message would name the placeholder).
         config.routing.route(template)
+    row_filter = config.row_filter()
+    if arrow_schema is not None and row_filter.active:
+        # The tasks translate the same conditions for the same schema; a bad one fails here.
+        row_filter.compile(arrow_schema, layout)
     if config.codec.ddl_on_first_batch and not (database and table):
         raise ConfigError(
             "option 'ddl-on-first-batch' needs the table named by the options 'database' "

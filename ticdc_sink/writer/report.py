@@ -29,6 +29,8 @@ class TaskReport:
     # Rows sent with a commit ts at or below the watermark floor, which only
     # allow-commit-ts-below-watermark lets through.
     below_watermark: int = 0
+    # Rows the changefeed's [filter] dropped (filter-rules, event-filters).
+    filtered: int = 0
     # When the driver planned the batch this task wrote (`WritePlan.planned_at`): Spark
     # plans a micro-batch's writer again for its commit, so the commit step takes the
     # start of the batch from here.
@@ -46,7 +48,8 @@ def batch_report(
     """What the driver records after a committed batch, for operators (one JSON object):
     counts from the tasks' delivery reports, per topic, large messages diverted, rows sent
     at or below an earlier watermark (allow-commit-ts-below-watermark), the watermark sent
-    (None: none sent) and the time from planning to commit."""
+    (None: none sent), rows the [filter] dropped and the time from planning to
+    commit."""
     done = [r for r in reports if r is not None]
     topics: dict[str, dict[str, int]] = {}
     for report in done:
@@ -64,6 +67,7 @@ def batch_report(
         "topics": dict(sorted(topics.items())),
         "diverted": sum(r.diverted for r in done),
         "below_watermark": sum(r.below_watermark for r in done),
+        "filtered": sum(r.filtered for r in done),
         "max_commit_ts": max((r.max_commit_ts for r in done), default=0),
         "watermark": watermark,
         "seconds": round(seconds, 3),

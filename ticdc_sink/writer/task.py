@@ -2,7 +2,7 @@
 Spark: it takes Arrow record batches and plain values, so the whole loop runs in unit
 tests with a fake producer.
 
-    record batches -> ChangeBatch / RowChange (events) -> key-changing UPDATE split
+    record batches -> ChangeBatch per table (events) -> key-changing UPDATE split
       -> encoder per table (codec) -> topic and partition (routing) -> producer
       -> flush, every delivery checked -> TaskReport (travels back in the commit message)
 
@@ -33,6 +33,7 @@ from ticdc_sink.events import (
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import Route
+from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer.plan import WritePlan, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
@@ -105,6 +106,7 @@ class TaskWriter:
         self.rows = 0
         self.diverted = 0
         self.below_watermark = 0
+        self.filtered = 0
         self.max_commit_ts = 0
         codec_config = plan.config.codec
         self.store: codec.ClaimCheckStore | None = None
@@ -171,6 +173,27 @@ class TaskWriter:
         assert batcher is not None  # the protocol batches: asked before
         return batcher
 
+    def look_up_topics(self, batches: list[ChangeBatch]) -> None:
+        """The partition counts of the topics of a record batch's tables, when several are
+        new to this task, in one metadata lookup (and one CreateTopics for the missing
+        ones, one DescribeConfigs for their limits) instead of a few round trips per
+        topic. A single new topic is looked up when first needed, after its rows are
+        encoded."""
+        routing = self.plan.config.routing
+        topics = {
+            routing.topic_for(b.table.database, b.table.table)
+            for b in batches
+            if (b.table.database, b.table.table) not in self.outputs
+        }
+        new = sorted(topics.difference(self.partition_counts))
+        look_up = getattr(self.producer, "partition_counts", None)
+        if len(new) > 1 and look_up is not None:
+            self.partition_counts.update(look_up(new))
+            # codec_for asks each new topic's max.message.bytes: one request for all.
+            describe = getattr(self.producer, "topics_max_message_bytes", None)
+            if describe is not None and self.plan.config.codec.spec.size_check:
+                describe(new)
+
     def partition_count(self, topic: str) -> int:
         n = self.partition_counts.get(topic)
         if n is None:
@@ -198,9 +221,15 @@ class TaskWriter:
             return
         message = out.encoder.encode_bootstrap()
         if message is not None:
-            n = self.partition_count(out.topic)
-            for partition in range(n) if cfg.send_bootstrap_to_all_partition else (0,):
-                self.send(out.topic, partition, message)
+            # tiflow simple bootstrap_worker.go: every partition, or only partition 0 when
+            # send-bootstrap-to-all-partition is false.
+            n = self.partition_count(out.topic) if cfg.send_bootstrap_to_all_partition else 1
+            send_many = getattr(self.producer, "send_many", None)
+            if send_many is None:
+                for partition in range(n):
+                    self.send(out.topic, partition, message)
+            else:
+                send_many(out.topic, list(range(n)), message.key, [message.value] * n)
         out.rows_since_bootstrap = 0
         out.last_bootstrap = now
 
@@ -294,10 +323,7 @@ class TaskWriter:
         constant = out.dispatcher.constant_partition(n)
         partitions: list[int] | None = None
         if constant is None:
-            if events is None:
-                events = batch.to_events(out.key_indexes)
-            partition = out.dispatcher.partition
-            partitions = [partition(event, n) for event in events]
+            partitions = out.dispatcher.batch_partitions(batch, row_ends, n)
         rows = batch.rows
         topic = out.topic
         start = 0
@@ -330,13 +356,15 @@ class TaskWriter:
         first: int,
         last: int,
     ) -> None:
-        """Messages [first, last) of a batch: one `send_many` to a constant partition,
-        else one `send` each to its own."""
+        """Messages [first, last) of a batch: one `send_many`, to a constant partition or
+        each to its own (`partitions`); one `send` each where the producer has no
+        `send_many`."""
         send_many = getattr(self.producer, "send_many", None)
-        run_keys = None if keys is None else keys[first:last]
-        if partitions is None and send_many is not None:
-            assert constant is not None
-            send_many(topic, constant, key, values[first:last], keys=run_keys)
+        if send_many is not None:
+            run_keys = None if keys is None else keys[first:last]
+            where = constant if partitions is None else partitions[first:last]
+            assert where is not None
+            send_many(topic, where, key, values[first:last], keys=run_keys)
             return
         send = self.producer.send
         for i in range(first, last):
@@ -354,6 +382,26 @@ class TaskWriter:
                 batch.default_commit_ts,
                 batch.rows,
             )
+
+    def filter_rows(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The record batches without the rows the changefeed's `[filter]` drops (counted
+        in `filtered`); the filter is compiled once per input schema."""
+        spec = self.plan.config.row_filter()
+        if not spec.active:
+            yield from batches
+            return
+        masks: dict[pa.Schema, RowMask] = {}
+        layout = self.plan.config.input.layout()
+        tables = self.plan.tables
+        for batch in batches:
+            mask = masks.get(batch.schema)
+            if mask is None:
+                mask = masks[batch.schema] = spec.compile(batch.schema, layout)
+            keep = mask.keep(batch, tables.default_database, tables.default_table)
+            if keep is not None:
+                self.filtered += keep.false_count
+                batch = batch.filter(keep)
+            yield batch
 
     def report(self) -> TaskReport:
         """Counts come from the producer's delivery reports: acknowledged, not just sent."""
@@ -375,6 +423,7 @@ class TaskWriter:
             topic_bytes=topic_bytes,
             diverted=self.diverted,
             below_watermark=self.below_watermark,
+            filtered=self.filtered,
             planned_at=self.plan.planned_at,
         )
 
@@ -406,14 +455,15 @@ class _BatchingProducer:
     def send_many(
         self,
         topic: str,
-        partition: int,
+        partition: int | list[int],
         key: bytes | None,
         values: list[bytes | None],
         *,
         keys: list[bytes | None] | None = None,
     ) -> None:
         for i, value in enumerate(values):
-            self.send(topic, partition, key if keys is None else keys[i], value)
+            where = partition if isinstance(partition, int) else partition[i]
+            self.send(topic, where, key if keys is None else keys[i], value)
 
     def flush(self) -> None:
         for (topic, partition), batcher in self._batchers.items():
@@ -450,11 +500,11 @@ def write_batches(
     producer = producer_factory(config.kafka)
     try:
         task = TaskWriter(plan, producer, partition_id, registry)
-        for group in _change_batches(batches, plan, task.schema_for, task.check_watermark):
-            if isinstance(group, ChangeBatch):
+        batches = task.filter_rows(batches)
+        for groups in _change_batches(batches, plan, task.schema_for, task.check_watermark):
+            task.look_up_topics(groups)
+            for group in groups:
                 task.write_batch(group)
-            else:
-                task.write_change(group)
         task.producer.flush()  # open-protocol: the batched messages still held, first
         report = task.report()
     finally:
@@ -486,10 +536,15 @@ def _change_batches(
     plan: WritePlan,
     tables: Callable[[str, str], TableSchema],
     check: Callable[[ChangeBatch], None],
-) -> Iterator[ChangeBatch | RowChange]:
-    """Each record batch as one ChangeBatch when all its rows are of one table, else (rows
-    of several tables, interleaved) as RowChanges in input order. `check` sees every
-    table's rows of a record batch before any of them is yielded."""
+) -> Iterator[list[ChangeBatch]]:
+    """Each record batch as one ChangeBatch per table its rows name, tables in the order
+    they first appear, each table's rows in input order (a stable split, so every table
+    takes the column-wise path). `check` sees every table's rows of a record batch before
+    they are yielded.
+
+    Across tables the input order within a record batch is not kept: TiCDC keeps order per
+    table (each table has its own sink), not across tables, and so does every promise of
+    this sink (README, "Order per key")."""
     layout = plan.config.input.layout()
     for batch in batches:
         groups = read_change_batches(
@@ -503,12 +558,5 @@ def _change_batches(
         )
         for group in groups:
             check(group)
-        if len(groups) == 1 and groups[0].positions is None:
-            yield groups[0]
-            continue
-        ordered: list[Any] = [None] * batch.num_rows
-        for group in groups:
-            assert group.positions is not None
-            for position, change in zip(group.positions, group.to_changes(), strict=True):
-                ordered[position] = change
-        yield from ordered
+        if groups:
+            yield groups

@@ -1,0 +1,87 @@
+"""A topic in memory for the reader's unit tests, standing in for `ticdc_sink.read.consumer.
+TopicLog` (the same `bounds()` / `read(range)` / `close()`), and Simple messages to fill it.
+
+| behaviour | FakeTopicLog |
+| --- | --- |
+| `bounds()` | (0, number of records) per partition |
+| `read(range)` | the records with start <= offset < end, in offset order |
+| `reads` | every range read, in order (what the driver scanned) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ticdc_sink.codec import build_encoder, encode_watermark
+from ticdc_sink.config import CodecConfig
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.producer import Record
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+
+__all__ = ["FakeTopicLog", "simple_messages", "table"]
+
+
+class FakeTopicLog:
+    def __init__(self, partitions: dict[int, list[bytes | None]]) -> None:
+        self.records = {
+            p: [Record(p, offset, None, value, None) for offset, value in enumerate(values)]
+            for p, values in partitions.items()
+        }
+        self.reads: list[OffsetRange] = []
+
+    def bounds(self) -> dict[int, tuple[int, int]]:
+        return {p: (0, len(records)) for p, records in self.records.items()}
+
+    def read(self, offsets: OffsetRange) -> Iterator[Record]:
+        self.reads.append(offsets)
+        yield from self.records[offsets.partition][offsets.start : offsets.end]
+
+    def close(self) -> None:
+        pass
+
+
+def table(
+    name: str = "t",
+    columns: dict[str, str] | None = None,
+    *,
+    database: str = "db",
+    version: int = 1,
+) -> TableSchema:
+    """A table with primary key `id` (bigint) and `columns` (name -> MySQL type)."""
+    types = {"id": "bigint", **(columns or {"name": "varchar(20)"})}
+    return TableSchema(
+        database,
+        name,
+        tuple(
+            Column(n, parse_mysql_type(t), nullable=n != "id", column_id=i + 1)
+            for i, (n, t) in enumerate(types.items())
+        ),
+        (Index("PRIMARY", ("id",), unique=True, primary=True),),
+        table_id=7,
+        version=version,
+    )
+
+
+def simple_messages(
+    schema: TableSchema,
+    changes: list[tuple[Op, int, tuple | None, tuple | None]],
+    *,
+    bootstrap: bool = True,
+    watermark: int | None = None,
+) -> list[bytes | None]:
+    """Simple JSON values: a BOOTSTRAP, one message per (op, commit ts, row, before), then
+    a WATERMARK."""
+    encoder = build_encoder(CodecConfig(), schema, build_ts_ms=1)
+    values: list[bytes | None] = []
+    if bootstrap:
+        message = encoder.encode_bootstrap()
+        assert message is not None
+        values.append(message.value)
+    for op, commit_ts, row, before in changes:
+        values.append(encoder.encode_row(RowChange(schema, op, commit_ts, row, before)).value)
+    if watermark is not None:
+        mark = encode_watermark(CodecConfig(), watermark, build_ts_ms=1)
+        assert mark is not None
+        values.append(mark.value)
+    return values

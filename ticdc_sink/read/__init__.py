@@ -1,0 +1,12 @@
+"""The read side of `format("ticdc")`: TiCDC topics back into change rows.
+
+One idea per module: `options` (what a read takes), `offsets` (offset specs and ranges),
+`consumer` (Kafka consumption), `decoding` (records -> events, errors with coordinates),
+`discover` (the read's table, found on the driver), `rows` (events -> Arrow in the
+writer's input contract), `scan` (a task's read of one range). Only
+`ticdc_sink.datasource` knows Spark; this package knows Kafka, protocols and Arrow.
+"""
+
+from __future__ import annotations
+
+__all__ = []  # internal: the public surface is format("ticdc")

@@ -1,0 +1,151 @@
+"""Schema discovery on the driver: which table a read returns, found in the topic itself.
+
+Simple carries table schemas in BOOTSTRAP messages (sent before a table's first row in
+every partition, and periodically) and in DDL messages. For each partition the driver
+reads from the read's start up to the first row change of a selected table; when that
+row's schema did not come before it in the range, it also reads the partition from its
+beginning up to the start, as it does every partition when the read holds no schema of a
+selected table at all (startingOffsets=latest). The tasks then decode with every schema
+found here (and the schema messages they meet themselves).
+
+This module knows decoded events and offset ranges; nothing of Spark.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+
+import attrs
+
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
+from ticdc_sink.errors import SchemaError
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.rows import same_columns
+from ticdc_sink.schema import TableSchema
+
+__all__ = ["Discovery", "choose_table", "discover_tables", "is_selected"]
+
+Version = tuple[str, str, int]
+
+
+@attrs.frozen
+class Discovery:
+    """What the driver found: every table schema (in the order found) and the schema
+    versions (database, table, version) of the first rows it met."""
+
+    tables: tuple[TableSchema, ...]
+    row_versions: frozenset[Version] = frozenset()
+
+
+def discover_tables(
+    config: ReadConfig, log: TopicLog, ranges: Iterable[tuple[OffsetRange, int]]
+) -> Discovery:
+    """Every table schema found before each range's first row change of a table the
+    options select, and the versions of those rows.
+
+    `ranges` pairs each range with its partition's low offset.
+
+    Raises:
+        DecodeError: a message that is not of the protocol (naming topic, partition,
+            offset), unless `on-bad-message=skip`.
+    """
+    decoder = new_decoder(config)
+    found: dict[Version, TableSchema] = {}
+    row_versions: set[Version] = set()
+    # Skipped here without a report: the tasks meet the same messages and report them.
+    skipped = BadMessages() if config.skip_bad_messages else None
+
+    def scan(offsets: OffsetRange) -> DecodedRow | None:
+        # Closed on return: the read's consumer assignment ends before the next scan's.
+        with contextlib.closing(log.read(offsets)) as records:
+            for record in records:
+                event = decode_record(decoder, record, config.topic, skipped)
+                if isinstance(event, DecodedBootstrap):
+                    _keep(found, event.table)
+                elif isinstance(event, DecodedDDL):
+                    for table in (event.pre_table, event.table):
+                        if table is not None:
+                            _keep(found, table)
+                elif isinstance(event, DecodedRow) and is_selected(
+                    config, event.database, event.table
+                ):
+                    row_versions.add((event.database, event.table, event.schema_version))
+                    return event
+        return None
+
+    history: list[OffsetRange] = []
+    for offsets, low in ranges:
+        first = None if offsets.empty else scan(offsets)
+        earlier = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
+        if earlier.empty:
+            continue
+        if first is not None and not first.typed:
+            scan(earlier)
+        elif first is None:
+            history.append(earlier)
+    # A read with no rows of a selected table (startingOffsets=latest) still has a schema:
+    # the one in the messages before it.
+    if not any(is_selected(config, t.database, t.table) for t in found.values()):
+        for earlier in history:
+            scan(earlier)
+    return Discovery(tuple(found.values()), frozenset(row_versions))
+
+
+def _keep(found: dict[Version, TableSchema], table: TableSchema) -> None:
+    key = (table.database, table.table, table.version)
+    found.pop(key, None)
+    found[key] = table
+
+
+def is_selected(config: ReadConfig, database: str, table: str) -> bool:
+    """Whether the options' `database` / `table` pick this table (unset: every table)."""
+    return (config.database is None or config.database == database) and (
+        config.table is None or config.table == table
+    )
+
+
+def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
+    """The table whose columns the read returns: for each selected table, the schema of
+    the first rows read (the newest such version), else its newest schema (a DDL after
+    the rows read does not decide); the selected tables must all have the same columns.
+
+    Raises:
+        SchemaError: no schema of a selected table was found, or the selected tables
+            differ in columns (the message lists them and the options that pick one).
+    """
+    latest: dict[tuple[str, str], TableSchema] = {}
+    for table in found.tables:
+        if is_selected(config, table.database, table.table):
+            key = (table.database, table.table)
+            if key not in latest or _rank(found, table) >= _rank(found, latest[key]):
+                latest[key] = table
+    if not latest:
+        picked = ".".join(n for n in (config.database, config.table) if n) or "any table"
+        raise SchemaError(
+            f"no schema of {picked} was found in topic {config.topic} (Simple sends one in "
+            "BOOTSTRAP and DDL messages before a table's rows); check options topic, "
+            "database, table and startingOffsets"
+        )
+    chosen = list(latest.values())
+    first = chosen[0]
+    differing = [t for t in chosen[1:] if not same_columns(first, t)]
+    if differing:
+        listed = "; ".join(_describe(t) for t in [first, *differing])
+        raise SchemaError(
+            f"topic {config.topic} holds tables with different columns ({listed}); "
+            "pick one with options database and table"
+        )
+    return first
+
+
+def _rank(found: Discovery, table: TableSchema) -> tuple[bool, int]:
+    return (table.database, table.table, table.version) in found.row_versions, table.version
+
+
+def _describe(table: TableSchema) -> str:
+    columns = ", ".join(f"{c.name} {c.type.to_sql()}" for c in table.columns)
+    return f"{table.database}.{table.table} ({columns})"

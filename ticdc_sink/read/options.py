@@ -1,0 +1,149 @@
+"""The reader's options: what `spark.read.format("ticdc")` takes, parsed once on the driver.
+
+`ReadConfig.from_options` alone reads the raw option strings (Spark hands them lowercased,
+values as given). Options share the writer's names where they mean the same thing
+(`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`) and
+Spark's Kafka source's names for what only a reader has (`startingOffsets`,
+`endingOffsets`, `kafkaConsumer.pollTimeoutMs`).
+
+This module knows option text and nothing of Spark or Kafka clients.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+
+import attrs
+
+from ticdc_sink.errors import ConfigError
+
+__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig"]
+
+#: The protocols the reader decodes, as the `protocol` option spells them.
+READ_PROTOCOLS = ("simple",)
+
+#: option -> what it means; the README's reading table says the same.
+READ_OPTIONS = {
+    "kafka.bootstrap.servers": "the brokers (required)",
+    "kafka.<name>": "any librdkafka consumer setting, passed through",
+    "topic": "the topic to read (required)",
+    "protocol": "simple (the default)",
+    "encoding-format": "simple: json (default) or avro",
+    "database": "read this database's table only",
+    "table": "read this table only",
+    "startingoffsets": "earliest (default), latest, or JSON {topic: {partition: offset}}",
+    "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
+    "kafka-columns": "true: add _topic, _partition, _offset (default false)",
+    "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
+    "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
+}
+
+# What Spark itself puts among a source's options (load(path), readStream).
+_SPARK_OPTIONS = frozenset({"path", "paths"})
+_BOOLEANS = {"true": True, "false": False}
+
+
+@attrs.frozen
+class ReadConfig:
+    """How to read one topic. Picklable and hashable: Spark carries it to every task."""
+
+    bootstrap_servers: str
+    topic: str
+    protocol: str = "simple"
+    encoding_format: str = "json"
+    database: str | None = None
+    table: str | None = None
+    starting_offsets: str = "earliest"
+    ending_offsets: str = "latest"
+    kafka_columns: bool = False
+    poll_timeout_s: float = 120.0
+    #: Skip (and count) messages that do not decode instead of failing.
+    skip_bad_messages: bool = False
+    #: librdkafka settings (`kafka.` prefix removed), sorted by name.
+    client: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> ReadConfig:
+        """Read the options Spark gives a source.
+
+        Raises:
+            ConfigError: an unknown option (with the likely one), a missing required one,
+                or a value that is not allowed; each names the option.
+        """
+        given = {str(k).strip().lower(): str(v) for k, v in options.items()}
+        for key in _SPARK_OPTIONS:
+            given.pop(key, None)
+        client = {k.removeprefix("kafka."): v for k, v in given.items() if k.startswith("kafka.")}
+        rest = {k: v for k, v in given.items() if not k.startswith("kafka.")}
+        known = set(READ_OPTIONS) - {"kafka.bootstrap.servers", "kafka.<name>"}
+        for key in rest:
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                raise ConfigError(
+                    f"option {key!r} is not a reading option{hint} (reading takes "
+                    f"{', '.join(sorted(READ_OPTIONS))})",
+                    option=key,
+                    allowed=tuple(sorted(READ_OPTIONS)),
+                )
+        servers = client.pop("bootstrap.servers", "").strip()
+        if not servers:
+            raise ConfigError(
+                "option kafka.bootstrap.servers is not set; give the brokers to read from, "
+                "as .option('kafka.bootstrap.servers', 'host:9092')",
+                option="kafka.bootstrap.servers",
+            )
+        topic = rest.get("topic", "").strip()
+        if not topic:
+            raise ConfigError("option topic is not set; give the topic to read", option="topic")
+        protocol = _choice(rest, "protocol", "simple", READ_PROTOCOLS)
+        return cls(
+            bootstrap_servers=servers,
+            topic=topic,
+            protocol=protocol,
+            encoding_format=_choice(rest, "encoding-format", "json", ("json", "avro")),
+            database=rest.get("database") or None,
+            table=rest.get("table") or None,
+            starting_offsets=rest.get("startingoffsets", "earliest").strip(),
+            ending_offsets=rest.get("endingoffsets", "latest").strip(),
+            kafka_columns=_boolean(rest, "kafka-columns"),
+            poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
+            skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
+            client=tuple(sorted(client.items())),
+        )
+
+
+def _choice(options: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = options.get(name, default).strip().lower()
+    if value not in allowed:
+        raise ConfigError(
+            f"option {name} is {value!r}; reading takes {', '.join(allowed)}",
+            option=name,
+            value=value,
+            allowed=allowed,
+        )
+    return value
+
+
+def _boolean(options: Mapping[str, str], name: str) -> bool:
+    value = options.get(name, "false").strip().lower()
+    if value not in _BOOLEANS:
+        raise ConfigError(
+            f"option {name} is {value!r}; use true or false",
+            option=name,
+            value=value,
+            allowed=("true", "false"),
+        )
+    return _BOOLEANS[value]
+
+
+def _positive_ms(options: Mapping[str, str], name: str, default: int) -> int:
+    text = options.get(name, str(default)).strip()
+    if not text.isdigit() or int(text) == 0:
+        raise ConfigError(
+            f"option {name} is {text!r}; give a number of milliseconds above 0",
+            option=name,
+            value=text,
+        )
+    return int(text)

@@ -1,0 +1,50 @@
+"""A batch read's plan, made once on the driver: the offset range of every partition, the
+table schemas found in the topic, and the table whose columns the read returns.
+
+This module knows Kafka (through `TopicLog`) and schemas; nothing of Spark.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.discover import choose_table, discover_tables
+from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.schema import TableSchema
+
+__all__ = ["ReadPlan", "plan_read"]
+
+
+@attrs.frozen
+class ReadPlan:
+    """What every task of a read needs; picklable."""
+
+    config: ReadConfig
+    ranges: tuple[OffsetRange, ...]
+    table: TableSchema
+    known: tuple[TableSchema, ...]
+
+
+def plan_read(config: ReadConfig, log: TopicLog | None = None) -> ReadPlan:
+    """Resolve the offsets against the topic and find the read's table.
+
+    Raises:
+        ConfigError: a bad startingOffsets / endingOffsets.
+        SchemaError: no table, or tables with different columns (see `choose_table`).
+        DeliveryError: the brokers or the topic cannot be reached.
+        DecodeError: a message that is not of the protocol.
+    """
+    starting = parse_offsets(config.starting_offsets, option="startingOffsets", topic=config.topic)
+    ending = parse_offsets(config.ending_offsets, option="endingOffsets", topic=config.topic)
+    owned = log is None
+    source = TopicLog(config) if log is None else log
+    try:
+        bounds = source.bounds()
+        ranges = plan_ranges(config.topic, bounds, starting, ending)
+        found = discover_tables(config, source, [(r, bounds[r.partition][0]) for r in ranges])
+    finally:
+        if owned:
+            source.close()
+    return ReadPlan(config, tuple(ranges), choose_table(config, found), found.tables)

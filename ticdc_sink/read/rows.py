@@ -1,0 +1,264 @@
+"""Decoded rows -> Arrow record batches in the writer's input contract.
+
+The output of a read is what `df.write.format("ticdc")` takes (README, "The input
+contract"), so a read followed by a write round-trips: the table's columns, each carrying
+its MySQL type in the field metadata `mysql_type`, then `_op` (INSERT/UPDATE/DELETE),
+`_commit_ts` (the TSO), `_before` (the old row of an UPDATE, a struct of the table
+columns), `_database`, `_table`, and on request the Kafka coordinates `_topic`,
+`_partition`, `_offset`. For a DELETE the table columns hold the deleted row.
+
+Arrow types, chosen so that every MySQL value keeps its exact value and the writer reads
+it back as the same value:
+
+    tinyint..int (signed), smallint..mediumint unsigned, year  -> int32
+    int unsigned, bigint, bit(1..63)                           -> int64
+    bigint unsigned, bit(64)                                   -> decimal(20,0)
+    float, double                                              -> float32, float64
+    decimal(p,s)                                               -> decimal(p,s) (p <= 38)
+    date, datetime, timestamp, time                            -> string, as MySQL prints
+        them ("0000-00-00", "838:59:59" and TIMESTAMPs in the writer's time-zone have no
+        exact Spark date/timestamp equivalent; cast with to_date/to_timestamp)
+    enum, set                                                  -> string: the member, the
+        members joined by "," (the writer takes both back)
+    char/varchar/text types, json, vector                      -> string
+    binary/varbinary/blob types                                -> binary
+
+This module knows Arrow, table schemas and decoded events; nothing of Spark or Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import pyarrow as pa
+
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.decode import DecodedRow
+from ticdc_sink.errors import SchemaError
+from ticdc_sink.events import Op
+from ticdc_sink.producer import Record
+from ticdc_sink.schema import Column, MySQLType, TableSchema
+
+__all__ = [
+    "BEFORE",
+    "COMMIT_TS",
+    "DATABASE",
+    "KAFKA_COLUMNS",
+    "MYSQL_TYPE",
+    "OP",
+    "TABLE",
+    "RowBatchBuilder",
+    "arrow_schema",
+    "fit_batch",
+    "same_columns",
+]
+
+MYSQL_TYPE = "mysql_type"
+OP, COMMIT_TS, BEFORE, DATABASE, TABLE = "_op", "_commit_ts", "_before", "_database", "_table"
+KAFKA_COLUMNS = ("_topic", "_partition", "_offset")
+
+_WIDE = pa.decimal128(20, 0)
+
+
+def _arrow_type(column: Column) -> pa.DataType:
+    kind = value_kind(column)
+    mysql = column.type
+    if kind is ValueKind.INT:
+        return pa.int64() if mysql.base == "bigint" else pa.int32()
+    if kind is ValueKind.UINT:
+        if mysql.base == "bigint":
+            return _WIDE
+        return pa.int64() if mysql.base == "int" else pa.int32()
+    if kind is ValueKind.BIT:
+        return _WIDE if (mysql.length or 1) >= 64 else pa.int64()
+    if kind is ValueKind.FLOAT32:
+        return pa.float32()
+    if kind is ValueKind.FLOAT64:
+        return pa.float64()
+    if kind is ValueKind.DECIMAL:
+        precision = mysql.length or 10
+        if precision <= 38:
+            return pa.decimal128(precision, mysql.scale)
+        return pa.string()
+    if kind is ValueKind.BINARY:
+        return pa.binary()
+    return pa.string()
+
+
+def _type_text(mysql: MySQLType) -> str:
+    """The `mysql_type` metadata: the type as the writer's `parse_mysql_type` reads it.
+    A FLOAT/DOUBLE without a scale drops the display length a BOOTSTRAP carries
+    (`double(22)` is not MySQL); YEAR and BIT drop the unsigned flag TiDB keeps on them
+    (MySQL's syntax has none), YEAR its display width."""
+    if mysql.base in ("float", "double") and mysql.decimal is None:
+        mysql = attrs.evolve(mysql, length=None)
+    elif not (mysql.is_integer or mysql.base in ("float", "double", "decimal")):
+        mysql = attrs.evolve(mysql, unsigned=False, zerofill=False)
+    if mysql.base == "year":
+        mysql = attrs.evolve(mysql, length=None)
+    return mysql.to_sql()
+
+
+def _table_fields(table: TableSchema) -> list[pa.Field]:
+    return [
+        pa.field(c.name, _arrow_type(c), metadata={MYSQL_TYPE: _type_text(c.type)})
+        for c in table.columns
+    ]
+
+
+def arrow_schema(table: TableSchema, *, kafka_columns: bool = False) -> pa.Schema:
+    """The schema of a read of `table` (module docstring).
+
+    Raises:
+        SchemaError: a column type TiCDC does not replicate as a value.
+    """
+    fields = _table_fields(table)
+    fields += [
+        pa.field(OP, pa.string(), nullable=False),
+        pa.field(COMMIT_TS, pa.int64(), nullable=False),
+        pa.field(BEFORE, pa.struct(fields)),
+        pa.field(DATABASE, pa.string(), nullable=False),
+        pa.field(TABLE, pa.string(), nullable=False),
+    ]
+    if kafka_columns:
+        topic, partition, offset = KAFKA_COLUMNS
+        fields += [
+            pa.field(topic, pa.string(), nullable=False),
+            pa.field(partition, pa.int32(), nullable=False),
+            pa.field(offset, pa.int64(), nullable=False),
+        ]
+    return pa.schema(fields)
+
+
+def same_columns(a: TableSchema, b: TableSchema) -> bool:
+    """Whether rows of `a` and `b` fit one read schema: the same names and MySQL types."""
+    return [(c.name, c.type) for c in a.columns] == [(c.name, c.type) for c in b.columns]
+
+
+def _member(elements: Sequence[str]) -> Callable[[Any], Any]:
+    def convert(index: Any) -> Any:
+        # Index 0 is MySQL's error value, the empty string.
+        return elements[index - 1] if 0 < index <= len(elements) else ""
+
+    return convert
+
+
+def _members(elements: Sequence[str]) -> Callable[[Any], Any]:
+    def convert(mask: Any) -> Any:
+        return ",".join(e for i, e in enumerate(elements) if mask >> i & 1)
+
+    return convert
+
+
+def _converter(column: Column) -> Callable[[Any], Any] | None:
+    """How a decoded value becomes its Arrow value; None: it is one already."""
+    kind = value_kind(column)
+    if kind is ValueKind.ENUM:
+        return _member(column.type.elements)
+    if kind is ValueKind.SET:
+        return _members(column.type.elements)
+    if kind is ValueKind.DECIMAL and (column.type.length or 10) > 38:
+        return str
+    return None
+
+
+class RowBatchBuilder:
+    """Collects the decoded rows of one table version and hands them out as record
+    batches of `arrow_schema(table)`. Single-threaded: one per task."""
+
+    def __init__(self, table: TableSchema, *, kafka_columns: bool = False) -> None:
+        self.schema = arrow_schema(table, kafka_columns=kafka_columns)
+        self.kafka_columns = kafka_columns
+        self._names = table.column_names
+        self._converters = [_converter(c) for c in table.columns]
+        self._before_type = self.schema.field(BEFORE).type
+        self._clear()
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def _clear(self) -> None:
+        self._columns: list[list[Any]] = [[] for _ in self._names]
+        self._before: list[dict[str, Any] | None] = []
+        self._ops: list[str] = []
+        self._commit_ts: list[int] = []
+        self._databases: list[str] = []
+        self._tables: list[str] = []
+        self._topics: list[str] = []
+        self._partitions: list[int] = []
+        self._offsets: list[int] = []
+
+    def add(self, row: DecodedRow, record: Record, topic: str) -> None:
+        """Add one row change; `record` is the message it came from."""
+        image = row.old if row.op is Op.DELETE else row.data
+        before = row.old if row.op is Op.UPDATE else None
+        image = image or {}
+        for name, convert, values in zip(self._names, self._converters, self._columns, strict=True):
+            value = image.get(name)
+            values.append(value if value is None or convert is None else convert(value))
+        self._before.append(None if before is None else self._image(before))
+        self._ops.append(row.op.value)
+        self._commit_ts.append(row.commit_ts)
+        self._databases.append(row.database)
+        self._tables.append(row.table)
+        if self.kafka_columns:
+            self._topics.append(topic)
+            self._partitions.append(record.partition)
+            self._offsets.append(record.offset)
+
+    def _image(self, values: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, convert in zip(self._names, self._converters, strict=True):
+            value = values.get(name)
+            out[name] = value if value is None or convert is None else convert(value)
+        return out
+
+    def flush(self) -> pa.RecordBatch:
+        """The rows added since the last flush, as one record batch."""
+        arrays = [
+            pa.array(values, type=field.type)
+            for values, field in zip(self._columns, self.schema, strict=False)
+        ]
+        arrays += [
+            pa.array(self._ops, pa.string()),
+            pa.array(self._commit_ts, pa.int64()),
+            pa.array(self._before, self._before_type),
+            pa.array(self._databases, pa.string()),
+            pa.array(self._tables, pa.string()),
+        ]
+        if self.kafka_columns:
+            arrays += [
+                pa.array(self._topics, pa.string()),
+                pa.array(self._partitions, pa.int32()),
+                pa.array(self._offsets, pa.int64()),
+            ]
+        self._clear()
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def fit_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` in a user's schema: its columns by name (in any case), cast to the user's
+    types; a column the read does not have is null.
+
+    Raises:
+        SchemaError: a column that cannot be cast (names the column and both types).
+    """
+    names = {name.lower(): i for i, name in enumerate(batch.schema.names)}
+    arrays = []
+    for field in schema:
+        index = names.get(field.name.lower())
+        if index is None:
+            arrays.append(pa.nulls(batch.num_rows, field.type))
+            continue
+        column = batch.column(index)
+        try:
+            arrays.append(column.cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise SchemaError(
+                f"column {field.name} is read as {column.type}, which does not cast to the "
+                f"given schema's {field.type} ({exc}); change the schema's type for it",
+                column=field.name,
+            ) from exc
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
