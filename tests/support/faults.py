@@ -56,6 +56,32 @@ class FailingProducer(KafkaProducer):
 
     def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
         super().send(topic, partition, key, value)
+        self._fail_if_due()
+
+    def send_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None:
+        # The column-wise path sends in bulk: send up to the failure point, then fail.
+        room = self._fail_after - self.sent
+        if room <= 0 or room >= len(values):
+            super().send_many(topic, partition, key, values, keys=keys)
+        else:
+            super().send_many(
+                topic,
+                partition if isinstance(partition, int) else partition[:room],
+                key,
+                values[:room],
+                keys=None if keys is None else keys[:room],
+            )
+        self._fail_if_due()
+
+    def _fail_if_due(self) -> None:
         if self.sent == self._fail_after:
             self.flush()
             raise RuntimeError(

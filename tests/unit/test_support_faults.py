@@ -38,6 +38,22 @@ def test_the_failing_producer_fails_after_acknowledged_sends() -> None:
     producer.close()
 
 
+def test_the_failing_producer_fails_in_the_middle_of_a_bulk_send() -> None:
+    # The column-wise path sends with send_many: the fault still comes after exactly
+    # `fail_after` acknowledged messages, the rest of the bulk never sent.
+    cluster = FakeCluster(topics={"t": 2}, acks_per_poll=0)
+    producer = FailingProducer(
+        kafka_config(), factory=lambda conf: FakeClient(conf, cluster), fail_after=3
+    )
+    producer.send_many("t", [0, 1], None, [b"1", b"2"])
+    with pytest.raises(RuntimeError, match="injected test failure after 3 acknowledged"):
+        producer.send_many("t", [1, 0, 1], None, [b"3", b"4", b"5"])
+    assert producer.sent == 3
+    assert producer.delivered[("t", 0)].messages == 1
+    assert producer.delivered[("t", 1)].messages == 2
+    producer.close()
+
+
 def test_the_fault_options_are_taken_and_every_other_goes_to_ticdc() -> None:
     # An option `ticdc` does not know would fail the plan: the fault options never reach it.
     source = FaultsDataSource({**OPTIONS, "Fail-First-Attempt": "5", "hang-after-commit": "1"})
