@@ -6,10 +6,13 @@ the send loop), the part that decides how far below the ceiling an end-to-end ru
     python benchmarks/bench_write.py --rows 200000 --repeat 3
     python benchmarks/bench_write.py --protocols avro --profile 25
     python benchmarks/bench_write.py --protocols simple-json --option partition=index-value
+    python benchmarks/bench_write.py --protocols simple-json --tables 20
 
 Prints one JSON line per protocol: rows/s and microseconds per row in CPU time of this
 process (median and best of --repeat), and the messages and bytes written. --profile N
 prints the N most expensive functions (cProfile, cumulative CPU time) of one more run.
+--tables N spreads the same rows over N tables by a `_table` column (row i to table
+t{i % N}, one fixed topic), as bench_e2e's `--tables` case.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 
 import _common as common
 import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import types as T
 
 from tests.support.reference_table import input_schema, make_batches, with_commit_ts
 from ticdc_sink import tso
@@ -98,15 +103,33 @@ class Registry:
         pass
 
 
-def bench_plan(name: str, batches: list[pa.RecordBatch]) -> Any:
-    """The plan bench_e2e's options give for the reference table."""
+def bench_plan(name: str, batches: list[pa.RecordBatch], tables: int = 0) -> Any:
+    """The plan bench_e2e's options give for the reference table (over `tables` tables:
+    one fixed topic and a `_table` column instead of the `table` option)."""
     options = common.sink_options("127.0.0.1:1", name, "http://127.0.0.1:1")
+    schema = input_schema()
+    if tables:
+        options.pop("table")
+        options["topic"] = "bench_tables"
+        schema = schema.add(T.StructField("_table", T.StringType()))
     config = SinkConfig.from_options(options)
-    return make_plan(config, input_schema(), tso.compose(BUILD_TS_MS), batch_id=None)
+    return make_plan(config, schema, tso.compose(BUILD_TS_MS), batch_id=None)
 
 
-def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -> dict[str, Any]:
-    plan = bench_plan(name, batches)
+def with_tables(batches: list[pa.RecordBatch], tables: int) -> list[pa.RecordBatch]:
+    """`batches` with a `_table` column: row id i goes to table t{i % tables}."""
+    names = pa.array([f"t{i}" for i in range(tables)])
+    out = []
+    for batch in batches:
+        index = pc.cast(pc.remainder(batch.column("id"), tables), pa.int32())
+        out.append(batch.append_column("_table", pc.take(names, index)))
+    return out
+
+
+def bench(
+    name: str, batches: list[pa.RecordBatch], repeat: int, profile: int, tables: int = 0
+) -> dict[str, Any]:
+    plan = bench_plan(name, batches, tables)
     rows = sum(b.num_rows for b in batches)
 
     def run() -> Any:
@@ -135,6 +158,7 @@ def bench(name: str, batches: list[pa.RecordBatch], repeat: int, profile: int) -
         "messages": report.messages,
         "bytes": report.bytes,
         "options": dict(common.EXTRA_OPTIONS),
+        "tables": tables or 1,
     }
 
 
@@ -144,6 +168,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--protocols", default=",".join(common.PROTOCOLS))
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument("--tables", type=int, default=0, help="the rows over N tables by _table")
     parser.add_argument(
         "--option",
         action="append",
@@ -158,8 +183,11 @@ def main() -> None:
             parser.error(f"--option {option!r}: use KEY=VALUE")
         common.EXTRA_OPTIONS[key.strip()] = value.strip()
     batches = with_commit_ts(make_batches(args.rows))
+    if args.tables:
+        batches = with_tables(batches, args.tables)
     for name in args.protocols.split(","):
-        print(json.dumps(bench(name, batches, args.repeat, args.profile)), flush=True)
+        result = bench(name, batches, args.repeat, args.profile, args.tables)
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

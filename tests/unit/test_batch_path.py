@@ -32,6 +32,7 @@ from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.writer import TaskWriter, make_plan, write_batches
+from ticdc_sink.writer.bootstrap import BootstrapSchedule
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -97,7 +98,11 @@ def test_batches_send_what_the_row_path_sends(
     actual = outcome(
         lambda: (
             write_batches(
-                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+                batches,
+                plan,
+                producer_factory=producer,
+                registry_factory=FakeRegistry(),
+                bootstraps=BootstrapSchedule(),  # a fresh worker, as the row path's
             ),
             producer.sent,
         )[1]
@@ -121,7 +126,11 @@ def test_raw_change_events_send_what_the_row_path_sends(
     actual = outcome(
         lambda: (
             write_batches(
-                batches, plan, producer_factory=producer, registry_factory=FakeRegistry()
+                batches,
+                plan,
+                producer_factory=producer,
+                registry_factory=FakeRegistry(),
+                bootstraps=BootstrapSchedule(),  # a fresh worker, as the row path's
             ),
             producer.sent,
         )[1]
@@ -240,7 +249,10 @@ def test_tables_sharing_a_partition_keep_each_tables_input_order(partition: str,
     expected = outcome(lambda: _row_path_into(FakeProducer(partitions=1), batches, plan))
     producer = FakeProducer(partitions=1)
     actual = outcome(
-        lambda: (write_batches(batches, plan, producer_factory=producer), producer.sent)[1]
+        lambda: (
+            write_batches(batches, plan, producer_factory=producer, bootstraps=BootstrapSchedule()),
+            producer.sent,
+        )[1]
     )
     if expected[0] == "error":
         assert actual[0] == "error"

@@ -17,6 +17,7 @@ from tests.support.row_path import outcome, rows_by_table, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.writer import write_batches
+from ticdc_sink.writer.bootstrap import BootstrapSchedule
 
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
@@ -32,7 +33,10 @@ def test_fast_path_sends_what_the_row_path_sends(
     expected = outcome(lambda: write_rows([rows_by_table(b) for b in batches], plan))
     producer = FakeProducer()
     actual = outcome(
-        lambda: (write_batches(batches, plan, producer_factory=producer), producer.sent)[1]
+        lambda: (
+            write_batches(batches, plan, producer_factory=producer, bootstraps=BootstrapSchedule()),
+            producer.sent,
+        )[1]
     )
     assert actual == expected
 

@@ -28,6 +28,7 @@ from ticdc_sink.writer import (
     split_key_update,
     write_batches,
 )
+from ticdc_sink.writer.bootstrap import BootstrapSchedule
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
 
@@ -170,10 +171,11 @@ def test_a_watermark_fans_out_with_one_lookup_one_flush_in_partition_order() -> 
 
 
 def test_replays_send_the_same_bytes() -> None:
+    # A re-run in another worker process: its own bootstrap schedule.
     first, second = FakeProducer(), FakeProducer()
     batch = _batch(["c", "u", "d"], [1, 1, 1], ["a", "b", "b"])
-    write_batches([batch], _plan(), producer_factory=first)
-    write_batches([batch], _plan(), producer_factory=second)
+    write_batches([batch], _plan(), producer_factory=first, bootstraps=BootstrapSchedule())
+    write_batches([batch], _plan(), producer_factory=second, bootstraps=BootstrapSchedule())
     assert first.sent == second.sent
 
 

@@ -2,11 +2,13 @@
 
     plan.py    the driver plans the batch (table template, options checked once)
     task.py    each Spark task writes its partition (encode, route, send, flush)
+    bootstrap.py  when a Simple BOOTSTRAP is due, kept per Python worker process
     report.py  what tasks report back, and the batch report made of them
     commit.py  the driver announces DDL before the tasks and commits after them
                (schema and watermark recorded, then the watermark sent)
 
-`task` and `commit` build on `plan` and `report`, never on each other. Knows no Spark:
+`task` and `commit` build on `plan` and `report`, never on each other; `task` keeps its
+BOOTSTRAP schedule in `bootstrap`. Knows no Spark:
 `ticdc_sink.datasource` is the glue. The names below load on first use, so importing one
 module of the package loads no other.
 """

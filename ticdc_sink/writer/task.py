@@ -13,7 +13,6 @@ batch (`WritePlan.watermark_floor`), unless `allow-commit-ts-below-watermark`.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -35,6 +34,7 @@ from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.routing import Route
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
 from ticdc_sink.writer.plan import WritePlan, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
 
@@ -83,6 +83,8 @@ class _TableOutput:
         self.key_indexes = split_key_indexes(schema, self.codec)
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
+        # Set with the first bootstrap check: the table's entry in the process's schedule.
+        self.bootstrap_key: bytes | None = None
 
 
 class TaskWriter:
@@ -92,12 +94,15 @@ class TaskWriter:
         producer: Any,
         partition_id: int,
         registry: codec.SchemaRegistry | None = None,
+        bootstraps: BootstrapSchedule | None = None,
     ) -> None:
         self.plan = plan
         self.producer = producer
         if plan.config.codec.spec.batching:
             self.producer = _BatchingProducer(producer, self._batcher_for)
         self.registry = registry
+        # None: a schedule of this task's own, as if it were the worker's first task.
+        self.bootstraps = BootstrapSchedule() if bootstraps is None else bootstraps
         self.partition_id = partition_id
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
@@ -206,12 +211,23 @@ class TaskWriter:
             self.diverted += 1
 
     def maybe_bootstrap(self, out: _TableOutput) -> None:
-        """Simple protocol: a BOOTSTRAP before the table's first row in this task, then
-        every `send-bootstrap-interval-in-sec` or `send-bootstrap-in-msg-count` rows."""
+        """Simple protocol: a BOOTSTRAP before the table's first row in this worker process
+        (or after a schema change), then every `send-bootstrap-interval-in-sec` or
+        `send-bootstrap-in-msg-count` rows, counted across the process's tasks."""
         if not self.bootstrap_on:
             return
         cfg = self.plan.config.codec
-        now = time.monotonic()
+        # tiflow simple bootstrap_worker.go: every partition, or only partition 0 when
+        # send-bootstrap-to-all-partition is false.
+        n = self.partition_count(out.topic) if cfg.send_bootstrap_to_all_partition else 1
+        if out.bootstrap_key is None:
+            out.bootstrap_key = bootstrap_key(
+                self.plan.config.kafka.bootstrap_servers, out.topic, n, out.codec, out.schema
+            )
+            mark = self.bootstraps.last(out.bootstrap_key)
+            if mark is not None:
+                out.last_bootstrap, out.rows_since_bootstrap = mark
+        now = self.bootstraps.clock()
         due = (
             out.last_bootstrap == float("-inf")
             or out.rows_since_bootstrap >= cfg.send_bootstrap_in_msg_count
@@ -221,9 +237,6 @@ class TaskWriter:
             return
         message = out.encoder.encode_bootstrap()
         if message is not None:
-            # tiflow simple bootstrap_worker.go: every partition, or only partition 0 when
-            # send-bootstrap-to-all-partition is false.
-            n = self.partition_count(out.topic) if cfg.send_bootstrap_to_all_partition else 1
             send_many = getattr(self.producer, "send_many", None)
             if send_many is None:
                 for partition in range(n):
@@ -232,6 +245,17 @@ class TaskWriter:
                 send_many(out.topic, list(range(n)), message.key, [message.value] * n)
         out.rows_since_bootstrap = 0
         out.last_bootstrap = now
+
+    def record_bootstraps(self) -> None:
+        """Hand this task's bootstrap schedule to the process's, once the broker
+        acknowledged every message: a failed task's retry sends its BOOTSTRAPs again."""
+        self.bootstraps.record(
+            {
+                out.bootstrap_key: (out.last_bootstrap, out.rows_since_bootstrap)
+                for out in self.outputs.values()
+                if out.bootstrap_key is not None
+            }
+        )
 
     def check_order(self, change: RowChange) -> None:
         schema = change.table
@@ -480,9 +504,11 @@ def write_batches(
     partition_id: int = 0,
     producer_factory: ProducerFactory = KafkaProducer,
     registry_factory: RegistryFactory | None = None,
+    bootstraps: BootstrapSchedule = PROCESS_BOOTSTRAPS,
 ) -> TaskReport:
     """Write one Spark partition: encode every row, send it, and return only after the
-    broker acknowledged every message.
+    broker acknowledged every message. `bootstraps`: when each table's last BOOTSTRAP
+    went out, kept across the tasks of this Python process.
 
     Raises:
         InputError: a row cannot become a change event.
@@ -499,13 +525,14 @@ def write_batches(
         registry = registry_factory(config.registry, config.codec.subject_name_strategy)
     producer = producer_factory(config.kafka)
     try:
-        task = TaskWriter(plan, producer, partition_id, registry)
+        task = TaskWriter(plan, producer, partition_id, registry, bootstraps)
         batches = task.filter_rows(batches)
         for groups in _change_batches(batches, plan, task.schema_for, task.check_watermark):
             task.look_up_topics(groups)
             for group in groups:
                 task.write_batch(group)
         task.producer.flush()  # open-protocol: the batched messages still held, first
+        task.record_bootstraps()
         report = task.report()
     finally:
         producer.close()
