@@ -33,7 +33,7 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -144,7 +144,7 @@ class TiCDCDataSource(DataSource):
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         if plan is None:  # a user schema: schema() was not called
             plan = plan_read(ReadConfig.from_options(self.options))
-            return TiCDCReader(plan, to_arrow_schema(schema, timezone="UTC"))
+            return TiCDCReader(plan, _arrow_schema(schema))
         return TiCDCReader(plan, None)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:

@@ -53,9 +53,13 @@ def test_retried_batch_tasks_resend_identical_messages_and_one_watermark_follows
     ids = {e.data["id"] for _, e in events if isinstance(e, DecodedRow)}
     assert ids == set(range(rows))
     assert len(counts) == rows
-    # What the first attempts sent before failing: per task 3 BOOTSTRAPs (one per
-    # partition) and 997 rows, each now there twice.
-    assert sorted(Counter(counts.values()).items()) == [(1, rows - tasks * 997), (2, tasks * 997)]
+    # What the first attempts sent before failing, each row now there twice: per task 3
+    # BOOTSTRAPs (one per partition) and 997 rows, or 1000 rows when the task's Python
+    # worker had already sent the table's BOOTSTRAPs for another task's retry (they go
+    # once per worker process, then by interval and count).
+    assert set(counts.values()) == {1, 2}
+    twice = sum(1 for n in counts.values() if n == 2)
+    assert tasks * 997 <= twice <= tasks * 1000 and (twice - tasks * 997) % 3 == 0, twice
     bootstraps = Counter(
         (r.partition, r.value) for r, e in events if isinstance(e, DecodedBootstrap)
     )
