@@ -9,6 +9,7 @@ Not a benchmark itself; the scripts import it as a sibling module (they are run 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import subprocess
@@ -267,3 +268,12 @@ def environment() -> dict[str, Any]:
         "confluent_kafka": confluent_kafka.__version__,
         "librdkafka": confluent_kafka.libversion()[0],
     }
+
+
+def publish(report: dict[str, Any], output: str | None) -> None:
+    """A benchmark's report: one JSON line on stdout and, given `output`, the file."""
+    print(json.dumps(report))
+    if output:
+        with open(output, "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")

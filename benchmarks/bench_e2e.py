@@ -630,11 +630,7 @@ def main() -> None:
         "environment": common.environment(),
         "results": results,
     }
-    print(json.dumps(report))
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
+    common.publish(report, args.output)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ Prints one line per run and one JSON line with everything; --output writes the J
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import threading
 import time
@@ -226,11 +225,7 @@ def main() -> None:
         "environment": common.environment(),
         "results": results,
     }
-    print(json.dumps(report))
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
+    common.publish(report, args.output)
 
 
 if __name__ == "__main__":

@@ -81,17 +81,9 @@ def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
     return make_plan(config, spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
-@pytest.mark.parametrize("protocol", list(PROTOCOLS))
-@pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@pytest.mark.parametrize("partition", ["table", "index-value", "columns"])
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_batches_send_what_the_row_path_sends(
-    protocol: str, with_table: bool, partition: str, data: Any
-) -> None:
-    batches = data.draw(record_batches(with_table))
-    plan = _plan(with_table, protocol, partition)
-    # Several tables in a record batch go table by table, each in input order.
+def _assert_both_paths_send_the_same(batches: list[pa.RecordBatch], plan: Any) -> None:
+    """The column-wise path sends what the row path sends (or fails with the same error);
+    several tables in a record batch go table by table, each in input order."""
     by_table = [rows_by_table(b) for b in batches]
     expected = outcome(lambda: write_rows(by_table, plan, FakeRegistry()))
     producer = FakeProducer()
@@ -108,6 +100,19 @@ def test_batches_send_what_the_row_path_sends(
         )[1]
     )
     assert actual == expected
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
+@pytest.mark.parametrize("partition", ["table", "index-value", "columns"])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_batches_send_what_the_row_path_sends(
+    protocol: str, with_table: bool, partition: str, data: Any
+) -> None:
+    batches = data.draw(record_batches(with_table))
+    plan = _plan(with_table, protocol, partition)
+    _assert_both_paths_send_the_same(batches, plan)
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -120,22 +125,7 @@ def test_raw_change_events_send_what_the_row_path_sends(
     # output-raw-change-event: key-changing UPDATEs stay whole on both paths.
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, "index-value", **{"output-raw-change-event": "true"})
-    by_table = [rows_by_table(b) for b in batches]
-    expected = outcome(lambda: write_rows(by_table, plan, FakeRegistry()))
-    producer = FakeProducer()
-    actual = outcome(
-        lambda: (
-            write_batches(
-                batches,
-                plan,
-                producer_factory=producer,
-                registry_factory=FakeRegistry(),
-                bootstraps=BootstrapSchedule(),  # a fresh worker, as the row path's
-            ),
-            producer.sent,
-        )[1]
-    )
-    assert actual == expected
+    _assert_both_paths_send_the_same(batches, plan)
 
 
 class _Counting:
