@@ -11,6 +11,7 @@ Kafka: partition counts arrive as ints.
     dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
     dispatcher.batch_partitions(batch, row_ends, n)   -> the same, per message of a batch
     TableFilter(patterns).matches(database, table)    -> bool (TiDB table-filter syntax)
+    wildcard_glob(pattern)                            -> its fnmatch pattern (columns too)
     DispatchRule: one `[sink] dispatchers` entry; `rule_for(rules, db, table)` picks one
     Route: a table's topic and dispatcher (`config.RoutingConfig.route` decides it)
 """
@@ -46,6 +47,7 @@ __all__ = [
     "column_value_bytes",
     "rule_for",
     "validate_topic_expression",
+    "wildcard_glob",
 ]
 
 #: Kafka's limit on topic names (Kafka `Topic.java`; tiflow `kafkaTopicNameMaxLength`).
@@ -496,7 +498,7 @@ def _split_pattern(pattern: str) -> tuple[str, str]:
     )
 
 
-def _glob(part: str) -> str:
+def wildcard_glob(part: str) -> str:
     """A table-filter wildcard part as an fnmatch pattern: backquotes quote literally,
     a backslash escapes the next character; `*`, `?` and `[...]` (also `[!...]`) are
     wildcards."""
@@ -538,7 +540,9 @@ class TableFilter:
             text = str(pattern).strip()
             negated = text.startswith("!")
             schema, table = _split_pattern(text[1:] if negated else text)
-            compiled.append((negated, self._fold(_glob(schema)), self._fold(_glob(table))))
+            compiled.append(
+                (negated, self._fold(wildcard_glob(schema)), self._fold(wildcard_glob(table)))
+            )
         self._compiled = tuple(compiled)
 
     def _fold(self, text: str) -> str:

@@ -345,14 +345,16 @@ class TableSchema:
 
         As TiCDC (`cdc/model/schema_storage.go`, `findHandleIndex`): the primary key; else
         among unique indexes whose columns are all NOT NULL the one with the fewest
-        columns, the first defined on a tie.
+        columns, the first defined on a tie. An index naming a column the table does
+        not show (a column selection, `column_selector.select_columns`) is passed over.
         """
         chosen: tuple[str, ...] = self.primary_key
         if not chosen:
             candidates = [
                 i.columns
                 for i in self.indexes
-                if i.unique and all(not self.column(c).nullable for c in i.columns)
+                if i.unique
+                and all(c in self._positions and not self.column(c).nullable for c in i.columns)
             ]
             if candidates:
                 chosen = min(candidates, key=len)  # min keeps the first of equals
