@@ -67,6 +67,7 @@ from typing import Any
 import attrs
 
 from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
+from ticdc_sink.column_selector import ColumnSelector, check_selection, parse_column_selectors
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
 from ticdc_sink.routing import (
@@ -584,6 +585,14 @@ def _filter_rules(value: Any) -> tuple[str, ...]:
     except ConfigError as exc:
         raise _Invalid(exc.message.replace("dispatchers matcher", "pattern")) from None
     return patterns
+
+
+def _column_selectors(value: Any) -> tuple[ColumnSelector, ...]:
+    """`column-selectors`: TiCDC's selector list (TOML), or the same as JSON text."""
+    try:
+        return parse_column_selectors(value)
+    except ValueError as exc:
+        raise _Invalid(str(exc)) from None
 
 
 def _event_filters(value: Any) -> tuple[EventFilterRule, ...]:
@@ -1289,6 +1298,19 @@ class SinkConfig:
         ),
         ticdc=("[filter] event-filters",),
     )
+    column_selectors: tuple[ColumnSelector, ...] = _field(
+        "column-selectors",
+        (),
+        _column_selectors,
+        doc=(
+            "TiCDC's `[[sink.column-selectors]]` (from the changefeed file, or JSON text "
+            '`[{"matcher": ["db.t"], "columns": ["id", "a*"]}]`): rows of the tables the first '
+            "matching selector takes carry only the columns its patterns select (`*`, `!`, "
+            "the last matching pattern deciding; the handle key must stay) "
+            '(README, "Column selectors")'
+        ),
+        ticdc=("column-selectors",),
+    )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
     ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -1317,6 +1339,10 @@ class SinkConfig:
                 option="schema-registry",
             )
         _check_owned_options(self.registry, spec.name)
+        if self.routing.case_sensitive and self.column_selectors:
+            # Selectors are parsed before the flag is known; their matchers take it.
+            selectors = tuple(attrs.evolve(s, case_sensitive=True) for s in self.column_selectors)
+            object.__setattr__(self, "column_selectors", selectors)
         ddl_parts = [p for rule in self.event_filters for p in rule.ddl_parts]
         sends_ddl = spec.ddl and (self.codec.ddl_on_schema_change or self.codec.ddl_on_first_batch)
         if ddl_parts and sends_ddl:
@@ -1327,6 +1353,20 @@ class SinkConfig:
                 option="event-filters",
                 value=ddl_parts[0],
             )
+
+    def column_selection(self, table: TableSchema) -> tuple[int, ...] | None:
+        """The positions of `table`'s columns sent under `column-selectors` (None: all),
+        checked against the table's keys and its `columns` partition dispatcher.
+
+        Raises:
+            ConfigError: the selection breaks one of the rules of
+                `column_selector.check_selection`.
+        """
+        if not self.column_selectors:
+            return None
+        rule = self.routing.dispatch_rule(table.database, table.table)
+        hashed = rule.columns if rule.partition is PartitionRule.COLUMNS else ()
+        return check_selection(self.column_selectors, table, hashed)
 
     def row_filter(self) -> RowFilter:
         """The `[filter]` section as the writer applies it (with `case-sensitive`)."""

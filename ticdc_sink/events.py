@@ -202,6 +202,10 @@ class ChangeBatch:
     columns: list[_Values]
     before_rows: list[int]
     before_columns: list[_Values]
+    # The UPDATE rows (ascending) split into DELETE + INSERT, when decided before the
+    # columns were narrowed by a column selection (on the whole row, as TiCDC decides it);
+    # None: decided from the key columns given to `to_events` / `codec.batch.key_changed`.
+    split_rows: tuple[int, ...] | None = None
 
     def commit_ts_list(self) -> list[int]:
         if self.commit_ts is None:
@@ -210,8 +214,20 @@ class ChangeBatch:
 
     def to_events(self, key_indexes: tuple[int, ...]) -> list[RowChange]:
         """The row path's events, in message order: every row, with UPDATEs that change
-        a key column split (`split_key_update`)."""
-        return [e for change in self.to_changes() for e in split_key_update(change, key_indexes)]
+        a key column split (`split_key_update`, or `split_rows` when set)."""
+        if self.split_rows is None:
+            return [
+                e for change in self.to_changes() for e in split_key_update(change, key_indexes)
+            ]
+        split = set(self.split_rows)
+        events = []
+        for i, change in enumerate(self.to_changes()):
+            if i in split:
+                events.append(attrs.evolve(change, op=Op.DELETE, row=None))
+                events.append(attrs.evolve(change, op=Op.INSERT, before=None))
+            else:
+                events.append(change)
+        return events
 
     def to_changes(self) -> list[RowChange]:
         """Every row as a RowChange, in order."""

@@ -177,12 +177,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "none",
     ),
     TiCDCSetting(
-        "column-selectors",
-        _N,
-        "only the selected columns of matched tables",
-        None,
-    ),
-    TiCDCSetting(
         "send-all-bootstrap-at-start",
         _R,
         "TiCDC sends every replicated table's BOOTSTRAP when a changefeed starts; this sink "

@@ -128,6 +128,23 @@ def test_raw_change_events_send_what_the_row_path_sends(
     _assert_both_paths_send_the_same(batches, plan)
 
 
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
+@pytest.mark.parametrize("partition", ["index-value", "columns"])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_selected_columns_send_what_the_row_path_sends(
+    protocol: str, with_table: bool, partition: str, data: Any
+) -> None:
+    # column-selectors: both paths send the same selected columns, split the same UPDATEs.
+    batches = data.draw(record_batches(with_table))
+    selectors = [
+        {"matcher": ["shop.*"], "columns": ["id", "c_double", "c_text", "c_d*", "!c_dec*"]}
+    ]
+    plan = _plan(with_table, protocol, partition, **{"column-selectors": json.dumps(selectors)})
+    _assert_both_paths_send_the_same(batches, plan)
+
+
 class _Counting:
     """An encoder that counts the calls of the writer."""
 

@@ -36,8 +36,12 @@ def key_changed(batch: ChangeBatch, key_indexes: tuple[int, ...]) -> np.ndarray:
     """Per row of `batch`, whether it is an UPDATE with an old image whose key columns
     changed: the rows `events.split_key_update` splits into DELETE + INSERT. Values are
     compared as the row path compares them (Python `!=` on mounter values); integer and
-    string columns in Arrow, which agrees (NULL equals only NULL)."""
+    string columns in Arrow, which agrees (NULL equals only NULL). A batch whose split
+    was decided before a column selection (`split_rows`) keeps that decision."""
     split = np.zeros(batch.rows, bool)
+    if batch.split_rows is not None:
+        split[list(batch.split_rows)] = True
+        return split
     rows = batch.before_rows
     if not rows or not key_indexes:
         return split

@@ -80,9 +80,9 @@ def make_plan(
     Raises:
         SchemaError: the table schema cannot be derived.
         ConfigError: the codec refuses an option; partition-columns or index name what
-            the table does not have; an event filter's condition cannot be translated for
-            the input's columns (`arrow_schema`, the record batches' schema: checked only
-            when given).
+            the table does not have; a column selector drops a key or hashed column; an
+            event filter's condition cannot be translated for the input's columns
+            (`arrow_schema`, the record batches' schema: checked only when given).
     """
     inp = config.input
     build_ts_ms = tso.physical_ms(commit_ts)
@@ -117,6 +117,8 @@ def make_plan(
         # option error, raised here rather than in every task (rows naming their own
         # tables share these columns, but the message would name the placeholder).
         config.routing.route(template)
+        # column-selectors: a selection that drops a key or a hashed column fails here.
+        config.column_selection(template)
     row_filter = config.row_filter()
     if arrow_schema is not None and row_filter.active:
         # The tasks translate the same conditions for the same schema; a bad one fails here.

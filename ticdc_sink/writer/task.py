@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec
+from ticdc_sink.codec.batch import key_changed_rows
+from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import (
@@ -71,20 +73,69 @@ class _TableOutput:
         self.topic = route.topic
         # The codec options for this topic: max-message-bytes may be the topic's, lower.
         self.codec = codec_config or plan.config.codec
-        self.encoder = codec.build_encoder(
-            self.codec,
-            schema,
-            build_ts_ms=plan.build_ts_ms,
-            topic=route.topic,
-            registry=registry,
-            claim_check=store,
-        )
+        # column-selectors: the positions of the columns sent (None: all); the encoder
+        # sees the table narrowed to them, BOOTSTRAPs describe the whole table (TiCDC's
+        # come from the table info, which the selection leaves alone).
+        self.selection = plan.config.column_selection(schema)
+        shown = schema if self.selection is None else select_columns(schema, self.selection)
+
+        def build(table: TableSchema) -> codec.Encoder:
+            return codec.build_encoder(
+                self.codec,
+                table,
+                build_ts_ms=plan.build_ts_ms,
+                topic=route.topic,
+                registry=registry,
+                claim_check=store,
+            )
+
+        self.encoder = build(shown)
+        self.encoder_table = shown
+        self.bootstrap_encoder = self.encoder
+        if self.selection is not None and self.codec.spec.bootstrap:
+            self.bootstrap_encoder = build(schema)
+        # Partitions are computed on the whole row: the dispatcher hashes the handle key
+        # or the dispatcher's columns, which the selection keeps (check_selection).
         self.dispatcher = route.dispatcher
+        # Decided on the whole row (unselected unique key columns included), as TiCDC
+        # splits UPDATEs before its column selector runs.
         self.key_indexes = split_key_indexes(schema, self.codec)
+        self.shown_key_indexes = (
+            self.key_indexes if self.selection is None else split_key_indexes(shown, self.codec)
+        )
         self.rows_since_bootstrap = 0
         self.last_bootstrap = float("-inf")
         # Set with the first bootstrap check: the table's entry in the process's schedule.
         self.bootstrap_key: bytes | None = None
+
+    def shown(self, batch: ChangeBatch) -> ChangeBatch:
+        """The batch as the encoder renders it: the selected columns only, with the
+        UPDATEs to split decided on the whole rows."""
+        if self.selection is None:
+            return batch
+        positions = self.selection
+        return attrs.evolve(
+            batch,
+            table=self.encoder_table,
+            columns=[batch.columns[i] for i in positions],
+            before_columns=[batch.before_columns[i] for i in positions]
+            if batch.before_columns
+            else [],
+            split_rows=tuple(key_changed_rows(batch, self.key_indexes)),
+        )
+
+    def shown_event(self, event: RowChange) -> RowChange:
+        """One event (already split on the whole row) as the encoder renders it."""
+        if self.selection is None:
+            return event
+        positions = self.selection
+
+        def pick(image: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+            return None if image is None else tuple(image[i] for i in positions)
+
+        return attrs.evolve(
+            event, table=self.encoder_table, row=pick(event.row), before=pick(event.before)
+        )
 
 
 class TaskWriter:
@@ -235,7 +286,7 @@ class TaskWriter:
         )
         if not due:
             return
-        message = out.encoder.encode_bootstrap()
+        message = out.bootstrap_encoder.encode_bootstrap()
         if message is not None:
             send_many = getattr(self.producer, "send_many", None)
             if send_many is None:
@@ -317,7 +368,7 @@ class TaskWriter:
         n = self.partition_count(out.topic)
         for event in split_key_update(change, out.key_indexes):
             partition = out.dispatcher.partition(event, n)
-            self.send(out.topic, partition, out.encoder.encode_row(event))
+            self.send(out.topic, partition, out.encoder.encode_row(out.shown_event(event)))
         out.rows_since_bootstrap += 1
         self.rows += 1
         self.max_commit_ts = max(self.max_commit_ts, change.commit_ts)
@@ -329,11 +380,12 @@ class TaskWriter:
         max-message-bytes) taken from `encode_row`, before anything is sent."""
         out = self.output_for(batch.table)
         self.check_order_batch(batch)
-        encoded = out.encoder.encode_batch(batch, out.key_indexes)
+        shown = out.shown(batch)
+        encoded = out.encoder.encode_batch(shown, out.shown_key_indexes)
         events: list[RowChange] | None = None
         from_rows = encoded.row_path_messages(out.codec.max_message_bytes)
         if from_rows:
-            events = batch.to_events(out.key_indexes)
+            events = shown.to_events(out.shown_key_indexes)
             for i in from_rows:
                 message = out.encoder.encode_row(events[i])
                 encoded.replace(i, message)
