@@ -42,6 +42,7 @@ from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import FrozenMap, SinkConfig, is_secret, mask_uri, spell_option
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.errors import (
@@ -648,13 +649,19 @@ def run_dry_run(args: argparse.Namespace) -> int:
     store = None
     if options.claim_check_storage_uri is not None:
         store = _ExampleStore(options.claim_check_storage_uri)
-    encoder = codec.build_encoder(
-        options,
-        table,
-        build_ts_ms=build_ts_ms,
-        topic=route.topic,
-        registry=registry,
-        claim_check=store,
+    # column-selectors: rows carry the selected columns, BOOTSTRAP and DDL the whole table.
+    selection = config.column_selection(table)
+    shown = table if selection is None else select_columns(table, selection)
+    encoder, full_encoder = (
+        codec.build_encoder(
+            options,
+            t,
+            build_ts_ms=build_ts_ms,
+            topic=route.topic,
+            registry=registry,
+            claim_check=store,
+        )
+        for t in (shown, table)
     )
     protocol = options.protocol.value
     print(
@@ -671,9 +678,9 @@ def run_dry_run(args: argparse.Namespace) -> int:
         )
     makers: list[tuple[str, Callable[[], codec.Message | None]]] = [
         (name, functools.partial(encoder.encode_row, change))
-        for name, change in _examples(table, commit_ts)
+        for name, change in _examples(shown, commit_ts)
     ]
-    makers.append(("BOOTSTRAP", encoder.encode_bootstrap))
+    makers.append(("BOOTSTRAP", full_encoder.encode_bootstrap))
     makers.append(
         (
             "DDL (CREATE TABLE)",

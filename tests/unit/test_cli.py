@@ -72,6 +72,17 @@ def test_dry_run_prints_every_kind_the_protocol_sends(capsys, protocol, extra, k
         assert "decoded: BOOTSTRAP shop.users" in out
 
 
+def test_dry_run_shows_the_selected_columns_and_the_whole_table_in_bootstrap(capsys):
+    selectors = json.dumps([{"matcher": ["shop.*"], "columns": ["id"]}])
+    code, out, err = run(
+        capsys, "dry-run", "--table-ddl", DDL, "-o", f"column-selectors={selectors}"
+    )
+    assert code == 0, err
+    found = sections(out)
+    assert '"data":{"id":' in found["INSERT"] and '"name"' not in found["INSERT"]
+    assert '"name":"name"' in found["BOOTSTRAP"]
+
+
 def test_dry_run_of_open_protocol_shows_the_framing_and_the_batching(capsys):
     code, out, err = run(capsys, "dry-run", "--table-ddl", DDL, "--protocol", "open-protocol")
     assert code == 0, err
