@@ -35,8 +35,6 @@ from ticdc_sink.schema import build_table_schema, parse_table_ddl
 from ticdc_sink.writer import make_plan, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
 
-from .test_batch_path import PROTOCOLS
-
 # -- the selector syntax (tiflow TestNewColumnSelector's patterns) -------------------------
 
 
@@ -224,6 +222,19 @@ def test_the_driver_refuses_a_selection_before_any_task() -> None:
 
 
 # -- what every protocol sends ------------------------------------------------------------
+
+PROTOCOLS: dict[str, dict[str, str]] = {
+    "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
+    "simple-avro": {"protocol": "simple", "encoding-format": "avro"},
+    "avro": {
+        "protocol": "avro",
+        "schema-registry": "http://127.0.0.1:1",
+        "enable-tidb-extension": "true",
+    },
+    "debezium": {"protocol": "debezium"},
+    "canal-json": {"protocol": "canal-json", "enable-tidb-extension": "true"},
+    "open-protocol": {"protocol": "open-protocol"},
+}
 
 # `id` (the key), the columns the `columns` dispatcher hashes, and a few of every kind.
 _KEPT = (
