@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -148,4 +149,27 @@ _COVERED = attrs.evolve(
 def test_row_path_equals_column_wise(rows: list[tuple[Any, ...]], zone: str) -> None:
     checksum = TableChecksum(_COVERED, time_zone=zone)
     columns = [[row[i] for row in rows] for i in range(len(_COVERED.columns))]
+    assert checksum.of_columns(columns, len(rows)) == [checksum.of_row(r) for r in rows]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | st.integers(-128, 127),
+            st.none() | st.integers(-(2**63), 2**63 - 1),
+            st.none() | st.integers(0, 2**64 - 1),
+            st.none() | st.booleans(),
+        ),
+        max_size=8,
+    )
+)
+def test_arrow_integer_columns_equal_the_row_path(rows: list[tuple[Any, ...]]) -> None:
+    # of_columns takes whole Arrow integer columns through numpy (a fast path)
+    table = table_of(
+        col("a", "tinyint"), col("b", "bigint"), col("c", "bigint unsigned"), col("d", "tinyint(1)")
+    )
+    checksum = TableChecksum(table, time_zone="UTC")
+    types = [pa.int8(), pa.int64(), pa.uint64(), pa.bool_()]
+    columns = [pa.array([r[i] for r in rows], t) for i, t in enumerate(types)]
     assert checksum.of_columns(columns, len(rows)) == [checksum.of_row(r) for r in rows]
