@@ -34,9 +34,10 @@ The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.ka
 topic/partition/index/partition-columns; several rules are matched per table with
 TiDB's table-filter syntax, the first match winning) and the top-level `case-sensitive`.
 `[sink] kafka.<name>` keys (TOML dotted keys) are `kafka.*` options; `[filter] rules` and
-`[filter] event-filters` are the options `filter-rules` and `event-filters`. Other sections
-of the file are TiCDC's, not the sink's, and are ignored, except the keys of [filter] and
-[integrity] that change what TiCDC writes and are not built (refused unless at TiCDC's
+`[filter] event-filters` are the options `filter-rules` and `event-filters`; `[integrity]
+integrity-check-level` and `corruption-handle-level` the options of those names. Other
+sections of the file are TiCDC's, not the sink's, and are ignored, except the keys of
+[filter] that change what TiCDC writes and are not built (refused unless at TiCDC's
 default).
 
 `kafka.<name>` settings of the Java Kafka client that librdkafka lacks (`sasl.jaas.config`,
@@ -90,9 +91,11 @@ __all__ = [
     "AvroBigintUnsignedHandling",
     "AvroDecimalHandling",
     "CodecConfig",
+    "CorruptionHandleLevel",
     "EncodingFormat",
     "FrozenMap",
     "InputConfig",
+    "IntegrityCheckLevel",
     "KafkaConfig",
     "LAYER_OPTIONS",
     "LargeMessageCompression",
@@ -132,6 +135,16 @@ Protocol = enum.StrEnum(
 class EncodingFormat(enum.StrEnum):
     JSON = "json"
     AVRO = "avro"
+
+
+class IntegrityCheckLevel(enum.StrEnum):
+    NONE = "none"
+    CORRECTNESS = "correctness"
+
+
+class CorruptionHandleLevel(enum.StrEnum):
+    WARN = "warn"
+    ERROR = "error"
 
 
 class LargeMessageHandleOption(enum.StrEnum):
@@ -859,6 +872,31 @@ class CodecConfig:
             "session zone never changes what is written"
         ),
     )
+    integrity_check_level: IntegrityCheckLevel = _field(
+        "integrity-check-level",
+        IntegrityCheckLevel.NONE,
+        _enum(IntegrityCheckLevel),
+        doc=(
+            "`correctness`: DML messages carry TiCDC's row checksum (Simple JSON's `checksum` "
+            "object), the CRC32 TiDB computes over the columns in column-ID order, taken as "
+            "the column order (of `table-ddl`, else the DataFrame): TiDB's differs for a "
+            "table with `ADD COLUMN ... FIRST/AFTER` or a rewriting column-type change in its "
+            "history. Refused "
+            "with avro and simple's Avro encoding (not built yet); debezium, canal-json and "
+            "open-protocol messages carry no checksum in TiCDC either"
+        ),
+        ticdc=("[integrity] integrity-check-level",),
+    )
+    corruption_handle_level: CorruptionHandleLevel = _field(
+        "corruption-handle-level",
+        CorruptionHandleLevel.WARN,
+        _enum(CorruptionHandleLevel),
+        doc=(
+            "`warn` or `error`: what TiCDC does when the upstream row fails its checksum; "
+            "rows here are checksummed as written, so none fails and `corrupted` is false"
+        ),
+        ticdc=("[integrity] corruption-handle-level",),
+    )
     max_message_bytes: int = _field(
         "max-message-bytes",
         10 * 1024 * 1024,
@@ -1043,6 +1081,7 @@ class CodecConfig:
     def __attrs_post_init__(self) -> None:
         self._check_protocol_options()
         self._check_large_message_option()
+        self._check_integrity()
 
     @property
     def spec(self) -> ProtocolSpec:
@@ -1058,8 +1097,40 @@ class CodecConfig:
         option = self.spec.old_values_option
         return option is None or bool(getattr(self, option.replace("-", "_")))
 
+    @property
+    def row_checksum(self) -> bool:
+        """DML messages carry TiCDC's row checksum (tiflow `common.Config.EnableRowChecksum`,
+        set by `[integrity] integrity-check-level = "correctness"`), in the protocols whose
+        messages have a place for it."""
+        return self.integrity_check_level is IntegrityCheckLevel.CORRECTNESS and self.spec.reads(
+            "integrity-check-level"
+        )
+
     def _check_protocol_options(self) -> None:
         _check_owned_options(self, self.protocol)
+
+    def _check_integrity(self) -> None:
+        # TiCDC v8.5 writes the checksum in Simple (JSON and Avro) and avro messages only
+        # (pkg/sink/codec/simple/message.go, simple/avro.go, avro/avro.go); debezium,
+        # canal-json and open-protocol carry none, so the setting changes nothing there.
+        spec = self.spec
+        if self.integrity_check_level is IntegrityCheckLevel.NONE or not spec.row_checksum:
+            return
+        encoding = self.encoding_format.value if "encoding-format" in spec.options else ""
+        if encoding in spec.row_checksum_built:
+            return
+        where = f"protocol {spec.name}" + (f" with encoding-format={encoding}" if encoding else "")
+        takers = [
+            f"protocol={s.name}" + (f" with encoding-format={e}" if e else "")
+            for s in protocol_specs()
+            for e in s.row_checksum_built
+        ]
+        raise ConfigError(
+            f"option 'integrity-check-level' is 'correctness'; row checksums in {where} are "
+            f"not built yet; use {_either(takers)}, or integrity-check-level=none",
+            option="integrity-check-level",
+            value=self.integrity_check_level.value,
+        )
 
     def _check_large_message_option(self) -> None:
         # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the
@@ -1343,6 +1414,16 @@ class SinkConfig:
             # Selectors are parsed before the flag is known; their matchers take it.
             selectors = tuple(attrs.evolve(s, case_sensitive=True) for s in self.column_selectors)
             object.__setattr__(self, "column_selectors", selectors)
+        checksums = self.codec.integrity_check_level is not IntegrityCheckLevel.NONE
+        if self.column_selectors and checksums:
+            # tiflow ReplicaConfig.ValidateAndAdjust: a checksum covers the whole row.
+            raise ConfigError(
+                "option 'column-selectors' is set and 'integrity-check-level' is "
+                f"'{self.codec.integrity_check_level.value}'; TiCDC refuses both at once (a "
+                "row checksum covers every column); remove the column selectors or set "
+                "integrity-check-level=none",
+                option="column-selectors",
+            )
         ddl_parts = [p for rule in self.event_filters for p in rule.ddl_parts]
         sends_ddl = spec.ddl and (self.codec.ddl_on_schema_change or self.codec.ddl_on_first_batch)
         if ddl_parts and sends_ddl:
@@ -1780,6 +1861,11 @@ def _load_toml(path: str) -> _Layer:
     for name, section in document.items():
         if isinstance(section, dict):
             _check_changefeed_section(path, name, section)
+    integrity = document.get("integrity")
+    if isinstance(integrity, dict):
+        for key in ("integrity-check-level", "corruption-handle-level"):
+            if key in integrity:
+                layer.set(key, integrity[key])
     filters = document.get("filter")
     if isinstance(filters, dict):
         if "rules" in filters:
@@ -1791,7 +1877,7 @@ def _load_toml(path: str) -> _Layer:
         if isinstance(document[name], dict)
         else f"config file {path} key '{name}'"
         for name in document
-        if name not in ("sink", "case-sensitive", "filter")
+        if name not in ("sink", "case-sensitive", "filter", "integrity")
     ]
     sink = document.get("sink", {})
     if not isinstance(sink, dict):

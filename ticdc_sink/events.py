@@ -94,7 +94,9 @@ class RowChange:
 
     `row` is the new image (INSERT, UPDATE) and `before` the old image (UPDATE when the
     input has `_before`, DELETE always: for a DELETE the deleted row is `before` and `row`
-    is None), as TiCDC's Columns / PreColumns.
+    is None), as TiCDC's Columns / PreColumns. `split` marks the DELETE and the INSERT
+    that `split_key_update` made of one UPDATE (their row checksums differ from a plain
+    DELETE's and INSERT's; equality ignores it).
     """
 
     table: TableSchema
@@ -102,6 +104,7 @@ class RowChange:
     commit_ts: int
     row: tuple[Any, ...] | None
     before: tuple[Any, ...] | None = None
+    split: bool = attrs.field(default=False, eq=False)
 
 
 def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[RowChange, ...]:
@@ -115,8 +118,8 @@ def split_key_update(change: RowChange, key_indexes: tuple[int, ...]) -> tuple[R
     assert row is not None
     if any(row[i] != before[i] for i in key_indexes):
         return (
-            attrs.evolve(change, op=Op.DELETE, row=None),
-            attrs.evolve(change, op=Op.INSERT, before=None),
+            attrs.evolve(change, op=Op.DELETE, row=None, split=True),
+            attrs.evolve(change, op=Op.INSERT, before=None, split=True),
         )
     return (change,)
 

@@ -209,24 +209,12 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "pingcap/ticdc's table routing: the table name written in messages",
         "",
     ),
-    # changefeed sections other than [sink] (pkg/config/filter.go, pkg/integrity)
+    # changefeed sections other than [sink] (pkg/config/filter.go)
     TiCDCSetting(
         "[filter] ignore-txn-start-ts",
         _R,
         "rows here carry no transaction start ts; filter the DataFrame instead",
         [],
-    ),
-    TiCDCSetting(
-        "[integrity] integrity-check-level",
-        _N,
-        "`correctness`: row checksums in Simple's and Avro's messages",
-        "none",
-    ),
-    TiCDCSetting(
-        "[integrity] corruption-handle-level",
-        _N,
-        "what a failed checksum does, with integrity-check-level=correctness",
-        "warn",
     ),
 )
 

@@ -6,7 +6,9 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     fake_registry.py   FakeRegistry: an in-memory schema registry for the encoders
     batches.py         the column-wise tests' table of every type, its plan and batches
     strategies.py      the shared hypothesis strategies (random batches, all-types rows)
-    schemas.py         TableSchemas spelled in tests: col, table_of, USERS, ALL_TYPES_TABLE
+    schemas.py         TableSchemas spelled in tests: col, table_of, USERS, ALL_TYPES_TABLE,
+                       SIMPLE_DOC_USER
+    checksums.py       crc32_bitwise: the reference CRC-32 for the row checksum tests
     row_path.py        the row path, the reference the column-wise paths are checked against
     reference_table.py the benchmarks' reference table (the benchmarks import it from here)
     tables.py          the tables the integration tests write through every protocol

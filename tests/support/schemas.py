@@ -1,5 +1,6 @@
 """Table schemas for the codec and decoder unit tests, built without a DDL parser where
-a test spells its columns: `col` and `table_of`; `USERS` (id, name); `ALL_TYPES_TABLE`, a
+a test spells its columns: `col` and `table_of`; `USERS` (id, name); `SIMPLE_DOC_USER`,
+the table of TiCDC's Simple protocol doc examples (tests/golden/simple); `ALL_TYPES_TABLE`, a
 column of every MySQL type the encoders render, whose values
 `strategies.all_types_rows` draws; `large_event_table()`, tiflow's every-type table with
 defaults (NewLargeEvent4Test, from its DDL in tests/golden/avro)."""
@@ -8,9 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type, parse_table_ddl
+from ticdc_sink.schema import (
+    Column,
+    Index,
+    MySQLType,
+    TableSchema,
+    parse_mysql_type,
+    parse_table_ddl,
+)
 
-__all__ = ["ALL_TYPES_TABLE", "USERS", "col", "large_event_table", "table_of"]
+__all__ = ["ALL_TYPES_TABLE", "SIMPLE_DOC_USER", "USERS", "col", "large_event_table", "table_of"]
 
 _GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
 
@@ -40,6 +48,27 @@ USERS = table_of(
     key=("id",),
     db="shop",
     name="users",
+)
+
+
+# The Simple doc's table `simple.user`: id int primary key (the row handle), name
+# varchar(255), age int, score float; table id 148, schema version 447984074911121426.
+SIMPLE_DOC_USER = TableSchema(
+    database="simple",
+    table="user",
+    columns=(
+        Column("id", parse_mysql_type("int"), nullable=False, column_id=1),
+        Column(
+            "name",
+            MySQLType("varchar", 255, charset="utf8mb4", collation="utf8mb4_bin"),
+            column_id=2,
+        ),
+        Column("age", parse_mysql_type("int"), column_id=3),
+        Column("score", parse_mysql_type("float"), column_id=4),
+    ),
+    indexes=(Index("PRIMARY", ("id",), unique=True, primary=True),),
+    table_id=148,
+    version=447984074911121426,
 )
 
 

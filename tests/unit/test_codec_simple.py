@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
+from tests.support.schemas import SIMPLE_DOC_USER
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
 from ticdc_sink.codec.gojson import GoFloat, dumps
 from ticdc_sink.codec.simple.values import table_schema_json
@@ -35,25 +36,7 @@ def col(name: str, type_text: str, column_id: int = 0, **kwargs: Any) -> Column:
     return Column(name, parse_mysql_type(type_text), column_id=column_id, **kwargs)
 
 
-# The doc's table `simple.user`: id int primary key (the row handle), name varchar(255),
-# age int, score float; table id 148, schema version 447984074911121426.
-USER = TableSchema(
-    database="simple",
-    table="user",
-    columns=(
-        col("id", "int", 1, nullable=False),
-        Column(
-            "name",
-            MySQLType("varchar", 255, charset="utf8mb4", collation="utf8mb4_bin"),
-            column_id=2,
-        ),
-        col("age", "int", 3),
-        col("score", "float", 4),
-    ),
-    indexes=(Index("PRIMARY", ("id",), unique=True, primary=True),),
-    table_id=148,
-    version=447984074911121426,
-)
+USER = SIMPLE_DOC_USER
 
 
 def encode(change: RowChange, build_ts: int, config: CodecConfig = CONFIG) -> Message:

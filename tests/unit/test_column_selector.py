@@ -197,6 +197,16 @@ def test_a_bad_selector_list_names_the_option(value: str, problem: str) -> None:
     assert problem in str(caught.value)
 
 
+def test_column_selectors_and_row_checksums_are_refused_together() -> None:
+    # tiflow ReplicaConfig.ValidateAndAdjust: "integrity check enabled and column selector
+    # set, not allowed".
+    selectors = '[{"matcher": ["test.*"], "columns": ["id"]}]'
+    options = {**_BASE, "column-selectors": selectors, "integrity-check-level": "correctness"}
+    with pytest.raises(ConfigError, match="TiCDC refuses both at once") as caught:
+        SinkConfig.from_options(options)
+    assert caught.value.option == "column-selectors"
+
+
 def test_matchers_compare_names_in_any_case_unless_case_sensitive() -> None:
     value = '[{"matcher": ["Test.T1"], "columns": ["a"]}]'
     table = _table("create table test.t1 (a int primary key, b int)")

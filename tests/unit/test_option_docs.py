@@ -125,9 +125,16 @@ def test_every_ticdc_setting_is_declared_once() -> None:
 
 def test_the_not_yet_built_settings_are_refused_never_ignored() -> None:
     # Issue 16: settings that change TiCDC's output are honoured or refused.
-    for name in ("[integrity] integrity-check-level",):
+    for name in ("avro-include-before-value", "output-row-key", "dispatchers.target-schema"):
         declared = setting(name)
         assert declared is not None and declared.fate is not Fate.IGNORED, name
+
+
+def test_integrity_settings_are_options() -> None:
+    # Issue 16 item 4: honoured, so declared with the options and no longer refused.
+    honoured = {name for field in declared_options() for name in field.metadata["ticdc"]}
+    for name in ("[integrity] integrity-check-level", "[integrity] corruption-handle-level"):
+        assert name in honoured and setting(name) is None, name
 
 
 def test_output_raw_change_event_is_an_option() -> None:

@@ -104,6 +104,12 @@ class ProtocolSpec:
     old_values: bool = True
     #: The boolean option that, false, drops the old row from its UPDATEs.
     old_values_option: str | None = None
+    #: TiCDC's DML messages carry the row checksum with `integrity-check-level=correctness`
+    #: (tiflow `EnableRowChecksum`: simple and avro in v8.5), and the `encoding-format`
+    #: values ("" for a protocol without that option) in which this sink writes it; in
+    #: the others the setting is refused as not built.
+    row_checksum: bool = False
+    row_checksum_built: tuple[str, ...] = ()
     #: The options only this protocol (and others that list them) reads; set away from
     #: their default with another protocol, they are errors.
     options: tuple[str, ...] = ()

@@ -29,6 +29,7 @@ from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
 
 if TYPE_CHECKING:
+    from ticdc_sink.codec.checksum import RowChecksum
     from ticdc_sink.decode.simple import SimpleDecoder
 
 __all__ = [
@@ -66,7 +67,9 @@ class DecodedRow:
 
     `typed` tells whether the values were converted with a known table schema (see the
     protocol's decoder for the Python types); when no schema was known yet, `typed` is
-    False and the values are the raw ones of the message.
+    False and the values are the raw ones of the message. `checksum` is the row checksum
+    the message carries (`integrity-check-level=correctness`), None without one; the
+    decoder checks it against the values once they are typed.
     """
 
     database: str
@@ -81,6 +84,7 @@ class DecodedRow:
     claim_check_location: str | None = None
     build_ts: int = 0
     typed: bool = True
+    checksum: RowChecksum | None = None
 
     def describe(self) -> str:
         """One line for people: op, table, commit ts and the images."""

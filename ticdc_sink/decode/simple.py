@@ -34,6 +34,14 @@ A DML message whose schema is not known yet is not an error (TiCDC's consumer ca
 until a BOOTSTRAP arrives): it is returned with `typed=False` and its raw JSON values, and
 `resolve` converts it once the schema is known.
 
+Row checksums (`integrity-check-level=correctness`): a DML message's `checksum` object is
+kept as `DecodedRow.checksum` and, once the row is typed, checked as tiflow's consumer
+checks it (`pkg/sink/codec/common/verify_checksum.go`): a non-zero `current` against the
+new image, a non-zero `previous` against the old one, TIMESTAMPs converted from the
+message's location (codec/checksum.py). A mismatch, or `corrupted` true, is a DecodeError
+naming the table, the key, and the checksum expected and got. Handle-key-only rows carry
+too few columns to check.
+
 Large messages: a row sent with `large-message-handle-option=handle-key-only` has
 `handle_key_only` True and only its handle-key columns (TiCDC's consumer queries the
 upstream TiDB for the rest; this decoder cannot). One sent with `claim-check` names the
@@ -50,6 +58,7 @@ import base64
 import binascii
 import io
 import re
+import zoneinfo
 from collections import OrderedDict
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
@@ -57,6 +66,7 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.avro_values import parsed_message_schema
@@ -70,7 +80,7 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     follow_claim_check,
 )
-from ticdc_sink.errors import DecodeError, SchemaError
+from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
@@ -433,6 +443,7 @@ class SimpleDecoder:
         self.encoding_format = encoding
         self._parsers = _AVRO_PARSERS if encoding == "avro" else _PARSERS
         self._tables: OrderedDict[tuple[str, str, int], tuple[TableSchema, list]] = OrderedDict()
+        self._checksums: dict[tuple[str, str, int, str], TableChecksum] = {}
 
     def add_table(self, table: TableSchema) -> None:
         """Remember a table schema (as a BOOTSTRAP would); replaces the same version.
@@ -540,6 +551,7 @@ class SimpleDecoder:
             claim_check_location=message.get("claimCheckLocation"),
             build_ts=build_ts,
             typed=False,
+            checksum=_checksum_from_json(message.get("checksum"), op),
         )
         return self._full(row)
 
@@ -623,7 +635,7 @@ class SimpleDecoder:
         self._tables.move_to_end((row.database, row.table, row.schema_version))
         table, parsers = entry
         where = f"{row.op.value} {row.database}.{row.table} commitTs {row.commit_ts}"
-        return DecodedRow(
+        typed = DecodedRow(
             database=row.database,
             table=row.table,
             table_id=row.table_id,
@@ -636,7 +648,87 @@ class SimpleDecoder:
             claim_check_location=row.claim_check_location,
             build_ts=row.build_ts,
             typed=True,
+            checksum=row.checksum,
         )
+        if row.checksum is not None and not row.handle_key_only:
+            self._verify(table, typed, _location(row.data, row.old))
+        return typed
+
+    def _verify(self, table: TableSchema, row: DecodedRow, location: str) -> None:
+        """Check a typed row against its checksum (module docstring).
+
+        Raises:
+            DecodeError: a mismatch, or TiCDC marked the row corrupted.
+        """
+        checksum = row.checksum
+        assert checksum is not None
+        image = row.data if row.data is not None else row.old or {}
+        key = ", ".join(f"{name}={image.get(name)!r}" for name in table.handle_key)
+        where = f"{row.op.value} {row.database}.{row.table} key {key} commitTs {row.commit_ts}"
+        if checksum.corrupted:
+            raise DecodeError(
+                f"{where}: the message's checksum says corrupted=true (TiCDC found the "
+                "upstream row failing its checksum); the row cannot be trusted"
+            )
+        cache_key = (row.database, row.table, row.schema_version, location)
+        calculator = self._checksums.get(cache_key)
+        if calculator is None:
+            try:
+                calculator = TableChecksum(table, time_zone=location)
+            except (SchemaError, zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+                raise DecodeError(f"{where}: cannot check the row checksum: {exc}") from exc
+            if len(self._checksums) >= self.max_tables:
+                self._checksums.clear()
+            self._checksums[cache_key] = calculator
+        for name, values, expected in (
+            ("current", row.data, checksum.current),
+            ("previous", row.old, checksum.previous),
+        ):
+            if not expected or values is None:  # 0: not computed (tiflow VerifyChecksum)
+                continue
+            mounter = tuple(_mounter_value(values.get(c.name)) for c in table.columns)
+            try:
+                got = calculator.of_row(mounter)
+            except InputError as exc:
+                raise DecodeError(f"{where}: cannot check the row checksum: {exc}") from exc
+            if got != expected:
+                raise DecodeError(
+                    f"{where}: {name} row checksum mismatch: the message says {expected}, "
+                    f"its values give {got}; the message was altered, or the producer "
+                    "ordered the columns differently (column IDs)"
+                )
+
+
+def _checksum_from_json(obj: Any, op: Op) -> RowChecksum | None:
+    """The `checksum` object of a JSON DML message (tiflow simple/message.go `checksum`)."""
+    if obj is None:
+        return None
+    where = f"{op.value} message: checksum"
+    if not isinstance(obj, dict):
+        raise DecodeError(f"{where} is not a JSON object")
+    version = _require(obj, "version", int, where)
+    corrupted = _require(obj, "corrupted", bool, where)
+    current = _require(obj, "current", int, where)
+    previous = _require(obj, "previous", int, where)
+    for name, value in (("current", current), ("previous", previous)):
+        if not 0 <= value < 2**32:
+            raise DecodeError(f"{where}: {name} is {value}; a CRC32 is 0..4294967295")
+    return RowChecksum(current, previous, version=version, corrupted=corrupted)
+
+
+def _location(*images: dict[str, Any] | None) -> str:
+    """The time zone the raw images' TIMESTAMP values were written in (JSON's
+    {"location", "value"}); UTC when there is none."""
+    for image in images:
+        for value in (image or {}).values():
+            if isinstance(value, dict) and isinstance(value.get("location"), str):
+                return value["location"]
+    return "UTC"
+
+
+def _mounter_value(value: Any) -> Any:
+    # typed values are the mounter values (events.py) but DECIMAL's, a Decimal
+    return format(value, "f") if isinstance(value, Decimal) else value
 
 
 def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:

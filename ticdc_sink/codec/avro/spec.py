@@ -17,6 +17,7 @@ SPEC = ProtocolSpec(
     needs_registry=True,
     operation_needs_tidb_extension=True,
     old_values=False,
+    row_checksum=True,
     options=(
         "avro-decimal-handling-mode",
         "avro-bigint-unsigned-handling-mode",

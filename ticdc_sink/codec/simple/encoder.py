@@ -20,6 +20,7 @@ from ticdc_sink.codec import (
     Message,
     SchemaRegistry,
 )
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import ROW_KEY, LargeMessagePolicy
 from ticdc_sink.codec.simple import avro_row, json_row
@@ -164,11 +165,15 @@ class SimpleEncoder:
         `claim_check` stores the messages `large-message-handle-option=claim-check` diverts.
 
         Raises:
-            SchemaError: a column type the protocol cannot carry.
+            SchemaError: a column type the protocol cannot carry, or a VECTOR column with
+                integrity-check-level=correctness.
         """
         avro = _is_avro(config)
         self.config = config
         self.table = table
+        self._checksum = (
+            TableChecksum(table, time_zone=config.time_zone) if config.row_checksum else None
+        )
         self._marshaller: _Marshaller
         if avro:
             self._marshaller = AvroMarshaller(
@@ -176,7 +181,10 @@ class SimpleEncoder:
             )
         else:
             self._marshaller = JsonMarshaller(
-                table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
+                table,
+                time_zone=config.time_zone,
+                build_ts_ms=build_ts_ms,
+                checksum=self._checksum,
             )
         self._large = LargeMessagePolicy(
             config, table, self._small, store=claim_check, protocol="simple"
@@ -190,10 +198,17 @@ class SimpleEncoder:
         on the first batch); no size check here (the writer takes messages above
         max-message-bytes from `encode_row`)."""
         if self._batch_marshaller is None:
-            kind = AvroBatchMarshaller if _is_avro(self.config) else JsonBatchMarshaller
-            self._batch_marshaller = kind(
-                self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
-            )
+            if _is_avro(self.config):
+                self._batch_marshaller = AvroBatchMarshaller(
+                    self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
+                )
+            else:
+                self._batch_marshaller = JsonBatchMarshaller(
+                    self.table,
+                    time_zone=self.config.time_zone,
+                    build_ts_ms=self._build_ts_ms,
+                    checksum=self._checksum,
+                )
         encoded = self._batch_marshaller.encode_batch(batch, key_indexes)
         return compress_batch(encoded, self.config.large_message_handle_compression)
 

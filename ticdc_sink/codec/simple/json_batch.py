@@ -40,11 +40,13 @@ from ticdc_sink.codec.batch import (
     split_events,
     wrap_strings,
 )
+from ticdc_sink.codec.checksum import CHECKSUM_VERSION, TableChecksum
 from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.codec.large_message import ROW_KEY
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, renderer
-from ticdc_sink.events import OP_INSERT, ChangeBatch
+from ticdc_sink.errors import InputError
+from ticdc_sink.events import OP_DELETE, OP_INSERT, ChangeBatch
 from ticdc_sink.gotext import JSON_ESCAPED, format_float, json_quote
 from ticdc_sink.schema import Column, TableSchema
 
@@ -246,6 +248,32 @@ class _ColumnRenderer:
         return texts, refused
 
 
+def _checksums(
+    checksum: TableChecksum, columns: list[Any], rows: int, refused: set[int]
+) -> list[int]:
+    """`TableChecksum.of_columns`, or, when a value does not fit, row by row with the
+    rows that fail added to `refused` (their checksum left 0)."""
+    try:
+        return checksum.of_columns(columns, rows)
+    except InputError:
+        pass
+    lists = [c.to_pylist() if isinstance(c, pa.Array) else c for c in columns]
+    crcs = [0] * rows
+    for row in range(rows):
+        try:
+            crcs[row] = checksum.of_row([values[row] for values in lists])
+        except InputError:
+            refused.add(row)
+    return crcs
+
+
+def _checksum_member(current: int, previous: int) -> str:
+    return (
+        f',"checksum":{{"version":{CHECKSUM_VERSION},"corrupted":false,'
+        f'"current":{current},"previous":{previous}}}'
+    )
+
+
 class JsonBatchMarshaller:
     """Simple JSON DML messages of one table, a `ChangeBatch` at a time.
 
@@ -254,10 +282,20 @@ class JsonBatchMarshaller:
     INSERT of the new one, as `events.split_key_update`).
     """
 
-    def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
-        """Raises:
-        SchemaError: a column type the protocol cannot carry.
+    def __init__(
+        self,
+        table: TableSchema,
+        *,
+        time_zone: str,
+        build_ts_ms: int,
+        checksum: TableChecksum | None = None,
+    ) -> None:
+        """With `checksum`, messages carry the row checksum, as the row path's.
+
+        Raises:
+            SchemaError: a column type the protocol cannot carry.
         """
+        self._checksum = checksum
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
         self._order = order
         self._renderers = [_ColumnRenderer(c, time_zone) for c in table.columns]
@@ -275,6 +313,43 @@ class JsonBatchMarshaller:
             tail += f',"schemaVersion":{table.version}'
         self._ts_tail = tail
 
+    def _checksum_members(
+        self,
+        batch: ChangeBatch,
+        event_ops: np.ndarray | None,
+        row_ends: list[int] | None,
+        refused: set[int],
+    ) -> pa.Array:
+        """Per message, `,"checksum":{...}` (json_row: `TableChecksum.of_change`), or ""
+        where both checksums are 0. The rows a checksum refuses join `refused`, for the
+        row path to raise its error."""
+        assert self._checksum is not None
+        images = _checksums(self._checksum, batch.columns, batch.rows, refused)
+        olds = [0] * batch.rows
+        if event_ops is not None and batch.before_rows:
+            before_refused: set[int] = set()
+            before = _checksums(
+                self._checksum, batch.before_columns, len(batch.before_rows), before_refused
+            )
+            refused.update(batch.before_rows[j] for j in before_refused)
+            for row, crc in zip(batch.before_rows, before, strict=True):
+                olds[row] = crc
+        ops = [OP_INSERT] * batch.rows if batch.op_codes is None else batch.op_codes.to_pylist()
+        members = []
+        for row, op in enumerate(ops):
+            if op == OP_DELETE:
+                current, previous = 0, images[row]
+            else:
+                current, previous = images[row], olds[row]
+            split = row_ends is not None and row_ends[row] - (row_ends[row - 1] if row else 0) == 2
+            if split:  # tiflow SplitUpdateEvent zeroes the shared checksum (codec.checksum)
+                members += [_checksum_member(0, 0)] * 2
+            elif current or previous:
+                members.append(_checksum_member(current, previous))
+            else:
+                members.append("")
+        return pa.array(members, _TEXT)
+
     def _object_parts(self, columns: list[pa.Array | list[Any]]) -> tuple[list[Any], set[int]]:
         """`"a":..,"b":..` per row (the object without braces) as `_join` parts, keys in
         Go's order; and the rows with a value a renderer refuses."""
@@ -286,15 +361,30 @@ class JsonBatchMarshaller:
             refused.update(column_refused)
         return parts, refused
 
-    def _head_parts(self, event_ops: np.ndarray | None, ts: Any) -> list[Any]:
-        """Each message up to its first object: the header (type, commitTs, ...) and
-        `,"data":{` (`,"old":{` for a DELETE); `ts` is the commit-ts text, one literal or
-        an array. One literal when the messages share an op, else taken by op."""
+    def _head_parts(
+        self, event_ops: np.ndarray | None, ts: Any, checksums: pa.Array | None
+    ) -> list[Any]:
+        """Each message up to its first object: the header (type, commitTs, ...), the
+        `checksum` member (`checksums`, per message, when on) and `,"data":{` (`,"old":{`
+        for a DELETE); `ts` is the commit-ts text, one literal or an array. One literal
+        when the messages share an op, else taken by op."""
         if event_ops is None:
             present = [OP_INSERT]
         else:
             present = np.flatnonzero(np.bincount(event_ops, minlength=3)).tolist()
         heads = [self._head + name + '","commitTs":' for name in _OP_NAMES]
+        if checksums is not None:
+            opens = [',"data":{', ',"data":{', ',"old":{']
+            if len(present) == 1:
+                return [heads[present[0]], ts, self._ts_tail, checksums, opens[present[0]]]
+            index = pa.array(event_ops)
+            return [
+                pa.array(heads, _TEXT).take(index),
+                ts,
+                self._ts_tail,
+                checksums,
+                pa.array(opens, _TEXT).take(index),
+            ]
         tails = [self._ts_tail + ',"data":{'] * 2 + [self._ts_tail + ',"old":{']
         if len(present) == 1:
             op = present[0]
@@ -345,7 +435,10 @@ class JsonBatchMarshaller:
                 if commit_ts is not None:
                     commit_ts = commit_ts.take(pa.array(event_rows))
         ts = str(batch.default_commit_ts) if commit_ts is None else pc.cast(commit_ts, _TEXT)
-        parts = self._head_parts(event_ops, ts) + body + ["}"]
+        checksums = None
+        if self._checksum is not None:
+            checksums = self._checksum_members(batch, event_ops, row_ends, refused)
+        parts = self._head_parts(event_ops, ts, checksums) + body + ["}"]
         if old_index is not None and m and (old_index >= 0).any():
             parts.append(_place(_join([',"old":{', *old_parts, "}"]), old_index))
         parts.append("}")

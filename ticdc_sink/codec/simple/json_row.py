@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.codec.simple.values import (
     PROTOCOL_VERSION,
     Renderer,
     SimpleDDL,
+    checksum_json,
     renderer,
     row_value_error,
     table_schema_json,
@@ -32,14 +34,23 @@ class JsonMarshaller:
     """Simple JSON for one table, compiled once: per column its renderer, and the columns
     in the sorted order Go's map marshalling writes them."""
 
-    def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
+    def __init__(
+        self,
+        table: TableSchema,
+        *,
+        time_zone: str,
+        build_ts_ms: int,
+        checksum: TableChecksum | None = None,
+    ) -> None:
         """Compile the table; `time_zone` names TIMESTAMP values' location (TiCDC writes
-        Go's `Location.String()` of its server zone, e.g. UTC, Asia/Shanghai).
+        Go's `Location.String()` of its server zone, e.g. UTC, Asia/Shanghai); with
+        `checksum`, DML messages carry the row checksum (`integrity-check-level`).
 
         Raises:
             SchemaError: a column type the protocol cannot carry.
         """
         self.table = table
+        self.checksum = checksum
         self.build_ts_ms = build_ts_ms
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
         renderers = [renderer(c, time_zone) for c in table.columns]
@@ -59,6 +70,10 @@ class JsonMarshaller:
             InputError: a value that does not fit its column's MySQL type.
         """
         table = self.table
+        columns = self._key_columns if handle_key_only else self._columns
+        # values first: a value its column refuses raises the renderer's error
+        data = None if change.op is Op.DELETE else self._values(change.row, columns)
+        old = None if change.op is Op.INSERT else self._values(change.before, columns)
         message: dict[str, Any] = {"version": PROTOCOL_VERSION}
         if table.database:
             message["database"] = table.database
@@ -75,15 +90,14 @@ class JsonMarshaller:
             message["claimCheckLocation"] = claim_check_location
         if handle_key_only:
             message["handleKeyOnly"] = True
-        columns = self._key_columns if handle_key_only else self._columns
-        if change.op is not Op.DELETE:
-            data = self._values(change.row, columns)
-            if data:
-                message["data"] = data
-        if change.op is not Op.INSERT:
-            old = self._values(change.before, columns)
-            if old:
-                message["old"] = old
+        if self.checksum is not None:
+            checksum = self.checksum.of_change(change)
+            if checksum is not None:
+                message["checksum"] = checksum_json(checksum)
+        if data:
+            message["data"] = data
+        if old:
+            message["old"] = old
         return dumps(message)
 
     def _values(

@@ -14,6 +14,12 @@ SPEC = ProtocolSpec(
     bootstrap=True,
     watermark=Watermark.ALWAYS,
     large_message_policies=LARGE_MESSAGE_POLICIES,
+    row_checksum=True,
+    row_checksum_built=("json",),
     options=("encoding-format", "claim-check-raw-value"),
-    shared_options=("large-message-handle-compression",),
+    shared_options=(
+        "large-message-handle-compression",
+        "integrity-check-level",
+        "corruption-handle-level",
+    ),
 )

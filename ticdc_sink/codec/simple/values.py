@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from ticdc_sink.codec.checksum import RowChecksum
 from ticdc_sink.codec.common import short_repr
 from ticdc_sink.codec.mysql import (
     VALUE_TEXT,
@@ -31,6 +32,7 @@ from ticdc_sink.schema import Column, MySQLType, TableSchema
 __all__ = [
     "DDL_TYPES",
     "SimpleDDL",
+    "checksum_json",
     "data_type_head",
     "ddl_type_index",
     "PROTOCOL_VERSION",
@@ -119,6 +121,17 @@ def renderer(column: Column, time_zone: str) -> Renderer:
     if kind is ValueKind.TIMESTAMP:
         return _timestamp_renderer(time_zone)
     return _RENDERERS[kind]
+
+
+def checksum_json(checksum: RowChecksum) -> dict[str, Any]:
+    """The `checksum` object of a DML message: tiflow `simple/message.go` `checksum`, Go
+    struct order, no omitempty."""
+    return {
+        "version": checksum.version,
+        "corrupted": checksum.corrupted,
+        "current": checksum.current,
+        "previous": checksum.previous,
+    }
 
 
 # --- table schema (tiflow simple/message.go newTableSchema) ----------------------------
