@@ -67,8 +67,19 @@ ALLOWED: dict[str, set[str]] = {
         "read",
     },
     "decode": {"errors", "gotext", "tso", "schema", "events", "codec", "decode"},
-    # The read side: Kafka records back into change rows; Spark only in datasource.
-    "read": {"errors", "schema", "events", "codec", "decode", "producer", "read"},
+    # The read side: Kafka records back into change rows; Spark only in datasource. It
+    # reads the writer's registry options (config) and looks avro schemas up (registry).
+    "read": {
+        "errors",
+        "schema",
+        "events",
+        "config",
+        "codec",
+        "decode",
+        "producer",
+        "registry",
+        "read",
+    },
     "cli": {
         "errors",
         "tso",

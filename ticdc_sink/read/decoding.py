@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 
 from ticdc_sink.decode import DecodedEvent, Decoder, decoder_for
+from ticdc_sink.decode import decode_record as decode_events_of
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BadMessages", "decode_record", "new_decoder"]
+__all__ = ["BadMessages", "decode_events", "decode_record", "new_decoder", "row_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +24,16 @@ logger = logging.getLogger(__name__)
 def new_decoder(config: ReadConfig, tables: tuple[TableSchema, ...] = ()) -> Decoder:
     """A fresh decoder for the read, knowing `tables` (schemas found on the driver) as if
     their BOOTSTRAP messages had been read."""
-    decoder = decoder_for(config.protocol, encoding_format=config.encoding_format)
+    schema_for_id = None
+    if config.registry.url:
+        # One registry client per process and configuration: tasks share its schema cache.
+        schema_for_id = ConfluentSchemaRegistry.shared(config.registry).schema_text
+    decoder = decoder_for(
+        config.protocol,
+        encoding_format=config.encoding_format,
+        time_zone=config.time_zone,
+        schema_for_id=schema_for_id,
+    )
     add_table = getattr(decoder, "add_table", None)
     if add_table is not None:
         for table in tables:
@@ -43,13 +54,53 @@ def decode_record(
     try:
         return decoder.decode_message(record.key, record.value)
     except DecodeError as exc:
-        error = DecodeError(
-            f"topic {topic} partition {record.partition} offset {record.offset}: {exc.message}"
-        )
-        if skipped is None:
-            raise error from exc
-        skipped.add(error)
+        _bad(exc, record, topic, skipped)
         return None
+
+
+def decode_events(
+    decoder: Decoder, record: Record, topic: str, skipped: BadMessages | None = None
+) -> list[DecodedEvent]:
+    """Every event of one record (several for a batched open-protocol message); none when
+    it does not decode and `skipped` counts it.
+
+    Raises:
+        DecodeError: as `decode_record`.
+    """
+    try:
+        return decode_events_of(decoder, record.key, record.value)
+    except DecodeError as exc:
+        _bad(exc, record, topic, skipped)
+        return []
+
+
+def row_table(decoder: Decoder, record: Record, topic: str) -> TableSchema | None:
+    """The table a row message implies, for protocols that carry column types in every
+    row (every protocol but simple, whose decoders have `row_table`); None otherwise.
+
+    Raises:
+        DecodeError: the message does not decode (naming topic, partition and offset).
+    """
+    implied = getattr(decoder, "row_table", None)
+    if implied is None:
+        return None
+    try:
+        return implied(record.key, record.value)
+    except DecodeError as exc:
+        raise _located(exc, record, topic) from exc
+
+
+def _located(exc: DecodeError, record: Record, topic: str) -> DecodeError:
+    return DecodeError(
+        f"topic {topic} partition {record.partition} offset {record.offset}: {exc.message}"
+    )
+
+
+def _bad(exc: DecodeError, record: Record, topic: str, skipped: BadMessages | None) -> None:
+    """Count `exc` in `skipped`, or raise it naming where the record is."""
+    if skipped is None:
+        raise _located(exc, record, topic) from exc
+    skipped.add(_located(exc, record, topic))
 
 
 class BadMessages:

@@ -1,7 +1,11 @@
 """Schema discovery on the driver: which table a read returns, found in the topic itself.
 
 Simple carries table schemas in BOOTSTRAP messages (sent before a table's first row in
-every partition, and periodically) and in DDL messages. For each partition the driver
+every partition, and periodically) and in DDL messages; every other protocol carries its
+column types in each row message (the registry's value schema for avro, the envelope's
+`schema` for debezium, `mysqlType`/`sqlType` for canal-json, type codes for
+open-protocol), which the decoder's `row_table` turns into a table schema (as close as
+the protocol tells: `ticdc_sink.decode.types`). For each partition the driver
 reads from the read's start up to the first row change of a selected table; when that
 row's schema did not come before it in the range, it also reads the partition from its
 beginning up to the start, as it does every partition when the read holds no schema of a
@@ -18,10 +22,11 @@ from collections.abc import Iterable
 
 import attrs
 
+from ticdc_sink.codec import find_protocol
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
+from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder, row_table
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.rows import same_columns
@@ -63,18 +68,21 @@ def discover_tables(
         # Closed on return: the read's consumer assignment ends before the next scan's.
         with contextlib.closing(log.read(offsets)) as records:
             for record in records:
-                event = decode_record(decoder, record, config.topic, skipped)
-                if isinstance(event, DecodedBootstrap):
-                    _keep(found, event.table)
-                elif isinstance(event, DecodedDDL):
-                    for table in (event.pre_table, event.table):
-                        if table is not None:
-                            _keep(found, table)
-                elif isinstance(event, DecodedRow) and is_selected(
-                    config, event.database, event.table
-                ):
-                    row_versions.add((event.database, event.table, event.schema_version))
-                    return event
+                for event in decode_events(decoder, record, config.topic, skipped):
+                    if isinstance(event, DecodedBootstrap):
+                        _keep(found, event.table)
+                    elif isinstance(event, DecodedDDL):
+                        for table in (event.pre_table, event.table):
+                            if table is not None:
+                                _keep(found, table)
+                    elif isinstance(event, DecodedRow) and is_selected(
+                        config, event.database, event.table
+                    ):
+                        implied = row_table(decoder, record, config.topic)
+                        if implied is not None:
+                            _keep(found, implied)
+                        row_versions.add((event.database, event.table, event.schema_version))
+                        return event
         return None
 
     history: list[OffsetRange] = []
@@ -125,10 +133,15 @@ def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
                 latest[key] = table
     if not latest:
         picked = ".".join(n for n in (config.database, config.table) if n) or "any table"
+        spec = find_protocol(config.protocol)
+        where = (
+            f"{config.protocol} sends one in BOOTSTRAP and DDL messages before a table's rows"
+            if spec is not None and spec.bootstrap
+            else f"{config.protocol} carries one in each row message"
+        )
         raise SchemaError(
-            f"no schema of {picked} was found in topic {config.topic} (Simple sends one in "
-            "BOOTSTRAP and DDL messages before a table's rows); check options topic, "
-            "database, table and startingOffsets"
+            f"no schema of {picked} was found in topic {config.topic} ({where}); check "
+            "options topic, protocol, database, table and startingOffsets"
         )
     chosen = list(latest.values())
     first = chosen[0]
