@@ -295,18 +295,19 @@ class AvroDecoder:
         return self._reader(schema_id), bytes(data[5:])
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
-        """The table a record implies: the value schema's fields (the key schema's for a
-        tombstone), each of the closest MySQL type to its `tidb_type` (`_mysql_type`),
-        and the key schema's fields as the primary key. None when the value schema is
-        not TiCDC's (fields without `tidb_type`).
+        """The table a record implies: the value schema's fields, each of the closest
+        MySQL type to its `tidb_type` (`_mysql_type`), and the key schema's fields as the
+        primary key. None for a tombstone (its key holds the key columns only) and a value
+        schema that is not TiCDC's (fields without `tidb_type`).
 
         Raises:
             DecodeError: as `decode_message`.
         """
         self.decode_message(key, value)
+        if not value:
+            return None
         key_reader = self._unframe(key, "key")[0] if key else None
-        reader = self._unframe(value, "value")[0] if value else key_reader
-        assert reader is not None  # decode_message refuses a record without either
+        reader = self._unframe(value, "value")[0]
         if None in reader.types:
             return None
         columns = [(name, t) for (name, _), t in zip(reader.columns, reader.types, strict=True)]

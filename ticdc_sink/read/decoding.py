@@ -7,6 +7,7 @@ Protocol code stays in `ticdc_sink.decode`; this module only chooses and calls i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from ticdc_sink.decode import DecodedEvent, Decoder, decoder_for
 from ticdc_sink.decode import decode_record as decode_events_of
@@ -16,16 +17,34 @@ from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BadMessages", "decode_events", "decode_record", "new_decoder", "row_table"]
+__all__ = [
+    "BadMessages",
+    "SchemaLookup",
+    "decode_events",
+    "decode_record",
+    "describes_rows",
+    "new_decoder",
+    "row_table",
+]
 
 logger = logging.getLogger(__name__)
 
 
-def new_decoder(config: ReadConfig, tables: tuple[TableSchema, ...] = ()) -> Decoder:
+#: Avro writer schemas by registry id (`ConfluentSchemaRegistry.schema_text`; tests pass
+#: an in-memory registry's).
+SchemaLookup = Callable[[int], str]
+
+
+def new_decoder(
+    config: ReadConfig,
+    tables: tuple[TableSchema, ...] = (),
+    *,
+    schema_for_id: SchemaLookup | None = None,
+) -> Decoder:
     """A fresh decoder for the read, knowing `tables` (schemas found on the driver) as if
-    their BOOTSTRAP messages had been read."""
-    schema_for_id = None
-    if config.registry.url:
+    their BOOTSTRAP messages had been read. Avro schemas come from `schema_for_id`, else
+    from the registry the options name."""
+    if schema_for_id is None and config.registry.url:
         # One registry client per process and configuration: tasks share its schema cache.
         schema_for_id = ConfluentSchemaRegistry.shared(config.registry).schema_text
     decoder = decoder_for(
@@ -74,18 +93,21 @@ def decode_events(
         return []
 
 
+def describes_rows(decoder: Decoder) -> bool:
+    """Whether the protocol carries its column types in every row message (every protocol
+    but simple: their decoders have `row_table`)."""
+    return hasattr(decoder, "row_table")
+
+
 def row_table(decoder: Decoder, record: Record, topic: str) -> TableSchema | None:
-    """The table a row message implies, for protocols that carry column types in every
-    row (every protocol but simple, whose decoders have `row_table`); None otherwise.
+    """The table a row message implies (`describes_rows` decoders); None when the message
+    does not tell (an avro tombstone holds the key columns only).
 
     Raises:
         DecodeError: the message does not decode (naming topic, partition and offset).
     """
-    implied = getattr(decoder, "row_table", None)
-    if implied is None:
-        return None
     try:
-        return implied(record.key, record.value)
+        return decoder.row_table(record.key, record.value)  # type: ignore[attr-defined]
     except DecodeError as exc:
         raise _located(exc, record, topic) from exc
 

@@ -26,7 +26,14 @@ from ticdc_sink.codec import find_protocol
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder, row_table
+from ticdc_sink.read.decoding import (
+    BadMessages,
+    SchemaLookup,
+    decode_events,
+    describes_rows,
+    new_decoder,
+    row_table,
+)
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.rows import same_columns
@@ -47,18 +54,23 @@ class Discovery:
 
 
 def discover_tables(
-    config: ReadConfig, log: TopicLog, ranges: Iterable[tuple[OffsetRange, int]]
+    config: ReadConfig,
+    log: TopicLog,
+    ranges: Iterable[tuple[OffsetRange, int]],
+    *,
+    schema_for_id: SchemaLookup | None = None,
 ) -> Discovery:
     """Every table schema found before each range's first row change of a table the
     options select, and the versions of those rows.
 
-    `ranges` pairs each range with its partition's low offset.
+    `ranges` pairs each range with its partition's low offset; `schema_for_id` as
+    `new_decoder`.
 
     Raises:
         DecodeError: a message that is not of the protocol (naming topic, partition,
             offset), unless `on-bad-message=skip`.
     """
-    decoder = new_decoder(config)
+    decoder = new_decoder(config, schema_for_id=schema_for_id)
     found: dict[Version, TableSchema] = {}
     row_versions: set[Version] = set()
     # Skipped here without a report: the tasks meet the same messages and report them.
@@ -78,8 +90,10 @@ def discover_tables(
                     elif isinstance(event, DecodedRow) and is_selected(
                         config, event.database, event.table
                     ):
-                        implied = row_table(decoder, record, config.topic)
-                        if implied is not None:
+                        if describes_rows(decoder):
+                            implied = row_table(decoder, record, config.topic)
+                            if implied is None:
+                                continue  # an avro tombstone: its key columns only
                             _keep(found, implied)
                         row_versions.add((event.database, event.table, event.schema_version))
                         return event

@@ -19,9 +19,10 @@ import pyarrow as pa
 
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
+from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder
+from ticdc_sink.read.decoding import BadMessages, SchemaLookup, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -42,11 +43,13 @@ def read_range(
     *,
     log: TopicLog | None = None,
     batch_rows: int = BATCH_ROWS,
+    schema_for_id: SchemaLookup | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
-    on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end).
+    on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
+    `schema_for_id` gives avro schemas, as `new_decoder`.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -60,7 +63,7 @@ def read_range(
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        decoder = new_decoder(config, known)
+        decoder = new_decoder(config, known, schema_for_id=schema_for_id)
         builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
@@ -117,7 +120,11 @@ def _check_names(
     row: DecodedRow, record: Record, topic: str, output: TableSchema, names: set[str]
 ) -> None:
     image = row.old if row.data is None else row.data
-    if image is not None and image.keys() != names:
+    if image is None:
+        return
+    # An avro DELETE (a tombstone) carries the key columns only.
+    fits = image.keys() <= names if row.op is Op.DELETE else image.keys() == names
+    if not fits:
         raise SchemaError(
             f"topic {topic} partition {record.partition} offset {record.offset}: "
             f"{row.op.value} {row.database}.{row.table} has columns ({', '.join(image)}), "

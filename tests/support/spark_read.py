@@ -1,0 +1,31 @@
+"""Writing a DataFrame with the sink and reading a topic back with `spark.read`, for the
+reader's integration tests. Reads end at `tests.support.broker` end markers (Tansu's high
+watermarks are unreliable), so they hold every record acknowledged before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["read_topic", "write_frame"]
+
+
+def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
+    """Append `df` to `topic` with `format("ticdc")` and `options`."""
+    writer = df.write.format("ticdc").mode("append")
+    writer = writer.option("kafka.bootstrap.servers", broker.bootstrap).option("topic", topic)
+    for name, value in options.items():
+        writer = writer.option(name, value)
+    writer.save()
+
+
+def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
+    """`topic` read with `format("ticdc")` and `options`, up to its end now."""
+    reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)
+    reader = reader.option("topic", topic)
+    if "endingOffsets" not in options:
+        ends = broker.end_offsets(topic)
+        options["endingOffsets"] = json.dumps({topic: {str(p): o for p, o in ends.items()}})
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return reader.load()
