@@ -1,13 +1,16 @@
-"""Writing a DataFrame with the sink and reading a topic back with `spark.read`, for the
-reader's integration tests. Reads end at `tests.support.broker` end markers (Tansu's high
-watermarks are unreliable), so they hold every record acknowledged before."""
+"""Writing a DataFrame with the sink (or records as they are) and reading a topic back with
+`spark.read`, for the reader's integration tests. Reads end at `tests.support.broker` end
+markers (Tansu's high watermarks are unreliable), so they hold every record acknowledged
+before."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-__all__ = ["read_topic", "write_frame"]
+from confluent_kafka import Producer
+
+__all__ = ["produce", "read_topic", "write_frame"]
 
 
 def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
@@ -29,3 +32,16 @@ def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
     for name, value in options.items():
         reader = reader.option(name, value)
     return reader.load()
+
+
+def produce(broker: Any, topic: str, records: list[tuple[bytes | None, bytes | None]]) -> None:
+    """Send `records` (key, value) to partition 0 of `topic` (created with one partition),
+    in order, and wait for every acknowledgement."""
+    broker.create_topic(topic, 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": "true"})
+    failures: list[Any] = []
+    for key, value in records:
+        producer.produce(
+            topic, value, key, partition=0, on_delivery=lambda e, _m: e and failures.append(e)
+        )
+    assert producer.flush(30) == 0 and not failures, failures
