@@ -7,13 +7,16 @@ the README ("Reading TiCDC topics")."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from tests.support.spark_read import read_topic, write_frame
+from tests.support.spark_read import produce, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
 from ticdc_sink.schema import parse_mysql_type
 
@@ -205,3 +208,67 @@ def test_a_change_stream_across_3_partitions_reads_back(
     assert befores == {
         (c[2], c[1]): c[5][2] for c in _expected_changes(protocol) if c[5] is not None
     }
+
+
+@pytest.mark.parametrize("protocol", ["simple", "canal-json", "open-protocol"])
+def test_claim_check_rows_are_followed_back_to_the_full_row(
+    spark: Any, broker: Any, protocol: str, tmp_path: Path
+) -> None:
+    # 51 200 hex digits: above max-message-bytes even compressed.
+    huge = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(800))
+    df = spark.createDataFrame([(1, "small"), (2, huge)], "id bigint, payload string")
+    store = tmp_path / "claims"
+    topic = f"rp_claim_{protocol}"
+    options = {
+        "protocol": protocol,
+        "enable-tidb-extension": "true",
+        "database": "db",
+        "table": "big",
+        "primary-key": "id",
+        "partition-num": "1",
+        "max-message-bytes": "10000",
+        "large-message-handle-option": "claim-check",
+        "claim-check-storage-uri": store.as_uri(),
+        "large-message-handle-compression": "lz4",
+    }
+    write_frame(df.coalesce(1), broker, topic, **options)
+    # The files may have moved since: TiCDC's consumer, too, reads them by file name.
+    moved = tmp_path / "moved"
+    store.rename(moved)
+    # One end for the three reads: each end marker is a record the next read would meet.
+    ends = {str(p): o for p, o in broker.end_offsets(topic).items()}
+    reading = {
+        "protocol": protocol,
+        "large-message-handle-compression": "lz4",
+        "endingOffsets": json.dumps({topic: ends}),
+    }
+    result = read_topic(
+        spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
+    )
+    assert sorted((r["id"], r["payload"]) for r in result.collect()) == [(1, "small"), (2, huge)]
+
+    with pytest.raises(
+        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*claim-check"
+    ):
+        read_topic(spark, broker, topic, **reading).collect()
+    (stored,) = list(moved.iterdir())
+    stored.unlink()
+    with pytest.raises(
+        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*cannot be read"
+    ):
+        read_topic(
+            spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
+        ).collect()
+
+
+def test_an_avro_schema_id_the_registry_does_not_know_names_its_offset(
+    spark: Any, broker: Any, registry: Any
+) -> None:
+    df = spark.createDataFrame(CHANGES[:2], CHANGES_SCHEMA)
+    written, read = _options("avro", registry)
+    options = {"database": "shop", "table": "items", "primary-key": "id", "partition-num": "1"}
+    write_frame(df, broker, "rp_unknown_avro_{schema}_{table}", **options, **written)
+    unknown = b"\x00" + (987654).to_bytes(4, "big") + b"\x02"
+    produce(broker, "rp_unknown_avro_shop_items", [(None, unknown)], create=False)
+    with pytest.raises(Exception, match=r"offset 2: schema id 987654 is unknown to the registry"):
+        read_topic(spark, broker, "rp_unknown_avro_shop_items", **read).collect()

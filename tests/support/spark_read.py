@@ -34,10 +34,17 @@ def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
     return reader.load()
 
 
-def produce(broker: Any, topic: str, records: list[tuple[bytes | None, bytes | None]]) -> None:
-    """Send `records` (key, value) to partition 0 of `topic` (created with one partition),
-    in order, and wait for every acknowledgement."""
-    broker.create_topic(topic, 1)
+def produce(
+    broker: Any,
+    topic: str,
+    records: list[tuple[bytes | None, bytes | None]],
+    *,
+    create: bool = True,
+) -> None:
+    """Send `records` (key, value) to partition 0 of `topic` (first created with one
+    partition, unless `create` is false), in order, and wait for every acknowledgement."""
+    if create:
+        broker.create_topic(topic, 1)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": "true"})
     failures: list[Any] = []
     for key, value in records:

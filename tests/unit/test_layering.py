@@ -68,7 +68,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     "decode": {"errors", "gotext", "tso", "schema", "events", "codec", "decode"},
     # The read side: Kafka records back into change rows; Spark only in datasource. It
-    # reads the writer's registry options (config) and looks avro schemas up (registry).
+    # reads the writer's registry options (config), looks avro schemas up (registry) and
+    # claim-check files (claim_check).
     "read": {
         "errors",
         "schema",
@@ -78,6 +79,7 @@ ALLOWED: dict[str, set[str]] = {
         "decode",
         "producer",
         "registry",
+        "claim_check",
         "read",
     },
     "cli": {

@@ -154,6 +154,44 @@ def test_a_message_of_another_protocol_names_topic_partition_offset(protocol: st
     assert len(rows) == len(CHANGES)
 
 
+def _avro_log(registry: FakeRegistry) -> FakeTopicLog:
+    codec = CodecConfig(protocol="avro", enable_tidb_extension=True)
+    return FakeTopicLog({0: protocol_messages(codec, ITEMS, CHANGES[:2], registry=registry)})
+
+
+def _avro_read(log: FakeTopicLog, registry: FakeRegistry, **options: str) -> list[dict]:
+    config = _config("avro", **{"schema-registry": "http://unused:1", **options})
+    plan = plan_read(config, log, schema_for_id=registry.schema_text)
+    return [
+        row
+        for offsets in plan.ranges
+        for batch in read_range(
+            config, plan.table, plan.known, offsets, log=log, schema_for_id=registry.schema_text
+        )
+        for row in batch.to_pylist()
+    ]
+
+
+def test_a_truncated_avro_body_names_topic_partition_offset() -> None:
+    registry = FakeRegistry()
+    log = _avro_log(registry)
+    record = log.records[0][1]
+    log.records[0][1] = record._replace(value=record.value[:-3])
+    with pytest.raises(DecodeError, match=r"offset 1: the value does not decode with its writer"):
+        _avro_read(log, registry)
+    assert [r["id"] for r in _avro_read(log, registry, **{"on-bad-message": "skip"})] == [1]
+
+
+def test_an_unknown_avro_schema_id_names_topic_partition_offset() -> None:
+    registry = FakeRegistry()
+    log = _avro_log(registry)
+    record = log.records[0][1]
+    unknown = record.value[:1] + (999).to_bytes(4, "big") + record.value[5:]
+    log.records[0][1] = record._replace(value=unknown)
+    with pytest.raises(DecodeError, match=r"offset 1: schema id 999 is unknown to the registry"):
+        _avro_read(log, registry)
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_row_of_other_columns_fails_naming_it(protocol: str) -> None:
     wider = table("items", {"name": "varchar(20)", "extra": "int"})

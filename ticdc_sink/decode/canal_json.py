@@ -56,6 +56,7 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    claim_check_value,
     follow_claim_check,
 )
 from ticdc_sink.decode.types import closest_type, implied_table, type_from_text
@@ -241,6 +242,12 @@ class CanalJsonDecoder:
         event = self.decode_message(key, value)
         if not isinstance(event, DecodedRow):
             return None
+        location = event.claim_check_location
+        if location and self.claim_check_loader is not None:
+            # The message holds the key columns only; the stored one holds them all (a
+            # file decode_message has just read, so no error is left to handle here).
+            stored = self.claim_check_loader(location)
+            value = claim_check_value(location, stored, raw_value=self.claim_check_raw_value)
         message = orjson.loads(decompress(self.compression, value or b""))
         where = f"{event.op.value} {event.database}.{event.table}"
         mysql_types = _object_field(message, "mysqlType", where)

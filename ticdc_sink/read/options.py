@@ -42,6 +42,9 @@ READ_OPTIONS = {
     "schema-registry-key": "avro: client key file (with the certificate)",
     "schema-registry-timeout-ms": "avro: bound for one registry request (30000)",
     "time-zone": "debezium: the writer's time-zone, TIMESTAMPs are read back in it (UTC)",
+    "claim-check-storage-uri": "follow claim-check messages to the full row in this storage",
+    "claim-check-raw-value": "the writer's claim-check-raw-value (false)",
+    "large-message-handle-compression": "the writer's: none (default), snappy or lz4",
     "database": "read this database's table only",
     "table": "read this table only",
     "startingoffsets": "earliest (default), latest, or JSON {topic: {partition: offset}}",
@@ -77,6 +80,11 @@ class ReadConfig:
     #: The Confluent Schema Registry (protocols with `needs_registry`: avro).
     registry: RegistryConfig = RegistryConfig()
     time_zone: str = "UTC"
+    #: Where the writer's claim-check files are (None: claim-check rows fail the read);
+    #: may hold credentials, so kept out of repr.
+    claim_check_storage_uri: str | None = attrs.field(default=None, repr=False)
+    claim_check_raw_value: bool = False
+    compression: str = "none"
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ReadConfig:
@@ -137,6 +145,11 @@ class ReadConfig:
             client=tuple(sorted(client.items())),
             registry=registry,
             time_zone=rest.get("time-zone", "UTC").strip() or "UTC",
+            claim_check_storage_uri=rest.get("claim-check-storage-uri", "").strip() or None,
+            claim_check_raw_value=_boolean(rest, "claim-check-raw-value"),
+            compression=_choice(
+                rest, "large-message-handle-compression", "none", ("none", "snappy", "lz4")
+            ),
         )
 
 

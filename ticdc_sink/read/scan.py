@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from ticdc_sink.claim_check import mask_uri
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -75,7 +76,8 @@ def read_range(
                     continue
                 if not is_selected(config, event.database, event.table):
                     continue
-                if not event.typed or event.handle_key_only:
+                unfollowed = event.claim_check_location and not config.claim_check_storage_uri
+                if not event.typed or event.handle_key_only or unfollowed:
                     raise _incomplete(event, record, config.topic, versioned=versioned)
                 version = (event.database, event.table, event.schema_version)
                 if not versioned:
@@ -139,6 +141,12 @@ def _incomplete(
     row: DecodedRow, record: Record, topic: str, *, versioned: bool = True
 ) -> DecodeError:
     where = f"topic {topic} partition {record.partition} offset {record.offset}"
+    if row.claim_check_location:
+        return DecodeError(
+            f"{where}: {row.op.value} {row.database}.{row.table} is stored in claim-check "
+            f"file {mask_uri(row.claim_check_location)}; set option claim-check-storage-uri to the "
+            "writer's to read it"
+        )
     if row.handle_key_only:
         return DecodeError(
             f"{where}: {row.op.value} {row.database}.{row.table} carries only its handle "
