@@ -308,11 +308,15 @@ class AvroDecoder:
             return None
         key_reader = self._unframe(key, "key")[0] if key else None
         reader = self._unframe(value, "value")[0]
-        if None in reader.types:
+        columns = [
+            (name, t)
+            for (name, _), t in zip(reader.columns, reader.types, strict=True)
+            if t is not None
+        ]
+        if len(columns) < len(reader.columns):
             return None
-        columns = [(name, t) for (name, _), t in zip(reader.columns, reader.types, strict=True)]
         primary = tuple(name for name, _ in key_reader.columns) if key_reader else ()
-        return implied_table(reader.database, reader.table, columns, primary)  # type: ignore[arg-type]
+        return implied_table(reader.database, reader.table, columns, primary)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedRow:
         """The row change of one Kafka record.

@@ -81,7 +81,7 @@ def closest_type(
         return MySQLType("smallint" if base == "enum" else "bigint", unsigned=True)
     if base in _PLAIN:
         return MySQLType(base, unsigned=unsigned and base in ("float", "double"))
-    raise SchemaError(f"MySQL type {base!r} is not one TiCDC replicates; give the read a schema")
+    raise SchemaError(f"MySQL type {base!r} is not one TiCDC replicates")
 
 
 def type_from_text(text: str) -> MySQLType:
@@ -99,7 +99,7 @@ def type_from_text(text: str) -> MySQLType:
             pass  # TiDB prints some types MySQL's grammar does not take; use the name
     words = text.replace("(", " ").split()
     if not words:
-        raise SchemaError(f"MySQL type {text!r} is empty; give the read a schema")
+        raise SchemaError(f"MySQL type {text!r} is empty")
     return closest_type(words[0], unsigned="unsigned" in (w.lower() for w in words[1:]))
 
 

@@ -23,7 +23,13 @@ from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, SchemaLookup, decode_events, new_decoder
+from ticdc_sink.read.decoding import (
+    BadMessages,
+    SchemaLookup,
+    decode_events,
+    describes_rows,
+    new_decoder,
+)
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -68,7 +74,7 @@ def read_range(
         builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
-        versioned = hasattr(decoder, "table")  # Simple: schema versions in every row
+        versioned = not describes_rows(decoder)  # Simple: a schema version in every row
         skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
             for event in decode_events(decoder, record, config.topic, skipped):
