@@ -1,8 +1,10 @@
 """A topic in memory for the reader's unit tests, standing in for `ticdc_sink.read.consumer.
-TopicLog` (the same `bounds()` / `read(range)` / `close()`), and Simple messages to fill it.
+TopicLog` (the same `bounds()` / `read(range)` / `close()`), and messages of Simple
+(`simple_messages`) or of any protocol (`protocol_messages`) to fill it.
 
 | behaviour | FakeTopicLog |
 | --- | --- |
+| records | a value (no key), or a (key, value) pair, per offset |
 | `bounds()` | (0, number of records) per partition |
 | `read(range)` | the records with start <= offset < end, in offset order |
 | `reads` | every range read, in order (what the driver scanned) |
@@ -11,22 +13,30 @@ TopicLog` (the same `bounds()` / `read(range)` / `close()`), and Simple messages
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from ticdc_sink.codec import build_encoder, encode_watermark
+from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import Record
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
-__all__ = ["FakeTopicLog", "simple_messages", "table"]
+__all__ = ["FakeTopicLog", "protocol_messages", "simple_messages", "table"]
+
+Entry = bytes | None | tuple[bytes | None, bytes | None]
+
+
+def _record(partition: int, offset: int, entry: Entry) -> Record:
+    key, value = entry if isinstance(entry, tuple) else (None, entry)
+    return Record(partition, offset, key, value, None)
 
 
 class FakeTopicLog:
-    def __init__(self, partitions: dict[int, list[bytes | None]]) -> None:
+    def __init__(self, partitions: dict[int, list[Entry]]) -> None:
         self.records = {
-            p: [Record(p, offset, None, value, None) for offset, value in enumerate(values)]
-            for p, values in partitions.items()
+            p: [_record(p, offset, entry) for offset, entry in enumerate(entries)]
+            for p, entries in partitions.items()
         }
         self.reads: list[OffsetRange] = []
 
@@ -85,3 +95,32 @@ def simple_messages(
         assert mark is not None
         values.append(mark.value)
     return values
+
+
+def protocol_messages(
+    config: CodecConfig,
+    schema: TableSchema,
+    changes: list[tuple[Op, int, tuple | None, tuple | None]],
+    *,
+    watermark: int | None = None,
+    registry: Any = None,
+) -> list[tuple[bytes | None, bytes | None]]:
+    """The (key, value) records `config.protocol` writes for `changes` to one partition,
+    then its watermark (if the protocol sends one): open-protocol's events batched as the
+    writer batches them; `registry` gives avro its schema ids."""
+    encoder = build_encoder(config, schema, build_ts_ms=1, topic="t", registry=registry)
+    messages = [
+        encoder.encode_row(RowChange(schema, op, commit_ts, row, before))
+        for op, commit_ts, row, before in changes
+    ]
+    records = [(m.key, m.value) for m in messages]
+    if watermark is not None:
+        mark = encode_watermark(config, watermark, build_ts_ms=1)
+        if mark is not None:
+            records.append((mark.key, mark.value))
+    batcher = build_batcher(config)
+    if batcher is None:
+        return records
+    merged = [done for key, value in records if (done := batcher.add(key or b"", value or b""))]
+    last = batcher.flush()
+    return merged + ([last] if last else [])

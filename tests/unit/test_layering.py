@@ -78,8 +78,21 @@ ALLOWED: dict[str, set[str]] = {
         "read",
     },
     "decode": {"errors", "gotext", "tso", "schema", "events", "codec", "decode"},
-    # The read side: Kafka records back into change rows; Spark only in datasource.
-    "read": {"errors", "schema", "events", "codec", "decode", "producer", "read"},
+    # The read side: Kafka records back into change rows; Spark only in datasource. It
+    # reads the writer's registry options (config), looks avro schemas up (registry) and
+    # claim-check files (claim_check).
+    "read": {
+        "errors",
+        "schema",
+        "events",
+        "config",
+        "codec",
+        "decode",
+        "producer",
+        "registry",
+        "claim_check",
+        "read",
+    },
     "cli": {
         "errors",
         "tso",

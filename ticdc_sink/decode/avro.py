@@ -43,8 +43,10 @@ import orjson
 
 from ticdc_sink.codec.avro import CONFLUENT_MAGIC, TIDB_COMMIT_TS, TIDB_OP
 from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
+from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
+from ticdc_sink.schema import MySQLType, TableSchema
 
 __all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
 
@@ -142,6 +144,41 @@ def _converter(tidb_type: str, avro_type: Any, params: dict[str, Any]) -> Conver
     )
 
 
+# tidb_type -> the closest MySQL type's base name (`decode.types`): INT stands for every
+# integer type up to INT, TEXT for every text type and CHAR/VARCHAR, BLOB for every binary.
+_BASES = {
+    "INT": "int",
+    "BIGINT": "bigint",
+    "YEAR": "year",
+    "FLOAT": "float",
+    "DOUBLE": "double",
+    "TEXT": "longtext",
+    "BLOB": "longblob",
+    "JSON": "json",
+    "DATE": "date",
+    "DATETIME": "datetime",
+    "TIMESTAMP": "timestamp",
+    "TIME": "time",
+    "TiDBVECTORFloat32": "vector",
+}
+
+
+def _mysql_type(tidb_type: str, kind: dict[str, Any] | str, params: dict[str, Any]) -> MySQLType:
+    """The closest MySQL type of a field with `tidb_type` (module `decode.types`)."""
+    base, _, flag = tidb_type.partition(" ")
+    unsigned = flag == "UNSIGNED"
+    if base == "BIT":
+        return closest_type("bit", length=int(params.get("length", 64)))
+    if base == "DECIMAL":
+        if isinstance(kind, dict) and kind.get("logicalType") == "decimal":
+            return closest_type("decimal", length=kind["precision"], scale=kind.get("scale", 0))
+        return closest_type("decimal")
+    if base in ("ENUM", "SET"):
+        allowed = split_allowed(str(params.get("allowed", "")))
+        return closest_type(base.lower(), elements=allowed)
+    return closest_type(_BASES[base], unsigned=unsigned)
+
+
 def _field_type(field: dict[str, Any]) -> dict[str, Any] | str:
     kind = field.get("type")
     if isinstance(kind, list):  # a nullable column: ["null", T] or [T, "null"]
@@ -158,6 +195,8 @@ class _Reader:
     database: str
     table: str
     columns: tuple[tuple[str, Converter], ...]
+    #: The closest MySQL type of each column (None: a field without tidb_type).
+    types: tuple[MySQLType | None, ...] = ()
 
     @classmethod
     def from_text(cls, schema_id: int, text: str) -> _Reader:
@@ -169,6 +208,7 @@ class _Reader:
         if not isinstance(schema, dict) or schema.get("type") != "record":
             raise DecodeError(f"schema id {schema_id} is not an Avro record schema")
         columns = []
+        types: list[MySQLType | None] = []
         for field in schema.get("fields", []):
             name = field["name"]
             if name == TIDB_OP:  # the extension fields follow the columns (tiflow decoder)
@@ -179,9 +219,11 @@ class _Reader:
             avro_type = kind.get("type") if isinstance(kind, dict) else kind
             convert = _identity if tidb is None else _converter(tidb, avro_type, params)
             columns.append((name, convert))
+            types.append(None if tidb is None else _mysql_type(tidb, kind, params))
         namespace = str(schema.get("namespace", ""))
         _, _, database = namespace.partition(".")
-        return cls(parsed, database, str(schema.get("name", "")), tuple(columns))
+        name = str(schema.get("name", ""))
+        return cls(parsed, database, name, tuple(columns), tuple(types))
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:
         stream = io.BytesIO(body)
@@ -251,6 +293,30 @@ class AvroDecoder:
             )
         schema_id = int.from_bytes(data[1:5], "big", signed=True)
         return self._reader(schema_id), bytes(data[5:])
+
+    def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
+        """The table a record implies: the value schema's fields, each of the closest
+        MySQL type to its `tidb_type` (`_mysql_type`), and the key schema's fields as the
+        primary key. None for a tombstone (its key holds the key columns only) and a value
+        schema that is not TiCDC's (fields without `tidb_type`).
+
+        Raises:
+            DecodeError: as `decode_message`.
+        """
+        self.decode_message(key, value)
+        if not value:
+            return None
+        key_reader = self._unframe(key, "key")[0] if key else None
+        reader = self._unframe(value, "value")[0]
+        columns = [
+            (name, t)
+            for (name, _), t in zip(reader.columns, reader.types, strict=True)
+            if t is not None
+        ]
+        if len(columns) < len(reader.columns):
+            return None
+        primary = tuple(name for name, _ in key_reader.columns) if key_reader else ()
+        return implied_table(reader.database, reader.table, columns, primary)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedRow:
         """The row change of one Kafka record.

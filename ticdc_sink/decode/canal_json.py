@@ -56,12 +56,14 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    claim_check_value,
     follow_claim_check,
 )
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.decode.types import closest_type, implied_table, type_from_text
+from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import BINARY_TYPES
+from ticdc_sink.schema import BINARY_TYPES, MySQLType, TableSchema
 
 __all__ = ["CanalJsonDecoder", "build_decoder", "parser_for"]
 
@@ -107,6 +109,25 @@ _BY_NAME: dict[str, Parser] = {
     "float": _float32,
     "double": float,
     "decimal": _decimal,
+}
+# java.sql.Types codes (tiflow `internal.MySQLType2JdbcType`) -> the closest type.
+_TYPE_BY_CODE = {
+    -6: "tinyint",
+    5: "smallint",
+    4: "int",
+    -5: "bigint",
+    -7: "bit",
+    7: "float",
+    6: "float",
+    8: "double",
+    3: "decimal",
+    91: "date",
+    92: "time",
+    93: "datetime",
+    2004: "longblob",
+    -2: "binary",
+    -3: "varbinary",
+    1: "char",
 }
 _BY_CODE: dict[int, Parser] = {
     -6: _integer,
@@ -209,6 +230,35 @@ class CanalJsonDecoder:
             self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
         )
 
+    def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
+        """The table a row message implies (None for other messages): its columns in
+        the order of `data`, each typed from its `mysqlType` (a base name and flags by
+        default, the whole type with content-compatible; `decode.types` fills in what a
+        base name leaves out), else from its `sqlType` code; `pkNames` the primary key.
+
+        Raises:
+            DecodeError: not a canal-json message, or a column with no type.
+        """
+        event = self.decode_message(key, value)
+        if not isinstance(event, DecodedRow):
+            return None
+        location = event.claim_check_location
+        if location and self.claim_check_loader is not None:
+            # The message holds the key columns only; the stored one holds them all (a
+            # file decode_message has just read, so no error is left to handle here).
+            stored = self.claim_check_loader(location)
+            value = claim_check_value(location, stored, raw_value=self.claim_check_raw_value)
+        message = orjson.loads(decompress(self.compression, value or b""))
+        where = f"{event.op.value} {event.database}.{event.table}"
+        mysql_types = _object_field(message, "mysqlType", where)
+        sql_types = _object_field(message, "sqlType", where)
+        columns = []
+        for name in _image(message, "data", where) or {}:
+            columns.append((name, _column_type(name, mysql_types, sql_types, where)))
+        keys = message.get("pkNames") or ()
+        primary = tuple(k for k in keys if isinstance(k, str))
+        return implied_table(event.database, event.table, columns, primary)
+
     def _row(
         self,
         message: dict[str, Any],
@@ -295,6 +345,21 @@ class CanalJsonDecoder:
             except (ValueError, OverflowError) as exc:
                 raise DecodeError(f"{where}: column {name} ({key[0]}): {exc}") from exc
         return result
+
+
+def _column_type(
+    name: str, mysql_types: dict[str, Any], sql_types: dict[str, Any], where: str
+) -> MySQLType:
+    text = mysql_types.get(name)
+    try:
+        if isinstance(text, str):
+            return type_from_text(text)
+        code = sql_types.get(name)
+        if isinstance(code, int):
+            return closest_type(_TYPE_BY_CODE.get(code, "longtext"))
+    except SchemaError as exc:
+        raise DecodeError(f"{where}: column {name}: {exc.message}") from exc
+    raise DecodeError(f"{where}: column {name} has no mysqlType or sqlType entry")
 
 
 def _int_field(obj: dict[str, Any], name: str, where: str) -> int:

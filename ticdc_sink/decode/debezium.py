@@ -50,9 +50,11 @@ import orjson
 
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.decode.types import closest_type, implied_table
+from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import format_float, to_float32
+from ticdc_sink.schema import MySQLType, TableSchema
 
 __all__ = ["DebeziumDecoder", "build_decoder"]
 
@@ -250,6 +252,55 @@ def _converter(field: dict[str, Any], zone: dt.tzinfo | None) -> Convert:
     return _identity
 
 
+# Connect field names -> (type, fsp): the type is the name's alone (tidb_type says less).
+_NAMED_TYPES = {
+    "io.debezium.time.Date": ("date", None),
+    "io.debezium.time.Timestamp": ("datetime", 3),
+    "io.debezium.time.MicroTimestamp": ("datetime", 6),
+    "io.debezium.time.ZonedTimestamp": ("timestamp", 6),
+    "io.debezium.time.MicroTime": ("time", 6),
+    "io.debezium.time.Year": ("year", None),
+    "io.debezium.data.Json": ("json", None),
+    "io.debezium.data.TiDBVectorFloat32": ("vector", None),
+}
+# Connect types -> the widest MySQL type written as them (without tidb_type).
+_CONNECT_TYPES = {
+    "int8": "tinyint",
+    "int16": "smallint",
+    "int32": "int",
+    "int64": "bigint",
+    "float": "float",
+    "double": "double",
+    "boolean": "bit",
+    "bytes": "longblob",
+    "string": "longtext",
+}
+
+
+def _field_type(field: dict[str, Any]) -> MySQLType:
+    """The closest MySQL type of a field schema (`decode.types`): the connect name decides
+    temporal, ENUM, SET and BIT types; else `tidb_type` (enable-tidb-extension) names the
+    type; else the connect type's widest MySQL type."""
+    name = field.get("name")
+    parameters = field.get("parameters") or {}
+    if name in _NAMED_TYPES:
+        base, fsp = _NAMED_TYPES[name]
+        return closest_type(base, scale=fsp)
+    if name == "io.debezium.data.Enum":
+        return closest_type("enum", elements=_split_enum_allowed(str(parameters["allowed"])))
+    if name == "io.debezium.data.EnumSet":
+        allowed = str(parameters.get("allowed", ""))
+        return closest_type("set", elements=allowed.split(",") if allowed else None)
+    if name == "io.debezium.data.Bits":
+        return closest_type("bit", length=int(parameters.get("length", 64)))
+    if field.get("type") == "boolean":
+        return closest_type("bit", length=1)
+    words = str(field.get("tidb_type", "")).split()
+    if words:
+        return closest_type(words[0], unsigned="unsigned" in words[1:])
+    return closest_type(_CONNECT_TYPES.get(str(field.get("type")), "longtext"))
+
+
 class DebeziumDecoder:
     """Decodes Debezium messages (JSON key and value) into DecodedRow, DecodedWatermark and
     DecodedDDL. `time_zone` is the zone TIMESTAMP values are rendered in (the sink's
@@ -329,6 +380,43 @@ class DebeziumDecoder:
             build_ts=build_ts,
             typed=converters is not None,
         )
+
+    def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
+        """The table a row message implies (None for other messages): its columns in the
+        order of the `after` (or `before`) field schemas, typed by `_field_type`, and the
+        key's fields as the primary key.
+
+        Raises:
+            DecodeError: not a Debezium message, a row without the `schema` part, or a
+                field schema of no MySQL type.
+        """
+        event = self.decode_message(key, value)
+        if not isinstance(event, DecodedRow):
+            return None
+        if not event.typed:
+            raise DecodeError(
+                f"{event.op.value} {event.database}.{event.table} carries no field schemas "
+                "(written with debezium-disable-schema=true), so its column types are "
+                "unknown; read a topic written with the schema part"
+            )
+        message = orjson.loads(decompress(self._compression, value or b""))
+        parts = {p.get("field"): p for p in message["schema"].get("fields") or ()}
+        image = parts.get("after") or parts.get("before") or {}
+        try:
+            columns = [(f["field"], _field_type(f)) for f in image.get("fields") or ()]
+        except (SchemaError, KeyError, ValueError) as exc:
+            raise DecodeError(
+                f"a field schema of {event.database}.{event.table} names no MySQL type: {exc}"
+            ) from exc
+        primary: tuple[str, ...] = ()
+        if key:
+            try:
+                key_payload = orjson.loads(key).get("payload")
+            except (orjson.JSONDecodeError, AttributeError):
+                key_payload = None
+            if isinstance(key_payload, dict):
+                primary = tuple(key_payload)
+        return implied_table(event.database, event.table, columns, primary)
 
     def _fields(self, schema: dict[str, Any]) -> dict[str, Convert]:
         cache_key = orjson.dumps(schema.get("fields"))

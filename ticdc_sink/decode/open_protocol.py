@@ -56,9 +56,11 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     claim_check_value,
 )
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.decode.types import closest_type, implied_table
+from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_unquote, to_float32
+from ticdc_sink.schema import MySQLType, TableSchema
 
 __all__ = ["OpenProtocolDecoder", "build_decoder"]
 
@@ -113,6 +115,51 @@ def _base64(value: Any) -> bytes:
         return base64.b64decode(_text(value), validate=True)
     except binascii.Error:
         raise ValueError(f"{value!r} is not base64") from None
+
+
+_UNSIGNED_FLAG = 128
+_PRIMARY_KEY_FLAG = 8
+# Type codes -> (the type, the type with the binary flag); tiflow writes one code for
+# varchar and varbinary, char and binary, text and blob of each size.
+_TYPES = {
+    1: ("tinyint", "tinyint"),
+    2: ("smallint", "smallint"),
+    3: ("int", "int"),
+    4: ("float", "float"),
+    5: ("double", "double"),
+    7: ("timestamp", "timestamp"),
+    8: ("bigint", "bigint"),
+    9: ("mediumint", "mediumint"),
+    10: ("date", "date"),
+    11: ("time", "time"),
+    12: ("datetime", "datetime"),
+    13: ("year", "year"),
+    15: ("varchar", "varbinary"),
+    253: ("varchar", "varbinary"),
+    16: ("bit", "bit"),
+    225: ("vector", "vector"),
+    245: ("json", "json"),
+    246: ("decimal", "decimal"),
+    247: ("enum", "enum"),
+    248: ("set", "set"),
+    249: ("tinytext", "tinyblob"),
+    250: ("mediumtext", "mediumblob"),
+    251: ("longtext", "longblob"),
+    252: ("text", "blob"),
+    254: ("char", "binary"),
+}
+
+
+def _column_type(column: Any) -> MySQLType:
+    """The closest MySQL type of a column object (`decode.types`): the code and the binary
+    and unsigned flags are all open-protocol carries."""
+    if not isinstance(column, dict) or column.get("t") not in _TYPES:
+        raise SchemaError(f"{column!r} has no known type code")
+    flags = column.get("f", 0)
+    text, binary = _TYPES[column["t"]]
+    return closest_type(
+        binary if flags & _BINARY_FLAG else text, unsigned=bool(flags & _UNSIGNED_FLAG)
+    )
 
 
 _INTEGER_CODES = frozenset({1, 2, 3, 8, 9, 13, 16, 247, 248})
@@ -283,6 +330,39 @@ class OpenProtocolDecoder:
             handle_key_only=bool(key.get("ohk")),
             claim_check_location=location,
         )
+
+    def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
+        """The table the message's first row event implies (None when it holds none):
+        its columns in the message's order, each typed by `_column_type`, and the columns
+        flagged primary key.
+
+        Raises:
+            DecodeError: not an open-protocol message, or a column of an unknown type.
+        """
+        for event in self.decode_messages(key, value):
+            if isinstance(event, DecodedRow):
+                break
+        else:
+            return None
+        parts = zip(_split((key or b"")[8:], "key"), _split(value or b"", "value"), strict=True)
+        for key_json, value_json in parts:
+            if _json(key_json, "event key").get("t") != TYPE_ROW:
+                continue
+            if event.claim_check_location is not None and self._loader is not None:
+                value_json = self._stored_value(event.claim_check_location)
+            row = _json(decompress(self._compression, value_json), "row value")
+            columns = row.get("u") or row.get("d") or {}
+            try:
+                typed = [(name, _column_type(c)) for name, c in columns.items()]
+            except SchemaError as exc:
+                raise DecodeError(
+                    f"open-protocol row of {event.database}.{event.table}: {exc.message}"
+                ) from exc
+            primary = tuple(
+                name for name, c in columns.items() if c.get("f", 0) & _PRIMARY_KEY_FLAG
+            )
+            return implied_table(event.database, event.table, typed, primary)
+        return None
 
     def _stored_value(self, location: str) -> bytes:
         """The full row value JSON of a claim-check file (its framed value)."""

@@ -7,27 +7,96 @@ Protocol code stays in `ticdc_sink.decode`; this module only chooses and calls i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
-from ticdc_sink.decode import DecodedEvent, Decoder, decoder_for
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.claim_check import open_store
+from ticdc_sink.decode import ClaimCheckLoader, DecodedEvent, Decoder, decoder_for
+from ticdc_sink.decode import decode_record as decode_events_of
+from ticdc_sink.errors import DecodeError, RegistryError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BadMessages", "decode_record", "new_decoder"]
+__all__ = [
+    "BadMessages",
+    "SchemaLookup",
+    "decode_events",
+    "decode_record",
+    "describes_rows",
+    "new_decoder",
+    "row_table",
+]
 
 logger = logging.getLogger(__name__)
 
 
-def new_decoder(config: ReadConfig, tables: tuple[TableSchema, ...] = ()) -> Decoder:
+#: Avro writer schemas by registry id (`ConfluentSchemaRegistry.schema_text`; tests pass
+#: an in-memory registry's).
+SchemaLookup = Callable[[int], str]
+
+
+def new_decoder(
+    config: ReadConfig,
+    tables: tuple[TableSchema, ...] = (),
+    *,
+    schema_for_id: SchemaLookup | None = None,
+) -> Decoder:
     """A fresh decoder for the read, knowing `tables` (schemas found on the driver) as if
-    their BOOTSTRAP messages had been read."""
-    decoder = decoder_for(config.protocol, encoding_format=config.encoding_format)
+    their BOOTSTRAP messages had been read. Avro schemas come from `schema_for_id`, else
+    from the registry the options name."""
+    if schema_for_id is None and config.registry.url:
+        # One registry client per process and configuration: tasks share its schema cache.
+        schema_for_id = _registry_lookup(ConfluentSchemaRegistry.shared(config.registry))
+    loader = None
+    if config.claim_check_storage_uri is not None:
+        loader = _claim_check_loader(config.claim_check_storage_uri)
+    decoder = decoder_for(
+        config.protocol,
+        encoding_format=config.encoding_format,
+        time_zone=config.time_zone,
+        schema_for_id=schema_for_id,
+        claim_check_loader=loader,
+        claim_check_raw_value=config.claim_check_raw_value,
+        compression=config.compression,
+    )
     add_table = getattr(decoder, "add_table", None)
     if add_table is not None:
         for table in tables:
             add_table(table)
     return decoder
+
+
+def _registry_lookup(registry: ConfluentSchemaRegistry) -> SchemaLookup:
+    """`registry.schema_text`, an id the registry does not know raised as LookupError, so
+    that the avro decoder reports it as a message that does not decode (named by topic,
+    partition and offset, or skipped); an unreachable registry stays a RegistryError."""
+
+    def lookup(schema_id: int) -> str:
+        try:
+            return registry.schema_text(schema_id)
+        except RegistryError as exc:
+            if exc.http_status == 404:
+                raise LookupError(schema_id) from exc
+            raise
+
+    return lookup
+
+
+def _claim_check_loader(uri: str) -> ClaimCheckLoader:
+    """Reads a claim-check location's file from the store at `uri`, by the location's
+    file name: TiCDC's consumer does the same (tiflow `cmd/kafka-consumer`,
+    `claimcheck.ExtractFileName`), so the files may have moved since they were written.
+
+    Raises:
+        ConfigError: `uri` is not a usable store (`claim_check.open_store`).
+    """
+    store = open_store(uri)
+
+    def load(location: str) -> bytes:
+        return store.read(location.rpartition("/")[2])
+
+    return load
 
 
 def decode_record(
@@ -43,13 +112,56 @@ def decode_record(
     try:
         return decoder.decode_message(record.key, record.value)
     except DecodeError as exc:
-        error = DecodeError(
-            f"topic {topic} partition {record.partition} offset {record.offset}: {exc.message}"
-        )
-        if skipped is None:
-            raise error from exc
-        skipped.add(error)
+        _bad(exc, record, topic, skipped)
         return None
+
+
+def decode_events(
+    decoder: Decoder, record: Record, topic: str, skipped: BadMessages | None = None
+) -> list[DecodedEvent]:
+    """Every event of one record (several for a batched open-protocol message); none when
+    it does not decode and `skipped` counts it.
+
+    Raises:
+        DecodeError: as `decode_record`.
+    """
+    try:
+        return decode_events_of(decoder, record.key, record.value)
+    except DecodeError as exc:
+        _bad(exc, record, topic, skipped)
+        return []
+
+
+def describes_rows(decoder: Decoder) -> bool:
+    """Whether the protocol carries its column types in every row message (every protocol
+    but simple: their decoders have `row_table`)."""
+    return hasattr(decoder, "row_table")
+
+
+def row_table(decoder: Decoder, record: Record, topic: str) -> TableSchema | None:
+    """The table a row message implies (`describes_rows` decoders); None when the message
+    does not tell (an avro tombstone holds the key columns only).
+
+    Raises:
+        DecodeError: the message does not decode (naming topic, partition and offset).
+    """
+    try:
+        return decoder.row_table(record.key, record.value)  # type: ignore[attr-defined]
+    except DecodeError as exc:
+        raise _located(exc, record, topic) from exc
+
+
+def _located(exc: DecodeError, record: Record, topic: str) -> DecodeError:
+    return DecodeError(
+        f"topic {topic} partition {record.partition} offset {record.offset}: {exc.message}"
+    )
+
+
+def _bad(exc: DecodeError, record: Record, topic: str, skipped: BadMessages | None) -> None:
+    """Count `exc` in `skipped`, or raise it naming where the record is."""
+    if skipped is None:
+        raise _located(exc, record, topic) from exc
+    skipped.add(_located(exc, record, topic))
 
 
 class BadMessages:

@@ -1,7 +1,11 @@
 """Schema discovery on the driver: which table a read returns, found in the topic itself.
 
 Simple carries table schemas in BOOTSTRAP messages (sent before a table's first row in
-every partition, and periodically) and in DDL messages. For each partition the driver
+every partition, and periodically) and in DDL messages; every other protocol carries its
+column types in each row message (the registry's value schema for avro, the envelope's
+`schema` for debezium, `mysqlType`/`sqlType` for canal-json, type codes for
+open-protocol), which the decoder's `row_table` turns into a table schema (as close as
+the protocol tells: `ticdc_sink.decode.types`). For each partition the driver
 reads from the read's start up to the first row change of a selected table; when that
 row's schema did not come before it in the range, it also reads the partition from its
 beginning up to the start, as it does every partition when the read holds no schema of a
@@ -18,10 +22,18 @@ from collections.abc import Iterable
 
 import attrs
 
+from ticdc_sink.codec import find_protocol
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
+from ticdc_sink.read.decoding import (
+    BadMessages,
+    SchemaLookup,
+    decode_events,
+    describes_rows,
+    new_decoder,
+    row_table,
+)
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.rows import same_columns
@@ -42,18 +54,23 @@ class Discovery:
 
 
 def discover_tables(
-    config: ReadConfig, log: TopicLog, ranges: Iterable[tuple[OffsetRange, int]]
+    config: ReadConfig,
+    log: TopicLog,
+    ranges: Iterable[tuple[OffsetRange, int]],
+    *,
+    schema_for_id: SchemaLookup | None = None,
 ) -> Discovery:
     """Every table schema found before each range's first row change of a table the
     options select, and the versions of those rows.
 
-    `ranges` pairs each range with its partition's low offset.
+    `ranges` pairs each range with its partition's low offset; `schema_for_id` as
+    `new_decoder`.
 
     Raises:
         DecodeError: a message that is not of the protocol (naming topic, partition,
             offset), unless `on-bad-message=skip`.
     """
-    decoder = new_decoder(config)
+    decoder = new_decoder(config, schema_for_id=schema_for_id)
     found: dict[Version, TableSchema] = {}
     row_versions: set[Version] = set()
     # Skipped here without a report: the tasks meet the same messages and report them.
@@ -63,18 +80,23 @@ def discover_tables(
         # Closed on return: the read's consumer assignment ends before the next scan's.
         with contextlib.closing(log.read(offsets)) as records:
             for record in records:
-                event = decode_record(decoder, record, config.topic, skipped)
-                if isinstance(event, DecodedBootstrap):
-                    _keep(found, event.table)
-                elif isinstance(event, DecodedDDL):
-                    for table in (event.pre_table, event.table):
-                        if table is not None:
-                            _keep(found, table)
-                elif isinstance(event, DecodedRow) and is_selected(
-                    config, event.database, event.table
-                ):
-                    row_versions.add((event.database, event.table, event.schema_version))
-                    return event
+                for event in decode_events(decoder, record, config.topic, skipped):
+                    if isinstance(event, DecodedBootstrap):
+                        _keep(found, event.table)
+                    elif isinstance(event, DecodedDDL):
+                        for table in (event.pre_table, event.table):
+                            if table is not None:
+                                _keep(found, table)
+                    elif isinstance(event, DecodedRow) and is_selected(
+                        config, event.database, event.table
+                    ):
+                        if describes_rows(decoder):
+                            implied = row_table(decoder, record, config.topic)
+                            if implied is None:
+                                continue  # an avro tombstone: its key columns only
+                            _keep(found, implied)
+                        row_versions.add((event.database, event.table, event.schema_version))
+                        return event
         return None
 
     history: list[OffsetRange] = []
@@ -125,10 +147,15 @@ def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
                 latest[key] = table
     if not latest:
         picked = ".".join(n for n in (config.database, config.table) if n) or "any table"
+        spec = find_protocol(config.protocol)
+        where = (
+            f"{config.protocol} sends one in BOOTSTRAP and DDL messages before a table's rows"
+            if spec is not None and spec.bootstrap
+            else f"{config.protocol} carries one in each row message"
+        )
         raise SchemaError(
-            f"no schema of {picked} was found in topic {config.topic} (Simple sends one in "
-            "BOOTSTRAP and DDL messages before a table's rows); check options topic, "
-            "database, table and startingOffsets"
+            f"no schema of {picked} was found in topic {config.topic} ({where}); check "
+            "options topic, protocol, database, table and startingOffsets"
         )
     chosen = list(latest.values())
     first = chosen[0]

@@ -16,20 +16,35 @@ from collections.abc import Mapping
 
 import attrs
 
+from ticdc_sink.codec import find_protocol, protocol_specs
+from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.config import RegistryConfig
 from ticdc_sink.errors import ConfigError
 
 __all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig"]
 
-#: The protocols the reader decodes, as the `protocol` option spells them.
-READ_PROTOCOLS = ("simple",)
+#: The protocols the reader decodes, as the `protocol` option spells them (TiCDC's other
+#: spellings, `flat-avro` and `default`, are taken too).
+READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
 #: option -> what it means; the README's reading table says the same.
 READ_OPTIONS = {
     "kafka.bootstrap.servers": "the brokers (required)",
     "kafka.<name>": "any librdkafka consumer setting, passed through",
     "topic": "the topic to read (required)",
-    "protocol": "simple (the default)",
-    "encoding-format": "simple: json (default) or avro",
+    "protocol": "simple (the default), avro, debezium, canal-json or open-protocol",
+    "encoding-format": "simple: json (default) or avro; other protocols: json",
+    "schema-registry": "avro: the registry URL, http(s)://host:port (required for avro)",
+    "schema-registry-user": "avro: basic-auth user",
+    "schema-registry-password": "avro: basic-auth password (a secret)",
+    "schema-registry-ca": "avro: CA file to verify an https registry",
+    "schema-registry-cert": "avro: client certificate file (with the key)",
+    "schema-registry-key": "avro: client key file (with the certificate)",
+    "schema-registry-timeout-ms": "avro: bound for one registry request (30000)",
+    "time-zone": "debezium: the writer's time-zone, TIMESTAMPs are read back in it (UTC)",
+    "claim-check-storage-uri": "follow claim-check messages to the full row in this storage",
+    "claim-check-raw-value": "the writer's claim-check-raw-value (false)",
+    "large-message-handle-compression": "the writer's: none (default), snappy or lz4",
     "database": "read this database's table only",
     "table": "read this table only",
     "startingoffsets": "earliest (default), latest, or JSON {topic: {partition: offset}}",
@@ -62,6 +77,14 @@ class ReadConfig:
     skip_bad_messages: bool = False
     #: librdkafka settings (`kafka.` prefix removed), sorted by name.
     client: tuple[tuple[str, str], ...] = ()
+    #: The Confluent Schema Registry (protocols with `needs_registry`: avro).
+    registry: RegistryConfig = RegistryConfig()
+    time_zone: str = "UTC"
+    #: Where the writer's claim-check files are (None: claim-check rows fail the read);
+    #: may hold credentials, so kept out of repr.
+    claim_check_storage_uri: str | None = attrs.field(default=None, repr=False)
+    claim_check_raw_value: bool = False
+    compression: str = "none"
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ReadConfig:
@@ -97,12 +120,21 @@ class ReadConfig:
         topic = rest.get("topic", "").strip()
         if not topic:
             raise ConfigError("option topic is not set; give the topic to read", option="topic")
-        protocol = _choice(rest, "protocol", "simple", READ_PROTOCOLS)
+        spec = _protocol(rest)
+        formats = ("json", "avro") if spec.reads("encoding-format") else ("json",)
+        registry = _registry(rest)
+        if spec.needs_registry and not registry.url:
+            raise ConfigError(
+                f"option schema-registry is not set; protocol {spec.name} reads writer "
+                "schemas from the Confluent Schema Registry, give its URL such as "
+                "http://registry:8081",
+                option="schema-registry",
+            )
         return cls(
             bootstrap_servers=servers,
             topic=topic,
-            protocol=protocol,
-            encoding_format=_choice(rest, "encoding-format", "json", ("json", "avro")),
+            protocol=spec.name,
+            encoding_format=_choice(rest, "encoding-format", "json", formats),
             database=rest.get("database") or None,
             table=rest.get("table") or None,
             starting_offsets=rest.get("startingoffsets", "earliest").strip(),
@@ -111,7 +143,37 @@ class ReadConfig:
             poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
             skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
             client=tuple(sorted(client.items())),
+            registry=registry,
+            time_zone=rest.get("time-zone", "UTC").strip() or "UTC",
+            claim_check_storage_uri=rest.get("claim-check-storage-uri", "").strip() or None,
+            claim_check_raw_value=_boolean(rest, "claim-check-raw-value"),
+            compression=_choice(
+                rest, "large-message-handle-compression", "none", ("none", "snappy", "lz4")
+            ),
         )
+
+
+def _protocol(options: Mapping[str, str]) -> ProtocolSpec:
+    value = options.get("protocol", "simple").strip().lower()
+    spec = find_protocol(value)
+    if spec is None:
+        raise ConfigError(
+            f"option protocol is {value!r}; reading takes {', '.join(READ_PROTOCOLS)}",
+            option="protocol",
+            value=value,
+            allowed=READ_PROTOCOLS,
+        )
+    return spec
+
+
+def _registry(options: Mapping[str, str]) -> RegistryConfig:
+    """The `schema-registry*` options as the writer reads them (`config.RegistryConfig`)."""
+    given = {
+        field.name: options[field.metadata["option"]]
+        for field in attrs.fields(RegistryConfig)
+        if field.metadata.get("option") in options
+    }
+    return RegistryConfig(**given)  # its converters raise ConfigError naming the option
 
 
 def _choice(options: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:

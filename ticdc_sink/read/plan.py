@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.decoding import SchemaLookup
 from ticdc_sink.read.discover import choose_table, discover_tables
 from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
 from ticdc_sink.read.options import ReadConfig
@@ -27,8 +28,11 @@ class ReadPlan:
     known: tuple[TableSchema, ...]
 
 
-def plan_read(config: ReadConfig, log: TopicLog | None = None) -> ReadPlan:
-    """Resolve the offsets against the topic and find the read's table.
+def plan_read(
+    config: ReadConfig, log: TopicLog | None = None, *, schema_for_id: SchemaLookup | None = None
+) -> ReadPlan:
+    """Resolve the offsets against the topic and find the read's table (`schema_for_id`:
+    avro schemas, as `new_decoder`).
 
     Raises:
         ConfigError: a bad startingOffsets / endingOffsets.
@@ -43,7 +47,8 @@ def plan_read(config: ReadConfig, log: TopicLog | None = None) -> ReadPlan:
     try:
         bounds = source.bounds()
         ranges = plan_ranges(config.topic, bounds, starting, ending)
-        found = discover_tables(config, source, [(r, bounds[r.partition][0]) for r in ranges])
+        starts = [(r, bounds[r.partition][0]) for r in ranges]
+        found = discover_tables(config, source, starts, schema_for_id=schema_for_id)
     finally:
         if owned:
             source.close()

@@ -1,10 +1,12 @@
 """A task's read: the messages of one offset range, decoded, as record batches of the
 read's table.
 
-Watermarks, BOOTSTRAP and DDL messages are not rows: they are decoded (a schema message
-teaches the decoder a table) and left out of the output. Rows of tables the options do not
-select are left out; a selected row whose table has other columns than the read's schema
-fails the read, naming both (a read returns one set of columns).
+Watermarks (resolved events), BOOTSTRAP and DDL messages are not rows: they are decoded
+(a Simple schema message teaches the decoder a table) and left out of the output. Rows of
+tables the options do not select are left out; a selected row whose table has other
+columns than the read's schema fails the read, naming both (a read returns one set of
+columns). Simple rows are checked by their schema version; rows of the protocols that
+carry no schema version (every other) by their column names.
 
 This module knows decoded events and Arrow; nothing of Spark.
 """
@@ -15,11 +17,19 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from ticdc_sink.claim_check import mask_uri
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
+from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
+from ticdc_sink.read.decoding import (
+    BadMessages,
+    SchemaLookup,
+    decode_events,
+    describes_rows,
+    new_decoder,
+)
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -40,11 +50,13 @@ def read_range(
     *,
     log: TopicLog | None = None,
     batch_rows: int = BATCH_ROWS,
+    schema_for_id: SchemaLookup | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
-    on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end).
+    on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
+    `schema_for_id` gives avro schemas, as `new_decoder`.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -58,25 +70,30 @@ def read_range(
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        decoder = new_decoder(config, known)
+        decoder = new_decoder(config, known, schema_for_id=schema_for_id)
         builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
         checked: set[tuple[str, str, int]] = set()
+        names = set(output.column_names)
+        versioned = not describes_rows(decoder)  # Simple: a schema version in every row
         skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
-            event = decode_record(decoder, record, config.topic, skipped)
-            if not isinstance(event, DecodedRow):
-                continue
-            if not is_selected(config, event.database, event.table):
-                continue
-            version = (event.database, event.table, event.schema_version)
-            if version not in checked:
-                _check_fits(decoder, event, record, config.topic, output)
-                checked.add(version)
-            if not event.typed or event.handle_key_only:
-                raise _incomplete(event, record, config.topic)
-            builder.add(event, record, config.topic)
-            if len(builder) >= batch_rows:
-                yield builder.flush()
+            for event in decode_events(decoder, record, config.topic, skipped):
+                if not isinstance(event, DecodedRow):
+                    continue
+                if not is_selected(config, event.database, event.table):
+                    continue
+                unfollowed = event.claim_check_location and not config.claim_check_storage_uri
+                if not event.typed or event.handle_key_only or unfollowed:
+                    raise _incomplete(event, record, config.topic, versioned=versioned)
+                version = (event.database, event.table, event.schema_version)
+                if not versioned:
+                    _check_names(event, record, config.topic, output, names)
+                elif version not in checked:
+                    _check_fits(decoder, event, record, config.topic, output)
+                    checked.add(version)
+                builder.add(event, record, config.topic)
+                if len(builder) >= batch_rows:
+                    yield builder.flush()
         if len(builder):
             yield builder.flush()
         if skipped is not None:
@@ -107,13 +124,46 @@ def _check_fits(
         )
 
 
-def _incomplete(row: DecodedRow, record: Record, topic: str) -> DecodeError:
+def _check_names(
+    row: DecodedRow, record: Record, topic: str, output: TableSchema, names: set[str]
+) -> None:
+    image = row.old if row.data is None else row.data
+    if image is None:
+        return
+    # An avro DELETE (a tombstone) carries the key columns only.
+    fits = image.keys() <= names if row.op is Op.DELETE else image.keys() == names
+    if not fits:
+        raise SchemaError(
+            f"topic {topic} partition {record.partition} offset {record.offset}: "
+            f"{row.op.value} {row.database}.{row.table} has columns ({', '.join(image)}), "
+            f"not the read's {output.database}.{output.table} "
+            f"({', '.join(output.column_names)}); pick one table with options database and "
+            "table, or read the offsets before and after the schema change separately "
+            "(startingOffsets, endingOffsets)"
+        )
+
+
+def _incomplete(
+    row: DecodedRow, record: Record, topic: str, *, versioned: bool = True
+) -> DecodeError:
     where = f"topic {topic} partition {record.partition} offset {record.offset}"
+    if row.claim_check_location:
+        return DecodeError(
+            f"{where}: {row.op.value} {row.database}.{row.table} is stored in claim-check "
+            f"file {mask_uri(row.claim_check_location)}; set option claim-check-storage-uri to the "
+            "writer's to read it"
+        )
     if row.handle_key_only:
         return DecodeError(
             f"{where}: {row.op.value} {row.database}.{row.table} carries only its handle "
             "key (written with large-message-handle-option=handle-key-only); the full row "
             "is not in the topic"
+        )
+    if not versioned:  # debezium written without its schema part
+        return DecodeError(
+            f"{where}: {row.op.value} {row.database}.{row.table} carries no field schemas "
+            "(written with debezium-disable-schema=true), so its values cannot be typed; "
+            "read a topic written with the schema part"
         )
     return DecodeError(
         f"{where}: no schema of {row.database}.{row.table} version {row.schema_version} "

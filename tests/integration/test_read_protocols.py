@@ -1,0 +1,274 @@
+"""Reading every protocol with `spark.read.format("ticdc")`, through Spark, the Tansu broker
+and the test registry: a DataFrame of every MySQL type the writer supports, and a change
+stream of INSERTs, UPDATEs and DELETEs across 3 partitions, written with the sink and read
+back. Simple's read is the reference (test_read.py proves it lossless); each other
+protocol reads the same, less what it cannot carry, stated here column by column and in
+the README ("Reading TiCDC topics")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from tests.support.spark_read import produce, read_topic, write_frame
+from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
+from ticdc_sink.schema import parse_mysql_type
+
+pytestmark = pytest.mark.integration
+
+PROTOCOLS = ["avro", "debezium", "canal-json", "open-protocol"]
+
+# The values each protocol reads instead of Simple's (column -> value read).
+VALUE_LOSSES: dict[str, dict[str, Any]] = {
+    "avro": {},
+    # A DECIMAL travels as a JSON double: its value to 17 digits, not its scale.
+    "debezium": {"c_decimal": "-12345678.125"},
+    # No precision in mysqlType: DECIMAL reads as its text; ENUM / SET as the index /
+    # bitmask canal-json writes (no members in the message); BIT as bit(64).
+    "canal-json": {
+        "c_decimal": "-12345678.1250",
+        "c_enum": 2,
+        "c_set": Decimal(5),
+        "c_bit": Decimal(21),
+    },
+    # The same as canal-json: type codes and flags only.
+    "open-protocol": {
+        "c_decimal": "-12345678.1250",
+        "c_enum": 2,
+        "c_set": Decimal(5),
+        "c_bit": Decimal(21),
+    },
+}
+# The `mysql_type` each protocol reads instead of the written one (`decode.types`).
+TYPE_LOSSES: dict[str, dict[str, str]] = {
+    # tidb_type INT stands for every integer type up to INT, TEXT for char/varchar/text,
+    # BLOB for every binary type; no fsp for temporal types.
+    "avro": {
+        "c_tinyint": "int",
+        "c_tinyint_u": "int unsigned",
+        "c_smallint": "int",
+        "c_mediumint": "int",
+        "c_char": "longtext",
+        "c_varchar": "longtext",
+        "c_text": "longtext",
+        "c_binary": "longblob",
+        "c_varbinary": "longblob",
+        "c_blob": "longblob",
+        "c_datetime": "datetime(6)",
+        "c_time": "time(6)",
+    },
+    # No lengths, no DECIMAL precision; the connect name gives DATETIME fsp <= 3 or 6.
+    "debezium": {
+        "c_decimal": "decimal(65,30)",
+        "c_char": "char(255)",
+        "c_varchar": "varchar(16383)",
+        "c_binary": "binary(255)",
+        "c_varbinary": "varbinary(65535)",
+        "c_time": "time(6)",
+    },
+    "canal-json": {
+        "c_decimal": "decimal(65,30)",
+        "c_char": "char(255)",
+        "c_varchar": "varchar(16383)",
+        "c_binary": "binary(255)",
+        "c_varbinary": "varbinary(65535)",
+        "c_datetime": "datetime(6)",
+        "c_time": "time(6)",
+        "c_bit": "bit(64)",
+        "c_enum": "smallint unsigned",
+        "c_set": "bigint unsigned",
+    },
+}
+TYPE_LOSSES["open-protocol"] = TYPE_LOSSES["canal-json"]
+
+
+def _options(protocol: str, registry: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """(write options, read options) of `protocol`."""
+    written = {"protocol": protocol, "enable-tidb-extension": "true"}
+    read = {"protocol": protocol}
+    if protocol == "avro":
+        written["schema-registry"] = read["schema-registry"] = registry.url
+    return written, read
+
+
+def _topic(name: str, protocol: str) -> tuple[str, str]:
+    """(the topic written, the topic read): avro's topic names the table."""
+    if protocol == "avro":
+        return f"{name}_avro_{{schema}}_{{table}}", f"{name}_avro_"
+    return f"{name}_{protocol}", f"{name}_{protocol}"
+
+
+def _base_type(text: str | None) -> str | None:
+    """A `mysql_type` without charset, collation and the lengths TiDB implies
+    (`tinyint(4)`, `text(65535)`, `date(10)`), as the closest types are written."""
+    if text is None:
+        return None
+    t = attrs.evolve(parse_mysql_type(text), charset=None, collation=None)
+    if t.is_integer or t.base in ("date", "json", "text", "blob"):
+        t = attrs.evolve(t, length=None)
+    return t.to_sql()
+
+
+@pytest.fixture(scope="module")
+def reference(spark: Any, broker: Any) -> dict[str, Any]:
+    """Simple's read of the all-types frame: every row by id, and the `mysql_type`s."""
+    write_frame(all_types_frame(spark), broker, "rp_types_simple", **all_types_options())
+    result = read_topic(spark, broker, "rp_types_simple")
+    return {
+        "rows": {r["id"]: r.asDict() for r in result.collect()},
+        "types": {f.name: f.metadata.get("mysql_type") for f in result.schema.fields},
+    }
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_every_type_reads_back_as_simple_reads_it_less_the_protocols_losses(
+    spark: Any, broker: Any, registry: Any, reference: dict[str, Any], protocol: str
+) -> None:
+    written, read = _options(protocol, registry)
+    topic, read_name = _topic("rp_types", protocol)
+    write_frame(all_types_frame(spark), broker, topic, **all_types_options(), **written)
+    if protocol == "avro":
+        read_name += "types_all"
+    if protocol == "debezium":
+        read["time-zone"] = "Asia/Shanghai"  # TIMESTAMPs travel in UTC
+    result = read_topic(spark, broker, read_name, **read)
+    types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields}
+    expected_types = {
+        name: TYPE_LOSSES[protocol].get(name, _base_type(text))
+        for name, text in reference["types"].items()
+    }
+    assert {name: _base_type(text) for name, text in types.items()} == expected_types
+    rows = {r["id"]: r.asDict() for r in result.collect()}
+    losses = VALUE_LOSSES[protocol]
+    assert rows[1] == {k: losses.get(k, v) for k, v in reference["rows"][1].items()} | {
+        "_commit_ts": rows[1]["_commit_ts"]
+    }
+    assert rows[2] == reference["rows"][2] | {"_commit_ts": rows[2]["_commit_ts"]}
+    assert rows[1]["_commit_ts"] == rows[2]["_commit_ts"] > 0
+
+
+def _expected_changes(protocol: str) -> list[tuple[Any, ...]]:
+    """CHANGES as the sink writes and `protocol` carries them: an UPDATE of the primary
+    key is a DELETE and an INSERT (TiCDC's Kafka sink splits it); avro carries no old
+    row, and its DELETE is a tombstone with the key columns only and no commit ts."""
+    ops = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+    out = []
+    for op, ts, key, name, amount, before in CHANGES:
+        if op == "u" and before[0] != key:
+            out.append(("DELETE", ts, *before, None))
+            out.append(("INSERT", ts, key, name, amount, None))
+        else:
+            out.append((ops[op], ts, key, name, amount, tuple(before) if before else None))
+    if protocol == "avro":
+        out = [
+            ("DELETE", 0, c[2], None, None, None) if c[0] == "DELETE" else (*c[:5], None)
+            for c in out
+        ]
+    return sorted(out, key=lambda c: (c[1], c[0], c[2]))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_change_stream_across_3_partitions_reads_back(
+    spark: Any, broker: Any, registry: Any, protocol: str
+) -> None:
+    written, read = _options(protocol, registry)
+    topic, read_name = _topic("rp_changes", protocol)
+    df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA)
+    options = {"database": "shop", "table": "items", "primary-key": "id"}
+    options |= {"partition": "index-value", "partition-num": "3", **written}
+    write_frame(df, broker, topic, **options)
+    if protocol == "avro":
+        read_name += "shop_items"
+    result = read_topic(spark, broker, read_name, **read)
+    assert result.rdd.getNumPartitions() == 3
+    got = [
+        (
+            r["_op"],
+            r["_commit_ts"],
+            r["id"],
+            r["name"],
+            None if r["amount"] is None else Decimal(str(r["amount"])),
+            None if r["_before"] is None else tuple(r["_before"][c] for c in ("id", "name")),
+        )
+        for r in result.collect()
+    ]
+    expected = [(*c[:5], None if c[5] is None else c[5][:2]) for c in _expected_changes(protocol)]
+    assert sorted(got, key=lambda c: (c[1], c[0], c[2])) == expected
+    befores = {
+        (r["id"], r["_commit_ts"]): Decimal(str(r["_before"]["amount"]))
+        for r in result.collect()
+        if r["_before"] is not None
+    }
+    assert befores == {
+        (c[2], c[1]): c[5][2] for c in _expected_changes(protocol) if c[5] is not None
+    }
+
+
+@pytest.mark.parametrize("protocol", ["simple", "canal-json", "open-protocol"])
+def test_claim_check_rows_are_followed_back_to_the_full_row(
+    spark: Any, broker: Any, protocol: str, tmp_path: Path
+) -> None:
+    # 51 200 hex digits: above max-message-bytes even compressed.
+    huge = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(800))
+    df = spark.createDataFrame([(1, "small"), (2, huge)], "id bigint, payload string")
+    store = tmp_path / "claims"
+    topic = f"rp_claim_{protocol}"
+    options = {
+        "protocol": protocol,
+        "enable-tidb-extension": "true",
+        "database": "db",
+        "table": "big",
+        "primary-key": "id",
+        "partition-num": "1",
+        "max-message-bytes": "10000",
+        "large-message-handle-option": "claim-check",
+        "claim-check-storage-uri": store.as_uri(),
+        "large-message-handle-compression": "lz4",
+    }
+    write_frame(df.coalesce(1), broker, topic, **options)
+    # The files may have moved since: TiCDC's consumer, too, reads them by file name.
+    moved = tmp_path / "moved"
+    store.rename(moved)
+    # One end for the three reads: each end marker is a record the next read would meet.
+    ends = {str(p): o for p, o in broker.end_offsets(topic).items()}
+    reading = {
+        "protocol": protocol,
+        "large-message-handle-compression": "lz4",
+        "endingOffsets": json.dumps({topic: ends}),
+    }
+    result = read_topic(
+        spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
+    )
+    assert sorted((r["id"], r["payload"]) for r in result.collect()) == [(1, "small"), (2, huge)]
+
+    with pytest.raises(
+        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*claim-check"
+    ):
+        read_topic(spark, broker, topic, **reading).collect()
+    (stored,) = list(moved.iterdir())
+    stored.unlink()
+    with pytest.raises(
+        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*cannot be read"
+    ):
+        read_topic(
+            spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
+        ).collect()
+
+
+def test_an_avro_schema_id_the_registry_does_not_know_names_its_offset(
+    spark: Any, broker: Any, registry: Any
+) -> None:
+    df = spark.createDataFrame(CHANGES[:2], CHANGES_SCHEMA)
+    written, read = _options("avro", registry)
+    options = {"database": "shop", "table": "items", "primary-key": "id", "partition-num": "1"}
+    write_frame(df, broker, "rp_unknown_avro_{schema}_{table}", **options, **written)
+    unknown = b"\x00" + (987654).to_bytes(4, "big") + b"\x02"
+    produce(broker, "rp_unknown_avro_shop_items", [(None, unknown)], create=False)
+    with pytest.raises(Exception, match=r"offset 2: schema id 987654 is unknown to the registry"):
+        read_topic(spark, broker, "rp_unknown_avro_shop_items", **read).collect()

@@ -1,0 +1,54 @@
+"""Writing a DataFrame with the sink (or records as they are) and reading a topic back with
+`spark.read`, for the reader's integration tests. Reads end at `tests.support.broker` end
+markers (Tansu's high watermarks are unreliable), so they hold every record acknowledged
+before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from confluent_kafka import Producer
+
+__all__ = ["produce", "read_topic", "write_frame"]
+
+
+def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
+    """Append `df` to `topic` with `format("ticdc")` and `options`."""
+    writer = df.write.format("ticdc").mode("append")
+    writer = writer.option("kafka.bootstrap.servers", broker.bootstrap).option("topic", topic)
+    for name, value in options.items():
+        writer = writer.option(name, value)
+    writer.save()
+
+
+def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
+    """`topic` read with `format("ticdc")` and `options`, up to its end now."""
+    reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)
+    reader = reader.option("topic", topic)
+    if "endingOffsets" not in options:
+        ends = broker.end_offsets(topic)
+        options["endingOffsets"] = json.dumps({topic: {str(p): o for p, o in ends.items()}})
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return reader.load()
+
+
+def produce(
+    broker: Any,
+    topic: str,
+    records: list[tuple[bytes | None, bytes | None]],
+    *,
+    create: bool = True,
+) -> None:
+    """Send `records` (key, value) to partition 0 of `topic` (first created with one
+    partition, unless `create` is false), in order, and wait for every acknowledgement."""
+    if create:
+        broker.create_topic(topic, 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": "true"})
+    failures: list[Any] = []
+    for key, value in records:
+        producer.produce(
+            topic, value, key, partition=0, on_delivery=lambda e, _m: e and failures.append(e)
+        )
+    assert producer.flush(30) == 0 and not failures, failures

@@ -1,0 +1,119 @@
+"""The MySQL column type a row message implies, for protocols that carry less than a table
+schema (avro, debezium, canal-json, open-protocol): each gives a type's base name and
+some of its details, this module fills in the rest with the closest type that keeps every
+value the protocol can carry.
+
+What a base name alone cannot say, and what is chosen instead:
+
+    char, varchar, binary, varbinary without a length -> length 255 / 16383 / 255 / 65535
+    decimal without precision and scale               -> decimal(65,30)
+    bit without a width                               -> bit(64)
+    datetime, timestamp, time without an fsp          -> fsp 6
+    enum, set without elements                        -> smallint unsigned (the index),
+                                                         bigint unsigned (the bitmask)
+
+The values decoders give (an index for ENUM, a bitmask for SET, text for temporal types)
+stay exact under these types; only the declared type is wider than the source's.
+
+Knows `ticdc_sink.schema`; nothing of Kafka or Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ticdc_sink.errors import SchemaError
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
+
+__all__ = ["closest_type", "implied_table", "type_from_text"]
+
+_DEFAULT_LENGTH = {"char": 255, "varchar": 16383, "binary": 255, "varbinary": 65535, "bit": 64}
+_FSP_TYPES = frozenset({"datetime", "timestamp", "time"})
+_INTEGER_BASES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
+_PLAIN = frozenset(
+    {
+        "float",
+        "double",
+        "year",
+        "date",
+        "json",
+        "vector",
+        "tinytext",
+        "text",
+        "mediumtext",
+        "longtext",
+        "tinyblob",
+        "blob",
+        "mediumblob",
+        "longblob",
+    }
+)
+
+
+def closest_type(
+    base: str,
+    *,
+    unsigned: bool = False,
+    length: int | None = None,
+    scale: int | None = None,
+    elements: Sequence[str] | None = None,
+) -> MySQLType:
+    """The MySQL type of base name `base` (TiDB's `TypeToStr` name, any case) with the
+    details given, the rest filled in as the module docstring says.
+
+    Raises:
+        SchemaError: `base` is not a MySQL type TiCDC replicates.
+    """
+    base = base.strip().lower()
+    if base in _INTEGER_BASES:
+        return MySQLType(base, unsigned=unsigned)
+    if base == "decimal":
+        if length is None:
+            return MySQLType("decimal", 65, 30, unsigned=unsigned)
+        return MySQLType("decimal", length, scale or 0, unsigned=unsigned)
+    if base in _DEFAULT_LENGTH:
+        return MySQLType(base, length or _DEFAULT_LENGTH[base])
+    if base in _FSP_TYPES:
+        return MySQLType(base, decimal=6 if scale is None else scale)
+    if base in ("enum", "set"):
+        if elements:
+            return MySQLType(base, elements=tuple(elements))
+        return MySQLType("smallint" if base == "enum" else "bigint", unsigned=True)
+    if base in _PLAIN:
+        return MySQLType(base, unsigned=unsigned and base in ("float", "double"))
+    raise SchemaError(f"MySQL type {base!r} is not one TiCDC replicates")
+
+
+def type_from_text(text: str) -> MySQLType:
+    """A type as canal-json's `mysqlType` writes it: a whole type (`decimal(10,2)`,
+    `enum('a','b')`, with content-compatible) is read as such; a base name with flags
+    (`int unsigned`, `varchar`) is completed by `closest_type`.
+
+    Raises:
+        SchemaError: not a MySQL type.
+    """
+    if "(" in text:
+        try:
+            return parse_mysql_type(text)
+        except SchemaError:
+            pass  # TiDB prints some types MySQL's grammar does not take; use the name
+    words = text.replace("(", " ").split()
+    if not words:
+        raise SchemaError(f"MySQL type {text!r} is empty")
+    return closest_type(words[0], unsigned="unsigned" in (w.lower() for w in words[1:]))
+
+
+def implied_table(
+    database: str,
+    table: str,
+    columns: Sequence[tuple[str, MySQLType]],
+    primary_key: Sequence[str] = (),
+) -> TableSchema:
+    """A table schema from a row message's column names and types."""
+    indexes = (Index("PRIMARY", tuple(primary_key), unique=True, primary=True),)
+    return TableSchema(
+        database,
+        table,
+        tuple(Column(name, t, nullable=name not in primary_key) for name, t in columns),
+        indexes if primary_key else (),
+    )
