@@ -18,7 +18,7 @@ BASE = {"kafka.bootstrap.servers": "h:9092", "topic": "t"}
 def test_defaults() -> None:
     config = ReadConfig.from_options(BASE)
     assert (config.bootstrap_servers, config.topic, config.protocol) == ("h:9092", "t", "simple")
-    assert (config.starting_offsets, config.ending_offsets) == ("earliest", "latest")
+    assert (config.starting_offsets, config.ending_offsets) == (None, "latest")
     assert not config.kafka_columns and config.client == ()
     assert pickle.loads(pickle.dumps(config)) == config and hash(config)
 

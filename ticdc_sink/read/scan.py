@@ -15,14 +15,16 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ticdc_sink.decode import DecodedRow
+from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import BadMessages, decode_record, new_decoder
 from ticdc_sink.read.discover import is_selected
+from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.replay import ReplayFilter
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema
 
@@ -40,11 +42,13 @@ def read_range(
     *,
     log: TopicLog | None = None,
     batch_rows: int = BATCH_ROWS,
+    replays: ReplayFilter | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end).
+    `replays`, when given, drops (and counts) the rows TiCDC replayed (a streaming read).
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -64,13 +68,17 @@ def read_range(
         skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
             event = decode_record(decoder, record, config.topic, skipped)
+            if isinstance(event, DecodedWatermark) and replays is not None:
+                replays.see_watermark(event)
             if not isinstance(event, DecodedRow):
                 continue
             if not is_selected(config, event.database, event.table):
                 continue
+            if replays is not None and not replays.admit(event):
+                continue
             version = (event.database, event.table, event.schema_version)
             if version not in checked:
-                _check_fits(decoder, event, record, config.topic, output)
+                _check_fits(decoder, event, record, config, output)
                 checked.add(version)
             if not event.typed or event.handle_key_only:
                 raise _incomplete(event, record, config.topic)
@@ -90,12 +98,15 @@ def read_range(
 
 
 def _check_fits(
-    decoder: object, row: DecodedRow, record: Record, topic: str, output: TableSchema
+    decoder: object, row: DecodedRow, record: Record, config: ReadConfig, output: TableSchema
 ) -> None:
+    topic = config.topic
     lookup = getattr(decoder, "table", None)
     table = lookup(row.database, row.table, row.schema_version) if lookup else None
     if table is None:
         raise _incomplete(row, record, topic)
+    if config.ignore_new_columns and adds_columns_only(output, table):
+        return  # the builder takes the output's columns only
     if not same_columns(table, output):
         raise SchemaError(
             f"topic {topic} partition {record.partition} offset {record.offset}: "
