@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Producer
+from pyspark.errors import StreamingQueryException
 
 from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
 from ticdc_sink.events import Op
@@ -36,12 +37,13 @@ def transactions(first: int, count: int) -> Iterator[tuple[int, list[tuple[int, 
 class TopicWriter:
     """Writes the topic's messages and remembers each partition's items by offset."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, topic: str = TOPIC) -> None:
         self.producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1})
+        self.topic = topic
         self.items: dict[int, list[Any]] = {p: [] for p in PARTITIONS}
 
     def send(self, partition: int, value: bytes | None, item: Any) -> None:
-        self.producer.produce(TOPIC, value=value, partition=partition)
+        self.producer.produce(self.topic, value=value, partition=partition)
         self.producer.flush(30)  # one at a time: offsets in order, high watermark right
         self.items[partition].append(item)
 
@@ -60,7 +62,9 @@ class TopicWriter:
                     self.send(p, simple_stream(USERS, [(WATERMARK, ts)])[0], (WATERMARK, ts))
 
 
-def run(spark: Any, bootstrap: str, checkpoint: str, **options: str) -> list[dict[str, Any]]:
+def run(
+    spark: Any, bootstrap: str, checkpoint: str, topic: str = TOPIC, **options: str
+) -> list[dict[str, Any]]:
     """One availableNow run; each micro-batch's rows and its offsets."""
     batches: list[dict[str, Any]] = []
 
@@ -71,7 +75,7 @@ def run(spark: Any, bootstrap: str, checkpoint: str, **options: str) -> list[dic
     reader = (
         spark.readStream.format("ticdc")
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", TOPIC)
+        .option("topic", topic)
         .option("startingOffsets", "earliest")
     )
     for name, value in options.items():
@@ -83,15 +87,17 @@ def run(spark: Any, bootstrap: str, checkpoint: str, **options: str) -> list[dic
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
-    assert query.exception() is None
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
     ends = {}
     for progress in query.recentProgress:
         end = progress["sources"][0]["endOffset"]
         ends[progress["batchId"]] = json.loads(end) if isinstance(end, str) else end
     for batch in batches:
         batch["end"] = ends[batch["id"]]
-    return [b for b in batches if b["rows"] or b["id"] in ends]
+    return batches
 
 
 def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
@@ -150,3 +156,33 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_
     assert len(rows) == len(set(rows))
     writer.producer.flush(30)
     del writer  # its producer, before the broker stops
+
+
+def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(spark, broker, tmp_path):
+    topic = "read_stream_ddl"
+    broker.create_topic(topic, 1)
+    writer = TopicWriter(broker.bootstrap, topic)
+    wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
+    for schema, ts, row in ((USERS, 10, (1, "a")), (wider, 11, (2, "b", 30))):
+        for value in simple_messages(schema, []) + simple_stream(
+            schema, [(Op.INSERT, ts, row), (WATERMARK, ts)]
+        ):
+            writer.send(0, value, None)
+    writer.producer.flush(30)
+    del writer
+
+    with pytest.raises(StreamingQueryException) as caught:
+        run(spark, broker.bootstrap, str(tmp_path / "a"), topic)
+    message = str(caught.value)
+    assert "SchemaError" in message and "table db.users changed at topic" in message
+    assert "column age added (int" in message
+    assert f"""startingOffsets '{{"{topic}":{{"0":3}}}}'""" in message
+
+    kept = run(
+        spark,
+        broker.bootstrap,
+        str(tmp_path / "b"),
+        topic,
+        **{"schema-evolution": "ignore-new-columns"},
+    )
+    assert sorted(row for b in kept for row in b["rows"]) == [(1, 10), (2, 11)]

@@ -19,7 +19,7 @@ from tests.support.read_log import (
     simple_stream,
     table,
 )
-from ticdc_sink.errors import SchemaError
+from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -140,7 +140,7 @@ def test_the_offset_is_sparks_kafka_json_plus_each_partitions_resolved_ts() -> N
     assert StreamOffset.from_json(offset.to_json(), "t") == offset
     # A start from startingOffsets (no resolved ts known yet)
     assert StreamOffset.from_json({"t": {"0": 5}}, "t") == StreamOffset("t", {0: 5}, {0: 0})
-    with pytest.raises(Exception, match="holds no offsets of topic u"):
+    with pytest.raises(ConfigError, match="holds no offsets of topic u"):
         StreamOffset.from_json(offset.to_json(), "u")
 
 
