@@ -204,3 +204,17 @@ def test_ignore_new_columns_reads_on_without_them() -> None:
     rows = [row for batch in batches for row in batch.to_pylist()]
     assert [(r["id"], r["name"]) for r in rows] == [(1, "a"), (2, "b")]
     assert "age" not in rows[1]
+
+
+def test_rows_of_a_version_declared_before_the_stream_started_are_a_change_too() -> None:
+    # The stream's columns come from the first rows (v1); it starts after v2's BOOTSTRAP.
+    log = _evolving()
+    scan = _scan(log)
+    with pytest.raises(SchemaError, match="partition 0 offset 4: column age added"):
+        scan.plan(_start({0: 4}), {0: 6}, None)
+    assert OffsetRange("t", 0, 0, 4) in log.reads  # the schemas were looked up before it
+    config = _config(**{"schema-evolution": "ignore-new-columns"})
+    scan = _scan(log, config)
+    cut = scan.plan(_start({0: 4}), {0: 6}, None)
+    assert (cut.end.offsets, cut.rows) == ({0: 6}, 1)
+    assert {t.version for t in scan.tables} == {1, 2}  # what the tasks will decode with

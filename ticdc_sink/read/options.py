@@ -4,7 +4,7 @@
 values as given). Options share the writer's names where they mean the same thing
 (`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`) and
 Spark's Kafka source's names for what only a reader has (`startingOffsets`,
-`endingOffsets`, `kafkaConsumer.pollTimeoutMs`).
+`endingOffsets`, `kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`).
 
 This module knows option text and nothing of Spark or Kafka clients.
 """

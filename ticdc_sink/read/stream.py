@@ -24,6 +24,7 @@ The planning functions are pure; `StreamScan` reads through `TopicLog`. Nothing 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 from array import array
 from collections.abc import Mapping
@@ -140,6 +141,11 @@ class PartitionIndex:
         self._rows.append(self.replays.rows)
         self._dropped.append(self.replays.dropped)
 
+    def stop_at(self, offset: int, table: TableSchema) -> None:
+        """The table's columns change at `offset` to `table`'s: batches end before it."""
+        self.change_at = self.scanned = offset
+        self.change = table
+
     def state_at(self, offset: int) -> tuple[int, int, int]:
         """(resolved ts, rows, dropped) before `offset`."""
         i = bisect.bisect_left(self._offsets, offset) - 1
@@ -253,7 +259,8 @@ class StreamScan:
         self._tables: dict[tuple[str, str, int], TableSchema] = {
             (t.database, t.table, t.version): t for t in known
         }
-        self._untyped: set[int] = set()  # partitions with a row of a version not known
+        self._history: set[int] = set()  # partitions whose schemas were read from the start
+        self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
 
     @property
     def tables(self) -> tuple[TableSchema, ...]:
@@ -262,20 +269,9 @@ class StreamScan:
 
     def cover(self, start: StreamOffset, end: StreamOffset) -> None:
         """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
-        restart is planned without `plan`), so `tables` holds its rows' schemas: when a
-        row's schema came before `start`, the partition is read from its beginning."""
+        restart is planned without `plan`), so `tables` holds its rows' schemas."""
         for partition, offset in start.offsets.items():
             self._scan(partition, offset, start.resolved.get(partition, 0), end.offsets[partition])
-        if self._untyped:
-            bounds = self.log.bounds()
-            for partition in sorted(self._untyped):
-                low = bounds[partition][0]
-                earlier = OffsetRange(self.config.topic, partition, low, start.offsets[partition])
-                for record in self.log.read(earlier):
-                    self._learn(
-                        decode_record(self._decoder, record, self.config.topic, self._skipped)
-                    )
-            self._untyped.clear()
 
     def close(self) -> None:
         self.log.close()
@@ -323,35 +319,69 @@ class StreamScan:
             index = self.index[partition] = PartitionIndex(
                 start, resolved_ts, identical=self.config.watermark_consistency
             )
-        if index.change_at is not None or index.scanned >= end:
-            return
-        offsets = OffsetRange(self.config.topic, partition, index.scanned, end)
-        for record in self.log.read(offsets):
-            event = decode_record(self._decoder, record, self.config.topic, self._skipped)
-            if isinstance(event, DecodedWatermark):
-                index.see_watermark(record.offset, event)
-            elif isinstance(event, DecodedRow):
-                if is_selected(self.config, event.database, event.table):
+        while index.change_at is None and index.scanned < end:
+            untyped = self._scan_range(partition, index, end)
+            if untyped is None:
+                break
+            # A row whose schema came before the scan: learn the schemas from the
+            # partition's beginning (once), then read on from that row.
+            self._history.add(partition)
+            low = self.log.bounds()[partition][0]
+            self._read(OffsetRange(self.config.topic, partition, low, index.base), None, end)
+
+    def _scan_range(self, partition: int, index: PartitionIndex, end: int) -> int | None:
+        """Read on to `end`; stop at a schema change, or at a row of an unknown schema
+        version (its offset returned) when the partition's history is not read yet."""
+        return self._read(OffsetRange(self.config.topic, partition, index.scanned, end), index, end)
+
+    def _read(self, offsets: OffsetRange, index: PartitionIndex | None, end: int) -> int | None:
+        with contextlib.closing(self.log.read(offsets)) as records:
+            for record in records:
+                event = decode_record(self._decoder, record, self.config.topic, self._skipped)
+                if index is None:  # the history: schemas only
+                    self._learn(event)
+                elif isinstance(event, DecodedWatermark):
+                    index.see_watermark(record.offset, event)
+                elif isinstance(event, DecodedRow):
+                    if not is_selected(self.config, event.database, event.table):
+                        continue
+                    if not event.typed and offsets.partition not in self._history:
+                        index.scanned = record.offset
+                        return record.offset
+                    changed = self._row_table(event)
+                    if changed is not None:  # its schema came before the scan
+                        index.stop_at(record.offset, changed)
+                        return None
                     index.see_row(record.offset, event)
-                    if not event.typed:
-                        self._untyped.add(partition)
-            elif isinstance(event, DecodedBootstrap | DecodedDDL):
-                if self._changes(event):
-                    index.change_at = record.offset
-                    index.change = event.table
-                    index.scanned = record.offset
-                    return
-                self._learn(event)
-        index.scanned = end
+                elif isinstance(event, DecodedBootstrap | DecodedDDL):
+                    if event.table is not None and self._changes(event.table):
+                        index.stop_at(record.offset, event.table)
+                        return None
+                    self._learn(event)
+        if index is not None:
+            index.scanned = end
+        return None
+
+    def _row_table(self, row: DecodedRow) -> TableSchema | None:
+        """The schema of `row` when its columns differ from the stream's (once per
+        version)."""
+        version = (row.database, row.table, row.schema_version)
+        if version in self._checked:
+            return None
+        lookup = getattr(self._decoder, "table", None)
+        table = lookup(*version) if lookup is not None else None
+        if table is not None and self._changes(table):
+            return table
+        self._checked.add(version)
+        return None
 
     def _learn(self, event: object) -> None:
         if isinstance(event, DecodedBootstrap | DecodedDDL) and event.table is not None:
             table = event.table
             self._tables[(table.database, table.table, table.version)] = table
 
-    def _changes(self, event: DecodedBootstrap | DecodedDDL) -> bool:
-        table = event.table
-        if table is None or not is_selected(self.config, table.database, table.table):
+    def _changes(self, table: TableSchema) -> bool:
+        if not is_selected(self.config, table.database, table.table):
             return False
         if same_columns(table, self.table):
             return False
