@@ -182,38 +182,37 @@ def plan_watermark_cut(
     Every partition ends just after its last watermark at or below a ts T, with T at most
     the smallest resolved ts across partitions; T is the largest such ts whose batch holds
     at most `limit` offsets, else the smallest ts that moves at all (a transaction larger
-    than the limit extends the batch rather than stalling it).
+    than the limit extends the batch rather than stalling it). Each candidate T is a
+    watermark after the start, so every candidate moves; the sizes grow with T, so the
+    limit is found by bisection (a backlog holds many watermarks).
     """
     marks = {p: index[p].marks(o) for p, o in start.offsets.items()}
     tops = [m[-1][1] if m else start.resolved.get(p, 0) for p, m in marks.items()]
     ceiling = min(tops, default=0)
     candidates = sorted({ts for m in marks.values() for _, ts in m if ts <= ceiling})
-    chosen: tuple[StreamOffset, int] | None = None
-    for ts in candidates:
-        end = _cut_at(start, marks, ts)
-        size = start.size_to(end)
-        if size == 0:
-            continue
-        if limit is not None and size > limit and chosen is not None:
-            break
-        chosen = (end, ts)
-        if limit is not None and size >= limit:
-            break
-    if chosen is None:
+    if not candidates:
         return start, None
-    return chosen
+    resolved = {p: [ts for _, ts in m] for p, m in marks.items()}  # rising: marks raise it
 
+    def cut_at(ts: int) -> StreamOffset:
+        offsets, carried = dict(start.offsets), dict(start.resolved)
+        for p, found in marks.items():
+            i = bisect.bisect_right(resolved[p], ts)
+            if i:
+                offsets[p], carried[p] = found[i - 1]
+        return StreamOffset(start.topic, offsets, carried)
 
-def _cut_at(
-    start: StreamOffset, marks: Mapping[int, list[tuple[int, int]]], ts: int
-) -> StreamOffset:
-    offsets, resolved = dict(start.offsets), dict(start.resolved)
-    for p, found in marks.items():
-        for after, mark_ts in found:
-            if mark_ts > ts:
-                break
-            offsets[p], resolved[p] = after, mark_ts
-    return StreamOffset(start.topic, offsets, resolved)
+    if limit is None:
+        return cut_at(candidates[-1]), candidates[-1]
+    low, high = 0, len(candidates)  # the first candidate whose batch is above the limit
+    while low < high:
+        middle = (low + high) // 2
+        if start.size_to(cut_at(candidates[middle])) <= limit:
+            low = middle + 1
+        else:
+            high = middle
+    ts = candidates[max(low - 1, 0)]
+    return cut_at(ts), ts
 
 
 def plan_offsets_cut(
