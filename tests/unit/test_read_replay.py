@@ -4,14 +4,17 @@ when the range starts after the watermark (the resolved ts carried in)."""
 
 from __future__ import annotations
 
+import attrs
+
 from tests.support.read_log import WATERMARK, FakeTopicLog, simple_messages, simple_stream, table
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import ReplayFilter, has_row_key
 from ticdc_sink.read.scan import read_range
+from ticdc_sink.schema import Index
 
 USERS = table("users")
 CONFIG = ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t"})
@@ -73,13 +76,23 @@ def test_under_watermark_consistency_a_row_resent_past_the_watermark_is_dropped_
     # TiCDC sent row 12 past watermark 11, restarted, and sent it again: TiCDC's rule
     # keeps both (12 > 11); the same change since the resolved ts rose is a replay.
     replays = ReplayFilter(11, identical=True)
-    assert [replays.admit(_row(12)), replays.admit(_row(12)), replays.admit(_row(13))] == [
-        True,
-        False,
-        True,
-    ]
+    assert [replays.admit(_row(ts), keyed=True) for ts in (12, 12, 13)] == [True, False, True]
     assert replays.see_watermark(DecodedWatermark(commit_ts=13))
     assert not replays.see_watermark(DecodedWatermark(commit_ts=12))
     assert (replays.rows, replays.dropped) == (2, 1)
     plain = ReplayFilter(11)
-    assert [plain.admit(_row(12)), plain.admit(_row(12))] == [True, True]
+    assert [plain.admit(_row(12), keyed=True), plain.admit(_row(12), keyed=True)] == [True] * 2
+    # A table without a row key may hold identical rows: both are kept.
+    keyless = ReplayFilter(11, identical=True)
+    assert [keyless.admit(_row(12)), keyless.admit(_row(12))] == [True, True]
+
+
+def test_a_row_key_is_a_primary_key_or_a_unique_index_over_not_null_columns() -> None:
+    email = table("users", {"email": "varchar(50)"})
+    no_key = attrs.evolve(email, indexes=())
+    unique = attrs.evolve(no_key, indexes=(Index("email", ("email",), unique=True),))
+    required = attrs.evolve(
+        unique, columns=tuple(attrs.evolve(c, nullable=False) for c in unique.columns)
+    )
+    assert has_row_key(email) and has_row_key(required)
+    assert not has_row_key(no_key) and not has_row_key(unique) and not has_row_key(None)

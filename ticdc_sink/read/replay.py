@@ -10,9 +10,12 @@ back.
 Under watermark consistency the filter also drops a row identical to one met since the
 resolved ts last rose (same commit ts, op, table and values): TiCDC re-sends, after a
 restart, the rows it had sent past the last watermark, and TiCDC's rule lets those
-through, since they are above it. Two identical changes of one row at one commit ts do not
-happen otherwise (TiDB merges a transaction's changes of a row). Micro-batches end where
-the resolved ts rises (`stream.plan_watermark_cut`), so no such window spans two tasks.
+through, since they are above it. In a table with a row key (a primary key or a unique
+index over NOT NULL columns) two identical changes at one commit ts do not happen
+otherwise (TiDB merges a transaction's changes of a row); a table without one can hold
+identical rows, so the caller says whether the row's table has a key (`has_row_key`).
+Micro-batches end where the resolved ts rises (`stream.plan_watermark_cut`), so no such
+window spans two tasks.
 
 This module knows decoded events only; the driver's scan and the tasks share it, so both
 count the same rows.
@@ -23,8 +26,21 @@ from __future__ import annotations
 from typing import Any
 
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.schema import TableSchema
 
-__all__ = ["ReplayFilter"]
+__all__ = ["ReplayFilter", "has_row_key"]
+
+
+def has_row_key(table: TableSchema | None) -> bool:
+    """Whether rows of `table` are told apart by a key: a primary key, or a unique index
+    whose columns are all NOT NULL (False when the schema is not known)."""
+    if table is None:
+        return False
+    nullable = {c.name for c in table.columns if c.nullable}
+    return any(
+        index.primary or (index.unique and not nullable & set(index.columns))
+        for index in table.indexes
+    )
 
 
 class ReplayFilter:
@@ -50,12 +66,14 @@ class ReplayFilter:
         self._since.clear()
         return True
 
-    def admit(self, row: DecodedRow) -> bool:
-        """Whether `row` is new; a replay is counted in `dropped`."""
+    def admit(self, row: DecodedRow, *, keyed: bool = False) -> bool:
+        """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
+        table has a row key, so an identical row since the resolved ts rose is a replay
+        (with `identical`)."""
         if row.commit_ts <= self.resolved_ts:
             self.dropped += 1
             return False
-        if self.identical:
+        if self.identical and keyed:
             change = _identity(row)
             if change in self._since:
                 self.dropped += 1

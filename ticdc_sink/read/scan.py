@@ -24,7 +24,7 @@ from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import ReplayFilter, has_row_key
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema
 
@@ -65,6 +65,7 @@ def read_range(
         decoder = new_decoder(config, known)
         builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
         checked: set[tuple[str, str, int]] = set()
+        keyed: dict[tuple[str, str, int], bool] = {}
         skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
             event = decode_record(decoder, record, config.topic, skipped)
@@ -74,7 +75,9 @@ def read_range(
                 continue
             if not is_selected(config, event.database, event.table):
                 continue
-            if replays is not None and not replays.admit(event):
+            if replays is not None and not replays.admit(
+                event, keyed=_keyed(decoder, event, keyed)
+            ):
                 continue
             version = (event.database, event.table, event.schema_version)
             if version not in checked:
@@ -95,6 +98,16 @@ def read_range(
     finally:
         if owned:
             source.close()
+
+
+def _keyed(decoder: object, row: DecodedRow, cache: dict[tuple[str, str, int], bool]) -> bool:
+    """Whether the row's table has a row key (`replay.has_row_key`), once per version."""
+    version = (row.database, row.table, row.schema_version)
+    found = cache.get(version)
+    if found is None:
+        lookup = getattr(decoder, "table", None)
+        found = cache[version] = has_row_key(lookup(*version) if lookup else None)
+    return found
 
 
 def _check_fits(

@@ -41,7 +41,7 @@ from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, describe_change
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import ReplayFilter, has_row_key
 from ticdc_sink.read.rows import same_columns
 from ticdc_sink.schema import TableSchema
 
@@ -131,8 +131,8 @@ class PartitionIndex:
             self._marks.append(offset)
         self._note(offset)
 
-    def see_row(self, offset: int, row: DecodedRow) -> None:
-        self.replays.admit(row)
+    def see_row(self, offset: int, row: DecodedRow, *, keyed: bool = False) -> None:
+        self.replays.admit(row, keyed=keyed)
         self._note(offset)
 
     def _note(self, offset: int) -> None:
@@ -260,6 +260,7 @@ class StreamScan:
         }
         self._history: set[int] = set()  # partitions whose schemas were read from the start
         self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
+        self._has_key: dict[tuple[str, str, int], bool] = {}
 
     @property
     def tables(self) -> tuple[TableSchema, ...]:
@@ -351,7 +352,7 @@ class StreamScan:
                     if changed is not None:  # its schema came before the scan
                         index.stop_at(record.offset, changed)
                         return None
-                    index.see_row(record.offset, event)
+                    index.see_row(record.offset, event, keyed=self._keyed(event))
                 elif isinstance(event, DecodedBootstrap | DecodedDDL):
                     if event.table is not None and self._changes(event.table):
                         index.stop_at(record.offset, event.table)
@@ -360,6 +361,14 @@ class StreamScan:
         if index is not None:
             index.scanned = end
         return None
+
+    def _keyed(self, row: DecodedRow) -> bool:
+        version = (row.database, row.table, row.schema_version)
+        found = self._has_key.get(version)
+        if found is None:
+            lookup = getattr(self._decoder, "table", None)
+            found = self._has_key[version] = has_row_key(lookup(*version) if lookup else None)
+        return found
 
     def _row_table(self, row: DecodedRow) -> TableSchema | None:
         """The schema of `row` when its columns differ from the stream's (once per
