@@ -17,8 +17,8 @@ identical rows, so the caller says whether the row's table has a key (`has_row_k
 Micro-batches end where the resolved ts rises (`stream.plan_watermark_cut`), so no such
 window spans two tasks.
 
-This module knows decoded events only; the driver's scan and the tasks share it, so both
-count the same rows.
+This module knows decoded events and table schemas; the driver's scan and the tasks share
+it, so both count the same rows.
 """
 
 from __future__ import annotations
