@@ -29,6 +29,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
     DataSourceStreamWriter,
     InputPartition,
     WriterCommitMessage,
@@ -48,12 +49,15 @@ from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
-from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import ReadPlan, plan_read
+from ticdc_sink.read.replay import ReplayFilter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.schema import table_schema_from_json
+from ticdc_sink.read.stream import StreamOffset, StreamScan
+from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
@@ -70,12 +74,26 @@ try:  # PySpark 4.1+
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
     DataSourceStreamArrowWriter = None
 
+try:  # PySpark 4.2+: read limits (maxOffsetsPerTrigger) and Trigger.AvailableNow
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+
+    _STREAM_READER_BASES: tuple[type, ...] = (DataSourceStreamReader, SupportsTriggerAvailableNow)
+except ImportError:  # PySpark 4.0, 4.1: latestOffset() takes no start and no limit
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    _STREAM_READER_BASES = (DataSourceStreamReader,)
+
 __all__ = [
     "StreamCheckpoint",
     "TiCDCCommitMessage",
     "TiCDCDataSource",
     "TiCDCRangePartition",
     "TiCDCReader",
+    "TiCDCStreamPartition",
+    "TiCDCStreamReader",
 ]
 
 logger = logging.getLogger(__name__)
@@ -146,6 +164,14 @@ class TiCDCDataSource(DataSource):
             plan = plan_read(ReadConfig.from_options(self.options))
             return TiCDCReader(plan, _arrow_schema(schema))
         return TiCDCReader(plan, None)
+
+    def streamReader(self, schema: StructType) -> TiCDCStreamReader:
+        # As reader(): the plan schema() made travels along, else (a user schema) one here.
+        plan: ReadPlan | None = getattr(self, "_read_plan", None)
+        if plan is None:
+            plan = plan_read(ReadConfig.from_options(self.options))
+            return TiCDCStreamReader(plan, _arrow_schema(schema))
+        return TiCDCStreamReader(plan, None)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
         if overwrite:
@@ -515,6 +541,129 @@ class TiCDCReader(DataSourceReader):
         batches = read_range(plan.config, plan.table, plan.known, partition.offsets)
         for batch in batches:
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
+
+
+class TiCDCStreamPartition(InputPartition):
+    """One Spark partition of a micro-batch: one Kafka partition's offset range, the
+    partition's resolved ts before it (for the replay rule), and the table schemas the
+    driver knows."""
+
+    def __init__(
+        self, offsets: OffsetRange, resolved_ts: int, known: tuple[TableSchema, ...]
+    ) -> None:
+        super().__init__(offsets)
+        self.offsets = offsets
+        self.resolved_ts = resolved_ts
+        self.known = known
+
+
+class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
+    """A streaming read (`read.stream`): the driver scans the topic and cuts micro-batches
+    at watermarks; one task per Kafka partition with data, Arrow record batches out.
+
+    Spark keeps this object on the driver for the whole query and calls it from one
+    thread; the scan (and its consumer) is made on first use, never pickled: the tasks get
+    a fresh copy from `DataSource.streamReader`.
+    """
+
+    def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
+        self.plan = plan
+        self.user_schema = user_schema
+        self._scan: StreamScan | None = None
+        self._target: dict[int, int] | None = None  # Trigger.AvailableNow's end
+        self._last: StreamOffset | None = None  # PySpark < 4.2 passes no start
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"plan": self.plan, "user_schema": self.user_schema}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["plan"], state["user_schema"])  # type: ignore[misc]
+
+    def _scanner(self) -> StreamScan:
+        if self._scan is None:
+            plan = self.plan
+            log = TopicLog(plan.config)
+            self._scan = StreamScan(plan.config, plan.table, plan.known, log)
+        return self._scan
+
+    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
+        config = self.plan.config
+        topic = config.topic
+        starting = parse_offsets(
+            config.starting_offsets or "latest", option="startingOffsets", topic=topic
+        )
+        ranges = plan_ranges(topic, self._scanner().log.bounds(), starting, "latest")
+        offsets = {r.partition: r.start for r in ranges}
+        return StreamOffset(topic, offsets, dict.fromkeys(offsets, 0)).to_json()
+
+    def getDefaultReadLimit(self) -> Any:  # noqa: N802
+        limit = self.plan.config.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
+        self._target = {p: high for p, (_, high) in self._scanner().log.bounds().items()}
+
+    def latestOffset(  # noqa: N802
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
+        config = self.plan.config
+        scan = self._scanner()
+        if start is not None:
+            begin = StreamOffset.from_json(start, config.topic)
+        else:
+            begin = self._last or StreamOffset.from_json(self.initialOffset(), config.topic)
+        ends = self._target or {p: high for p, (_, high) in scan.log.bounds().items()}
+        if limit is None or ReadMaxRows is None:
+            cap = config.max_offsets_per_trigger
+        else:
+            cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        cut = scan.plan(begin, ends, cap)
+        if cut.end != begin:
+            _log_to_stderr()
+            logger.info(
+                "ticdc: micro-batch of topic %s planned up to %s: resolved ts %s, %d rows, "
+                "%d replayed rows dropped",
+                config.topic,
+                cut.end.to_json()[config.topic],
+                cut.resolved_ts if cut.resolved_ts is not None else "(consistency=none)",
+                cut.rows,
+                cut.dropped,
+            )
+        self._last = cut.end
+        return cut.end.to_json()
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[TiCDCStreamPartition]:
+        topic = self.plan.config.topic
+        begin = StreamOffset.from_json(start, topic)
+        finish = StreamOffset.from_json(end, topic)
+        scan = self._scanner()
+        scan.cover(begin, finish)
+        known = scan.tables
+        partitions = []
+        for p, offset in sorted(finish.offsets.items()):
+            offsets = OffsetRange(topic, p, begin.offsets.get(p, offset), offset)
+            if not offsets.empty:
+                partitions.append(TiCDCStreamPartition(offsets, begin.resolved.get(p, 0), known))
+        return partitions
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, TiCDCStreamPartition)
+        plan = self.plan
+        replays = ReplayFilter(partition.resolved_ts, identical=plan.config.watermark_consistency)
+        batches = read_range(
+            plan.config, plan.table, partition.known, partition.offsets, replays=replays
+        )
+        for batch in batches:
+            yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        if self._scan is not None:
+            self._scan.forget_before(StreamOffset.from_json(end, self.plan.config.topic))
+
+    def stop(self) -> None:
+        if self._scan is not None:
+            self._scan.close()
+            self._scan = None
 
 
 def _spark_schema(schema: pa.Schema) -> StructType:

@@ -8,6 +8,9 @@ TopicLog` (the same `bounds()` / `read(range)` / `close()`), and messages of Sim
 | `bounds()` | (0, number of records) per partition |
 | `read(range)` | the records with start <= offset < end, in offset order |
 | `reads` | every range read, in order (what the driver scanned) |
+
+`simple_stream` writes a partition's messages one by one (rows and watermarks in any
+order), for the streaming reader's tests.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ from ticdc_sink.producer import Record
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
 
-__all__ = ["FakeTopicLog", "protocol_messages", "simple_messages", "table"]
+__all__ = [
+    "WATERMARK",
+    "FakeTopicLog",
+    "protocol_messages",
+    "simple_messages",
+    "simple_stream",
+    "table",
+]
 
 Entry = bytes | None | tuple[bytes | None, bytes | None]
 
@@ -30,6 +40,10 @@ Entry = bytes | None | tuple[bytes | None, bytes | None]
 def _record(partition: int, offset: int, entry: Entry) -> Record:
     key, value = entry if isinstance(entry, tuple) else (None, entry)
     return Record(partition, offset, key, value, None)
+
+
+#: `simple_stream`'s item kind for a watermark: (WATERMARK, ts).
+WATERMARK = "watermark"
 
 
 class FakeTopicLog:
@@ -124,3 +138,21 @@ def protocol_messages(
     merged = [done for key, value in records if (done := batcher.add(key or b"", value or b""))]
     last = batcher.flush()
     return merged + ([last] if last else [])
+
+
+def simple_stream(
+    schema: TableSchema, items: list[tuple[str, int] | tuple[Op, int, tuple]]
+) -> list[bytes | None]:
+    """Simple JSON values, one per item: `(WATERMARK, ts)`, or `(op, commit ts, row)` of
+    `schema` (an UPDATE without its old row)."""
+    encoder = build_encoder(CodecConfig(), schema, build_ts_ms=1)
+    values: list[bytes | None] = []
+    for item in items:
+        if item[0] == WATERMARK:
+            mark = encode_watermark(CodecConfig(), item[1], build_ts_ms=1)
+            assert mark is not None
+            values.append(mark.value)
+        else:
+            op, commit_ts, row = item  # type: ignore[misc]
+            values.append(encoder.encode_row(RowChange(schema, op, commit_ts, row, None)).value)
+    return values

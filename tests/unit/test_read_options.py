@@ -18,7 +18,7 @@ BASE = {"kafka.bootstrap.servers": "h:9092", "topic": "t"}
 def test_defaults() -> None:
     config = ReadConfig.from_options(BASE)
     assert (config.bootstrap_servers, config.topic, config.protocol) == ("h:9092", "t", "simple")
-    assert (config.starting_offsets, config.ending_offsets) == ("earliest", "latest")
+    assert (config.starting_offsets, config.ending_offsets) == (None, "latest")
     assert not config.kafka_columns and config.client == ()
     assert pickle.loads(pickle.dumps(config)) == config and hash(config)
 
@@ -41,6 +41,22 @@ def test_spark_option_names_in_any_case_and_kafka_settings_pass_through() -> Non
     assert config.kafka_columns and config.poll_timeout_s == 0.5
 
 
+def test_streaming_options() -> None:
+    config = ReadConfig.from_options(BASE)
+    assert config.watermark_consistency and not config.ignore_new_columns
+    assert config.max_offsets_per_trigger is None
+    config = ReadConfig.from_options(
+        {
+            **BASE,
+            "consistency": "NONE",
+            "maxOffsetsPerTrigger": "500",
+            "schema-evolution": "ignore-new-columns",
+        }
+    )
+    assert not config.watermark_consistency and config.ignore_new_columns
+    assert config.max_offsets_per_trigger == 500
+
+
 @pytest.mark.parametrize(
     ("options", "option", "words"),
     [
@@ -55,6 +71,9 @@ def test_spark_option_names_in_any_case_and_kafka_settings_pass_through() -> Non
         ({**BASE, "kafka-columns": "yes"}, "kafka-columns", "use true or false"),
         ({**BASE, "on-bad-message": "ignore"}, "on-bad-message", "reading takes fail, skip"),
         ({**BASE, "kafkaconsumer.polltimeoutms": "0"}, "kafkaconsumer.polltimeoutms", "above 0"),
+        ({**BASE, "consistency": "strict"}, "consistency", "reading takes watermark, none"),
+        ({**BASE, "maxoffsetspertrigger": "-5"}, "maxoffsetspertrigger", "offsets above 0"),
+        ({**BASE, "schema-evolution": "add"}, "schema-evolution", "fail, ignore-new-columns"),
     ],
 )
 def test_errors_name_the_option(options: dict[str, str], option: str, words: str) -> None:

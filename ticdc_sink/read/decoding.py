@@ -22,7 +22,6 @@ __all__ = [
     "BadMessages",
     "SchemaLookup",
     "decode_events",
-    "decode_record",
     "describes_rows",
     "new_decoder",
     "row_table",
@@ -99,23 +98,6 @@ def _claim_check_loader(uri: str) -> ClaimCheckLoader:
     return load
 
 
-def decode_record(
-    decoder: Decoder, record: Record, topic: str, skipped: BadMessages | None = None
-) -> DecodedEvent | None:
-    """The event of one record; None when it does not decode and `skipped` counts it
-    (`on-bad-message=skip`).
-
-    Raises:
-        DecodeError: the record is not a message of the protocol and `skipped` is None;
-            the message names the topic, partition and offset, then the decoder's reason.
-    """
-    try:
-        return decoder.decode_message(record.key, record.value)
-    except DecodeError as exc:
-        _bad(exc, record, topic, skipped)
-        return None
-
-
 def decode_events(
     decoder: Decoder, record: Record, topic: str, skipped: BadMessages | None = None
 ) -> list[DecodedEvent]:
@@ -123,7 +105,8 @@ def decode_events(
     it does not decode and `skipped` counts it.
 
     Raises:
-        DecodeError: as `decode_record`.
+        DecodeError: the record is not a message of the protocol and `skipped` is None;
+            the message names the topic, partition and offset, then the decoder's reason.
     """
     try:
         return decode_events_of(decoder, record.key, record.value)

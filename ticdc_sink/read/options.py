@@ -4,7 +4,7 @@
 values as given). Options share the writer's names where they mean the same thing
 (`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`) and
 Spark's Kafka source's names for what only a reader has (`startingOffsets`,
-`endingOffsets`, `kafkaConsumer.pollTimeoutMs`).
+`endingOffsets`, `kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`).
 
 This module knows option text and nothing of Spark or Kafka clients.
 """
@@ -47,11 +47,17 @@ READ_OPTIONS = {
     "large-message-handle-compression": "the writer's: none (default), snappy or lz4",
     "database": "read this database's table only",
     "table": "read this table only",
-    "startingoffsets": "earliest (default), latest, or JSON {topic: {partition: offset}}",
+    "startingoffsets": (
+        "earliest (batch default), latest (streaming default), or JSON {topic: {partition: offset}}"
+    ),
     "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
     "kafka-columns": "true: add _topic, _partition, _offset (default false)",
     "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
     "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
+    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none",
+    "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
+    "schema-evolution": "streaming: fail (default) when a table's columns change; "
+    "ignore-new-columns",
 }
 
 # What Spark itself puts among a source's options (load(path), readStream).
@@ -69,12 +75,19 @@ class ReadConfig:
     encoding_format: str = "json"
     database: str | None = None
     table: str | None = None
-    starting_offsets: str = "earliest"
+    #: None: the read's default (batch: earliest, streaming: latest, as Spark's Kafka source).
+    starting_offsets: str | None = None
     ending_offsets: str = "latest"
     kafka_columns: bool = False
     poll_timeout_s: float = 120.0
     #: Skip (and count) messages that do not decode instead of failing.
     skip_bad_messages: bool = False
+    #: Streaming: end micro-batches at watermarks (True) or wherever the data ends.
+    watermark_consistency: bool = True
+    #: Streaming: the offsets a micro-batch reads at most (soft under watermark consistency).
+    max_offsets_per_trigger: int | None = None
+    #: Streaming: read on without the columns a table gains mid-stream.
+    ignore_new_columns: bool = False
     #: librdkafka settings (`kafka.` prefix removed), sorted by name.
     client: tuple[tuple[str, str], ...] = ()
     #: The Confluent Schema Registry (protocols with `needs_registry`: avro).
@@ -137,11 +150,22 @@ class ReadConfig:
             encoding_format=_choice(rest, "encoding-format", "json", formats),
             database=rest.get("database") or None,
             table=rest.get("table") or None,
-            starting_offsets=rest.get("startingoffsets", "earliest").strip(),
+            starting_offsets=rest["startingoffsets"].strip() if "startingoffsets" in rest else None,
             ending_offsets=rest.get("endingoffsets", "latest").strip(),
             kafka_columns=_boolean(rest, "kafka-columns"),
             poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
             skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
+            watermark_consistency=_choice(rest, "consistency", "watermark", ("watermark", "none"))
+            == "watermark",
+            ignore_new_columns=_choice(
+                rest, "schema-evolution", "fail", ("fail", "ignore-new-columns")
+            )
+            == "ignore-new-columns",
+            max_offsets_per_trigger=(
+                _positive(rest, "maxoffsetspertrigger", "a number of offsets above 0")
+                if "maxoffsetspertrigger" in rest
+                else None
+            ),
             client=tuple(sorted(client.items())),
             registry=registry,
             time_zone=rest.get("time-zone", "UTC").strip() or "UTC",
@@ -201,11 +225,13 @@ def _boolean(options: Mapping[str, str], name: str) -> bool:
 
 
 def _positive_ms(options: Mapping[str, str], name: str, default: int) -> int:
-    text = options.get(name, str(default)).strip()
+    return _positive(
+        {name: options.get(name, str(default))}, name, "a number of milliseconds above 0"
+    )
+
+
+def _positive(options: Mapping[str, str], name: str, what: str) -> int:
+    text = options[name].strip()
     if not text.isdigit() or int(text) == 0:
-        raise ConfigError(
-            f"option {name} is {text!r}; give a number of milliseconds above 0",
-            option=name,
-            value=text,
-        )
+        raise ConfigError(f"option {name} is {text!r}; give {what}", option=name, value=text)
     return int(text)

@@ -40,7 +40,9 @@ def plan_read(
         DeliveryError: the brokers or the topic cannot be reached.
         DecodeError: a message that is not of the protocol.
     """
-    starting = parse_offsets(config.starting_offsets, option="startingOffsets", topic=config.topic)
+    starting = parse_offsets(
+        config.starting_offsets or "earliest", option="startingOffsets", topic=config.topic
+    )
     ending = parse_offsets(config.ending_offsets, option="endingOffsets", topic=config.topic)
     owned = log is None
     source = TopicLog(config) if log is None else log

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ticdc_sink.claim_check import mask_uri
-from ticdc_sink.decode import DecodedRow
+from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
@@ -31,8 +31,10 @@ from ticdc_sink.read.decoding import (
     new_decoder,
 )
 from ticdc_sink.read.discover import is_selected
+from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema
 
@@ -51,12 +53,14 @@ def read_range(
     log: TopicLog | None = None,
     batch_rows: int = BATCH_ROWS,
     schema_for_id: SchemaLookup | None = None,
+    replays: ReplayFilter | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
-    `schema_for_id` gives avro schemas, as `new_decoder`.
+    `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops (and
+    counts) the rows TiCDC replayed (a streaming read).
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -75,21 +79,26 @@ def read_range(
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
         versioned = not describes_rows(decoder)  # Simple: a schema version in every row
+        keyed = RowKeys(decoder)
         skipped = BadMessages() if config.skip_bad_messages else None
         for record in source.read(offsets):
             for event in decode_events(decoder, record, config.topic, skipped):
+                if isinstance(event, DecodedWatermark) and replays is not None:
+                    replays.see_watermark(event)
                 if not isinstance(event, DecodedRow):
                     continue
                 if not is_selected(config, event.database, event.table):
+                    continue
+                if replays is not None and not replays.admit(event, keyed=keyed(event)):
                     continue
                 unfollowed = event.claim_check_location and not config.claim_check_storage_uri
                 if not event.typed or event.handle_key_only or unfollowed:
                     raise _incomplete(event, record, config.topic, versioned=versioned)
                 version = (event.database, event.table, event.schema_version)
                 if not versioned:
-                    _check_names(event, record, config.topic, output, names)
+                    _check_names(event, record, config, output, names)
                 elif version not in checked:
-                    _check_fits(decoder, event, record, config.topic, output)
+                    _check_fits(decoder, event, record, config, output)
                     checked.add(version)
                 builder.add(event, record, config.topic)
                 if len(builder) >= batch_rows:
@@ -107,12 +116,15 @@ def read_range(
 
 
 def _check_fits(
-    decoder: object, row: DecodedRow, record: Record, topic: str, output: TableSchema
+    decoder: object, row: DecodedRow, record: Record, config: ReadConfig, output: TableSchema
 ) -> None:
+    topic = config.topic
     lookup = getattr(decoder, "table", None)
     table = lookup(row.database, row.table, row.schema_version) if lookup else None
     if table is None:
         raise _incomplete(row, record, topic)
+    if config.ignore_new_columns and adds_columns_only(output, table):
+        return  # the builder takes the output's columns only
     if not same_columns(table, output):
         raise SchemaError(
             f"topic {topic} partition {record.partition} offset {record.offset}: "
@@ -125,13 +137,20 @@ def _check_fits(
 
 
 def _check_names(
-    row: DecodedRow, record: Record, topic: str, output: TableSchema, names: set[str]
+    row: DecodedRow, record: Record, config: ReadConfig, output: TableSchema, names: set[str]
 ) -> None:
+    topic = config.topic
     image = row.old if row.data is None else row.data
     if image is None:
         return
-    # An avro DELETE (a tombstone) carries the key columns only.
-    fits = image.keys() <= names if row.op is Op.DELETE else image.keys() == names
+    # An avro DELETE (a tombstone) carries the key columns only; the builder takes the
+    # output's columns only, so new columns pass under ignore-new-columns.
+    if row.op is Op.DELETE:
+        fits = image.keys() <= names
+    elif config.ignore_new_columns:
+        fits = image.keys() >= names
+    else:
+        fits = image.keys() == names
     if not fits:
         raise SchemaError(
             f"topic {topic} partition {record.partition} offset {record.offset}: "

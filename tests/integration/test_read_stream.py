@@ -1,0 +1,188 @@
+"""Streaming reads with `spark.readStream.format("ticdc")`: transactions across 3
+partitions with watermarks read into micro-batches that each end at a watermark in every
+partition and hold whole commit ts; a restart from the checkpoint continues with no loss
+and no duplicate; a replayed range (the same messages produced again) adds no row.
+
+The producer sends one message per request (`batch.num.messages=1`), which keeps Tansu's
+high watermarks right (tests/support/broker.py); `availableNow` synchronises."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from pyspark.errors import StreamingQueryException
+
+from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
+from ticdc_sink.events import Op
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "read_stream_tx"
+PARTITIONS = (0, 1, 2)
+USERS = table("users")
+
+
+def transactions(first: int, count: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """(commit ts, [(partition, id)]) of `count` transactions from number `first` on; each
+    has 1 to 4 rows spread over the partitions."""
+    for n in range(first, first + count):
+        rows = [(n * 7 + i) % 3 for i in range(1 + n % 4)]
+        yield 1000 + 10 * n, [(p, n * 10 + i) for i, p in enumerate(rows)]
+
+
+class TopicWriter:
+    """Writes the topic's messages and remembers each partition's items by offset."""
+
+    def __init__(self, bootstrap: str, topic: str = TOPIC) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1})
+        self.topic = topic
+        self.items: dict[int, list[Any]] = {p: [] for p in PARTITIONS}
+
+    def send(self, partition: int, value: bytes | None, item: Any) -> None:
+        self.producer.produce(self.topic, value=value, partition=partition)
+        self.producer.flush(30)  # one at a time: offsets in order, high watermark right
+        self.items[partition].append(item)
+
+    def bootstrap(self) -> None:
+        for p in PARTITIONS:
+            self.send(p, simple_messages(USERS, [])[0], ("bootstrap",))
+
+    def write(self, txns: list[tuple[int, list[tuple[int, int]]]], every: int = 2) -> None:
+        """The transactions, with a watermark to every partition after each `every`-th."""
+        for number, (ts, rows) in enumerate(txns, 1):
+            for p, key in rows:
+                (value,) = simple_stream(USERS, [(Op.INSERT, ts, (key, f"n{key}"))])
+                self.send(p, value, ("row", ts, key))
+            if number % every == 0:
+                for p in PARTITIONS:
+                    self.send(p, simple_stream(USERS, [(WATERMARK, ts)])[0], (WATERMARK, ts))
+
+
+def run(
+    spark: Any, bootstrap: str, checkpoint: str, topic: str = TOPIC, **options: str
+) -> list[dict[str, Any]]:
+    """One availableNow run; each micro-batch's rows and its offsets."""
+    batches: list[dict[str, Any]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        rows = [(r["id"], r["_commit_ts"]) for r in df.collect()]
+        batches.append({"id": batch_id, "rows": rows})
+
+    reader = (
+        spark.readStream.format("ticdc")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", topic)
+        .option("startingOffsets", "earliest")
+    )
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    query = (
+        reader.load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
+    ends = {}
+    for progress in query.recentProgress:
+        end = progress["sources"][0]["endOffset"]
+        ends[progress["batchId"]] = json.loads(end) if isinstance(end, str) else end
+    for batch in batches:
+        batch["end"] = ends[batch["id"]]
+    return batches
+
+
+def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
+    """Each batch ends just after a watermark of the same ts in every partition and holds
+    every row of its commit ts."""
+    for batch in batches:
+        ends = batch["end"][TOPIC]
+        marks = {writer.items[int(p)][o - 1] for p, o in ends.items()}
+        assert len(marks) == 1 and next(iter(marks))[0] == WATERMARK, marks
+        (_, resolved) = next(iter(marks))
+        assert batch["end"]["ticdc:resolved-ts"] == dict.fromkeys(ends, resolved)
+        in_batch = {ts for _, ts in batch["rows"]}
+        everywhere = [
+            (item[2], item[1])
+            for items in writer.items.values()
+            for item in items
+            if item[0] == "row" and item[1] in in_batch
+        ]
+        assert sorted(batch["rows"]) == sorted(set(everywhere))
+
+
+def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_path):
+    broker.create_topic(TOPIC, 3)
+    writer = TopicWriter(broker.bootstrap)
+    writer.bootstrap()
+    first = list(transactions(0, 8))
+    writer.write(first)
+    checkpoint = str(tmp_path / "chk")
+
+    batches = run(spark, broker.bootstrap, checkpoint, maxOffsetsPerTrigger="6")
+    assert len([b for b in batches if b["rows"]]) > 1  # the limit split the read
+    check_batches(batches, writer)
+    rows = [row for b in batches for row in b["rows"]]
+    assert sorted(rows) == sorted((key, ts) for ts, keys in first for _, key in keys)
+
+    # More transactions, the last one not yet resolved: a restart reads on from the
+    # checkpoint, up to the last watermark.
+    second = list(transactions(8, 5))
+    writer.write(second)
+    more = run(spark, broker.bootstrap, checkpoint, maxOffsetsPerTrigger="6")
+    check_batches(more, writer)
+    rows += [row for b in more for row in b["rows"]]
+    resolved = second[:4]
+    assert sorted(rows) == sorted((key, ts) for ts, keys in first + resolved for _, key in keys)
+
+    # TiCDC replays: every message so far sent again (rows at or below the resolved ts,
+    # and the unresolved transaction already read past it), then new transactions.
+    writer.write(first + second)
+    third = list(transactions(13, 2))
+    writer.write(third)
+    again = run(spark, broker.bootstrap, checkpoint)
+    check_batches(again, writer)
+    rows += [row for b in again for row in b["rows"]]
+    expected = first + second + third
+    assert sorted(rows) == sorted((key, ts) for ts, keys in expected for _, key in keys)
+    assert len(rows) == len(set(rows))
+    writer.producer.flush(30)
+    del writer  # its producer, before the broker stops
+
+
+def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(spark, broker, tmp_path):
+    topic = "read_stream_ddl"
+    broker.create_topic(topic, 1)
+    writer = TopicWriter(broker.bootstrap, topic)
+    wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
+    for schema, ts, row in ((USERS, 10, (1, "a")), (wider, 11, (2, "b", 30))):
+        for value in simple_messages(schema, []) + simple_stream(
+            schema, [(Op.INSERT, ts, row), (WATERMARK, ts)]
+        ):
+            writer.send(0, value, None)
+    writer.producer.flush(30)
+    del writer
+
+    with pytest.raises(StreamingQueryException) as caught:
+        run(spark, broker.bootstrap, str(tmp_path / "a"), topic)
+    message = str(caught.value)
+    assert "SchemaError" in message and "table db.users changed at topic" in message
+    assert "column age added (int" in message
+    assert f"""startingOffsets '{{"{topic}":{{"0":3}}}}'""" in message
+
+    kept = run(
+        spark,
+        broker.bootstrap,
+        str(tmp_path / "b"),
+        topic,
+        **{"schema-evolution": "ignore-new-columns"},
+    )
+    assert sorted(row for b in kept for row in b["rows"]) == [(1, 10), (2, 11)]

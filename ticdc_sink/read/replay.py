@@ -1,0 +1,112 @@
+"""TiCDC's duplicate rule for one partition: a row whose commit ts is at or below the
+partition's resolved ts (the largest WATERMARK ts met so far) is a replay and is dropped.
+
+TiCDC re-sends rows after a restart of the changefeed (at-least-once), then moves on; its
+own consumer drops such rows the same way (tiflow `cmd/kafka-consumer/main.go`,
+`Consume`: "RowChangedEvent fallback row, ignore it" when `row.CommitTs <=
+partitionResolvedTs`). A watermark below the resolved ts (a replayed one) does not move it
+back.
+
+Under watermark consistency the filter also drops a row identical to one met since the
+resolved ts last rose (same commit ts, op, table and values): TiCDC re-sends, after a
+restart, the rows it had sent past the last watermark, and TiCDC's rule lets those
+through, since they are above it. In a table with a row key (a primary key or a unique
+index over NOT NULL columns) two identical changes at one commit ts do not happen
+otherwise (TiDB merges a transaction's changes of a row); a table without one can hold
+identical rows, so the caller says whether the row's table has a key (`has_row_key`).
+Micro-batches end where the resolved ts rises (`stream.plan_watermark_cut`), so no such
+window spans two tasks.
+
+This module knows decoded events and table schemas; the driver's scan and the tasks share
+it, so both count the same rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.schema import TableSchema
+
+__all__ = ["ReplayFilter", "RowKeys", "has_row_key"]
+
+
+def has_row_key(table: TableSchema | None) -> bool:
+    """Whether rows of `table` are told apart by a key: a primary key, or a unique index
+    whose columns are all NOT NULL (False when the schema is not known)."""
+    if table is None:
+        return False
+    nullable = {c.name for c in table.columns if c.nullable}
+    return any(
+        index.primary or (index.unique and not nullable & set(index.columns))
+        for index in table.indexes
+    )
+
+
+class RowKeys:
+    """Whether a row's table has a row key (`has_row_key`), its schema looked up in the
+    decoder once per (database, table, schema version)."""
+
+    def __init__(self, decoder: object) -> None:
+        self._lookup = getattr(decoder, "table", None)
+        self._found: dict[tuple[str, str, int], bool] = {}
+
+    def __call__(self, row: DecodedRow) -> bool:
+        version = (row.database, row.table, row.schema_version)
+        found = self._found.get(version)
+        if found is None:
+            table = self._lookup(*version) if self._lookup else None
+            found = self._found[version] = has_row_key(table)
+        return found
+
+
+class ReplayFilter:
+    """One partition's resolved ts, and the rows let through and dropped as replays.
+
+    `resolved_ts` starts at the resolved ts before the first message read (0: none known);
+    `identical` also drops rows identical to one since the resolved ts last rose.
+    Single-threaded: one per partition read.
+    """
+
+    def __init__(self, resolved_ts: int = 0, *, identical: bool = False) -> None:
+        self.resolved_ts = resolved_ts
+        self.identical = identical
+        self.rows = 0
+        self.dropped = 0
+        self._since: set[tuple[Any, ...]] = set()
+
+    def see_watermark(self, watermark: DecodedWatermark) -> bool:
+        """Take a watermark; whether it raised the resolved ts."""
+        if watermark.commit_ts <= self.resolved_ts:
+            return False
+        self.resolved_ts = watermark.commit_ts
+        self._since.clear()
+        return True
+
+    def admit(self, row: DecodedRow, *, keyed: bool = False) -> bool:
+        """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
+        table has a row key, so an identical row since the resolved ts rose is a replay
+        (with `identical`)."""
+        if row.commit_ts <= self.resolved_ts:
+            self.dropped += 1
+            return False
+        if self.identical and keyed:
+            change = _identity(row)
+            if change in self._since:
+                self.dropped += 1
+                return False
+            self._since.add(change)
+        self.rows += 1
+        return True
+
+
+def _identity(row: DecodedRow) -> tuple[Any, ...]:
+    """What makes a replayed row the same change (not the build ts TiCDC sets anew)."""
+    return (
+        row.commit_ts,
+        row.op,
+        row.database,
+        row.table,
+        repr(row.data),
+        repr(row.old),
+    )

@@ -1,0 +1,414 @@
+"""Streaming reads: where each micro-batch ends, planned on the driver.
+
+A stream offset is Spark's Kafka source's `{topic: {partition: offset}}` plus, under the
+key `ticdc:resolved-ts` (no topic name has a colon), each partition's resolved ts before
+that offset. Spark checkpoints it, so a task that starts mid-partition, after a restart
+too, knows the last watermark before its range (`replay.ReplayFilter`).
+
+The driver scans the topic itself (`StreamScan`), once per message: it remembers, per
+partition, the resolved ts and the row counts after each watermark and row, and where a
+selected table's schema changes. From that:
+
+- `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
+  just after the last watermark whose ts is at or below the smallest resolved ts of all
+  partitions (a watermark that raised the partition's resolved ts: a replayed one does
+  not end a batch). TiCDC (and this sink) sends every watermark to every partition, so the
+  batch holds exactly the rows with commit ts up to that ts. `maxOffsetsPerTrigger` is
+  soft: the largest such cut within the limit, else the smallest one past it.
+- `consistency=none`: `plan_offsets_cut` reads as far as the data goes, a limit shared
+  across partitions in proportion to what each has, as Spark's Kafka source does.
+
+The planning functions are pure; `StreamScan` reads through `TopicLog`. Nothing of Spark.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import math
+from array import array
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import orjson
+
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.errors import ConfigError, SchemaError
+from ticdc_sink.read.consumer import TopicLog
+from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder
+from ticdc_sink.read.discover import is_selected
+from ticdc_sink.read.evolution import adds_columns_only, describe_change
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.replay import ReplayFilter, RowKeys
+from ticdc_sink.read.rows import same_columns
+from ticdc_sink.schema import TableSchema
+
+__all__ = [
+    "RESOLVED_KEY",
+    "Cut",
+    "PartitionIndex",
+    "StreamOffset",
+    "StreamScan",
+    "plan_offsets_cut",
+    "plan_watermark_cut",
+]
+
+RESOLVED_KEY = "ticdc:resolved-ts"
+
+
+@attrs.frozen
+class StreamOffset:
+    """A micro-batch boundary: each partition's next offset and its resolved ts before it
+    (0: none known, as at a start from `startingOffsets`)."""
+
+    topic: str
+    offsets: dict[int, int]
+    resolved: dict[int, int]
+
+    def to_json(self) -> dict[str, dict[str, int]]:
+        return {
+            self.topic: {str(p): o for p, o in sorted(self.offsets.items())},
+            RESOLVED_KEY: {str(p): self.resolved.get(p, 0) for p in sorted(self.offsets)},
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any], topic: str) -> StreamOffset:
+        """Raises:
+        ConfigError: the offset is of another topic (a checkpoint of another query).
+        """
+        offsets = value.get(topic)
+        if not isinstance(offsets, dict):
+            raise ConfigError(
+                f"the stream's offset {dict(value)} holds no offsets of topic {topic}: the "
+                "checkpoint is another query's; give this query its own checkpointLocation",
+                option="checkpointLocation",
+            )
+        resolved = value.get(RESOLVED_KEY) or {}
+        return cls(
+            topic,
+            {int(p): int(o) for p, o in offsets.items()},
+            {int(p): int(resolved.get(p, 0)) for p in offsets},
+        )
+
+    def size_to(self, end: StreamOffset) -> int:
+        return sum(end.offsets[p] - o for p, o in self.offsets.items())
+
+
+@attrs.frozen
+class Cut:
+    """A planned micro-batch: where it ends, its resolved ts (watermark consistency), and
+    the rows it holds and drops as replays (as the driver counted them)."""
+
+    end: StreamOffset
+    resolved_ts: int | None
+    rows: int
+    dropped: int
+
+
+class PartitionIndex:
+    """What the driver knows of one partition from offset `base` on: after each watermark
+    and each row of a selected table it scanned, the partition's resolved ts and the rows
+    admitted and dropped so far; and the offset of a schema change that stops the stream
+    (`change_at`). Memory: four integers per row, pruned as batches commit."""
+
+    def __init__(self, base: int, resolved_ts: int, *, identical: bool = False) -> None:
+        self.base = base
+        self.scanned = base
+        self.replays = ReplayFilter(resolved_ts, identical=identical)
+        self._base_state = (resolved_ts, 0, 0)
+        self._offsets = array("q")
+        self._resolved = array("q")
+        self._rows = array("q")
+        self._dropped = array("q")
+        self._marks: list[int] = []  # offsets of the watermarks
+        self.change_at: int | None = None
+        self.change: TableSchema | None = None
+
+    def see_watermark(self, offset: int, watermark: DecodedWatermark) -> None:
+        if self.replays.see_watermark(watermark):
+            self._marks.append(offset)
+        self._note(offset)
+
+    def see_row(self, offset: int, row: DecodedRow, *, keyed: bool = False) -> None:
+        self.replays.admit(row, keyed=keyed)
+        self._note(offset)
+
+    def _note(self, offset: int) -> None:
+        self._offsets.append(offset)
+        self._resolved.append(self.replays.resolved_ts)
+        self._rows.append(self.replays.rows)
+        self._dropped.append(self.replays.dropped)
+
+    def stop_at(self, offset: int, table: TableSchema) -> None:
+        """The table's columns change at `offset` to `table`'s: batches end before it."""
+        self.change_at = self.scanned = offset
+        self.change = table
+
+    def state_at(self, offset: int) -> tuple[int, int, int]:
+        """(resolved ts, rows, dropped) before `offset`."""
+        i = bisect.bisect_left(self._offsets, offset) - 1
+        if i < 0:
+            return self._base_state
+        return self._resolved[i], self._rows[i], self._dropped[i]
+
+    def marks(self, start: int) -> list[tuple[int, int]]:
+        """(offset just after it, resolved ts) of each watermark from `start` on that
+        raised the resolved ts, before a schema change."""
+        stop = self.change_at if self.change_at is not None else self.scanned
+        first = bisect.bisect_left(self._marks, start)
+        last = bisect.bisect_left(self._marks, stop)
+        return [(m + 1, self.state_at(m + 1)[0]) for m in self._marks[first:last]]
+
+    def forget_before(self, offset: int) -> None:
+        """Drop what lies before `offset` (a committed micro-batch's end)."""
+        if offset <= self.base:
+            return
+        self._base_state = self.state_at(offset)
+        i = bisect.bisect_left(self._offsets, offset)
+        for values in (self._offsets, self._resolved, self._rows, self._dropped):
+            del values[:i]
+        del self._marks[: bisect.bisect_left(self._marks, offset)]
+        self.base = offset
+
+
+def plan_watermark_cut(
+    start: StreamOffset, index: Mapping[int, PartitionIndex], limit: int | None
+) -> tuple[StreamOffset, int | None]:
+    """The end of the next micro-batch at a watermark, and its resolved ts; `start` itself
+    and None when no partition can move.
+
+    Every partition ends just after its last watermark at or below a ts T, with T at most
+    the smallest resolved ts across partitions; T is the largest such ts whose batch holds
+    at most `limit` offsets, else the smallest ts that moves at all (a transaction larger
+    than the limit extends the batch rather than stalling it). Each candidate T is a
+    watermark after the start, so every candidate moves; the sizes grow with T, so the
+    limit is found by bisection (a backlog holds many watermarks).
+    """
+    marks = {p: index[p].marks(o) for p, o in start.offsets.items()}
+    tops = [m[-1][1] if m else start.resolved.get(p, 0) for p, m in marks.items()]
+    ceiling = min(tops, default=0)
+    candidates = sorted({ts for m in marks.values() for _, ts in m if ts <= ceiling})
+    if not candidates:
+        return start, None
+    resolved = {p: [ts for _, ts in m] for p, m in marks.items()}  # rising: marks raise it
+
+    def cut_at(ts: int) -> StreamOffset:
+        offsets, carried = dict(start.offsets), dict(start.resolved)
+        for p, found in marks.items():
+            i = bisect.bisect_right(resolved[p], ts)
+            if i:
+                offsets[p], carried[p] = found[i - 1]
+        return StreamOffset(start.topic, offsets, carried)
+
+    if limit is None:
+        return cut_at(candidates[-1]), candidates[-1]
+    low, high = 0, len(candidates)  # the first candidate whose batch is above the limit
+    while low < high:
+        middle = (low + high) // 2
+        if start.size_to(cut_at(candidates[middle])) <= limit:
+            low = middle + 1
+        else:
+            high = middle
+    ts = candidates[max(low - 1, 0)]
+    return cut_at(ts), ts
+
+
+def plan_offsets_cut(
+    start: StreamOffset, ends: Mapping[int, int], limit: int | None
+) -> dict[int, int]:
+    """Each partition's end under `consistency=none`: as far as `ends`, with at most
+    `limit` offsets shared in proportion to what each partition has (Spark's
+    `KafkaMicroBatchStream.rateLimit`: a share below one offset rounds up, others down)."""
+    sizes = {p: max(ends[p] - o, 0) for p, o in start.offsets.items()}
+    total = sum(sizes.values())
+    if limit is None or total <= limit:
+        return {p: start.offsets[p] + size for p, size in sizes.items()}
+    out = {}
+    for p, size in sizes.items():
+        share = limit * (size / total)
+        step = math.ceil(share) if share < 1 else math.floor(share)
+        out[p] = start.offsets[p] + min(size, step)
+    return out
+
+
+class StreamScan:
+    """The driver's scan of a stream's topic: reads each message once, from the first
+    micro-batch's start to the newest offsets asked for, and plans micro-batches.
+
+    Not thread-safe; Spark calls a stream reader from one thread. Close it to free the
+    consumer.
+    """
+
+    def __init__(
+        self,
+        config: ReadConfig,
+        table: TableSchema,
+        known: tuple[TableSchema, ...],
+        log: TopicLog,
+    ) -> None:
+        self.config = config
+        self.table = table
+        self.log = log
+        self._decoder = new_decoder(config, known)
+        # Skipped here without a report: the tasks meet the same messages and report them.
+        self._skipped = BadMessages() if config.skip_bad_messages else None
+        self.index: dict[int, PartitionIndex] = {}
+        self._tables: dict[tuple[str, str, int], TableSchema] = {
+            (t.database, t.table, t.version): t for t in known
+        }
+        self._history: set[int] = set()  # partitions whose schemas were read from the start
+        self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
+        self._keyed = RowKeys(self._decoder)
+
+    @property
+    def tables(self) -> tuple[TableSchema, ...]:
+        """Every table schema known: the discovered ones and those the scan met."""
+        return tuple(self._tables.values())
+
+    def cover(self, start: StreamOffset, end: StreamOffset) -> None:
+        """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
+        restart is planned without `plan`), so `tables` holds its rows' schemas."""
+        for partition, offset in start.offsets.items():
+            self._scan(partition, offset, start.resolved.get(partition, 0), end.offsets[partition])
+
+    def close(self) -> None:
+        self.log.close()
+
+    def plan(self, start: StreamOffset, ends: Mapping[int, int], limit: int | None) -> Cut:
+        """The next micro-batch from `start`, reading at most to `ends` (partition ->
+        offset; what the topic holds now, or an availableNow target).
+
+        Raises:
+            SchemaError: a selected table's columns changed and the stream cannot move
+                before the change (names the table, the change, and how to restart).
+            DecodeError, DeliveryError: as reading the topic.
+        """
+        for partition, offset in start.offsets.items():
+            self._scan(partition, offset, start.resolved.get(partition, 0), ends[partition])
+        if self.config.watermark_consistency:
+            end, resolved_ts = plan_watermark_cut(start, self.index, limit)
+        else:
+            stops = {
+                p: min(ends[p], i.change_at if i.change_at is not None else ends[p])
+                for p, i in self.index.items()
+            }
+            offsets = plan_offsets_cut(start, stops, limit)
+            resolved = {p: self.index[p].state_at(o)[0] for p, o in offsets.items()}
+            end, resolved_ts = StreamOffset(start.topic, offsets, resolved), None
+        if end == start:
+            self._refuse_change(start)
+        rows = dropped = 0
+        for p, o in end.offsets.items():
+            _, rows_end, dropped_end = self.index[p].state_at(o)
+            _, rows_start, dropped_start = self.index[p].state_at(start.offsets[p])
+            rows += rows_end - rows_start
+            dropped += dropped_end - dropped_start
+        return Cut(end, resolved_ts, rows, dropped)
+
+    def forget_before(self, end: StreamOffset) -> None:
+        """A micro-batch up to `end` committed: what lies before it is no longer needed."""
+        for p, o in end.offsets.items():
+            if p in self.index:
+                self.index[p].forget_before(o)
+
+    def _scan(self, partition: int, start: int, resolved_ts: int, end: int) -> None:
+        index = self.index.get(partition)
+        if index is None or not index.base <= start <= index.scanned:
+            index = self.index[partition] = PartitionIndex(
+                start, resolved_ts, identical=self.config.watermark_consistency
+            )
+        while index.change_at is None and index.scanned < end:
+            untyped = self._scan_range(partition, index, end)
+            if untyped is None:
+                break
+            # A row whose schema came before the scan: learn the schemas from the
+            # partition's beginning (once), then read on from that row.
+            self._history.add(partition)
+            low = self.log.bounds()[partition][0]
+            self._read(OffsetRange(self.config.topic, partition, low, index.base), None, end)
+
+    def _scan_range(self, partition: int, index: PartitionIndex, end: int) -> int | None:
+        """Read on to `end`; stop at a schema change, or at a row of an unknown schema
+        version (its offset returned) when the partition's history is not read yet."""
+        return self._read(OffsetRange(self.config.topic, partition, index.scanned, end), index, end)
+
+    def _read(self, offsets: OffsetRange, index: PartitionIndex | None, end: int) -> int | None:
+        with contextlib.closing(self.log.read(offsets)) as records:
+            for record in records:
+                for event in decode_events(self._decoder, record, self.config.topic, self._skipped):
+                    if index is None:  # the history: schemas only
+                        self._learn(event)
+                    elif isinstance(event, DecodedWatermark):
+                        index.see_watermark(record.offset, event)
+                    elif isinstance(event, DecodedRow):
+                        if not is_selected(self.config, event.database, event.table):
+                            continue
+                        if not event.typed and offsets.partition not in self._history:
+                            index.scanned = record.offset
+                            return record.offset
+                        changed = self._row_table(event)
+                        if changed is not None:  # its schema came before the scan
+                            index.stop_at(record.offset, changed)
+                            return None
+                        index.see_row(record.offset, event, keyed=self._keyed(event))
+                    elif isinstance(event, DecodedBootstrap | DecodedDDL):
+                        if event.table is not None and self._changes(event.table):
+                            index.stop_at(record.offset, event.table)
+                            return None
+                        self._learn(event)
+        if index is not None:
+            index.scanned = end
+        return None
+
+    def _row_table(self, row: DecodedRow) -> TableSchema | None:
+        """The schema of `row` when its columns differ from the stream's (once per
+        version)."""
+        version = (row.database, row.table, row.schema_version)
+        if version in self._checked:
+            return None
+        lookup = getattr(self._decoder, "table", None)
+        table = lookup(*version) if lookup is not None else None
+        if table is not None and self._changes(table):
+            return table
+        self._checked.add(version)
+        return None
+
+    def _learn(self, event: object) -> None:
+        if isinstance(event, DecodedBootstrap | DecodedDDL) and event.table is not None:
+            table = event.table
+            self._tables[(table.database, table.table, table.version)] = table
+
+    def _changes(self, table: TableSchema) -> bool:
+        if not is_selected(self.config, table.database, table.table):
+            return False
+        if same_columns(table, self.table):
+            return False
+        return not (self.config.ignore_new_columns and adds_columns_only(self.table, table))
+
+    def _refuse_change(self, start: StreamOffset) -> None:
+        changed = [(p, i) for p, i in sorted(self.index.items()) if i.change_at is not None]
+        if not changed:
+            return
+        partition, index = changed[0]
+        assert index.change is not None
+        table = index.change
+        change = describe_change(self.table, table)
+        restart = {start.topic: {str(p): o for p, o in sorted(start.offsets.items())}}
+        hint = (
+            "; or set option schema-evolution=ignore-new-columns to read on without them"
+            if adds_columns_only(self.table, table)
+            else ""
+        )
+        raise SchemaError(
+            f"table {table.database}.{table.table} changed at topic {start.topic} partition "
+            f"{partition} offset {index.change_at}: {change}; a streaming query keeps the "
+            "columns it started with, so it stops before the change. Start a new query "
+            f"(a new checkpointLocation) with startingOffsets '{_json(restart)}' to read "
+            f"the new schema{hint}"
+        )
+
+
+def _json(value: dict[str, Any]) -> str:
+    return orjson.dumps(value).decode()
