@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
+import pyspark
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSource,
@@ -168,10 +169,21 @@ class TiCDCDataSource(DataSource):
     def streamReader(self, schema: StructType) -> TiCDCStreamReader:
         # As reader(): the plan schema() made travels along, else (a user schema) one here.
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
+        user_schema = None
         if plan is None:
             plan = plan_read(ReadConfig.from_options(self.options))
-            return TiCDCStreamReader(plan, _arrow_schema(schema))
-        return TiCDCStreamReader(plan, None)
+            user_schema = _arrow_schema(schema)
+        if ReadMaxRows is None and plan.config.max_offsets_per_trigger is not None:
+            # A cap the reader applied itself would end Trigger.AvailableNow (which asks
+            # for the latest offset once) after the first batch.
+            raise ConfigError(
+                "option 'maxOffsetsPerTrigger' needs PySpark 4.2 or later, which gives Python "
+                f"stream sources read limits (this is {pyspark.__version__}); remove it, or "
+                "upgrade PySpark",
+                option="maxOffsetsPerTrigger",
+                value=str(plan.config.max_offsets_per_trigger),
+            )
+        return TiCDCStreamReader(plan, user_schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
         if overwrite:
@@ -613,10 +625,8 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         else:
             begin = self._last or StreamOffset.from_json(self.initialOffset(), config.topic)
         ends = self._target or {p: high for p, (_, high) in scan.log.bounds().items()}
-        if limit is None or ReadMaxRows is None:
-            cap = config.max_offsets_per_trigger
-        else:
-            cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        # PySpark 4.0/4.1 pass no limit (and the option is refused there, streamReader).
+        cap = limit.max_rows if ReadMaxRows is not None and isinstance(limit, ReadMaxRows) else None
         cut = scan.plan(begin, ends, cap)
         if cut.end != begin:
             _log_to_stderr()
