@@ -3,6 +3,7 @@ by `format("ticdc")` in every protocol, by a ceiling writer that does everything
 encoding, and by the `foreachPartition` + `json.dumps` loop users hand-roll today.
 
     python benchmarks/bench_e2e.py --rows 2000000 --output e2e.json
+    python benchmarks/bench_e2e.py --rows 400000 --rounds 5 --writers ceiling --tables 20
 
 Writers (`--writers`, comma-separated, default all):
 
@@ -42,7 +43,10 @@ subjects), then the whole frame --repeat times; the time is the `save()` (or
 the timed runs the topic is read back once from the beginning and key + value bytes are
 summed (the warm-up's bytes, counted the same way before, are subtracted), so they include
 bootstraps, watermarks and DDL messages: everything the writer produced. MB is 10^6 bytes.
-Ratios compare median rows/s.
+Ratios compare median rows/s. On a loaded machine, `--rounds N` runs the whole list of
+writers N times, interleaved (plain, ceiling, case, plain, ceiling, case, ...): medians are
+over every round's timed writes, and each case's ratio is also given round by round (its
+run against the plain run minutes apart), whose spread shows what the load did.
 
 Prints one line per writer as it finishes, a summary table, and one JSON line with
 everything; --output also writes that JSON to a file. A writer that fails prints its
@@ -301,6 +305,50 @@ def run_writer(case: Case, args: argparse.Namespace, registry_url: str | None) -
     return result
 
 
+def merge_rounds(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One writer's results over the rounds: medians over every timed write, the rows/s of
+    each round (`rounds_rows_per_s`, None where it failed), and the commit step's median
+    where it was timed."""
+    done = [r for r in runs if "error" not in r]
+    if not done:
+        return runs[0]
+    if len(done) == 1:
+        return {**done[0], "rounds_rows_per_s": [r.get("rows_per_s") for r in runs]}
+    rows = done[0]["rows"]
+    seconds = [s for r in done for s in r["seconds"]]
+    median = statistics.median(seconds)
+    messages = statistics.median(r["messages"] for r in done)
+    size = statistics.median(r["bytes"] for r in done)
+    merged = {
+        **done[0],
+        "seconds": seconds,
+        "seconds_median": round(median, 3),
+        "rows_per_s": round(rows / median),
+        "rows_per_s_best": round(rows / min(seconds)),
+        "messages": round(messages),
+        "bytes": round(size),
+        "mb_per_s": round(size / median / 1e6, 2),
+        "bytes_per_message": round(size / messages, 1) if messages else None,
+        "rounds_rows_per_s": [r.get("rows_per_s") for r in runs],
+        "failed_rounds": len(runs) - len(done),
+    }
+    commits = [r["commit"]["seconds"] for r in done if "commit" in r]
+    if commits:
+        merged["commit"] = {
+            **done[0]["commit"],
+            "seconds": round(statistics.median(commits), 3),
+            "seconds_rounds": commits,
+        }
+    return merged
+
+
+def round_ratios(result: dict[str, Any], reference: dict[str, Any]) -> list[float]:
+    """rows/s of `result` over `reference`'s, round by round (the runs next to each other;
+    a round either failed is left out)."""
+    pairs = zip(result["rounds_rows_per_s"], reference["rounds_rows_per_s"], strict=False)
+    return [round(a / b, 3) for a, b in pairs if a and b]
+
+
 def time_fanout_commit(writer: Writer, fanout: tuple[int, int]) -> dict[str, Any]:
     """The driver's commit step alone for a fan-out case, after its write: one watermark to
     every partition of its tables' topics (which exist by then) through the sink's own
@@ -438,6 +486,13 @@ def main() -> None:
     )
     parser.add_argument("--partitions", type=int, default=2, help="Spark partitions")
     parser.add_argument("--repeat", type=int, default=1, help="timed writes per writer")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run the whole list of writers this many times, interleaved (plain, case, "
+        "plain, case, ...), for medians and spreads on a loaded machine",
+    )
     parser.add_argument("--output", help="also write the JSON results to this file")
     parser.add_argument(
         "--ceiling-from",
@@ -549,25 +604,29 @@ def main() -> None:
 
         cases = [Case(name, frame, warmup, payload=payload) for name in writers]
         cases += extra_cases(args, spark, frame, warmup, dispatchers, fanout, payload_path)
-        results: list[dict[str, Any]] = []
-        for case in cases:
-            name = case.name
-            try:
-                result = run_writer(case, args, registry.url if registry else None)
-            except Exception as exc:  # noqa: BLE001 (a failing writer must not stop the rest)
-                error = common.short_error(exc)
-                print(f"{name:<20} FAILED: {error}", flush=True)
-                if args.verbose:
-                    traceback.print_exc()
-                results.append({"writer": name, "error": error})
-                continue
-            results.append(result)
-            print(
-                f"{name:<20} {result['rows_per_s']:>10,} rows/s {result['mb_per_s']:>8.2f} MB/s "
-                f"{result['seconds_median']:>8.2f} s  {result['messages']:,} messages, "
-                f"{result['bytes_per_message']} B/message",
-                flush=True,
-            )
+        runs: dict[str, list[dict[str, Any]]] = {case.name: [] for case in cases}
+        for round_no in range(args.rounds):
+            if args.rounds > 1:
+                print(f"round {round_no + 1} of {args.rounds}", flush=True)
+            for case in cases:
+                name = case.name
+                try:
+                    result = run_writer(case, args, registry.url if registry else None)
+                except Exception as exc:  # noqa: BLE001 (a failing writer must not stop the rest)
+                    error = common.short_error(exc)
+                    print(f"{name:<20} FAILED: {error}", flush=True)
+                    if args.verbose:
+                        traceback.print_exc()
+                    runs[name].append({"writer": name, "error": error})
+                    continue
+                runs[name].append(result)
+                print(
+                    f"{name:<20} {result['rows_per_s']:>10,} rows/s "
+                    f"{result['mb_per_s']:>8.2f} MB/s {result['seconds_median']:>8.2f} s  "
+                    f"{result['messages']:,} messages, {result['bytes_per_message']} B/message",
+                    flush=True,
+                )
+        results = [merge_rounds(r) for r in runs.values()]
     finally:
         spark.stop()
         if registry is not None:
@@ -593,6 +652,9 @@ def main() -> None:
         if plain_name in by_name and result["writer"].startswith("simple-json/"):
             plain = by_name[plain_name]["rows_per_s"]
             result["vs_plain"] = round(result["rows_per_s"] / plain, 3)
+            result["vs_plain_rounds"] = round_ratios(result, by_name[plain_name])
+        if "ceiling" in by_name and result is not by_name["ceiling"]:
+            result["vs_ceiling_rounds"] = round_ratios(result, by_name["ceiling"])
         own = by_name.get(result["writer"].replace("simple-json/", "ceiling/"))
         if own is not None and own is not result and own["mb_per_s"]:
             # A wide table against a ceiling sending its own messages: bytes/s.
@@ -614,6 +676,13 @@ def main() -> None:
             other.append(f"{r['fanout_extra_s']:+.2f} s against the same rows in one table")
         if "commit" in r:
             other.append(f"commit alone {r['commit']['seconds']:.3f} s")
+        for key, what in (("vs_plain_rounds", "plain"), ("vs_ceiling_rounds", "ceiling")):
+            if len(r.get(key, ())) > 1:
+                ratios_of_rounds = r[key]
+                other.append(
+                    f"vs {what} by round {min(ratios_of_rounds):.2f}-{max(ratios_of_rounds):.2f}x "
+                    f"(median {statistics.median(ratios_of_rounds):.2f}x)"
+                )
         print(
             f"{r['writer']:<32} {r['rows_per_s']:>10,} {r['mb_per_s']:>8.2f} "
             f"{r['seconds_median']:>8.2f} {ratios[0]:>11} {ratios[1]:>12} {ratios[2]:>9}  "
@@ -624,6 +693,7 @@ def main() -> None:
         "rows": args.rows,
         "partitions": args.partitions,
         "repeat": args.repeat,
+        "rounds": args.rounds,
         "ceiling_payload_bytes": round(average) if average else None,
         "ceiling_from": args.ceiling_from,
         "options": common.EXTRA_OPTIONS,

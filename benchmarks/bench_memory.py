@@ -3,6 +3,7 @@ the reference table through `format("ticdc")`: the sink promises memory bounded 
 queue, not growing with the partition.
 
     python benchmarks/bench_memory.py --rows 1000000,5000000
+    python benchmarks/bench_memory.py --rows 1000000,5000000 --tables 20
 
 For each N in --rows: a fresh local Tansu broker, the reference table (bench_e2e.py's) made
 by `spark.range(N, numPartitions=1)` (so N rows never sit in driver memory), written with
@@ -138,9 +139,15 @@ class WorkerSampler:
                 return
 
 
-def write(spark: Any, rows: int, protocol: str, bootstrap: str, registry_url: str | None):
+def write(
+    spark: Any, rows: int, protocol: str, bootstrap: str, registry_url: str | None, tables: int
+):
     frame = common.reference_frame(spark, rows, 1)
     options = common.sink_options(bootstrap, protocol, registry_url)
+    if tables:  # the rows over `tables` tables by _table, one fixed topic (bench_e2e's case)
+        frame = common.with_tables(frame, tables)
+        options.pop("table")
+        options["topic"] = "bench_tables"
     frame.write.format("ticdc").mode("append").options(**options).save()
 
 
@@ -151,6 +158,7 @@ def main() -> None:
         "--protocol", default="simple-json", choices=sorted(common.PROTOCOLS), help="writer"
     )
     parser.add_argument("--interval", type=float, default=0.1, help="sampling period, s")
+    parser.add_argument("--tables", type=int, default=0, help="the rows over N tables by _table")
     parser.add_argument("--output", help="also write the JSON results to this file")
     parser.add_argument("--spark-memory", default="2g", help="spark.driver.memory")
     args = parser.parse_args()
@@ -172,12 +180,12 @@ def main() -> None:
     try:
         jvm = spark_jvm()
         with LocalBroker() as broker:
-            write(spark, 2_000, args.protocol, broker.bootstrap, registry_url)
+            write(spark, 2_000, args.protocol, broker.bootstrap, registry_url, args.tables)
         for rows in sizes:
             try:
                 with LocalBroker() as broker, WorkerSampler(jvm, args.interval) as sampler:
                     start = time.perf_counter()
-                    write(spark, rows, args.protocol, broker.bootstrap, registry_url)
+                    write(spark, rows, args.protocol, broker.bootstrap, registry_url, args.tables)
                     seconds = time.perf_counter() - start
             except Exception as exc:  # noqa: BLE001 (reported; the other sizes still run)
                 error = common.short_error(exc)
@@ -222,6 +230,7 @@ def main() -> None:
         "bench": "memory",
         "protocol": args.protocol,
         "partitions": 1,
+        "tables": args.tables or 1,
         "environment": common.environment(),
         "results": results,
     }

@@ -31,8 +31,13 @@ from ticdc_sink.codec import EncodedBatch, Message
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, RowChange
-from ticdc_sink.writer import TaskWriter, make_plan, write_batches
+from ticdc_sink.writer import TaskWriter, gather_record_batches, make_plan, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
+from ticdc_sink.writer.task import GATHER_ROWS_PER_TABLE
+
+# How far write_batches gathers record batches: each on its own (1), a few together, or
+# all of a test's (the default).
+GATHERING = st.sampled_from([1, 5, GATHER_ROWS_PER_TABLE])
 
 PROTOCOLS: dict[str, dict[str, str]] = {
     "simple-json": {"protocol": "simple", "send-bootstrap-in-msg-count": "3"},
@@ -81,10 +86,15 @@ def _plan(with_table: bool, protocol: str, partition: str, **extra: str) -> Any:
     return make_plan(config, spark_schema(with_table), COMMIT_TS, batch_id=None)
 
 
-def _assert_both_paths_send_the_same(batches: list[pa.RecordBatch], plan: Any) -> None:
+def _assert_both_paths_send_the_same(
+    batches: list[pa.RecordBatch], plan: Any, rows_per_table: int = GATHER_ROWS_PER_TABLE
+) -> None:
     """The column-wise path sends what the row path sends (or fails with the same error);
-    several tables in a record batch go table by table, each in input order."""
-    by_table = [rows_by_table(b) for b in batches]
+    record batches are gathered as `gather_record_batches` does (`rows_per_table` 1: not
+    at all), and several tables in a record batch go table by table, each in input order."""
+    layout = plan.config.input.layout()
+    gathered = gather_record_batches(batches, layout, rows_per_table=rows_per_table)
+    by_table = [rows_by_table(b) for b in gathered]
     expected = outcome(lambda: write_rows(by_table, plan, FakeRegistry()))
     producer = FakeProducer()
     actual = outcome(
@@ -95,6 +105,7 @@ def _assert_both_paths_send_the_same(batches: list[pa.RecordBatch], plan: Any) -
                 producer_factory=producer,
                 registry_factory=FakeRegistry(),
                 bootstraps=BootstrapSchedule(),  # a fresh worker, as the row path's
+                rows_per_table=rows_per_table,
             ),
             producer.sent,
         )[1]
@@ -112,7 +123,7 @@ def test_batches_send_what_the_row_path_sends(
 ) -> None:
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, partition)
-    _assert_both_paths_send_the_same(batches, plan)
+    _assert_both_paths_send_the_same(batches, plan, data.draw(GATHERING))
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -125,7 +136,7 @@ def test_raw_change_events_send_what_the_row_path_sends(
     # output-raw-change-event: key-changing UPDATEs stay whole on both paths.
     batches = data.draw(record_batches(with_table))
     plan = _plan(with_table, protocol, "index-value", **{"output-raw-change-event": "true"})
-    _assert_both_paths_send_the_same(batches, plan)
+    _assert_both_paths_send_the_same(batches, plan, data.draw(GATHERING))
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))

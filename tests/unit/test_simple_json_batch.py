@@ -16,8 +16,9 @@ from tests.support.fake_producer import FakeProducer
 from tests.support.row_path import outcome, rows_by_table, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.errors import MessageTooLargeError
-from ticdc_sink.writer import write_batches
+from ticdc_sink.writer import gather_record_batches, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
+from ticdc_sink.writer.task import GATHER_ROWS_PER_TABLE
 
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
@@ -29,12 +30,22 @@ def test_fast_path_sends_what_the_row_path_sends(
 ) -> None:
     batches = data.draw(record_batches(with_table))
     plan = write_plan(with_table, partition=partition)
-    # Several tables in a record batch go table by table, each in input order.
-    expected = outcome(lambda: write_rows([rows_by_table(b) for b in batches], plan))
+    # Record batches gathered as the writer gathers them (1: each on its own); several
+    # tables in a record batch go table by table, each in input order.
+    rows_per_table = data.draw(st.sampled_from([1, 5, GATHER_ROWS_PER_TABLE]))
+    layout = plan.config.input.layout()
+    gathered = gather_record_batches(batches, layout, rows_per_table=rows_per_table)
+    expected = outcome(lambda: write_rows([rows_by_table(b) for b in gathered], plan))
     producer = FakeProducer()
     actual = outcome(
         lambda: (
-            write_batches(batches, plan, producer_factory=producer, bootstraps=BootstrapSchedule()),
+            write_batches(
+                batches,
+                plan,
+                producer_factory=producer,
+                bootstraps=BootstrapSchedule(),
+                rows_per_table=rows_per_table,
+            ),
             producer.sent,
         )[1]
     )

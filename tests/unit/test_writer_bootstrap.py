@@ -125,7 +125,14 @@ def test_a_failed_task_leaves_the_schedule_so_its_retry_sends_the_bootstrap() ->
     failed, retry = FakeProducer(1), FakeProducer(1)
     bad = pa.RecordBatch.from_pydict({"_op": ["x"], "id": pa.array([9], pa.int64())})
     with pytest.raises(InputError):
-        write_batches([_rows(1), bad], _plan(), producer_factory=failed, bootstraps=schedule)
+        # Record batches not gathered: the first is sent before the second fails.
+        write_batches(
+            [_rows(1), bad],
+            _plan(),
+            producer_factory=failed,
+            bootstraps=schedule,
+            rows_per_table=1,
+        )
     assert _kinds(failed) == "BI"
     write_batches([_rows(1)], _plan(), producer_factory=retry, bootstraps=schedule)
     assert _kinds(retry) == "BI"

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         split_key_indexes,
     )
     from ticdc_sink.writer.report import TaskReport, batch_report
-    from ticdc_sink.writer.task import TaskWriter, write_batches
+    from ticdc_sink.writer.task import TaskWriter, gather_record_batches, write_batches
 
 __all__ = [
     "TablePlan",
@@ -45,6 +45,7 @@ __all__ = [
     "WritePlan",
     "batch_report",
     "commit_batch",
+    "gather_record_batches",
     "key_column_indexes",
     "make_plan",
     "schema_change_query",
@@ -65,6 +66,7 @@ __getattr__ = lazy_names(
         "WritePlan": "plan",
         "batch_report": "report",
         "commit_batch": "commit",
+        "gather_record_batches": "task",
         "key_column_indexes": "plan",
         "make_plan": "plan",
         "schema_change_query": "commit",
