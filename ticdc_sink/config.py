@@ -1155,7 +1155,10 @@ class CodecConfig:
         ]
         if wrong:
             name, value, _ = wrong[0]
-            settings = _either([f"{n}={w}" for n, _, w in wrong]).replace(" or ", " and ")
+            wanted = [f"{n}={w}" for n, _, w in wrong]
+            settings = (
+                wanted[-1] if len(wanted) == 1 else f"{', '.join(wanted[:-1])} and {wanted[-1]}"
+            )
             raise ConfigError(
                 f"option {name!r} is {value!r}; protocol avro writes the row checksum "
                 "(integrity-check-level=correctness) only with enable-tidb-extension=true, "

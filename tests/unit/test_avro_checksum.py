@@ -218,14 +218,22 @@ def test_a_record_marked_corrupted_is_a_decode_error() -> None:
         AvroDecoder(registry.schema_text).decode_message(message.key, corrupted)
 
 
-def test_a_checksum_that_is_no_crc32_is_a_decode_error() -> None:
+@pytest.mark.parametrize(
+    "replace",
+    [
+        lambda text: b"x" * len(text),
+        lambda text: "²".encode() + text[2:],  # a digit to str.isdigit, not to int()
+        lambda text: b"9" * len(text) if len(text) == 10 else b"1" + text,  # above 2^32 - 1
+    ],
+    ids=["letters", "superscript", "too large"],
+)
+def test_a_checksum_that_is_no_crc32_is_a_decode_error(replace: Any) -> None:
     message, registry = encode(CHECKED, USERS, RowChange(USERS, Op.INSERT, COMMIT_TS, (7, "Ann")))
     text = str(CRC_ANN).encode()
-    bad = b"x" * len(text)
-    with pytest.raises(DecodeError, match="_tidb_row_level_checksum of shop.users is 'x"):
-        AvroDecoder(registry.schema_text).decode_message(
-            message.key, message.value.replace(text, bad)
-        )
+    bad = replace(text)
+    value = message.value.replace(bytes([2 * len(text)]) + text, bytes([2 * len(bad)]) + bad)
+    with pytest.raises(DecodeError, match="_tidb_row_level_checksum of shop.users is '"):
+        AvroDecoder(registry.schema_text).decode_message(message.key, value)
 
 
 def test_the_column_wise_path_follows_column_ids_too() -> None:

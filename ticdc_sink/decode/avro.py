@@ -464,7 +464,7 @@ def _checksum_of(record: dict[str, Any], reader: _Reader) -> RowChecksum | None:
     if not text:
         return None
     where = f"field {TIDB_ROW_LEVEL_CHECKSUM} of {reader.database}.{reader.table}"
-    if not isinstance(text, str) or not text.isdigit() or int(text) >= 1 << 32:
+    if not isinstance(text, str) or not (text.isascii() and text.isdigit()) or int(text) >= 1 << 32:
         raise DecodeError(f"{where} is {text!r}; TiCDC writes a CRC32, 0..4294967295")
     return RowChecksum(
         int(text),
