@@ -877,13 +877,15 @@ class CodecConfig:
         IntegrityCheckLevel.NONE,
         _enum(IntegrityCheckLevel),
         doc=(
-            "`correctness`: DML messages carry TiCDC's row checksum (Simple JSON's `checksum` "
-            "object), the CRC32 TiDB computes over the columns in column-ID order, taken as "
+            "`correctness`: DML messages carry TiCDC's row checksum (Simple's `checksum` "
+            "object or Avro record; avro's `_tidb_row_level_checksum`, `_tidb_corrupted` and "
+            "`_tidb_checksum_version` fields, the value columns in column-ID order, which "
+            "needs `enable-tidb-extension=true` and both avro handling modes `string`), the "
+            "CRC32 TiDB computes over the columns in column-ID order, taken as "
             "the column order (of `table-ddl`, else the DataFrame): TiDB's differs for a "
             "table with `ADD COLUMN ... FIRST/AFTER` or a rewriting column-type change in its "
-            "history. Refused "
-            "with avro and simple's Avro encoding (not built yet); debezium, canal-json and "
-            "open-protocol messages carry no checksum in TiCDC either"
+            "history. Debezium, canal-json and open-protocol messages carry no checksum in "
+            "TiCDC either"
         ),
         ticdc=("[integrity] integrity-check-level",),
     )
@@ -1118,6 +1120,8 @@ class CodecConfig:
             return
         encoding = self.encoding_format.value if "encoding-format" in spec.options else ""
         if encoding in spec.row_checksum_built:
+            if spec.name == "avro":
+                self._check_avro_checksum_settings()
             return
         where = f"protocol {spec.name}" + (f" with encoding-format={encoding}" if encoding else "")
         takers = [
@@ -1131,6 +1135,38 @@ class CodecConfig:
             option="integrity-check-level",
             value=self.integrity_check_level.value,
         )
+
+    def _check_avro_checksum_settings(self) -> None:
+        # tiflow common.Config.Validate: "Avro protocol with row level checksum, should set
+        # enable-tidb-extension to true, and set avro-decimal-handling-mode to string and
+        # avro-bigint-unsigned-handling-mode to string".
+        wrong = [
+            (name, value, wanted)
+            for name, value, wanted in (
+                ("enable-tidb-extension", str(self.enable_tidb_extension).lower(), "true"),
+                ("avro-decimal-handling-mode", self.avro_decimal_handling_mode.value, "string"),
+                (
+                    "avro-bigint-unsigned-handling-mode",
+                    self.avro_bigint_unsigned_handling_mode.value,
+                    "string",
+                ),
+            )
+            if value != wanted
+        ]
+        if wrong:
+            name, value, _ = wrong[0]
+            wanted = [f"{n}={w}" for n, _, w in wrong]
+            settings = (
+                wanted[-1] if len(wanted) == 1 else f"{', '.join(wanted[:-1])} and {wanted[-1]}"
+            )
+            raise ConfigError(
+                f"option {name!r} is {value!r}; protocol avro writes the row checksum "
+                "(integrity-check-level=correctness) only with enable-tidb-extension=true, "
+                "avro-decimal-handling-mode=string and avro-bigint-unsigned-handling-mode="
+                f"string, as TiCDC requires; set {settings}, or integrity-check-level=none",
+                option=name,
+                value=value,
+            )
 
     def _check_large_message_option(self) -> None:
         # tiflow LargeMessageHandleConfig.AdjustAndValidate: only simple and canal-json (the

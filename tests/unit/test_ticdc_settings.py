@@ -187,22 +187,51 @@ def test_integrity_section_becomes_the_options(tmp_path: Path) -> None:
     assert c.codec.row_checksum
 
 
+def test_checksums_in_simple_avro() -> None:
+    options = {"protocol": "simple", "encoding-format": "avro"}
+    assert SinkConfig.from_options(
+        {**BASE, **options, "integrity-check-level": "correctness"}
+    ).codec.row_checksum
+
+
+_AVRO = {"protocol": "avro", "schema-registry": "http://r:8081", "topic": "{schema}_{table}"}
+_AVRO_CHECKSUM = {
+    **_AVRO,
+    "integrity-check-level": "correctness",
+    "enable-tidb-extension": "true",
+    "avro-decimal-handling-mode": "string",
+    "avro-bigint-unsigned-handling-mode": "string",
+}
+
+
+def test_checksums_in_avro_with_ticdcs_settings() -> None:
+    assert SinkConfig.from_options({**BASE, **_AVRO_CHECKSUM}).codec.row_checksum
+
+
 @pytest.mark.parametrize(
-    ("options", "where"),
+    ("option", "value", "wanted"),
     [
-        ({"protocol": "simple", "encoding-format": "avro"}, "simple with encoding-format=avro"),
-        (
-            {"protocol": "avro", "schema-registry": "http://r:8081", "topic": "{schema}_{table}"},
-            "avro",
-        ),
+        ("enable-tidb-extension", "false", "true"),
+        ("avro-decimal-handling-mode", "precise", "string"),
+        ("avro-bigint-unsigned-handling-mode", "long", "string"),
     ],
 )
-def test_checksums_in_avro_are_refused_as_not_built(options: dict[str, str], where: str) -> None:
-    e = error({**BASE, **options, "integrity-check-level": "correctness"})
-    assert e.option == "integrity-check-level"
+def test_checksums_in_avro_need_ticdcs_settings(option: str, value: str, wanted: str) -> None:
+    # tiflow common.Config.Validate refuses the row checksum with any other avro setting
+    e = error({**BASE, **_AVRO_CHECKSUM, option: value})
+    assert (e.option, e.value) == (option, value)
     first = str(e).splitlines()[0]
-    assert f"row checksums in protocol {where} are not built yet" in first
-    assert "use protocol=simple with encoding-format=json" in first
+    assert f"option {option!r} is {value!r}; protocol avro writes the row checksum" in first
+    assert f"set {option}={wanted}, or integrity-check-level=none" in first
+
+
+def test_checksums_in_avro_name_every_setting_to_change() -> None:
+    e = error({**BASE, **_AVRO, "integrity-check-level": "correctness"})
+    assert e.option == "enable-tidb-extension"
+    assert (
+        "set enable-tidb-extension=true, avro-decimal-handling-mode=string and "
+        "avro-bigint-unsigned-handling-mode=string, or integrity-check-level=none"
+    ) in str(e)
 
 
 @pytest.mark.parametrize("protocol", ["debezium", "canal-json", "open-protocol"])

@@ -40,7 +40,7 @@ import re
 import struct
 import zlib
 import zoneinfo
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import attrs
@@ -48,7 +48,7 @@ import pyarrow as pa
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.errors import InputError, SchemaError
-from ticdc_sink.events import Op, RowChange
+from ticdc_sink.events import OP_DELETE, OP_INSERT, ChangeBatch, Op, RowChange
 from ticdc_sink.schema import TableSchema
 
 __all__ = ["CHECKSUM_VERSION", "RowChecksum", "TableChecksum", "checksum_bytes"]
@@ -278,6 +278,25 @@ class TableChecksum:
                 raise
         return crcs
 
+    def of_columns_refusing(
+        self, columns: Sequence[Sequence[Any]], rows: int, refused: set[int]
+    ) -> list[int]:
+        """`of_columns`, or, when a value does not fit, row by row with the rows that
+        fail added to `refused` (their checksum left 0), for the column-wise encoders to
+        leave those rows to the row path, which raises the error."""
+        try:
+            return self.of_columns(columns, rows)
+        except InputError:
+            pass
+        lists = [c.to_pylist() if isinstance(c, pa.Array) else c for c in columns]
+        crcs = [0] * rows
+        for row in range(rows):
+            try:
+                crcs[row] = self.of_row([values[row] for values in lists])
+            except InputError:
+                refused.add(row)
+        return crcs
+
     def of_change(self, change: RowChange) -> RowChecksum | None:
         """The checksums a message of `change` carries: `current` of the new image (INSERT,
         UPDATE), `previous` of the old one (UPDATE, DELETE); both 0 for the halves of a
@@ -299,6 +318,39 @@ class TableChecksum:
         if current == 0 and previous == 0:
             return None
         return RowChecksum(current, previous)
+
+    def of_batch(
+        self, batch: ChangeBatch, split_rows: Collection[int], refused: set[int]
+    ) -> list[RowChecksum | None]:
+        """`of_change` for every message of `batch`, column-wise: one per row, two (both
+        zeroed) for a row in `split_rows` (a key-changing UPDATE sent as DELETE + INSERT).
+        The rows with a value the checksum refuses join `refused` (their checksums left
+        0), for the column-wise encoders to leave them to the row path, which raises."""
+        images = self.of_columns_refusing(batch.columns, batch.rows, refused)
+        olds = [0] * batch.rows
+        if batch.op_codes is not None and batch.before_rows:
+            before_refused: set[int] = set()
+            before = self.of_columns_refusing(
+                batch.before_columns, len(batch.before_rows), before_refused
+            )
+            refused.update(batch.before_rows[j] for j in before_refused)
+            for row, crc in zip(batch.before_rows, before, strict=True):
+                olds[row] = crc
+        ops = [OP_INSERT] * batch.rows if batch.op_codes is None else batch.op_codes.to_pylist()
+        zeroed = RowChecksum(0, 0)
+        out: list[RowChecksum | None] = []
+        for row, op in enumerate(ops):
+            if row in split_rows:
+                out += [zeroed, zeroed]
+                continue
+            if op == OP_DELETE:
+                current, previous = 0, images[row]
+            elif op == OP_INSERT:
+                current, previous = images[row], 0
+            else:
+                current, previous = images[row], olds[row]
+            out.append(RowChecksum(current, previous) if current or previous else None)
+        return out
 
     def _bytes(self, append: Appender, position: int, value: Any) -> bytes:
         try:

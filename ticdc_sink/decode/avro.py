@@ -26,6 +26,15 @@ column names are the sanitised field names; there is no table id or schema versi
 without `enable-tidb-extension` there is no commit ts (0) and no op, so every non-tombstone
 is an INSERT; UPDATEs carry no old values (the protocol never sends them). A tombstone
 (empty value) is a DELETE whose `old` holds only the handle-key columns from the key.
+
+Row checksums (`integrity-check-level=correctness`): a value record's non-empty
+`_tidb_row_level_checksum` (with `_tidb_corrupted` and `_tidb_checksum_version`) becomes
+`DecodedRow.checksum` (`current`; avro carries no old image, so `previous` is 0) and is
+checked as tiflow's consumer checks it (`avro/decoder.go`, `common.VerifyChecksum`): the
+value's columns in field order, which TiCDC sorts by column ID, each typed back to its
+mounter value, TIMESTAMPs converted from the decoder's `time_zone` (codec/checksum.py). A
+mismatch, `_tidb_corrupted` true, or a checksum that is not a CRC32 is a DecodeError naming
+the table, the key, and the checksum expected and got. Tombstones carry no checksum.
 """
 
 from __future__ import annotations
@@ -41,10 +50,18 @@ import attrs
 import fastavro
 import orjson
 
-from ticdc_sink.codec.avro import CONFLUENT_MAGIC, TIDB_COMMIT_TS, TIDB_OP
+from ticdc_sink.codec.avro import (
+    CONFLUENT_MAGIC,
+    TIDB_CHECKSUM_VERSION,
+    TIDB_COMMIT_TS,
+    TIDB_CORRUPTED,
+    TIDB_OP,
+    TIDB_ROW_LEVEL_CHECKSUM,
+)
+from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
 from ticdc_sink.decode.types import closest_type, implied_table
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import MySQLType, TableSchema
 
@@ -197,6 +214,7 @@ class _Reader:
     columns: tuple[tuple[str, Converter], ...]
     #: The closest MySQL type of each column (None: a field without tidb_type).
     types: tuple[MySQLType | None, ...] = ()
+    schema_id: int = 0
 
     @classmethod
     def from_text(cls, schema_id: int, text: str) -> _Reader:
@@ -223,7 +241,7 @@ class _Reader:
         namespace = str(schema.get("namespace", ""))
         _, _, database = namespace.partition(".")
         name = str(schema.get("name", ""))
-        return cls(parsed, database, name, tuple(columns), tuple(types))
+        return cls(parsed, database, name, tuple(columns), tuple(types), schema_id)
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:
         stream = io.BytesIO(body)
@@ -260,10 +278,20 @@ class AvroDecoder:
     `max_schemas`, least recently used dropped).
     """
 
-    def __init__(self, schema_for_id: Callable[[int], str], *, max_schemas: int = 1024) -> None:
+    def __init__(
+        self,
+        schema_for_id: Callable[[int], str],
+        *,
+        max_schemas: int = 1024,
+        time_zone: str = "UTC",
+    ) -> None:
+        """`time_zone` is the producer's `time-zone`, the zone its TIMESTAMP values are
+        written in, for checking row checksums (module docstring)."""
         self._schema_for_id = schema_for_id
         self._max_schemas = max_schemas
+        self._time_zone = time_zone
         self._readers: OrderedDict[int, _Reader] = OrderedDict()
+        self._checksums: dict[int, TableChecksum] = {}
 
     def _reader(self, schema_id: int) -> _Reader:
         reader = self._readers.get(schema_id)
@@ -277,7 +305,8 @@ class AvroDecoder:
         reader = _Reader.from_text(schema_id, text)
         self._readers[schema_id] = reader
         if len(self._readers) > self._max_schemas:
-            self._readers.popitem(last=False)
+            dropped, _ = self._readers.popitem(last=False)
+            self._checksums.pop(dropped, None)
         return reader
 
     def _unframe(self, data: bytes, what: str) -> tuple[_Reader, bytes]:
@@ -342,9 +371,11 @@ class AvroDecoder:
                 data=None,
                 old=old,
             )
+        key_columns: tuple[tuple[str, Converter], ...] = ()
         if key:
             key_reader, key_body = self._unframe(key, "key")
             key_reader.read(key_body, "key")
+            key_columns = key_reader.columns
         reader, body = self._unframe(value, "value")
         record = reader.read(body, "value")
         data = reader.columns_of(record, "value")
@@ -360,7 +391,7 @@ class AvroDecoder:
         commit_ts = int(record.get(TIDB_COMMIT_TS, 0) or 0)
         if commit_ts < 0:  # int64(CommitTs) of a TSO above 2^63
             commit_ts += 1 << 64
-        return DecodedRow(
+        row = DecodedRow(
             database=reader.database,
             table=reader.table,
             table_id=0,
@@ -369,7 +400,83 @@ class AvroDecoder:
             schema_version=0,
             data=data,
             old=None,
+            checksum=_checksum_of(record, reader),
         )
+        if row.checksum is not None:
+            self._verify(reader, row, key_columns)
+        return row
+
+    def _verify(
+        self, reader: _Reader, row: DecodedRow, key_columns: tuple[tuple[str, Converter], ...]
+    ) -> None:
+        """Check a row against its checksum (module docstring).
+
+        Raises:
+            DecodeError: a mismatch, or TiCDC marked the row corrupted.
+        """
+        checksum = row.checksum
+        data = row.data
+        assert checksum is not None and data is not None
+        key = ", ".join(f"{name}={data.get(name)!r}" for name, _ in key_columns)
+        where = f"{row.op.value} {row.database}.{row.table} key {key} commitTs {row.commit_ts}"
+        if checksum.corrupted:
+            raise DecodeError(
+                f"{where}: the record's _tidb_corrupted is true (TiCDC found the upstream "
+                "row failing its checksum); the row cannot be trusted"
+            )
+        if not checksum.current:  # 0: not computed (tiflow VerifyChecksum)
+            return
+        calculator = self._checksums.get(reader.schema_id)
+        if calculator is None:
+            columns = [
+                (name, t)
+                for (name, _), t in zip(reader.columns, reader.types, strict=True)
+                if t is not None
+            ]
+            if len(columns) < len(reader.columns):
+                raise DecodeError(
+                    f"{where}: cannot check the row checksum: the value schema has fields "
+                    "without a tidb_type, so their MySQL types are unknown"
+                )
+            table = implied_table(reader.database, reader.table, columns)
+            try:
+                calculator = TableChecksum(table, time_zone=self._time_zone)
+            except SchemaError as exc:
+                raise DecodeError(f"{where}: cannot check the row checksum: {exc}") from exc
+            self._checksums[reader.schema_id] = calculator
+        mounter = tuple(_mounter_value(data.get(name)) for name, _ in reader.columns)
+        try:
+            got = calculator.of_row(mounter)
+        except InputError as exc:
+            raise DecodeError(f"{where}: cannot check the row checksum: {exc}") from exc
+        if got != checksum.current:
+            raise DecodeError(
+                f"{where}: row checksum mismatch: the record says {checksum.current}, its "
+                f"values give {got}; the message was altered, or the producer ordered the "
+                "columns differently (column IDs)"
+            )
+
+
+def _checksum_of(record: dict[str, Any], reader: _Reader) -> RowChecksum | None:
+    """The row checksum fields of a value record (tiflow decoder.go
+    `extractExpectedChecksum`: absent or "" is no checksum)."""
+    text = record.get(TIDB_ROW_LEVEL_CHECKSUM)
+    if not text:
+        return None
+    where = f"field {TIDB_ROW_LEVEL_CHECKSUM} of {reader.database}.{reader.table}"
+    if not isinstance(text, str) or not (text.isascii() and text.isdigit()) or int(text) >= 1 << 32:
+        raise DecodeError(f"{where} is {text!r}; TiCDC writes a CRC32, 0..4294967295")
+    return RowChecksum(
+        int(text),
+        0,
+        version=int(record.get(TIDB_CHECKSUM_VERSION, 0) or 0),
+        corrupted=bool(record.get(TIDB_CORRUPTED, False)),
+    )
+
+
+def _mounter_value(value: Any) -> Any:
+    # the typed values are the mounter values (events.py) but DECIMAL's, a Decimal
+    return format(value, "f") if isinstance(value, Decimal) else value
 
 
 def build_decoder(
@@ -392,4 +499,4 @@ def build_decoder(
             "protocol avro needs a schema registry to decode: give schema_for_id, a lookup "
             "of writer schemas by id (ticdc-sink decode --schema-registry URL)"
         )
-    return AvroDecoder(schema_for_id)
+    return AvroDecoder(schema_for_id, time_zone=time_zone)

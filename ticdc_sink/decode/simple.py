@@ -610,6 +610,7 @@ class SimpleDecoder:
             claim_check_location=payload["claimCheckLocation"],
             build_ts=build_ts,
             typed=False,
+            checksum=_checksum_from_json(payload["checksum"], Op(payload["type"])),
         )
         return self._full(row)
 
@@ -700,7 +701,8 @@ class SimpleDecoder:
 
 
 def _checksum_from_json(obj: Any, op: Op) -> RowChecksum | None:
-    """The `checksum` object of a JSON DML message (tiflow simple/message.go `checksum`)."""
+    """The `checksum` object of a JSON DML message (tiflow simple/message.go `checksum`),
+    or the `Checksum` record of an Avro one (simple/avro.go: the same fields)."""
     if obj is None:
         return None
     where = f"{op.value} message: checksum"

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
     from ticdc_sink.codec.avro.encoder import AvroEncoder
     from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
     from ticdc_sink.codec.avro.schema import (
+        TIDB_CHECKSUM_VERSION,
         TIDB_COMMIT_TS,
+        TIDB_CORRUPTED,
         TIDB_OP,
         TIDB_PHYSICAL_TIME,
+        TIDB_ROW_LEVEL_CHECKSUM,
         key_schema_json,
         record_name,
         tidb_type,
@@ -35,9 +38,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFLUENT_MAGIC",
+    "TIDB_CHECKSUM_VERSION",
     "TIDB_COMMIT_TS",
+    "TIDB_CORRUPTED",
     "TIDB_OP",
     "TIDB_PHYSICAL_TIME",
+    "TIDB_ROW_LEVEL_CHECKSUM",
     "AvroEncoder",
     "decimal_bytes",
     "key_schema_json",
@@ -50,9 +56,12 @@ __getattr__ = lazy_names(
     __name__,
     {
         "CONFLUENT_MAGIC": "framing",
+        "TIDB_CHECKSUM_VERSION": "schema",
         "TIDB_COMMIT_TS": "schema",
+        "TIDB_CORRUPTED": "schema",
         "TIDB_OP": "schema",
         "TIDB_PHYSICAL_TIME": "schema",
+        "TIDB_ROW_LEVEL_CHECKSUM": "schema",
         "AvroEncoder": "encoder",
         "decimal_bytes": "values",
         "key_schema_json": "schema",

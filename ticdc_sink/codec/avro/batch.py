@@ -37,8 +37,9 @@ import pyarrow.compute as pc
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
 from ticdc_sink.codec.avro import values as avro_values
 from ticdc_sink.codec.avro.framing import SchemaHeaders
-from ticdc_sink.codec.avro.schema import modes, null_first
+from ticdc_sink.codec.avro.schema import modes, null_first, value_columns
 from ticdc_sink.codec.batch import key_changed_rows, row_path_batch
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
@@ -483,12 +484,19 @@ class AvroBatchEncoder:
 
     def __init__(self, config: CodecConfig, table: TableSchema, headers: SchemaHeaders) -> None:
         """Raises:
-        SchemaError: a column type the protocol cannot carry.
+        SchemaError: a column type the protocol cannot carry (or, with the row checksum,
+            one the checksum does not cover).
         """
         decimal_string, unsigned_string = modes(config)
         self._columns = [_ColumnParts(c, decimal_string, unsigned_string) for c in table.columns]
         self._key_positions = list(table.handle_key_indexes)
+        self._value_positions = value_columns(config, table)
         self._extension = config.enable_tidb_extension
+        self._checksum = (
+            TableChecksum(table, time_zone=config.time_zone)
+            if config.row_checksum and self._extension
+            else None
+        )
         self._headers = headers
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
@@ -526,11 +534,13 @@ class AvroBatchEncoder:
                 refused.update(split_rows[j] for j in old_refused)
 
         # values: every row's new image (a DELETE's is dropped)
-        columns = list(zip(self._columns, batch.columns, strict=True))
+        columns = [(self._columns[i], batch.columns[i]) for i in self._value_positions]
         parts, value_refused = self._record_parts(columns, n)
         refused.update(value_refused)
         if self._extension:
             parts.extend(self._tail(batch, ops, split_rows, n))
+            if self._checksum is not None:
+                parts.append(self._checksum_fields(self._checksum, batch, split_rows, refused))
         # Rows before the first refused one are rendered here: the headers they need.
         rendered = min(refused, default=n)
         if key_new is not None:
@@ -636,6 +646,21 @@ class AvroBatchEncoder:
             return [head, _const(rest, n)]
         tso = _numbers(batch.commit_ts, np.uint64)
         return [head, _varints(tso.view(np.int64)), _varints((tso >> _U64(18)).view(np.int64))]
+
+    @staticmethod
+    def _checksum_fields(
+        checksum: TableChecksum, batch: ChangeBatch, split_rows: list[int], refused: set[int]
+    ) -> pa.Array:
+        """The row checksum fields of every row's value record (`values.checksum_fields`
+        of `TableChecksum.of_batch`): a DELETE's are computed and dropped with its value;
+        a split UPDATE's value is its INSERT half, the row's last message. The rows a
+        checksum refuses join `refused`, for the row path to raise its error."""
+        sums = checksum.of_batch(batch, set(split_rows), refused)
+        if split_rows:
+            counts = np.ones(batch.rows, np.int64)
+            counts[split_rows] = 2
+            sums = [sums[end - 1] for end in np.cumsum(counts).tolist()]
+        return pa.array([avro_values.checksum_fields(c) for c in sums], _BIN)
 
 
 def _lengths(arr: pa.Array) -> np.ndarray:

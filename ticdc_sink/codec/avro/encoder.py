@@ -10,8 +10,8 @@ both paths.
 
 Avro has no wall-clock fields, so `build_ts_ms` does not exist here, and no bootstrap, DDL
 or watermark messages (`avro-enable-watermark`, a TiCDC testing mode, is not supported).
-Not supported either: the row checksum fields (`integrity-check-level=correctness`) and
-AWS Glue framing.
+Not supported either: AWS Glue framing. With `integrity-check-level=correctness` the value
+records carry TiCDC's row checksum fields (`schema`, `values.checksum_fields`).
 """
 
 from __future__ import annotations

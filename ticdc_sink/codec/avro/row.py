@@ -7,7 +7,9 @@ branch bytes as constants): no dict per row, no schema lookup, no union resoluti
 value. `tests/unit/test_codec_avro.py` checks the bytes against fastavro's writer.
 Messages: key = Confluent-framed record of the handle-key columns (None without a handle
 key); value = Confluent-framed record of the new image, None (a tombstone) for DELETE,
-with the `_tidb_*` extension fields under `enable-tidb-extension`. `len(key) + len(value)
+with the `_tidb_*` extension fields under `enable-tidb-extension` (and the row checksum
+fields, the value columns in column-ID order, with `integrity-check-level=correctness`:
+`schema`). `len(key) + len(value)
 + 36 > max-message-bytes` raises MessageTooLargeError: Avro has no large-message handling
 (tiflow AppendRowChangedEvent).
 """
@@ -19,7 +21,7 @@ from typing import Any
 
 from ticdc_sink.codec import RECORD_OVERHEAD, Message
 from ticdc_sink.codec.avro.framing import SchemaHeaders
-from ticdc_sink.codec.avro.schema import modes, null_first
+from ticdc_sink.codec.avro.schema import modes, null_first, value_columns
 from ticdc_sink.codec.avro.values import (
     BYTES_OF,
     INT32_MAX,
@@ -27,6 +29,7 @@ from ticdc_sink.codec.avro.values import (
     INT64_MAX,
     INT64_MIN,
     Writer,
+    checksum_fields,
     pack_double,
     pack_float,
     value_writer,
@@ -39,6 +42,7 @@ from ticdc_sink.codec.avro.values import (
     write_str,
     write_uint64_wrapped,
 )
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.common import handle_key_text, short_repr
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
@@ -170,7 +174,8 @@ class AvroRowEncoder:
         """Compile the table's bodies.
 
         Raises:
-            SchemaError: a column type the protocol cannot carry.
+            SchemaError: a column type the protocol cannot carry (or, with the row
+                checksum, one the checksum does not cover).
         """
         self.table = table
         self._headers = headers
@@ -184,11 +189,16 @@ class AvroRowEncoder:
         self._name = f"{table.database}.{table.table}"
         self._width = len(table.columns)
         decimal_string, unsigned_string = modes(config)
-        value_columns = list(enumerate(table.columns))
+        self._checksum = (
+            TableChecksum(table, time_zone=config.time_zone)
+            if config.row_checksum and self._extension
+            else None
+        )
+        values = [(i, table.columns[i]) for i in value_columns(config, table)]
         key_columns = [(i, table.columns[i]) for i in table.handle_key_indexes]
-        self._value_writers = _writers(value_columns, decimal_string, unsigned_string)
+        self._value_writers = _writers(values, decimal_string, unsigned_string)
         self._key_writers = _writers(key_columns, decimal_string, unsigned_string)
-        self._value_body = _compile_body(value_columns, decimal_string, unsigned_string)
+        self._value_body = _compile_body(values, decimal_string, unsigned_string)
         self._key_body = _compile_body(key_columns, decimal_string, unsigned_string)
 
     def _fetch_key_header(self) -> bytes:
@@ -241,7 +251,8 @@ class AvroRowEncoder:
         """The key and value of one row change.
 
         Raises:
-            InputError: a value that does not fit its column (or NULL in a NOT NULL one).
+            InputError: a value that does not fit its column (or NULL in a NOT NULL one),
+                or, with the row checksum, that the checksum cannot take.
             MessageTooLargeError: key + value + 36 above max-message-bytes.
             ConfigError: the encoder has no registry.
             RegistryError: from the registry, when fetching a schema id.
@@ -267,6 +278,8 @@ class AvroRowEncoder:
             if self._extension:
                 insert_tail, update_tail = self._tail(change.commit_ts)
                 value = header + body + (insert_tail if op is Op.INSERT else update_tail)
+                if self._checksum is not None:
+                    value += checksum_fields(self._checksum.of_change(change))
             else:
                 value = header + body
         size = (0 if key is None else len(key)) + (0 if value is None else len(value))

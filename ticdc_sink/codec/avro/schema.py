@@ -13,6 +13,11 @@ literal is read in `time-zone`). Registries compare schema text, so identical by
 identical subjects and ids. Where TiCDC would write something no registry or reader
 accepts (two columns whose names sanitise to the same field, a column named like an
 extension field), the functions raise SchemaError.
+
+With the row checksum (`integrity-check-level=correctness`, tiflow `EnableRowChecksum`),
+`value2AvroSchema` sorts the value columns by column ID (`value_columns`; the key keeps
+the handle-key order) and `schemaWithExtension` appends `_tidb_row_level_checksum`,
+`_tidb_corrupted` and `_tidb_checksum_version` after the other extension fields.
 """
 
 from __future__ import annotations
@@ -32,15 +37,19 @@ from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = [
+    "TIDB_CHECKSUM_VERSION",
     "TIDB_COMMIT_TS",
+    "TIDB_CORRUPTED",
     "TIDB_OP",
     "TIDB_PHYSICAL_TIME",
+    "TIDB_ROW_LEVEL_CHECKSUM",
     "key_schema_json",
     "modes",
     "null_first",
     "record_name",
     "tidb_type",
     "unscaled_decimal",
+    "value_columns",
     "value_schema_json",
 ]
 
@@ -55,6 +64,15 @@ _EXTENSION_FIELDS: tuple[dict[str, Any], ...] = (
     {"default": "", "name": TIDB_OP, "type": "string"},
     {"default": 0, "name": TIDB_COMMIT_TS, "type": "long"},
     {"default": 0, "name": TIDB_PHYSICAL_TIME, "type": "long"},
+)
+# The row checksum fields, after those (schemaWithExtension with EnableRowChecksum).
+TIDB_ROW_LEVEL_CHECKSUM = "_tidb_row_level_checksum"
+TIDB_CORRUPTED = "_tidb_corrupted"
+TIDB_CHECKSUM_VERSION = "_tidb_checksum_version"
+_CHECKSUM_FIELDS: tuple[dict[str, Any], ...] = (
+    {"default": "", "name": TIDB_ROW_LEVEL_CHECKSUM, "type": "string"},
+    {"default": False, "name": TIDB_CORRUPTED, "type": "boolean"},
+    {"default": 0, "name": TIDB_CHECKSUM_VERSION, "type": "int"},
 )
 
 # --- names (tiflow common/helper.go SanitizeName, avro.go getAvroNamespace) ---------------
@@ -275,11 +293,16 @@ def _field(
     return {"default": default, "name": name, "type": avro_type}
 
 
-def _schema(table: TableSchema, columns: list[Column], config: CodecConfig, extension: bool) -> str:
+def _schema(
+    table: TableSchema,
+    columns: list[Column],
+    config: CodecConfig,
+    extension: tuple[dict[str, Any], ...],
+) -> str:
     decimal_string, unsigned_string = modes(config)
     fields = []
     seen: dict[str, str] = {}
-    reserved = {f["name"]: "the TiDB extension field" for f in _EXTENSION_FIELDS}
+    reserved = {f["name"]: "the TiDB extension field" for f in extension}
     for column in columns:
         try:
             field = _field(column, decimal_string, unsigned_string, config.time_zone)
@@ -288,7 +311,7 @@ def _schema(table: TableSchema, columns: list[Column], config: CodecConfig, exte
                 f"table {table.database}.{table.table}: {exc.message}", column=exc.column
             ) from exc
         name = field["name"]
-        clash = seen.get(name) or (reserved.get(name) if extension else None)
+        clash = seen.get(name) or reserved.get(name)
         if clash is not None:
             raise SchemaError(
                 f"table {table.database}.{table.table}: column {column.name!r} and "
@@ -298,8 +321,7 @@ def _schema(table: TableSchema, columns: list[Column], config: CodecConfig, exte
             )
         seen[name] = f"column {column.name!r}"
         fields.append(field)
-    if extension:
-        fields.extend(_EXTENSION_FIELDS)
+    fields.extend(extension)
     top = {
         "type": "record",
         "name": sanitize_name(table.table),
@@ -324,19 +346,32 @@ def key_schema_json(config: CodecConfig, table: TableSchema) -> str | None:
     columns = _key_columns(table)
     if not columns:
         return None
-    return _schema(table, columns, config, extension=False)
+    return _schema(table, columns, config, extension=())
 
 
 def value_schema_json(config: CodecConfig, table: TableSchema) -> str:
-    """The value schema text (compact Go JSON) over every column in definition order, plus
+    """The value schema text (compact Go JSON) over every column (`value_columns`), plus
     `_tidb_op`, `_tidb_commit_ts`, `_tidb_commit_physical_time` with
-    `enable-tidb-extension`.
+    `enable-tidb-extension`, and the row checksum fields with the row checksum.
 
     Raises:
         SchemaError: a column type or default the protocol cannot carry, or colliding
             sanitised names.
     """
-    return _schema(table, list(table.columns), config, extension=config.enable_tidb_extension)
+    extension: tuple[dict[str, Any], ...] = ()
+    if config.enable_tidb_extension:
+        extension = _EXTENSION_FIELDS + (_CHECKSUM_FIELDS if config.row_checksum else ())
+    columns = [table.columns[i] for i in value_columns(config, table)]
+    return _schema(table, columns, config, extension=extension)
+
+
+def value_columns(config: CodecConfig, table: TableSchema) -> list[int]:
+    """The positions of the value record's columns in field order: definition order, or
+    column-ID order with the row checksum (tiflow `value2AvroSchema` sorts by ID)."""
+    positions = list(range(len(table.columns)))
+    if config.row_checksum:
+        positions.sort(key=lambda i: table.columns[i].column_id)
+    return positions
 
 
 _DECIMAL_TEXT = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?\Z")

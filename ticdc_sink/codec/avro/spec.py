@@ -18,9 +18,11 @@ SPEC = ProtocolSpec(
     operation_needs_tidb_extension=True,
     old_values=False,
     row_checksum=True,
+    row_checksum_built=("",),
     options=(
         "avro-decimal-handling-mode",
         "avro-bigint-unsigned-handling-mode",
         "subject-name-strategy",
     ),
+    shared_options=("integrity-check-level", "corruption-handle-level"),
 )

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ticdc_sink.codec.avro.schema import unscaled_decimal
+from ticdc_sink.codec.checksum import RowChecksum
 from ticdc_sink.codec.mysql import ValueKind, bit_to_int, value_kind
 from ticdc_sink.schema import Column
 
@@ -28,6 +29,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "Writer",
+    "checksum_fields",
     "decimal_bytes",
     "pack_double",
     "pack_float",
@@ -250,3 +252,16 @@ def write_decimal_string(value: Any) -> bytes:
     unscaled_decimal(value, 0)  # reject what is not a number, as big.Rat would in precise mode
     data = value.encode("ascii")
     return varint(len(data)) + data
+
+
+def checksum_fields(checksum: RowChecksum | None) -> bytes:
+    """`_tidb_row_level_checksum`, `_tidb_corrupted` and `_tidb_checksum_version` of a
+    value record (tiflow `nativeValueWithExtension`): the new image's checksum as decimal
+    text, the flag and the version; without a checksum (`TableChecksum.of_change` gave
+    None) the fields are left out of the native map and goavro writes their defaults,
+    "", false and 0."""
+    if checksum is None:
+        return b"\x00\x00\x00"
+    text = str(checksum.current).encode("ascii")
+    corrupted = b"\x01" if checksum.corrupted else b"\x00"
+    return varint(len(text)) + text + corrupted + varint(checksum.version)

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
 from ticdc_sink.codec.batch import key_changed_rows, row_messages, row_path_batch
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.large_message import ROW_KEY
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.avro_values import (
@@ -45,6 +46,7 @@ from ticdc_sink.codec.simple.avro_values import (
     NON_NULL,
     NULL,
     VALUE_ERRORS,
+    checksum_record,
     dml_heads,
     dml_times,
     encode_long,
@@ -347,24 +349,34 @@ class AvroBatchMarshaller:
     the new one, as `events.split_key_update`).
     """
 
-    def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
-        """Raises:
-        SchemaError: a column type the protocol cannot carry.
+    def __init__(
+        self,
+        table: TableSchema,
+        *,
+        time_zone: str,
+        build_ts_ms: int,
+        checksum: TableChecksum | None = None,
+    ) -> None:
+        """With `checksum`, messages carry the row checksum, as the row path's.
+
+        Raises:
+            SchemaError: a column type the protocol cannot carry.
         """
+        self._checksum = checksum
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
         self._order = order
         self._columns = [_Column(c, time_zone) for c in table.columns]
         # [null, map] branch 1, one block: count, entries, 0 (as AvroMarshaller writes it)
         self._map_open = NON_NULL + encode_long(len(order))
         # the DML record up to commitTs, per op code; after it buildTs, schemaVersion, and
-        # null claimCheckLocation, handleKeyOnly, checksum.
+        # null claimCheckLocation, handleKeyOnly; then the checksum (`_checksums`).
         heads = dml_heads(table)
         by_code = [b""] * 3
         for code, op in ((OP_INSERT, Op.INSERT), (OP_UPDATE, Op.UPDATE), (OP_DELETE, Op.DELETE)):
             by_code[code] = heads[op]
         self._heads = pa.array(by_code, _BINARY)
         self._insert_head = by_code[OP_INSERT]
-        self._after_ts = dml_times(table, build_ts_ms) + NULL + NULL + NULL
+        self._after_ts = dml_times(table, build_ts_ms) + NULL + NULL
 
     def _images(self, columns: list[pa.Array | list[Any]]) -> tuple[pa.Array, set[int]]:
         """The `data`/`old` map (branch, count, entries in name order, block end) per row,
@@ -389,10 +401,13 @@ class AvroBatchMarshaller:
         images, refused = self._images(batch.columns)
         ops = batch.op_codes
         row_ends = None
+        split = [] if ops is None else key_changed_rows(batch, key_indexes)
+        checksums = self._checksums(batch, split, refused)
         if ops is None:
-            values = _join([self._insert_head, commit_ts, self._after_ts, images, NULL], n)
+            values = _join(
+                [self._insert_head, commit_ts, self._after_ts, checksums, images, NULL], n
+            )
         else:
-            split = key_changed_rows(batch, key_indexes)
             before_rows = batch.before_rows
             m = len(before_rows)
             objects = [images]
@@ -435,6 +450,7 @@ class AvroBatchMarshaller:
                     self._heads.take(pa.array(op_codes)),
                     commit_ts,
                     self._after_ts,
+                    checksums,
                     table.take(pa.array(data_idx)),
                     table.take(pa.array(old_idx)),
                 ],
@@ -448,6 +464,15 @@ class AvroBatchMarshaller:
             row_ends=row_ends,
             row_path=row_messages(refused, row_ends),
         )
+
+    def _checksums(self, batch: ChangeBatch, split: list[int], refused: set[int]) -> Part:
+        """The `checksum` field of every message (avro_row: `TableChecksum.of_change`), or
+        null for all without the row checksum; the rows a checksum refuses join
+        `refused`, for the row path to raise its error."""
+        if self._checksum is None:
+            return NULL
+        sums = self._checksum.of_batch(batch, set(split), refused)
+        return pa.array([checksum_record(c) for c in sums], _BINARY)
 
     @staticmethod
     def _commit_ts(batch: ChangeBatch) -> Part | None:

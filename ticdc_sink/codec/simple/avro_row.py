@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.simple.avro_values import (
     NON_NULL,
     NULL,
     VALUE_ERRORS,
     VERSION,
     Writer,
+    checksum_record,
     dml_heads,
     dml_times,
     encode_array,
@@ -226,13 +228,22 @@ class AvroMarshaller:
     """Simple Avro for one table, compiled once: the DML record's fixed fields as bytes,
     per column its map key and value writer, in column-name order."""
 
-    def __init__(self, table: TableSchema, *, time_zone: str, build_ts_ms: int) -> None:
-        """Compile the table; `time_zone` names TIMESTAMP values' location.
+    def __init__(
+        self,
+        table: TableSchema,
+        *,
+        time_zone: str,
+        build_ts_ms: int,
+        checksum: TableChecksum | None = None,
+    ) -> None:
+        """Compile the table; `time_zone` names TIMESTAMP values' location. With
+        `checksum`, DML messages carry the row checksum (`integrity-check-level`).
 
         Raises:
             SchemaError: a column type the protocol cannot carry.
         """
         self.table = table
+        self.checksum = checksum
         self.build_ts_ms = build_ts_ms
         writers = [value_writer(c, time_zone) for c in table.columns]
         order = sorted(range(len(table.columns)), key=lambda i: table.columns[i].name)
@@ -253,10 +264,12 @@ class AvroMarshaller:
         INSERT carries `data`, DELETE `old`, UPDATE both; an UPDATE without a before image
         has a null `old` (as the JSON encoding, which leaves it out). `handleKeyOnly` is
         written (true) only for the handle-key-only form, `claimCheckLocation` only when
-        given; `checksum` is always null.
+        given; `checksum` with the row checksum (`TableChecksum.of_change`; null where it
+        gives none).
 
         Raises:
-            InputError: a value that does not fit its column's MySQL type.
+            InputError: a value that does not fit its column's MySQL type (or the row
+                checksum).
         """
         try:
             commit_ts = encode_long(wrap_uint64(change.commit_ts))
@@ -273,6 +286,9 @@ class AvroMarshaller:
         old = NULL
         if change.op is not Op.INSERT and change.before is not None:
             old = self._map(change.before, columns)
+        checksum = NULL
+        if self.checksum is not None:
+            checksum = checksum_record(self.checksum.of_change(change))
         return b"".join(
             (
                 self._heads[change.op],
@@ -280,7 +296,7 @@ class AvroMarshaller:
                 self._times,
                 NON_NULL + encode_string(claim_check_location) if claim_check_location else NULL,
                 _HANDLE_KEY_ONLY if handle_key_only else NULL,
-                NULL,  # checksum
+                checksum,
                 data,
                 old,
             )

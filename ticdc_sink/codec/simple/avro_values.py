@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.checksum import RowChecksum
 from ticdc_sink.codec.mysql import ValueKind, bit_to_int, value_kind
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.events import Op
@@ -52,6 +53,7 @@ __all__ = [
     "VALUE_ERRORS",
     "VERSION",
     "Writer",
+    "checksum_record",
     "dml_heads",
     "dml_times",
     "encode_array",
@@ -153,6 +155,23 @@ _FALSE = b"\x00"
 def encode_boolean(flag: bool) -> bytes:
     """Avro `boolean`."""
     return _TRUE if flag else _FALSE
+
+
+def checksum_record(checksum: RowChecksum | None) -> bytes:
+    """The DML record's `checksum` field, `["null", Checksum]` (tiflow simple/avro.go:
+    `version` int, `corrupted` boolean, `current` and `previous` as int64 longs); null
+    without a checksum."""
+    if checksum is None:
+        return NULL
+    return b"".join(
+        (
+            NON_NULL,
+            encode_long(checksum.version),
+            encode_boolean(checksum.corrupted),
+            encode_long(checksum.current),
+            encode_long(checksum.previous),
+        )
+    )
 
 
 # Message: union branch 11, then MessageType enum index and payload branch.

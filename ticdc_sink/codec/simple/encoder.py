@@ -177,7 +177,10 @@ class SimpleEncoder:
         self._marshaller: _Marshaller
         if avro:
             self._marshaller = AvroMarshaller(
-                table, time_zone=config.time_zone, build_ts_ms=build_ts_ms
+                table,
+                time_zone=config.time_zone,
+                build_ts_ms=build_ts_ms,
+                checksum=self._checksum,
             )
         else:
             self._marshaller = JsonMarshaller(
@@ -200,7 +203,10 @@ class SimpleEncoder:
         if self._batch_marshaller is None:
             if _is_avro(self.config):
                 self._batch_marshaller = AvroBatchMarshaller(
-                    self.table, time_zone=self.config.time_zone, build_ts_ms=self._build_ts_ms
+                    self.table,
+                    time_zone=self.config.time_zone,
+                    build_ts_ms=self._build_ts_ms,
+                    checksum=self._checksum,
                 )
             else:
                 self._batch_marshaller = JsonBatchMarshaller(

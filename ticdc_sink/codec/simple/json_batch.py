@@ -45,8 +45,7 @@ from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.codec.large_message import ROW_KEY
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, renderer
-from ticdc_sink.errors import InputError
-from ticdc_sink.events import OP_DELETE, OP_INSERT, ChangeBatch
+from ticdc_sink.events import OP_INSERT, ChangeBatch
 from ticdc_sink.gotext import JSON_ESCAPED, format_float, json_quote
 from ticdc_sink.schema import Column, TableSchema
 
@@ -248,25 +247,6 @@ class _ColumnRenderer:
         return texts, refused
 
 
-def _checksums(
-    checksum: TableChecksum, columns: list[Any], rows: int, refused: set[int]
-) -> list[int]:
-    """`TableChecksum.of_columns`, or, when a value does not fit, row by row with the
-    rows that fail added to `refused` (their checksum left 0)."""
-    try:
-        return checksum.of_columns(columns, rows)
-    except InputError:
-        pass
-    lists = [c.to_pylist() if isinstance(c, pa.Array) else c for c in columns]
-    crcs = [0] * rows
-    for row in range(rows):
-        try:
-            crcs[row] = checksum.of_row([values[row] for values in lists])
-        except InputError:
-            refused.add(row)
-    return crcs
-
-
 def _checksum_member(current: int, previous: int) -> str:
     return (
         f',"checksum":{{"version":{CHECKSUM_VERSION},"corrupted":false,'
@@ -314,40 +294,21 @@ class JsonBatchMarshaller:
         self._ts_tail = tail
 
     def _checksum_members(
-        self,
-        batch: ChangeBatch,
-        event_ops: np.ndarray | None,
-        row_ends: list[int] | None,
-        refused: set[int],
+        self, batch: ChangeBatch, row_ends: list[int] | None, refused: set[int]
     ) -> pa.Array:
         """Per message, `,"checksum":{...}` (json_row: `TableChecksum.of_change`), or ""
-        where both checksums are 0. The rows a checksum refuses join `refused`, for the
-        row path to raise its error."""
+        where it gives none. The rows a checksum refuses join `refused`, for the row path
+        to raise its error."""
         assert self._checksum is not None
-        images = _checksums(self._checksum, batch.columns, batch.rows, refused)
-        olds = [0] * batch.rows
-        if event_ops is not None and batch.before_rows:
-            before_refused: set[int] = set()
-            before = _checksums(
-                self._checksum, batch.before_columns, len(batch.before_rows), before_refused
-            )
-            refused.update(batch.before_rows[j] for j in before_refused)
-            for row, crc in zip(batch.before_rows, before, strict=True):
-                olds[row] = crc
-        ops = [OP_INSERT] * batch.rows if batch.op_codes is None else batch.op_codes.to_pylist()
-        members = []
-        for row, op in enumerate(ops):
-            if op == OP_DELETE:
-                current, previous = 0, images[row]
-            else:
-                current, previous = images[row], olds[row]
-            split = row_ends is not None and row_ends[row] - (row_ends[row - 1] if row else 0) == 2
-            if split:  # tiflow SplitUpdateEvent zeroes the shared checksum (codec.checksum)
-                members += [_checksum_member(0, 0)] * 2
-            elif current or previous:
-                members.append(_checksum_member(current, previous))
-            else:
-                members.append("")
+        split = set()
+        if row_ends is not None:
+            split = {
+                row
+                for row, end in enumerate(row_ends)
+                if end - (row_ends[row - 1] if row else 0) == 2
+            }
+        sums = self._checksum.of_batch(batch, split, refused)
+        members = ["" if c is None else _checksum_member(c.current, c.previous) for c in sums]
         return pa.array(members, _TEXT)
 
     def _object_parts(self, columns: list[pa.Array | list[Any]]) -> tuple[list[Any], set[int]]:
@@ -437,7 +398,7 @@ class JsonBatchMarshaller:
         ts = str(batch.default_commit_ts) if commit_ts is None else pc.cast(commit_ts, _TEXT)
         checksums = None
         if self._checksum is not None:
-            checksums = self._checksum_members(batch, event_ops, row_ends, refused)
+            checksums = self._checksum_members(batch, row_ends, refused)
         parts = self._head_parts(event_ops, ts, checksums) + body + ["}"]
         if old_index is not None and m and (old_index >= 0).any():
             parts.append(_place(_join([',"old":{', *old_parts, "}"]), old_index))
