@@ -378,6 +378,18 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def _both(settings: list[str]) -> str:
+    """ "a", "a and b", "a, b and c": settings to set together, for messages."""
+    return settings[0] if len(settings) == 1 else f"{', '.join(settings[:-1])} and {settings[-1]}"
+
+
+def _option_text(value: Any) -> str:
+    """An option's value as a user spells it: `true`, an enum's value, the text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value.value) if isinstance(value, enum.Enum) else str(value)
+
+
 def _opt_str(value: Any) -> str | None:
     if value is None or value == "":
         return None
@@ -1118,52 +1130,19 @@ class CodecConfig:
         spec = self.spec
         if self.integrity_check_level is IntegrityCheckLevel.NONE or not spec.row_checksum:
             return
-        encoding = self.encoding_format.value if "encoding-format" in spec.options else ""
-        if encoding in spec.row_checksum_built:
-            if spec.name == "avro":
-                self._check_avro_checksum_settings()
-            return
-        where = f"protocol {spec.name}" + (f" with encoding-format={encoding}" if encoding else "")
-        takers = [
-            f"protocol={s.name}" + (f" with encoding-format={e}" if e else "")
-            for s in protocol_specs()
-            for e in s.row_checksum_built
-        ]
-        raise ConfigError(
-            f"option 'integrity-check-level' is 'correctness'; row checksums in {where} are "
-            f"not built yet; use {_either(takers)}, or integrity-check-level=none",
-            option="integrity-check-level",
-            value=self.integrity_check_level.value,
-        )
-
-    def _check_avro_checksum_settings(self) -> None:
-        # tiflow common.Config.Validate: "Avro protocol with row level checksum, should set
-        # enable-tidb-extension to true, and set avro-decimal-handling-mode to string and
-        # avro-bigint-unsigned-handling-mode to string".
         wrong = [
             (name, value, wanted)
-            for name, value, wanted in (
-                ("enable-tidb-extension", str(self.enable_tidb_extension).lower(), "true"),
-                ("avro-decimal-handling-mode", self.avro_decimal_handling_mode.value, "string"),
-                (
-                    "avro-bigint-unsigned-handling-mode",
-                    self.avro_bigint_unsigned_handling_mode.value,
-                    "string",
-                ),
-            )
-            if value != wanted
+            for name, wanted in spec.row_checksum_requires
+            if (value := _option_text(getattr(self, name.replace("-", "_")))) != wanted
         ]
         if wrong:
             name, value, _ = wrong[0]
-            wanted = [f"{n}={w}" for n, _, w in wrong]
-            settings = (
-                wanted[-1] if len(wanted) == 1 else f"{', '.join(wanted[:-1])} and {wanted[-1]}"
-            )
+            required = [f"{n}={w}" for n, w in spec.row_checksum_requires]
+            to_set = [f"{n}={w}" for n, _, w in wrong]
             raise ConfigError(
-                f"option {name!r} is {value!r}; protocol avro writes the row checksum "
-                "(integrity-check-level=correctness) only with enable-tidb-extension=true, "
-                "avro-decimal-handling-mode=string and avro-bigint-unsigned-handling-mode="
-                f"string, as TiCDC requires; set {settings}, or integrity-check-level=none",
+                f"option {name!r} is {value!r}; protocol {spec.name} writes the row checksum "
+                f"(integrity-check-level=correctness) only with {_both(required)}, as TiCDC "
+                f"requires; set {_both(to_set)}, or integrity-check-level=none",
                 option=name,
                 value=value,
             )

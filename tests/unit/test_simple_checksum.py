@@ -320,7 +320,13 @@ def test_avro_fast_path_sends_what_the_row_path_sends(with_table: bool, data: An
     producer = FakeProducer()
     actual = outcome(
         lambda: (
-            write_batches(batches, plan, producer_factory=producer, bootstraps=BootstrapSchedule()),
+            write_batches(
+                batches,
+                plan,
+                producer_factory=producer,
+                bootstraps=BootstrapSchedule(),
+                rows_per_table=1,  # each record batch on its own, as write_rows takes them
+            ),
             producer.sent,
         )[1]
     )

@@ -105,11 +105,10 @@ class ProtocolSpec:
     #: The boolean option that, false, drops the old row from its UPDATEs.
     old_values_option: str | None = None
     #: TiCDC's DML messages carry the row checksum with `integrity-check-level=correctness`
-    #: (tiflow `EnableRowChecksum`: simple and avro in v8.5), and the `encoding-format`
-    #: values ("" for a protocol without that option) in which this sink writes it; in
-    #: the others the setting is refused as not built.
+    #: (tiflow `EnableRowChecksum`: simple and avro in v8.5), and the (option, value)
+    #: settings TiCDC requires for it (tiflow `common.Config.Validate`).
     row_checksum: bool = False
-    row_checksum_built: tuple[str, ...] = ()
+    row_checksum_requires: tuple[tuple[str, str], ...] = ()
     #: The options only this protocol (and others that list them) reads; set away from
     #: their default with another protocol, they are errors.
     options: tuple[str, ...] = ()

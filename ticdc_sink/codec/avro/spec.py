@@ -18,7 +18,11 @@ SPEC = ProtocolSpec(
     operation_needs_tidb_extension=True,
     old_values=False,
     row_checksum=True,
-    row_checksum_built=("",),
+    row_checksum_requires=(
+        ("enable-tidb-extension", "true"),
+        ("avro-decimal-handling-mode", "string"),
+        ("avro-bigint-unsigned-handling-mode", "string"),
+    ),
     options=(
         "avro-decimal-handling-mode",
         "avro-bigint-unsigned-handling-mode",

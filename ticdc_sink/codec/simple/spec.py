@@ -15,7 +15,6 @@ SPEC = ProtocolSpec(
     watermark=Watermark.ALWAYS,
     large_message_policies=LARGE_MESSAGE_POLICIES,
     row_checksum=True,
-    row_checksum_built=("json", "avro"),
     options=("encoding-format", "claim-check-raw-value"),
     shared_options=(
         "large-message-handle-compression",
