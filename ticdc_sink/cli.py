@@ -50,7 +50,6 @@ from ticdc_sink.errors import (
     DecodeError,
     InputError,
     MessageTooLargeError,
-    RegistryError,
     SchemaError,
     TiCDCSinkError,
 )
@@ -357,16 +356,7 @@ def _schema_lookup(
     )
     registry = ConfluentSchemaRegistry(config.registry, config.codec.subject_name_strategy)
     cleanup.callback(registry.close)
-
-    def lookup(schema_id: int) -> str:
-        try:
-            return registry.schema_text(schema_id)
-        except RegistryError as exc:
-            if exc.http_status == 404:
-                raise LookupError(schema_id) from exc
-            raise
-
-    return lookup
+    return registry.decoder_schema_text
 
 
 def _records(args: argparse.Namespace) -> Iterator[Record]:

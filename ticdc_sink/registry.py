@@ -224,6 +224,17 @@ class ConfluentSchemaRegistry:
             self._put(self._texts, schema_id, schema)
             return schema_id
 
+    def decoder_schema_text(self, schema_id: int) -> str:
+        """`schema_text` for a decoder: an id the registry does not know is a LookupError,
+        which the avro decoder reports as a message that does not decode (one bad
+        message, not a failed read); an unreachable registry stays a RegistryError."""
+        try:
+            return self.schema_text(schema_id)
+        except RegistryError as exc:
+            if exc.http_status == 404:
+                raise LookupError(schema_id) from exc
+            raise
+
     def schema_text(self, schema_id: int) -> str:
         """The schema text of `schema_id` (cached): the text this instance registered
         under the id, else the registry's (the same schema, maybe other whitespace).

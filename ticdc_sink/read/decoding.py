@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ticdc_sink.claim_check import open_store
 from ticdc_sink.decode import ClaimCheckLoader, DecodedEvent, Decoder, decoder_for
 from ticdc_sink.decode import decode_record as decode_events_of
-from ticdc_sink.errors import DecodeError, RegistryError
+from ticdc_sink.errors import DecodeError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.registry import ConfluentSchemaRegistry
@@ -46,7 +46,7 @@ def new_decoder(
     from the registry the options name."""
     if schema_for_id is None and config.registry.url:
         # One registry client per process and configuration: tasks share its schema cache.
-        schema_for_id = _registry_lookup(ConfluentSchemaRegistry.shared(config.registry))
+        schema_for_id = ConfluentSchemaRegistry.shared(config.registry).decoder_schema_text
     loader = None
     if config.claim_check_storage_uri is not None:
         loader = _claim_check_loader(config.claim_check_storage_uri)
@@ -64,22 +64,6 @@ def new_decoder(
         for table in tables:
             add_table(table)
     return decoder
-
-
-def _registry_lookup(registry: ConfluentSchemaRegistry) -> SchemaLookup:
-    """`registry.schema_text`, an id the registry does not know raised as LookupError, so
-    that the avro decoder reports it as a message that does not decode (named by topic,
-    partition and offset, or skipped); an unreachable registry stays a RegistryError."""
-
-    def lookup(schema_id: int) -> str:
-        try:
-            return registry.schema_text(schema_id)
-        except RegistryError as exc:
-            if exc.http_status == 404:
-                raise LookupError(schema_id) from exc
-            raise
-
-    return lookup
 
 
 def _claim_check_loader(uri: str) -> ClaimCheckLoader:
