@@ -1,6 +1,6 @@
 """Tools the column-wise encoders share (`Encoder.encode_batch`, codec/__init__.py): which
 rows are key-changing UPDATEs and the events they split into, the messages of given rows,
-a batch left whole to the row path, and regex classes for Arrow.
+a batch left whole to the row path, regex classes for Arrow, and a string array's own bytes.
 
 The row path (`encode_row` per event) stays the reference; tests compare both paths byte
 for byte.
@@ -26,6 +26,7 @@ __all__ = [
     "row_messages",
     "row_path_batch",
     "split_events",
+    "string_bytes",
     "wrap_strings",
 ]
 
@@ -160,3 +161,20 @@ def wrap_strings(strings: pa.Array, before: str, after: str) -> pa.Array:
     if after:
         strings = pc.binary_replace_slice(strings, start=_END, stop=_END, replacement=after)
     return strings
+
+
+def string_bytes(strings: pa.Array) -> bytes:
+    """The bytes of a string array's values, for a scan of what they contain. Only the
+    array's own part of its data buffer: a slice, or a zero-copy cast of one (string to
+    large_string), shares the whole data buffer of the array it came from, and scanning
+    that made each table of a 20-table record batch scan all 20 tables' text."""
+    buffers = strings.buffers()
+    data = buffers[2]
+    if data is None or not len(strings):
+        return b""
+    kind = strings.type
+    large = pa.types.is_large_string(kind) or pa.types.is_large_binary(kind)
+    offsets = np.frombuffer(buffers[1], np.int64 if large else np.int32)
+    start = int(offsets[strings.offset])
+    end = int(offsets[strings.offset + len(strings)])
+    return data.slice(start, end - start).to_pybytes()

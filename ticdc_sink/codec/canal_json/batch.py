@@ -47,6 +47,7 @@ from ticdc_sink.codec.batch import (
     row_messages,
     row_path_batch,
     split_events,
+    string_bytes,
     wrap_strings,
 )
 from ticdc_sink.codec.canal_json.table import CanalJsonTable
@@ -95,10 +96,7 @@ _PASSES = sorted(
 def _escape(texts: pa.Array) -> pa.Array:
     """Strings escaped as easyjson's `Writer.String` writes them, without the quotes
     (valid UTF-8 only: an Arrow string holds no invalid UTF-8)."""
-    data = texts.buffers()[2]
-    if data is None:
-        return texts
-    found = data.to_pybytes().translate(None, _SAFE_BYTES)
+    found = string_bytes(texts).translate(None, _SAFE_BYTES)
     if not found:
         return texts
     present = set(found)
@@ -222,10 +220,7 @@ class _ColumnValues:
         # with an exponent for large and small magnitudes where Go's 'f' format has none,
         # and NaN/inf as "nan"/"inf" where the row path writes "0".
         text = pc.cast(values, _TEXT)
-        data = text.buffers()[2]
-        if data is None:
-            return text
-        written = data.to_pybytes()
+        written = string_bytes(text)
         if b"e" not in written and b"n" not in written:  # no exponent, no nan / inf
             return text
         odd = pc.or_(pc.match_substring(text, "e"), pc.invert(pc.is_finite(values)))

@@ -39,6 +39,7 @@ from ticdc_sink.codec.batch import (
     re2_class,
     row_messages,
     row_path_batch,
+    string_bytes,
     wrap_strings,
 )
 from ticdc_sink.codec.debezium.table import DebeziumTable
@@ -93,10 +94,7 @@ def _any(mask: pa.Array) -> bool:
 
 
 def _may_need_escaping(strings: pa.Array) -> bool:
-    data = strings.buffers()[2]
-    if data is None:
-        return False
-    return bool(data.to_pybytes().translate(None, _SAFE_BYTES))
+    return bool(string_bytes(strings).translate(None, _SAFE_BYTES))
 
 
 class _ColumnText:

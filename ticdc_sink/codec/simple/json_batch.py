@@ -38,6 +38,7 @@ from ticdc_sink.codec.batch import (
     row_messages,
     row_path_batch,
     split_events,
+    string_bytes,
     wrap_strings,
 )
 from ticdc_sink.codec.checksum import CHECKSUM_VERSION, TableChecksum
@@ -107,13 +108,12 @@ _SPECIAL_BYTES = tuple(sorted({c.encode()[:1] for c in JSON_ESCAPED if c >= " "}
 
 
 def _may_need_escaping(strings: pa.Array) -> bool:
-    data = strings.buffers()[2]
-    if data is None or not data.size:
+    written = string_bytes(strings)
+    if not written:
         return False
     # A SIMD minimum finds the controls, memchr the others: ~4x cheaper than translate.
-    if np.frombuffer(data, np.uint8).min() < 0x20:
+    if np.frombuffer(written, np.uint8).min() < 0x20:
         return True
-    written = data.to_pybytes()
     return any(b in written for b in _SPECIAL_BYTES)
 
 
@@ -218,8 +218,7 @@ class _ColumnRenderer:
         # Arrow writes the shortest round-trip digits like Go, but switches to an exponent
         # for large and small magnitudes where Go's 'f' format never does.
         text = pc.cast(values, _TEXT)
-        data = text.buffers()[2]
-        if data is None or b"e" not in data.to_pybytes():
+        if b"e" not in string_bytes(text):
             return text
         odd = pc.match_substring(text, "e")
         if odd.null_count:
