@@ -320,11 +320,16 @@ def read_change_batches(
     if len(groups) == 1 and groups[0][2] is None:
         database, table, _ = groups[0]
         return [_read_table(batch, tables(database, table), ctx, None)]
+    # One take puts each table's rows together; each table is then a zero-copy slice
+    # (one take per table: ~17 ms per 100,000 rows of 20 tables; one take and slices: ~12).
+    ordered = batch.take(pa.array(np.concatenate([positions for _, _, positions in groups])))
     out = []
+    start = 0
     for database, table, positions in groups:
         assert positions is not None
-        sub = batch.take(pa.array(positions, pa.int64()))
-        out.append(_read_table(sub, tables(database, table), ctx, positions))
+        sub = ordered.slice(start, len(positions))
+        start += len(positions)
+        out.append(_read_table(sub, tables(database, table), ctx, positions.tolist()))
     return out
 
 
@@ -345,8 +350,9 @@ def _route(
     layout: InputLayout,
     default_database: str | None,
     default_table: str | None,
-) -> list[tuple[str, str, list[int] | None]]:
-    """Group row positions by (database, table); positions None means every row."""
+) -> list[tuple[str, str, np.ndarray | None]]:
+    """Group row positions by (database, table), in input order within each table;
+    positions None means every row."""
     names = batch.schema.names
     parts = []
     for column, default, option in (
@@ -395,7 +401,7 @@ def _route(
     rows = batch.num_rows
     db = np.zeros(rows, np.int64) if db_idx is None else np.asarray(db_idx, np.int64)
     tb = np.zeros(rows, np.int64) if tb_idx is None else np.asarray(tb_idx, np.int64)
-    codes, inverse = np.unique(db * len(tb_values) + tb, return_inverse=True)
+    codes, inverse = _distinct(db * len(tb_values) + tb)
     names: dict[tuple[str, str], int] = {}  # a name may have several codes ("" = default)
     table_of_code = np.array(
         [
@@ -409,13 +415,28 @@ def _route(
     if len(names) == 1:
         ((database, table),) = names
         return [(database, table, None)]
-    ids = table_of_code[inverse.reshape(-1)]
+    ids = table_of_code[inverse]
+    if len(names) <= 1 << 16:  # numpy sorts 16-bit integers stably by radix: O(n)
+        ids = ids.astype(np.uint16)
     order = np.argsort(ids, kind="stable")
     starts = np.flatnonzero(np.diff(ids[order], prepend=-1))
     groups = np.split(order, starts[1:])
     groups.sort(key=lambda positions: positions[0])  # tables in order of first appearance
     by_id = {table_id: name for name, table_id in names.items()}
-    return [(*by_id[int(ids[g[0]])], g.tolist()) for g in groups]
+    return [(*by_id[int(ids[g[0]])], g) for g in groups]
+
+
+def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(codes, return_inverse=True)` for non-negative codes; by counting when
+    they are small (dictionary indices: ~30x cheaper than unique's sort)."""
+    span = int(codes.max()) + 1
+    if span > 4 * len(codes) + 1024:
+        values, inverse = np.unique(codes, return_inverse=True)
+        return values, inverse.reshape(-1)
+    values = np.flatnonzero(np.bincount(codes, minlength=span))
+    rank = np.zeros(span, np.int64)
+    rank[values] = np.arange(len(values))
+    return values, rank[codes]
 
 
 _OPS = {

@@ -8,11 +8,13 @@ import struct
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.row_path import read_changes
 from ticdc_sink import tso
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
-from ticdc_sink.events import InputLayout, Op, RowChange
+from ticdc_sink.events import InputLayout, Op, RowChange, read_change_batches
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 D = decimal.Decimal
@@ -1157,3 +1159,47 @@ def test_chunked_and_sliced_input():
     batch = pa.record_batch({"id": [0, 1, 2, 3], "name": ["w", "x", "y", "z"], "age": [0, 1, 2, 3]})
     sliced = batch.slice(1, 2)
     assert [c.row for c in read(sliced)] == [(1, "x", 1), (2, "y", 2)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([None, "shop", "crm"]), st.integers(0, 40)),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_rows_group_by_table_in_order_of_first_appearance(rows: list) -> None:
+    """Each table's rows, in input order, as one batch; tables in the order they first
+    appear; a null database falls back to the option (the same table as the named one)."""
+    batch = pa.record_batch(
+        {
+            "id": list(range(len(rows))),
+            "_database": pa.array([db for db, _ in rows], pa.string()),
+            "_table": [f"t{n}" for _, n in rows],
+        }
+    )
+    expected: dict[tuple[str, str], list[int]] = {}
+    for position, (db, n) in enumerate(rows):
+        expected.setdefault((db or "shop", f"t{n}"), []).append(position)
+
+    def tables(db: str, tb: str) -> TableSchema:
+        return TableSchema(db, tb, (Column("id", mysql("bigint"), nullable=False),), ())
+
+    groups = read_change_batches(
+        batch,
+        layout=InputLayout(),
+        tables=tables,
+        default_database="shop",
+        default_table=None,
+        default_commit_ts=1,
+        time_zone="UTC",
+    )
+    got = {(g.table.database, g.table.table): g.positions or list(range(g.rows)) for g in groups}
+    assert list(got) == list(expected)
+    assert got == expected
+    for group in groups:
+        ids = group.columns[0]
+        assert list(ids.to_pylist() if isinstance(ids, pa.Array) else ids) == (
+            group.positions or list(range(group.rows))
+        )
