@@ -4,6 +4,7 @@ queue, not growing with the partition.
 
     python benchmarks/bench_memory.py --rows 1000000,5000000
     python benchmarks/bench_memory.py --rows 1000000,5000000 --tables 20
+    python benchmarks/bench_memory.py --rows 5000000 --option kafka.queue.buffering.max.kbytes=8192
 
 For each N in --rows: a fresh local Tansu broker, the reference table (bench_e2e.py's) made
 by `spark.range(N, numPartitions=1)` (so N rows never sit in driver memory), written with
@@ -161,7 +162,19 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=0, help="the rows over N tables by _table")
     parser.add_argument("--output", help="also write the JSON results to this file")
     parser.add_argument("--spark-memory", default="2g", help="spark.driver.memory")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option for the writer (repeatable), e.g. kafka.queue.buffering.max.kbytes=8192",
+    )
     args = parser.parse_args()
+    for option in args.option:
+        key, sep, value = option.partition("=")
+        if not sep:
+            parser.error(f"--option {option!r}: use KEY=VALUE")
+        common.EXTRA_OPTIONS[key.strip()] = value.strip()
     sizes = [int(n) for n in args.rows.split(",") if n.strip()]
 
     registry = None
@@ -231,6 +244,7 @@ def main() -> None:
         "protocol": args.protocol,
         "partitions": 1,
         "tables": args.tables or 1,
+        "options": common.EXTRA_OPTIONS,
         "environment": common.environment(),
         "results": results,
     }
