@@ -640,14 +640,10 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         scan = self._scanner()
         scan.cover(begin, finish)
         known = scan.tables
-        partitions = []
-        for (topic, p), offset in sorted(finish.offsets.items()):
-            # A partition new in `end` starts there: it was added at its earliest offset.
-            offsets = OffsetRange(topic, p, begin.offsets.get((topic, p), offset), offset)
-            if not offsets.empty:
-                resolved_ts = begin.resolved.get((topic, p), 0)
-                partitions.append(TiCDCStreamPartition(offsets, resolved_ts, known))
-        return partitions
+        return [
+            TiCDCStreamPartition(offsets, resolved_ts, known)
+            for offsets, resolved_ts in scan.ranges(begin, finish)
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)

@@ -124,7 +124,7 @@ def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
         marks = {writer.items[int(p)][o - 1] for p, o in ends.items()}
         assert len(marks) == 1 and next(iter(marks))[0] == WATERMARK, marks
         (_, resolved) = next(iter(marks))
-        assert batch["end"]["ticdc:resolved-ts"] == dict.fromkeys(ends, resolved)
+        assert batch["end"]["ticdc:resolved-ts"] == {TOPIC: dict.fromkeys(ends, resolved)}
         in_batch = {ts for _, ts in batch["rows"]}
         everywhere = [
             (item[2], item[1])

@@ -309,7 +309,7 @@ def _marked(ts: int, key: int) -> list[Any]:
     return [("bootstrap",), (Op.INSERT, ts, (key, "x")), (WATERMARK, ts)]
 
 
-def test_a_partition_added_mid_stream_is_added_then_read_from_its_start() -> None:
+def test_a_partition_added_mid_stream_is_read_from_its_earliest_offset() -> None:
     log = _log({("t", 0): _marked(10, 1)})
     scan = _scan(log)
     first = scan.next_cut(scan.initial_offset(), None, None)
@@ -317,11 +317,20 @@ def test_a_partition_added_mid_stream_is_added_then_read_from_its_start() -> Non
     start = _start(_t({0: 0}))
     cut = scan.next_cut(start, None, None)
     assert cut.end.offsets == _t({0: 3})
-    _append(log, ("t", 1), _marked(10, 2)[1:])
-    added = scan.next_cut(cut.end, None, None)
-    assert added.end.offsets == _t({0: 3, 1: 0}) and added.rows == 0  # only added
-    read = scan.next_cut(added.end, None, None)
-    assert (read.end.offsets, read.rows, read.resolved_ts) == (_t({0: 3, 1: 3}), 1, 10)
+    _append(log, ("t", 1), _marked(20, 2)[1:])
+    _append(log, ("t", 0), [(WATERMARK, 20)])
+    grown = scan.next_cut(cut.end, None, None)
+    assert (grown.end.offsets, grown.rows, grown.resolved_ts) == (_t({0: 4, 1: 3}), 1, 20)
+    # The tasks read the new partition from its start, though Spark's start lacks it.
+    assert scan.ranges(cut.end, grown.end) == [
+        (OffsetRange("t", 0, 3, 4), 10),
+        (OffsetRange("t", 1, 0, 3), 0),
+    ]
+    # Under Trigger.AvailableNow (a fresh query) a partition outside the target stays, and
+    # with no watermark read in it, a watermark cut cannot pass it.
+    none = _scan(log, _config(consistency="none"))
+    assert none.next_cut(cut.end, _t({0: 4}), None).end.offsets == _t({0: 4, 1: 0})
+    assert _scan(log).next_cut(cut.end, _t({0: 4}), None).end.offsets == _t({0: 3, 1: 0})
 
 
 def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream() -> None:
@@ -331,9 +340,7 @@ def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream() -> None:
     assert scan.initial_offset().offsets == {("tidb_a", 0): 3}
     assert scan.next_cut(start, None, None).end.offsets == {("tidb_a", 0): 3}
     _append(log, ("tidb_b", 0), _marked(10, 2)[1:])
-    added = scan.next_cut(start, None, None)
-    assert added.end.offsets == {("tidb_a", 0): 0, ("tidb_b", 0): 0}
-    read = scan.next_cut(added.end, None, None)
+    read = scan.next_cut(start, None, None)
     assert read.end.offsets == {("tidb_a", 0): 3, ("tidb_b", 0): 3} and read.rows == 2
     del log.records["tidb_b", 0]
     with pytest.raises(DeliveryError, match="partition 0 of topic tidb_b is gone"):

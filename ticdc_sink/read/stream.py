@@ -22,8 +22,9 @@ row, and where a selected table's schema changes. From that:
 
 Partitions come and go: `follow_partitions` adds a partition created after the query
 started (and, under `topicPattern`, each partition of a topic created since that
-matches) at its earliest offset, as Spark's Kafka source does; a partition that is gone
-fails the query, since its unread messages are lost (Spark's `failOnDataLoss=true`).
+matches) at its earliest offset, as Spark's Kafka source does (`ranges` starts it there
+when Spark's start offset predates it); a partition that is gone fails the query, since
+its unread messages are lost (Spark's `failOnDataLoss=true`).
 
 The planning functions are pure; `StreamScan` reads through `TopicLog`. Nothing of Spark.
 """
@@ -363,10 +364,10 @@ class StreamScan:
     def next_cut(
         self, start: StreamOffset, target: Mapping[TopicPartition, int] | None, limit: int | None
     ) -> Cut:
-        """The next micro-batch from `start`: up to `target` (Trigger.AvailableNow's end)
-        or what the topics hold now. When partitions appeared since `start` (new ones,
-        or topics that now match topicPattern), the batch only adds them at their earliest
-        offsets, and the next batches read them.
+        """The next micro-batch from `start`: up to `target` (Trigger.AvailableNow's end;
+        a partition not in it does not move) or what the topics hold now. Partitions that
+        appeared since `start` (new ones, or topics that now match topicPattern) are read
+        from their earliest offsets (`follow_partitions`); `ranges` starts them there.
 
         Raises:
             DeliveryError: a partition of `start` is gone (`follow_partitions`), or as
@@ -374,17 +375,30 @@ class StreamScan:
             ConfigError, SchemaError, DecodeError: as `bounds` and `plan`.
         """
         bounds = self.bounds()
-        grown = follow_partitions(start, bounds)
-        if grown != start:
-            return Cut(grown, None, 0, 0)
         ends = target if target is not None else {key: hi for key, (_, hi) in bounds.items()}
-        return self.plan(start, ends, limit)
+        return self.plan(follow_partitions(start, bounds), ends, limit)
+
+    def ranges(self, start: StreamOffset, end: StreamOffset) -> list[tuple[OffsetRange, int]]:
+        """The offset ranges of the micro-batch `start`..`end` with data, each with its
+        partition's resolved ts before it. A partition in `end` and not in `start` joined
+        the stream in this batch: it starts at its earliest offset, as Spark's Kafka
+        source starts it (fetched again when a restart re-runs the batch)."""
+        joined = {t for t, p in end.offsets if (t, p) not in start.offsets}
+        lows = {(t, p): low for t in joined for p, (low, _) in self.log.bounds(t).items()}
+        out = []
+        for (topic, p), offset in sorted(end.offsets.items()):
+            first = start.offsets.get((topic, p), lows.get((topic, p), offset))
+            offsets = OffsetRange(topic, p, first, offset)
+            if not offsets.empty:
+                out.append((offsets, start.resolved.get((topic, p), 0)))
+        return out
 
     def cover(self, start: StreamOffset, end: StreamOffset) -> None:
         """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
         restart is planned without `plan`), so `tables` holds its rows' schemas."""
-        for key, offset in start.offsets.items():
-            self._scan(key, offset, start.resolved.get(key, 0), end.offsets.get(key, offset))
+        for offsets, resolved_ts in self.ranges(start, end):
+            key = (offsets.topic, offsets.partition)
+            self._scan(key, offsets.start, resolved_ts, offsets.end)
 
     def close(self) -> None:
         self.log.close()
