@@ -41,7 +41,7 @@ READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
 #: option -> what it means; the README's reading table says the same.
 READ_OPTIONS = {
-    "kafka.bootstrap.servers": "the brokers (required)",
+    "kafka.bootstrap.servers": "the brokers (required, unless sink-uri gives them)",
     "kafka.<name>": "any librdkafka consumer setting, passed through",
     "sink-uri": "the writer's kafka://host:9092/topic?protocol=... (brokers, topic, settings)",
     "config": "the writer's changefeed TOML file ([sink] settings)",
