@@ -82,10 +82,6 @@ class StreamOffset:
     offsets: dict[TopicPartition, int]
     resolved: dict[TopicPartition, int]
 
-    @property
-    def topics(self) -> list[str]:
-        return sorted({t for t, _ in self.offsets})
-
     def to_json(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         resolved: dict[str, dict[str, int]] = {}
