@@ -361,7 +361,7 @@ class StreamScan:
         self, start: StreamOffset, target: Mapping[TopicPartition, int] | None, limit: int | None
     ) -> Cut:
         """The next micro-batch from `start`: up to `target` (Trigger.AvailableNow's end;
-        a partition not in it does not move) or what the topics hold now. Partitions that
+        a partition not in it is not read) or what the topics hold now. Partitions that
         appeared since `start` (new ones, or topics that now match topicPattern) are read
         from their earliest offsets (`follow_partitions`); `ranges` starts them there.
 
@@ -371,8 +371,14 @@ class StreamScan:
             ConfigError, SchemaError, DecodeError: as `bounds` and `plan`.
         """
         bounds = self.bounds()
-        ends = target if target is not None else {key: hi for key, (_, hi) in bounds.items()}
-        return self.plan(follow_partitions(start, bounds), ends, limit)
+        if target is None:
+            return self.plan(
+                follow_partitions(start, bounds), {k: hi for k, (_, hi) in bounds.items()}, limit
+            )
+        # An AvailableNow run reads the partitions there were when it began; those that
+        # appear during it wait for the next run (else a watermark cut would wait for them).
+        known = {key: b for key, b in bounds.items() if key in target or key in start.offsets}
+        return self.plan(follow_partitions(start, known), target, limit)
 
     def ranges(self, start: StreamOffset, end: StreamOffset) -> list[tuple[OffsetRange, int]]:
         """The offset ranges of the micro-batch `start`..`end` with data, each with its
