@@ -228,7 +228,7 @@ def test_a_stream_of_two_topics_is_consistent_across_them_and_restarts(spark, br
     del writer  # its producer, before the broker stops
 
 
-def test_a_partition_and_a_topic_that_join_a_pattern_stream(spark, broker, tmp_path):
+def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream(spark, broker, tmp_path):
     broker.create_topic("rt_join_a", 1)
     writer = TopicsWriter(broker.bootstrap, [("rt_join_a", 0)])
     writer.write(0, 2)
@@ -237,18 +237,36 @@ def test_a_partition_and_a_topic_that_join_a_pattern_stream(spark, broker, tmp_p
     resolved = check_batches(first, writer, 0)
     read = [row for b in first for row in b["rows"]]
 
-    # A partition added to the topic, and a new topic that matches the pattern.
-    futures = broker.admin().create_partitions([NewPartitions("rt_join_a", 2)])
-    futures["rt_join_a"].result(10)
     broker.create_topic("rt_join_b", 1)
-    writer.add(("rt_join_a", 1))
     writer.add(("rt_join_b", 0))
     writer.write(2, 3)
     more = run(spark, broker.bootstrap, checkpoint, topicPattern="rt_join_.*")
-    # The batch that finds the new partitions reads them from their earliest offsets.
+    # The batch that finds the new topic reads it from its earliest offset.
     assert check_batches(more, writer, resolved) == 1040
     read += [row for b in more for row in b["rows"]]
     assert sorted(read) == writer.rows(1040) and len(read) == len(set(read))
     assert {t for t, _, _ in read} == {"rt_join_a", "rt_join_b"}
+    writer.producer.flush(30)
+    del writer
+
+
+def test_a_partition_added_mid_stream_is_read_from_its_start(spark, broker, tmp_path):
+    broker.create_topic("rt_grow", 1)
+    writer = TopicsWriter(broker.bootstrap, [("rt_grow", 0)])
+    writer.write(0, 2)
+    checkpoint = str(tmp_path / "chk")
+    first = run(spark, broker.bootstrap, checkpoint, topic="rt_grow")
+    resolved = check_batches(first, writer, 0)
+    read = [row for b in first for row in b["rows"]]
+
+    futures = broker.admin().create_partitions([NewPartitions("rt_grow", 2)])
+    futures["rt_grow"].result(10)
+    writer.add(("rt_grow", 1))
+    writer.write(2, 3)
+    more = run(spark, broker.bootstrap, checkpoint, topic="rt_grow")
+    assert check_batches(more, writer, resolved) == 1040
+    read += [row for b in more for row in b["rows"]]
+    # writer.rows holds the new partition's rows too: read from its first offset on.
+    assert sorted(read) == writer.rows(1040) and len(read) == len(set(read))
     writer.producer.flush(30)
     del writer
