@@ -108,10 +108,12 @@ __all__ = [
     "SinkConfig",
     "SubjectNameStrategy",
     "is_secret",
+    "layer_options",
     "mask_uri",
     "parse_sink_uri",
     "redact_url",
     "spell_option",
+    "ticdc_kafka_settings",
 ]
 
 _MASK = "***"
@@ -1483,12 +1485,7 @@ class SinkConfig:
         # save(path) / start(path), and the streaming query's queryName(...).
         for key in SPARK_OPTIONS:
             explicit.values.pop(key, None)
-        layers: list[_Layer] = []
-        if "config" in explicit.values:
-            layers.append(_load_toml(str(explicit.values.pop("config"))))
-        if "sink-uri" in explicit.values:
-            layers.append(_uri_layer(str(explicit.values.pop("sink-uri"))))
-        layers.append(explicit)
+        layers = _stack(explicit)
 
         merged: dict[str, Any] = {}
         ignored: list[str] = []
@@ -1508,6 +1505,48 @@ class SinkConfig:
         spec = config.codec.spec
         ignored += [label for key, label in shared if key not in spec.shared_options]
         return attrs.evolve(config, ignored=tuple(ignored))
+
+
+def layer_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    """`options` (keys lowercased) over the settings of its `config` file and `sink-uri`,
+    merged as `SinkConfig.from_options` merges them (later layers win key by key; the
+    credentials in a `schema-registry` URL become its user and password), and the keys
+    given as options. The reader shares the writer's layers through this; it neither
+    checks nor converts the values.
+
+    Raises:
+        ConfigError: the config file or the sink-uri cannot be read.
+    """
+    explicit = _Layer("option")
+    for key, value in options.items():
+        explicit.set(str(key).strip().lower(), value)
+    given = frozenset(k for k in explicit.values if k not in LAYER_OPTIONS)
+    merged: dict[str, Any] = {}
+    for layer in _stack(explicit):
+        merged.update(layer.values)
+    _split_registry_credentials(merged)
+    return merged, given
+
+
+def ticdc_kafka_settings(merged: Mapping[str, Any]) -> dict[str, str]:
+    """TiCDC's Kafka parameters among `merged` (tiflow pkg/sink/kafka/options.go) as
+    librdkafka settings, as the writer translates them.
+
+    Raises:
+        ConfigError: a parameter's value is not one TiCDC takes.
+    """
+    return _translate_ticdc_kafka(merged)
+
+
+def _stack(explicit: _Layer) -> list[_Layer]:
+    """The layers under the explicit options (`config`, then `sink-uri`), and them."""
+    layers: list[_Layer] = []
+    if "config" in explicit.values:
+        layers.append(_load_toml(str(explicit.values.pop("config"))))
+    if "sink-uri" in explicit.values:
+        layers.append(_uri_layer(str(explicit.values.pop("sink-uri"))))
+    layers.append(explicit)
+    return layers
 
 
 # -- option names ------------------------------------------------------------------------

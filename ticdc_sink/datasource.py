@@ -51,7 +51,7 @@ from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, check_client_config
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
+from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import ReadPlan, plan_read
 from ticdc_sink.read.replay import ReplayFilter
@@ -550,7 +550,8 @@ class TiCDCReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCRangePartition)
         plan = self.plan
-        batches = read_range(plan.config, plan.table, plan.known, partition.offsets)
+        config = plan.config.for_topic(partition.offsets.topic)
+        batches = read_range(config, plan.table, plan.known, partition.offsets)
         for batch in batches:
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
@@ -582,7 +583,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         self.plan = plan
         self.user_schema = user_schema
         self._scan: StreamScan | None = None
-        self._target: dict[int, int] | None = None  # Trigger.AvailableNow's end
+        self._target: dict[tuple[str, int], int] | None = None  # Trigger.AvailableNow's end
         self._last: StreamOffset | None = None  # PySpark < 4.2 passes no start
 
     def __getstate__(self) -> dict[str, Any]:
@@ -599,43 +600,34 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         return self._scan
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
-        config = self.plan.config
-        topic = config.topic
-        starting = parse_offsets(
-            config.starting_offsets or "latest", option="startingOffsets", topic=topic
-        )
-        ranges = plan_ranges(topic, self._scanner().log.bounds(), starting, "latest")
-        offsets = {r.partition: r.start for r in ranges}
-        return StreamOffset(topic, offsets, dict.fromkeys(offsets, 0)).to_json()
+        return self._scanner().initial_offset().to_json()
 
     def getDefaultReadLimit(self) -> Any:  # noqa: N802
         limit = self.plan.config.max_offsets_per_trigger
         return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
-        self._target = {p: high for p, (_, high) in self._scanner().log.bounds().items()}
+        self._target = {key: high for key, (_, high) in self._scanner().bounds().items()}
 
     def latestOffset(  # noqa: N802
         self, start: dict[str, Any] | None = None, limit: Any = None
     ) -> dict[str, Any]:
-        config = self.plan.config
         scan = self._scanner()
         if start is not None:
-            begin = StreamOffset.from_json(start, config.topic)
+            begin = StreamOffset.from_json(start)
         else:
-            begin = self._last or StreamOffset.from_json(self.initialOffset(), config.topic)
-        ends = self._target or {p: high for p, (_, high) in scan.log.bounds().items()}
+            begin = self._last or scan.initial_offset()
         # PySpark 4.0/4.1 pass no limit (and the option is refused there, streamReader).
         cap = limit.max_rows if ReadMaxRows is not None and isinstance(limit, ReadMaxRows) else None
-        cut = scan.plan(begin, ends, cap)
+        cut = scan.next_cut(begin, self._target, cap)
         if cut.end != begin:
             _log_to_stderr()
             logger.info(
-                "ticdc: micro-batch of topic %s planned up to %s: resolved ts %s, %d rows, "
+                "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, "
                 "%d replayed rows dropped",
-                config.topic,
-                cut.end.to_json()[config.topic],
-                cut.resolved_ts if cut.resolved_ts is not None else "(consistency=none)",
+                self.plan.config.named_topics,
+                cut.end.kafka_json(),
+                cut.resolved_ts if cut.resolved_ts is not None else "(none)",
                 cut.rows,
                 cut.dropped,
             )
@@ -643,32 +635,30 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         return cut.end.to_json()
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[TiCDCStreamPartition]:
-        topic = self.plan.config.topic
-        begin = StreamOffset.from_json(start, topic)
-        finish = StreamOffset.from_json(end, topic)
+        begin = StreamOffset.from_json(start)
+        finish = StreamOffset.from_json(end)
         scan = self._scanner()
         scan.cover(begin, finish)
         known = scan.tables
-        partitions = []
-        for p, offset in sorted(finish.offsets.items()):
-            offsets = OffsetRange(topic, p, begin.offsets.get(p, offset), offset)
-            if not offsets.empty:
-                partitions.append(TiCDCStreamPartition(offsets, begin.resolved.get(p, 0), known))
-        return partitions
+        return [
+            TiCDCStreamPartition(offsets, resolved_ts, known)
+            for offsets, resolved_ts in scan.ranges(begin, finish)
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
         plan = self.plan
         replays = ReplayFilter(partition.resolved_ts, identical=plan.config.watermark_consistency)
+        config = plan.config.for_topic(partition.offsets.topic)
         batches = read_range(
-            plan.config, plan.table, partition.known, partition.offsets, replays=replays
+            config, plan.table, partition.known, partition.offsets, replays=replays
         )
         for batch in batches:
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
     def commit(self, end: dict[str, Any]) -> None:
         if self._scan is not None:
-            self._scan.forget_before(StreamOffset.from_json(end, self.plan.config.topic))
+            self._scan.forget_before(StreamOffset.from_json(end))
 
     def stop(self) -> None:
         if self._scan is not None:

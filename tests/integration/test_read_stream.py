@@ -8,8 +8,6 @@ high watermarks right (tests/support/broker.py); `availableNow` synchronises."""
 
 from __future__ import annotations
 
-import ast
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +16,7 @@ from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
+from tests.support.spark_read import progress_offset
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration
@@ -102,18 +101,10 @@ def run(
         query.stop()
     ends = {}
     for progress in query.recentProgress:
-        ends[progress["batchId"]] = _offset(progress["sources"][0]["endOffset"])
+        ends[progress["batchId"]] = progress_offset(progress["sources"][0]["endOffset"])
     for batch in batches:
         batch["end"] = ends[batch["id"]]
     return batches
-
-
-def _offset(end: Any) -> dict[str, Any]:
-    """A progress report's end offset as a dict: JSON text, a dict, or (PySpark 4.0's
-    `SourceProgress.fromJson` applies `str()` to the parsed JSON) the dict's repr."""
-    if not isinstance(end, str):
-        return end
-    return json.loads(end) if end.startswith('{"') else ast.literal_eval(end)
 
 
 def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
@@ -124,7 +115,7 @@ def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
         marks = {writer.items[int(p)][o - 1] for p, o in ends.items()}
         assert len(marks) == 1 and next(iter(marks))[0] == WATERMARK, marks
         (_, resolved) = next(iter(marks))
-        assert batch["end"]["ticdc:resolved-ts"] == dict.fromkeys(ends, resolved)
+        assert batch["end"]["ticdc:resolved-ts"] == {TOPIC: dict.fromkeys(ends, resolved)}
         in_batch = {ts for _, ts in batch["rows"]}
         everywhere = [
             (item[2], item[1])

@@ -19,6 +19,8 @@ may rely on, and what they must work around):
 |  | (Kafka rejects all three) |
 | `delete_topics` | works; a missing name fails with UNKNOWN_TOPIC_OR_PART; a recreated |
 |  | name starts empty |
+| `create_partitions` | refused: UNSUPPORTED_FEATURE (CreatePartitions, KIP-195); |
+|  | partitions added to a topic are tested in unit tests |
 | null vs empty key `b""`, null vs empty value | kept apart, as Kafka does |
 | record timestamps, headers | kept (CreateTime) |
 | idempotent producer | works (`enable.idempotence=true`, `acks=all`) |

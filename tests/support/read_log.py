@@ -1,13 +1,18 @@
-"""A topic in memory for the reader's unit tests, standing in for `ticdc_sink.read.consumer.
-TopicLog` (the same `bounds()` / `read(range)` / `close()`), and messages of Simple
-(`simple_messages`) or of any protocol (`protocol_messages`) to fill it.
+"""Topics in memory for the reader's unit tests, standing in for `ticdc_sink.read.consumer.
+TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` / `read(range)` /
+`close()`), and messages of Simple (`simple_messages`) or of any protocol
+(`protocol_messages`) to fill them.
 
 | behaviour | FakeTopicLog |
 | --- | --- |
+| topics | `FakeTopicLog({partition: entries})`: topic `t`; `of_topics({topic: {...}})` |
 | records | a value (no key), or a (key, value) pair, per offset |
-| `bounds()` | (0, number of records) per partition |
+| `topics()` | the topic names, sorted |
+| `bounds(topic)` | (0, number of records) per partition of `topic` (None: `t`) |
+| a topic it lacks | `bounds` raises `DeliveryError` |
 | `read(range)` | the records with start <= offset < end, in offset order |
 | `reads` | every range read, in order (what the driver scanned) |
+| `records` | (topic, partition) -> records; add a key to add a partition or topic |
 
 `simple_stream` writes a partition's messages one by one (rows and watermarks in any
 order), for the streaming reader's tests.
@@ -15,11 +20,12 @@ order), for the streaming reader's tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig
+from ticdc_sink.errors import DeliveryError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import Record
 from ticdc_sink.read.offsets import OffsetRange
@@ -29,12 +35,18 @@ __all__ = [
     "WATERMARK",
     "FakeTopicLog",
     "protocol_messages",
+    "records",
     "simple_messages",
     "simple_stream",
     "table",
 ]
 
 Entry = bytes | None | tuple[bytes | None, bytes | None]
+
+
+def records(partition: int, entries: list[Entry]) -> list[Record]:
+    """A partition's records, one per entry, from offset 0."""
+    return [_record(partition, offset, entry) for offset, entry in enumerate(entries)]
 
 
 def _record(partition: int, offset: int, entry: Entry) -> Record:
@@ -48,18 +60,35 @@ WATERMARK = "watermark"
 
 class FakeTopicLog:
     def __init__(self, partitions: dict[int, list[Entry]]) -> None:
-        self.records = {
-            p: [_record(p, offset, entry) for offset, entry in enumerate(entries)]
-            for p, entries in partitions.items()
-        }
+        self.records = {("t", p): records(p, entries) for p, entries in partitions.items()}
         self.reads: list[OffsetRange] = []
 
-    def bounds(self) -> dict[int, tuple[int, int]]:
-        return {p: (0, len(records)) for p, records in self.records.items()}
+    @classmethod
+    def of_topics(cls, topics: dict[str, dict[int, list[Entry]]]) -> FakeTopicLog:
+        log = cls({})
+        log.records = {
+            (t, p): records(p, entries)
+            for t, partitions in topics.items()
+            for p, entries in partitions.items()
+        }
+        return log
+
+    def topics(self) -> list[str]:
+        return sorted({t for t, _ in self.records})
+
+    def bounds(self, topic: str | None = None) -> dict[int, tuple[int, int]]:
+        topic = "t" if topic is None else topic
+        found = {p: (0, len(r)) for (t, p), r in self.records.items() if t == topic}
+        if not found:
+            raise DeliveryError(f"cannot read topic {topic}: no such topic")
+        return found
+
+    def all_bounds(self, topics: Collection[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        return {(t, p): b for t in topics for p, b in self.bounds(t).items()}
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
         self.reads.append(offsets)
-        yield from self.records[offsets.partition][offsets.start : offsets.end]
+        yield from self.records[offsets.topic, offsets.partition][offsets.start : offsets.end]
 
     def close(self) -> None:
         pass

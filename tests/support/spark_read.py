@@ -5,12 +5,13 @@ before."""
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
 from confluent_kafka import Producer
 
-__all__ = ["produce", "read_topic", "write_frame"]
+__all__ = ["produce", "progress_offset", "read_topic", "write_frame"]
 
 
 def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
@@ -52,3 +53,11 @@ def produce(
             topic, value, key, partition=0, on_delivery=lambda e, _m: e and failures.append(e)
         )
     assert producer.flush(30) == 0 and not failures, failures
+
+
+def progress_offset(end: Any) -> dict[str, Any]:
+    """A streaming progress report's end offset as a dict: JSON text, a dict, or (PySpark
+    4.0's `SourceProgress.fromJson` applies `str()` to the parsed JSON) the dict's repr."""
+    if not isinstance(end, str):
+        return end
+    return json.loads(end) if end.startswith('{"') else ast.literal_eval(end)

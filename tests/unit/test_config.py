@@ -23,6 +23,7 @@ from ticdc_sink.config import (
     RoutingConfig,
     SinkConfig,
     SubjectNameStrategy,
+    layer_options,
     parse_sink_uri,
 )
 from ticdc_sink.errors import ConfigError
@@ -974,3 +975,22 @@ def test_old_values_follow_the_protocols_option() -> None:
     assert not build(protocol="open-protocol", open_output_old_value="false").codec.sends_old_values
     assert not build(protocol="debezium", debezium_output_old_value="false").codec.sends_old_values
     assert build(protocol="canal-json").codec.sends_old_values
+
+
+def test_layer_options_merges_the_file_the_uri_and_the_options_as_the_writer(
+    tmp_path: Path,
+) -> None:
+    # The reader shares these layers; the writer's from_options merges them the same way.
+    changefeed = tmp_path / "cf.toml"
+    changefeed.write_text('[sink]\nprotocol = "avro"\nschema-registry = "http://r:1"\n')
+    merged, explicit = layer_options(
+        {
+            "config": str(changefeed),
+            "SINK-URI": "kafka://h:9092/t?protocol=canal-json&schema-registry=http://u:p@s:2",
+            "Protocol": "simple",
+        }
+    )
+    assert merged["protocol"] == "simple"  # explicit wins over the URI, the URI over the file
+    assert merged["kafka.bootstrap.servers"] == "h:9092" and merged["topic"] == "t"
+    assert (merged["schema-registry"], merged["schema-registry-user"]) == ("http://s:2", "u")
+    assert explicit == frozenset({"protocol"})

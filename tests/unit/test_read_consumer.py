@@ -55,11 +55,13 @@ class FakeConsumer:
         self.settings = settings
         return self
 
-    def list_topics(self, topic: str, timeout: float) -> Any:
+    def list_topics(self, topic: str | None = None, *, timeout: float) -> Any:
         if self.unreachable:
             raise KafkaException(KafkaError(KafkaError._TRANSPORT))
         partitions = {p: None for p in self.sizes}
-        return SimpleNamespace(topics={"t": SimpleNamespace(error=None, partitions=partitions)})
+        found = SimpleNamespace(error=None, partitions=partitions)
+        names = ["t", "u", "__consumer_offsets"] if topic is None else [topic]
+        return SimpleNamespace(topics=dict.fromkeys(names, found))
 
     def get_watermark_offsets(self, tp: Any, timeout: float, cached: bool) -> tuple[int, int]:
         return (0, self.sizes[tp.partition])
@@ -109,11 +111,24 @@ def test_bounds_partitions_and_the_quiet_read() -> None:
         log.partitions([4])
 
 
+def test_the_brokers_topics_and_the_bounds_of_several() -> None:
+    log = TopicLog(CONFIG, FakeConsumer({0: 2, 1: 3}))
+    assert log.topics() == ["t", "u"]  # Kafka's internal topics left out
+    assert log.all_bounds(["t", "u"]) == {
+        ("t", 0): (0, 2),
+        ("t", 1): (0, 3),
+        ("u", 0): (0, 2),
+        ("u", 1): (0, 3),
+    }
+
+
 def test_unreachable_brokers_are_a_delivery_error_naming_them() -> None:
     log = TopicLog(CONFIG, FakeConsumer({0: 1}, unreachable=True))
     with pytest.raises(DeliveryError, match="cannot reach Kafka brokers h:1 within 0.5 s") as e:
         log.bounds()
     assert e.value.brokers == "h:1"
+    with pytest.raises(DeliveryError, match="cannot reach Kafka brokers h:1 .* list their topics"):
+        log.topics()
 
 
 def test_refused_kafka_settings_are_a_config_error() -> None:

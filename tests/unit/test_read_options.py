@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.read.options import READ_OPTIONS, ReadConfig
+from ticdc_sink.read.options import READ_OPTIONS, ReadConfig, select_topics
 
 BASE = {"kafka.bootstrap.servers": "h:9092", "topic": "t"}
 
@@ -62,11 +62,25 @@ def test_streaming_options() -> None:
     [
         ({"topic": "t"}, "kafka.bootstrap.servers", "is not set"),
         ({"kafka.bootstrap.servers": "h:1"}, "topic", "is not set"),
+        ({**BASE, "topicPattern": "x.*"}, "topicPattern", r"topic \(t\) and topicPattern"),
+        ({**BASE, "topic": "a,b,a"}, "topic", "names topic a twice"),
+        ({**BASE, "topic": "tidb_{schema}"}, "topic", "a writer's topic expression"),
+        ({"kafka.bootstrap.servers": "h:1", "topicPattern": "("}, "topicPattern", "not a regular"),
+        ({**BASE, "subscribe": "t"}, "subscribe", "Spark's Kafka source's option, here use topic"),
+        (
+            {**BASE, "subscribePattern": "t.*"},
+            "subscribepattern",
+            "here use topicPattern",
+        ),
         ({**BASE, "startingoffset": "earliest"}, "startingoffset", "did you mean startingoffsets"),
         ({**BASE, "protocol": "maxwell"}, "protocol", "reading takes simple, avro, debezium"),
         ({**BASE, "protocol": "avro"}, "schema-registry", "is not set"),
         ({**BASE, "protocol": "debezium", "encoding-format": "avro"}, "encoding-format", "json"),
-        ({**BASE, "schema-registry": "http://u:p@r:1"}, "schema-registry", "schema-registry-user"),
+        (
+            {**BASE, "schema-registry": "http://u:p@r:1", "schema-registry-user": "v"},
+            "schema-registry",
+            "give the credentials once",
+        ),
         ({**BASE, "encoding-format": "xml"}, "encoding-format", "json, avro"),
         ({**BASE, "kafka-columns": "yes"}, "kafka-columns", "use true or false"),
         ({**BASE, "on-bad-message": "ignore"}, "on-bad-message", "reading takes fail, skip"),
@@ -94,3 +108,88 @@ def test_every_option_is_in_the_readmes_reading_table() -> None:
     }
     assert documented == set(READ_OPTIONS)
     assert "on-bad-message" in READ_OPTIONS
+
+
+def test_topic_takes_a_comma_separated_list_and_topic_pattern_a_regex() -> None:
+    config = ReadConfig.from_options({**BASE, "topic": " a, b ,c"})
+    assert (config.topics, config.topic_pattern, config.named_topics) == (
+        ("a", "b", "c"),
+        None,
+        "topics a, b, c",
+    )
+    assert select_topics(config, ["z"]) == ("a", "b", "c")  # named: not matched
+    scoped = config.for_topic("b")
+    assert (scoped.topic, scoped.topics, scoped.topic_pattern) == ("b", ("b",), None)
+    pattern = ReadConfig.from_options(
+        {"kafka.bootstrap.servers": "h:1", "topicPattern": "tidb_(a|b)"}
+    )
+    assert (pattern.topics, pattern.topic_pattern) == ((), "tidb_(a|b)")
+    # The whole name must match, as Spark's subscribePattern (Java's Matcher.matches).
+    existing = ["tidb_b", "tidb_a", "tidb_ab", "x_tidb_a"]
+    assert select_topics(pattern, existing) == ("tidb_a", "tidb_b")
+
+
+def test_a_pattern_that_matches_nothing_lists_the_topics_there_are() -> None:
+    config = ReadConfig.from_options({"kafka.bootstrap.servers": "h:1", "topicPattern": "cdc_.*"})
+    with pytest.raises(ConfigError, match=r"'cdc_\.\*' matches no topic; .* have: a, b$") as caught:
+        select_topics(config, ["b", "a"])
+    assert caught.value.option == "topicPattern"
+
+
+def test_a_sink_uri_gives_brokers_topic_and_protocol_settings() -> None:
+    uri = (
+        "kafka://b1:9092,b2:9092/cdc_orders?protocol=avro&partition-num=6"
+        "&enable-tidb-extension=true&max-message-bytes=1048576&sasl-user=reader"
+        "&sasl-password=s3cret&sasl-mechanism=plain&required-acks=-1"
+        "&schema-registry=http://ru:rp@registry:8081"
+    )
+    config = ReadConfig.from_options({"sink-uri": uri})
+    assert (config.bootstrap_servers, config.topics, config.protocol) == (
+        "b1:9092,b2:9092",
+        ("cdc_orders",),
+        "avro",
+    )
+    assert (config.registry.url, config.registry.user) == ("http://registry:8081", "ru")
+    client = dict(config.client)
+    assert (client["sasl.username"], client["sasl.mechanism"]) == ("reader", "PLAIN")
+    assert "acks" not in client  # a producer's setting, not passed to a consumer
+    assert "s3cret" not in repr(config) and "rp" not in repr(config.registry)
+
+
+def test_explicit_options_win_over_the_sink_uri_and_the_config_file(tmp_path: Path) -> None:
+    changefeed = tmp_path / "changefeed.toml"
+    changefeed.write_text(
+        '[sink]\nprotocol = "simple"\n'
+        "[sink.kafka-config.codec-config]\n"
+        'encoding-format = "avro"\n'
+        "[sink.kafka-config.large-message-handle]\n"
+        'large-message-handle-compression = "lz4"\n'
+        "claim-check-raw-value = true\n"
+        "[mounter]\nworker-num = 4\n"
+    )
+    config = ReadConfig.from_options(
+        {
+            "config": str(changefeed),
+            "sink-uri": "kafka://h:9092/from_uri?kafka-client-id=reader1",
+            "topic": "mine",
+            "kafka.client.id": "explicit",
+        }
+    )
+    assert (config.protocol, config.encoding_format, config.compression) == (
+        "simple",
+        "avro",
+        "lz4",
+    )
+    assert config.claim_check_raw_value and config.topics == ("mine",)
+    assert dict(config.client)["client.id"] == "explicit"
+    # An explicit topicPattern replaces the sink-uri's topic.
+    pattern = ReadConfig.from_options(
+        {"sink-uri": "kafka://h:9092/from_uri", "topicPattern": "cdc_.*"}
+    )
+    assert (pattern.topics, pattern.topic_pattern) == ((), "cdc_.*")
+
+
+def test_a_writer_setting_in_the_sink_uri_is_ignored_but_an_explicit_one_is_an_error() -> None:
+    ReadConfig.from_options({"sink-uri": "kafka://h:9092/t?partition-num=3&max-batch-size=9"})
+    with pytest.raises(ConfigError, match="'partition-num' is not a reading option"):
+        ReadConfig.from_options({**BASE, "partition-num": "3"})

@@ -137,7 +137,7 @@ def test_content_compatible_canal_json_gives_the_whole_types() -> None:
 
 def test_a_batched_open_protocol_message_gives_every_row() -> None:
     log = _log("open-protocol")
-    assert len(log.records[0]) < len(CHANGES)  # several events per Kafka message
+    assert len(log.records["t", 0]) < len(CHANGES)  # several events per Kafka message
     _, rows = _read(_config("open-protocol"), log)
     assert [r["_op"] for r in rows] == ["INSERT", "INSERT", "UPDATE", "DELETE"]
 
@@ -146,8 +146,8 @@ def test_a_batched_open_protocol_message_gives_every_row() -> None:
 def test_a_message_of_another_protocol_names_topic_partition_offset(protocol: str) -> None:
     other = "canal-json" if protocol != "canal-json" else "debezium"
     log = _log(protocol)
-    end = len(log.records[0])
-    log.records[0].append(_log(other).records[0][0]._replace(offset=end))
+    end = len(log.records["t", 0])
+    log.records["t", 0].append(_log(other).records["t", 0][0]._replace(offset=end))
     with pytest.raises(DecodeError, match=rf"^ticdc: topic t partition 0 offset {end}: "):
         _read(_config(protocol), log)
     _, rows = _read(_config(protocol, **{"on-bad-message": "skip"}), log)
@@ -175,8 +175,8 @@ def _avro_read(log: FakeTopicLog, registry: FakeRegistry, **options: str) -> lis
 def test_a_truncated_avro_body_names_topic_partition_offset() -> None:
     registry = FakeRegistry()
     log = _avro_log(registry)
-    record = log.records[0][1]
-    log.records[0][1] = record._replace(value=record.value[:-3])
+    record = log.records["t", 0][1]
+    log.records["t", 0][1] = record._replace(value=record.value[:-3])
     with pytest.raises(DecodeError, match=r"offset 1: the value does not decode with its writer"):
         _avro_read(log, registry)
     assert [r["id"] for r in _avro_read(log, registry, **{"on-bad-message": "skip"})] == [1]
@@ -185,9 +185,9 @@ def test_a_truncated_avro_body_names_topic_partition_offset() -> None:
 def test_an_unknown_avro_schema_id_names_topic_partition_offset() -> None:
     registry = FakeRegistry()
     log = _avro_log(registry)
-    record = log.records[0][1]
+    record = log.records["t", 0][1]
     unknown = record.value[:1] + (999).to_bytes(4, "big") + record.value[5:]
-    log.records[0][1] = record._replace(value=unknown)
+    log.records["t", 0][1] = record._replace(value=unknown)
     with pytest.raises(DecodeError, match=r"offset 1: schema id 999 is unknown to the registry"):
         _avro_read(log, registry)
 

@@ -1,5 +1,6 @@
 """Micro-batch planning for streaming reads (`read.stream`), over topics in memory: cuts
-at watermarks that never split a commit ts, `maxOffsetsPerTrigger` as a soft limit,
+at watermarks that never split a commit ts, in one topic or across several,
+`maxOffsetsPerTrigger` as a soft limit, partitions and topics that appear or vanish,
 `consistency=none` shares a limit like Spark's Kafka source, counts of rows and replays,
 the offsets' JSON, and a schema change that stops the stream with an error saying how to
 restart."""
@@ -15,25 +16,41 @@ from hypothesis import strategies as st
 from tests.support.read_log import (
     WATERMARK,
     FakeTopicLog,
+    records,
     simple_messages,
     simple_stream,
     table,
 )
-from ticdc_sink.errors import ConfigError, SchemaError
+from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.read.stream import StreamOffset, StreamScan, plan_offsets_cut
+from ticdc_sink.read.stream import (
+    StreamOffset,
+    StreamScan,
+    follow_partitions,
+    plan_offsets_cut,
+    plan_start,
+)
 
 USERS = table("users")
-PARTITIONS = (0, 1, 2)
-Items = dict[int, list[Any]]
+Key = tuple[str, int]
+PARTITIONS: tuple[Key, ...] = (("t", 0), ("t", 1), ("t", 2))
+# Two topics (of the same table, as a writer with a partition dispatcher per topic, or two
+# changefeeds, write them): a cut must be consistent across both.
+TWO_TOPICS: tuple[Key, ...] = (("a", 0), ("a", 1), ("b", 0))
+Items = dict[Key, list[Any]]
 
 
 def _config(**options: str) -> ReadConfig:
     return ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t", **options})
+
+
+def _t(offsets: dict[int, int]) -> dict[Key, int]:
+    """Offsets of topic t's partitions."""
+    return {("t", p): o for p, o in offsets.items()}
 
 
 def _scan(log: FakeTopicLog, config: ReadConfig | None = None) -> StreamScan:
@@ -42,55 +59,73 @@ def _scan(log: FakeTopicLog, config: ReadConfig | None = None) -> StreamScan:
     return StreamScan(config, plan.table, plan.known, log)  # type: ignore[arg-type]
 
 
-def _start(offsets: dict[int, int] | None = None) -> StreamOffset:
+def _start(offsets: dict[Key, int] | None = None) -> StreamOffset:
     offsets = offsets or dict.fromkeys(PARTITIONS, 0)
-    return StreamOffset("t", offsets, dict.fromkeys(offsets, 0))
+    return StreamOffset(offsets, dict.fromkeys(offsets, 0))
 
 
 @st.composite
-def transactions(draw: Any) -> Items:
+def transactions(draw: Any, partitions: tuple[Key, ...] = PARTITIONS) -> Items:
     """Each partition's items, BOOTSTRAP first: transactions with rising commit ts, each
     with rows in random partitions, and after some of them a watermark sent to every
-    partition (as TiCDC and the sink send them)."""
-    items: Items = {p: [("bootstrap",)] for p in PARTITIONS}
+    partition of every topic (as TiCDC and the sink send them)."""
+    items: Items = {p: [("bootstrap",)] for p in partitions}
     key = 0
     for i in range(draw(st.integers(1, 12))):
         ts = 100 + 10 * i
-        for partition in draw(st.lists(st.sampled_from(PARTITIONS), min_size=1, max_size=5)):
+        for partition in draw(st.lists(st.sampled_from(partitions), min_size=1, max_size=5)):
             key += 1
             items[partition].append((Op.INSERT, ts, (key, "x")))
         if draw(st.booleans()):
-            for partition in PARTITIONS:
+            for partition in partitions:
                 items[partition].append((WATERMARK, ts))
     return items
 
 
-def _log(items: Items) -> FakeTopicLog:
-    return FakeTopicLog(
-        {
-            p: simple_messages(USERS, []) + simple_stream(USERS, found[1:])
-            for p, found in items.items()
-        }
-    )
+def _log(items: Items | dict[int, list[Any]]) -> FakeTopicLog:
+    """The items of each partition (int: of topic t) after a BOOTSTRAP."""
+    topics: dict[str, dict[int, list[Any]]] = {}
+    for key, found in items.items():
+        topic, p = key if isinstance(key, tuple) else ("t", key)
+        entries = simple_messages(USERS, []) + simple_stream(USERS, found[1:])
+        topics.setdefault(topic, {})[p] = entries
+    return FakeTopicLog.of_topics(topics)
 
 
+def _append(log: FakeTopicLog, key: Key, items: list[Any]) -> None:
+    """Items arriving in a partition (a new one: after a BOOTSTRAP)."""
+    found = log.records.get(key)
+    if found is None:
+        found = log.records[key] = records(key[1], simple_messages(USERS, []))
+    found += [
+        r._replace(offset=len(found) + i)
+        for i, r in enumerate(records(key[1], simple_stream(USERS, items)))
+    ]
+
+
+@pytest.mark.parametrize("partitions", [PARTITIONS, TWO_TOPICS], ids=["one-topic", "two-topics"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    items=transactions(),
+    data=st.data(),
     limit=st.none() | st.integers(1, 30),
     arrived=st.lists(st.integers(0, 60), min_size=3, max_size=3),
 )
 def test_every_cut_ends_at_a_watermark_keeps_commit_ts_whole_and_limits_softly(
-    items: Items, limit: int | None, arrived: list[int]
+    partitions: tuple[Key, ...], data: Any, limit: int | None, arrived: list[int]
 ) -> None:
+    items = data.draw(transactions(partitions))
     log = _log(items)
-    scan = _scan(log)
-    batch_of: dict[tuple[int, int], int] = {}  # (partition, offset) of a row -> its batch
-    start = _start()
+    topics = ",".join(sorted({t for t, _ in partitions}))
+    scan = _scan(log, _config(topic=topics))
+    batch_of: dict[tuple[Key, int], int] = {}  # (partition, offset) of a row -> its batch
+    start = _start(dict.fromkeys(partitions, 0))
     batches = 0
     # First what has arrived so far in each partition, then everything.
-    everything = {p: len(items[p]) for p in PARTITIONS}
-    for ends in ({p: min(arrived[p], everything[p]) for p in PARTITIONS}, everything):
+    everything = {p: len(items[p]) for p in partitions}
+    for ends in (
+        {p: min(n, everything[p]) for p, n in zip(partitions, arrived, strict=True)},
+        everything,
+    ):
         while True:
             cut = scan.plan(start, ends, limit)
             if cut.end == start:
@@ -99,7 +134,7 @@ def test_every_cut_ends_at_a_watermark_keeps_commit_ts_whole_and_limits_softly(
             size = start.size_to(cut.end)
             assert limit is None or size <= limit or cut.end == scan.plan(start, ends, 1).end
             rows = 0
-            for p in PARTITIONS:
+            for p in partitions:
                 first, end = start.offsets[p], cut.end.offsets[p]
                 if end > first:
                     assert items[p][end - 1][0] == WATERMARK  # ends just after a watermark
@@ -114,34 +149,38 @@ def test_every_cut_ends_at_a_watermark_keeps_commit_ts_whole_and_limits_softly(
             scan.forget_before(start)
     # Every commit ts is in one batch, or (after the last watermark) in none.
     where: dict[int, set[int | None]] = {}
-    for p in PARTITIONS:
+    for p in partitions:
         for offset, item in enumerate(items[p]):
             if isinstance(item[0], Op):
                 where.setdefault(item[1], set()).add(batch_of.get((p, offset)))
     assert all(len(found) == 1 for found in where.values()), where
     # Everything up to the last watermark was read.
-    last = max((item[1] for item in items[0] if item[0] == WATERMARK), default=0)
+    last = max((item[1] for item in items[partitions[0]] if item[0] == WATERMARK), default=0)
     assert all(None not in found for ts, found in where.items() if ts <= last)
 
 
 def test_consistency_none_shares_a_limit_in_proportion_as_sparks_kafka_source() -> None:
-    start = _start({0: 0, 1: 10, 2: 5})
-    assert plan_offsets_cut(start, {0: 100, 1: 10, 2: 5}, None) == {0: 100, 1: 10, 2: 5}
+    start = _start(_t({0: 0, 1: 10, 2: 5}))
+    assert plan_offsets_cut(start, _t({0: 100, 1: 10, 2: 5}), None) == _t({0: 100, 1: 10, 2: 5})
     # 90 wanted of 100 and 0.5 of 1 (a share below one offset rounds up).
-    assert plan_offsets_cut(start, {0: 100, 1: 11, 2: 5}, 90) == {0: 89, 1: 11, 2: 5}
-    log = _log({p: [("bootstrap",), (Op.INSERT, 10, (p, "x"))] for p in PARTITIONS})
+    assert plan_offsets_cut(start, _t({0: 100, 1: 11, 2: 5}), 90) == _t({0: 89, 1: 11, 2: 5})
+    log = _log({p: [("bootstrap",), (Op.INSERT, 10, (p[1], "x"))] for p in PARTITIONS})
     cut = _scan(log, _config(consistency="none")).plan(_start(), dict.fromkeys(PARTITIONS, 2), 4)
-    assert cut.end.offsets == {0: 1, 1: 1, 2: 1} and cut.resolved_ts is None
+    assert cut.end.offsets == _t({0: 1, 1: 1, 2: 1}) and cut.resolved_ts is None
 
 
 def test_the_offset_is_sparks_kafka_json_plus_each_partitions_resolved_ts() -> None:
-    offset = StreamOffset("t", {0: 5, 1: 7}, {0: 100, 1: 0})
-    assert offset.to_json() == {"t": {"0": 5, "1": 7}, "ticdc:resolved-ts": {"0": 100, "1": 0}}
-    assert StreamOffset.from_json(offset.to_json(), "t") == offset
-    # A start from startingOffsets (no resolved ts known yet)
-    assert StreamOffset.from_json({"t": {"0": 5}}, "t") == StreamOffset("t", {0: 5}, {0: 0})
-    with pytest.raises(ConfigError, match="holds no offsets of topic u"):
-        StreamOffset.from_json(offset.to_json(), "u")
+    offset = StreamOffset({("t", 0): 5, ("t", 1): 7, ("u", 0): 2}, {("t", 0): 100, ("u", 0): 9})
+    assert offset.to_json() == {
+        "t": {"0": 5, "1": 7},
+        "u": {"0": 2},
+        "ticdc:resolved-ts": {"t": {"0": 100, "1": 0}, "u": {"0": 9}},
+    }
+    assert offset.kafka_json() == {"t": {"0": 5, "1": 7}, "u": {"0": 2}}
+    again = StreamOffset.from_json(offset.to_json())
+    assert again.offsets == offset.offsets and again.resolved == {**offset.resolved, ("t", 1): 0}
+    with pytest.raises(ConfigError, match="the checkpoint is another query's"):
+        StreamOffset.from_json({"t": {"0": 5}})  # Spark's Kafka source's offset
 
 
 def test_replayed_rows_are_counted_and_the_resolved_ts_travels_with_the_offset() -> None:
@@ -149,18 +188,18 @@ def test_replayed_rows_are_counted_and_the_resolved_ts_travels_with_the_offset()
     again = [(Op.INSERT, 10, (1, "a")), (Op.INSERT, 11, (2, "b")), (WATERMARK, 11)]
     log = _log({0: [("bootstrap",), *once, *again]})
     scan = _scan(log)
-    start = _start({0: 0})
-    first = scan.plan(start, {0: 3}, None)
+    start = _start(_t({0: 0}))
+    first = scan.plan(start, _t({0: 3}), None)
     assert (first.end.offsets, first.end.resolved, first.rows, first.dropped) == (
-        {0: 3},
-        {0: 10},
+        _t({0: 3}),
+        _t({0: 10}),
         1,
         0,
     )
     # A fresh driver (a restart) starting from the checkpointed offset drops the replay.
-    second = _scan(log).plan(StreamOffset.from_json(first.end.to_json(), "t"), {0: 6}, None)
+    second = _scan(log).plan(StreamOffset.from_json(first.end.to_json()), _t({0: 6}), None)
     assert (second.end.offsets, second.resolved_ts, second.rows, second.dropped) == (
-        {0: 6},
+        _t({0: 6}),
         11,
         1,
         1,
@@ -181,10 +220,10 @@ def _evolving() -> FakeTopicLog:
 def test_a_column_added_mid_stream_stops_the_stream_before_it_with_how_to_restart() -> None:
     log = _evolving()
     scan = _scan(log, _config(startingoffsets='{"t": {"0": 0}}'))
-    first = scan.plan(_start({0: 0}), {0: 6}, None)
-    assert first.end.offsets == {0: 3}  # the rows before the change
+    first = scan.plan(_start(_t({0: 0})), _t({0: 6}), None)
+    assert first.end.offsets == _t({0: 3})  # the rows before the change
     with pytest.raises(SchemaError) as caught:
-        scan.plan(first.end, {0: 6}, None)
+        scan.plan(first.end, _t({0: 6}), None)
     message = str(caught.value)
     assert "table db.users changed at topic t partition 0 offset 3: column age added (int" in (
         message
@@ -197,8 +236,8 @@ def test_ignore_new_columns_reads_on_without_them() -> None:
     log = _evolving()
     config = _config(**{"schema-evolution": "ignore-new-columns"})
     scan = _scan(log, config)
-    cut = scan.plan(_start({0: 0}), {0: 6}, None)
-    assert (cut.end.offsets, cut.rows) == ({0: 6}, 2)
+    cut = scan.plan(_start(_t({0: 0})), _t({0: 6}), None)
+    assert (cut.end.offsets, cut.rows) == (_t({0: 6}), 2)
     table = plan_read(config, log).table
     batches = read_range(config, table, scan.tables, OffsetRange("t", 0, 0, 6), log=log)
     rows = [row for batch in batches for row in batch.to_pylist()]
@@ -211,10 +250,98 @@ def test_rows_of_a_version_declared_before_the_stream_started_are_a_change_too()
     log = _evolving()
     scan = _scan(log)
     with pytest.raises(SchemaError, match="partition 0 offset 4: column age added"):
-        scan.plan(_start({0: 4}), {0: 6}, None)
+        scan.plan(_start(_t({0: 4})), _t({0: 6}), None)
     assert OffsetRange("t", 0, 0, 4) in log.reads  # the schemas were looked up before it
     config = _config(**{"schema-evolution": "ignore-new-columns"})
     scan = _scan(log, config)
-    cut = scan.plan(_start({0: 4}), {0: 6}, None)
-    assert (cut.end.offsets, cut.rows) == ({0: 6}, 1)
+    cut = scan.plan(_start(_t({0: 4})), _t({0: 6}), None)
+    assert (cut.end.offsets, cut.rows) == (_t({0: 6}), 1)
     assert {t.version for t in scan.tables} == {1, 2}  # what the tasks will decode with
+
+
+def test_a_cut_across_topics_stops_at_the_watermark_every_topic_has_reached() -> None:
+    # Topic a is resolved to 30, topic b only to 20: the batch ends at 20 in both, so it
+    # holds a's ts-30 row in neither topic's batch until b reaches 30 too.
+    log = _log(
+        {
+            ("a", 0): [("bootstrap",), (Op.INSERT, 20, (1, "x")), (WATERMARK, 20)]
+            + [(Op.INSERT, 30, (2, "x")), (WATERMARK, 30)],
+            ("b", 0): [("bootstrap",), (Op.INSERT, 20, (3, "x")), (WATERMARK, 20)]
+            + [(Op.INSERT, 30, (4, "x"))],
+        }
+    )
+    scan = _scan(log, _config(topic="a,b"))
+    start = _start({("a", 0): 0, ("b", 0): 0})
+    cut = scan.plan(start, {("a", 0): 5, ("b", 0): 4}, None)
+    assert (cut.end.offsets, cut.resolved_ts, cut.rows) == ({("a", 0): 3, ("b", 0): 3}, 20, 2)
+    assert scan.plan(cut.end, {("a", 0): 5, ("b", 0): 4}, None).end == cut.end  # b waits
+    _append(log, ("b", 0), [(WATERMARK, 30)])
+    later = scan.next_cut(cut.end, None, None)
+    assert (later.end.offsets, later.resolved_ts, later.rows) == ({("a", 0): 5, ("b", 0): 5}, 30, 2)
+
+
+def test_the_first_offset_covers_every_partition_of_every_topic() -> None:
+    bounds = {("a", 0): (2, 9), ("b", 0): (0, 4), ("b", 1): (1, 1)}
+    start = plan_start(bounds, None, ("a", "b"))  # latest, as Spark's Kafka source
+    assert start.offsets == {("a", 0): 9, ("b", 0): 4, ("b", 1): 1}
+    start = plan_start(bounds, '{"a": {"0": -2}, "b": {"0": 3, "1": -1}}', ("a", "b"))
+    assert start.offsets == {("a", 0): 2, ("b", 0): 3, ("b", 1): 1}
+    assert set(start.resolved.values()) == {0}
+    with pytest.raises(ConfigError, match="leaves out topic b"):
+        plan_start(bounds, '{"a": {"0": -2}}', ("a", "b"))
+
+
+def test_partitions_that_appear_are_read_from_their_earliest_offset() -> None:
+    start = StreamOffset({("a", 0): 5}, {("a", 0): 40})
+    assert follow_partitions(start, {("a", 0): (0, 9)}) is start
+    grown = follow_partitions(start, {("a", 0): (0, 9), ("a", 1): (3, 7), ("c", 0): (0, 2)})
+    assert grown.offsets == {("a", 0): 5, ("a", 1): 3, ("c", 0): 0}
+    assert grown.resolved == {("a", 0): 40, ("a", 1): 0, ("c", 0): 0}
+
+
+def test_a_partition_that_is_gone_fails_the_stream_naming_it() -> None:
+    start = StreamOffset({("a", 0): 5, ("b", 1): 2}, {})
+    with pytest.raises(DeliveryError, match="partition 1 of topic b is gone .* at offset 2"):
+        follow_partitions(start, {("a", 0): (0, 9), ("b", 0): (0, 9)})
+
+
+def _marked(ts: int, key: int) -> list[Any]:
+    return [("bootstrap",), (Op.INSERT, ts, (key, "x")), (WATERMARK, ts)]
+
+
+def test_a_partition_added_mid_stream_is_read_from_its_earliest_offset() -> None:
+    log = _log({("t", 0): _marked(10, 1)})
+    scan = _scan(log)
+    first = scan.next_cut(scan.initial_offset(), None, None)
+    assert first.end == scan.initial_offset()  # startingOffsets=latest: nothing new yet
+    start = _start(_t({0: 0}))
+    cut = scan.next_cut(start, None, None)
+    assert cut.end.offsets == _t({0: 3})
+    _append(log, ("t", 1), _marked(20, 2)[1:])
+    _append(log, ("t", 0), [(WATERMARK, 20)])
+    grown = scan.next_cut(cut.end, None, None)
+    assert (grown.end.offsets, grown.rows, grown.resolved_ts) == (_t({0: 4, 1: 3}), 1, 20)
+    # The tasks read the new partition from its start, though Spark's start lacks it.
+    assert scan.ranges(cut.end, grown.end) == [
+        (OffsetRange("t", 0, 3, 4), 10),
+        (OffsetRange("t", 1, 0, 3), 0),
+    ]
+    # A partition that appears during a Trigger.AvailableNow run (not in its target)
+    # waits for the next run; one in the target joins.
+    assert _scan(log).next_cut(cut.end, _t({0: 4}), None).end.offsets == _t({0: 4})
+    joined = _scan(log).next_cut(cut.end, _t({0: 4, 1: 3}), None)
+    assert joined.end.offsets == _t({0: 4, 1: 3})
+
+
+def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream() -> None:
+    log = _log({("tidb_a", 0): _marked(10, 1), ("other", 0): _marked(10, 9)})
+    scan = _scan(log, _config(topic="", topicPattern="tidb_.*"))
+    start = StreamOffset({("tidb_a", 0): 0}, {})
+    assert scan.initial_offset().offsets == {("tidb_a", 0): 3}
+    assert scan.next_cut(start, None, None).end.offsets == {("tidb_a", 0): 3}
+    _append(log, ("tidb_b", 0), _marked(10, 2)[1:])
+    read = scan.next_cut(start, None, None)
+    assert read.end.offsets == {("tidb_a", 0): 3, ("tidb_b", 0): 3} and read.rows == 2
+    del log.records["tidb_b", 0]
+    with pytest.raises(DeliveryError, match="partition 0 of topic tidb_b is gone"):
+        scan.next_cut(read.end, None, None)

@@ -1,5 +1,6 @@
-"""Kafka consumption for reading: a partition's bounds, the messages of an offset range,
-and, for the `ticdc-sink decode` command, a topic read until it goes quiet or followed.
+"""Kafka consumption for reading: the brokers' topics, a partition's bounds, the messages
+of an offset range, and, for the `ticdc-sink decode` command, a topic read until it goes
+quiet or followed.
 
 One group-less consumer (`assign()`, nothing committed, no group join) per use: the driver
 asks for bounds, each Spark task reads its range. Spark's Kafka source works the same way
@@ -76,14 +77,36 @@ class TopicLog:
     def close(self) -> None:
         self._consumer.close()
 
-    def partitions(self, wanted: Collection[int] | None = None) -> list[int]:
-        """The topic's partitions (those in `wanted` only, when given), sorted.
+    def topics(self) -> list[str]:
+        """The names of the topics the brokers have, sorted; Kafka's internal topics
+        (`__consumer_offsets`, ...) left out, as a Kafka consumer's pattern subscription
+        leaves them out.
+
+        Raises:
+            DeliveryError: the brokers did not answer.
+        """
+        timeout = self.config.poll_timeout_s
+        try:
+            metadata = self._consumer.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
+                f"{timeout:g} s to list their topics: {_describe(exc)}",
+                brokers=self.config.bootstrap_servers,
+            ) from exc
+        return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+    def partitions(
+        self, wanted: Collection[int] | None = None, *, topic: str | None = None
+    ) -> list[int]:
+        """The partitions of `topic` (the config's when None; those in `wanted` only,
+        when given), sorted.
 
         Raises:
             DeliveryError: the brokers did not answer, or the topic does not exist.
             ConfigError: a partition in `wanted` that the topic does not have.
         """
-        topic = self.config.topic
+        topic = self.config.topic if topic is None else topic
         timeout = self.config.poll_timeout_s
         try:
             metadata = self._consumer.list_topics(topic, timeout=timeout)
@@ -113,16 +136,16 @@ class TopicLog:
             )
         return sorted(set(wanted)) if wanted else present
 
-    def bounds(self) -> dict[int, tuple[int, int]]:
-        """Each partition's (low, high) offsets: the first message kept and the next
-        offset to be written.
+    def bounds(self, topic: str | None = None) -> dict[int, tuple[int, int]]:
+        """Each partition of `topic` (the config's when None) with its (low, high)
+        offsets: the first message kept and the next offset to be written.
 
         Raises:
             DeliveryError: the brokers did not answer, or the topic does not exist.
         """
-        topic = self.config.topic
+        topic = self.config.topic if topic is None else topic
         timeout = self.config.poll_timeout_s
-        partitions = self.partitions()
+        partitions = self.partitions(topic=topic)
         try:
             return {
                 p: self._consumer.get_watermark_offsets(
@@ -131,7 +154,15 @@ class TopicLog:
                 for p in partitions
             }
         except KafkaException as exc:
-            raise self._unreachable(exc) from exc
+            raise self._unreachable(exc, topic) from exc
+
+    def all_bounds(self, topics: Collection[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        """`bounds` of every partition of `topics`, keyed by (topic, partition).
+
+        Raises:
+            DeliveryError: the brokers did not answer, or a topic does not exist.
+        """
+        return {(t, p): b for t in topics for p, b in self.bounds(t).items()}
 
     def read_until_idle(
         self, partitions: Collection[int] | None, *, idle_s: float, timeout_s: float
@@ -229,7 +260,7 @@ class TopicLog:
                 for message in messages:
                     error = message.error()
                     if error is not None:
-                        raise self._unreachable(error)
+                        raise self._unreachable(error, offsets.topic)
                     offset = message.offset()
                     if offset > last:
                         position = offset
@@ -237,13 +268,16 @@ class TopicLog:
                     position = offset + 1
                     yield _record(message)
         except KafkaException as exc:
-            raise self._unreachable(exc) from exc
+            raise self._unreachable(exc, offsets.topic) from exc
         finally:
             consumer.unassign()
 
-    def _unreachable(self, error: KafkaError | KafkaException) -> DeliveryError:
+    def _unreachable(
+        self, error: KafkaError | KafkaException, topic: str | None = None
+    ) -> DeliveryError:
         return DeliveryError(
-            f"cannot read topic {self.config.topic} from Kafka brokers "
+            f"cannot read topic {self.config.topic if topic is None else topic} from Kafka "
+            "brokers "
             f"{self.config.bootstrap_servers}: {_describe(error)}",
             brokers=self.config.bootstrap_servers,
         )

@@ -80,7 +80,7 @@ def discover_tables(
         # Closed on return: the read's consumer assignment ends before the next scan's.
         with contextlib.closing(log.read(offsets)) as records:
             for record in records:
-                for event in decode_events(decoder, record, config.topic, skipped):
+                for event in decode_events(decoder, record, offsets.topic, skipped):
                     if isinstance(event, DecodedBootstrap):
                         _keep(found, event.table)
                     elif isinstance(event, DecodedDDL):
@@ -91,7 +91,7 @@ def discover_tables(
                         config, event.database, event.table
                     ):
                         if describes_rows(decoder):
-                            implied = row_table(decoder, record, config.topic)
+                            implied = row_table(decoder, record, offsets.topic)
                             if implied is None:
                                 continue  # an avro tombstone: its key columns only
                             _keep(found, implied)
@@ -154,7 +154,7 @@ def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
             else f"{config.protocol} carries one in each row message"
         )
         raise SchemaError(
-            f"no schema of {picked} was found in topic {config.topic} ({where}); check "
+            f"no schema of {picked} was found in {config.named_topics} ({where}); check "
             "options topic, protocol, database, table and startingOffsets"
         )
     chosen = list(latest.values())
@@ -163,7 +163,7 @@ def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
     if differing:
         listed = "; ".join(_describe(t) for t in [first, *differing])
         raise SchemaError(
-            f"topic {config.topic} holds tables with different columns ({listed}); "
+            f"the tables in {config.named_topics} have different columns ({listed}); "
             "pick one with options database and table"
         )
     return first

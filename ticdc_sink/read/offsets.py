@@ -1,29 +1,45 @@
 """Offsets: `startingOffsets` / `endingOffsets` as Spark's Kafka source spells them, and
 the offset ranges a read covers.
 
-A spec is `earliest`, `latest`, or JSON `{"topic": {"0": 23, "1": -2}}` where -2 means
-earliest and -1 latest (endingOffsets takes -1 only, as Spark's). A range is one Kafka
-partition from `start` (inclusive) to `end` (exclusive), the unit a Spark partition reads.
+A spec is `earliest`, `latest`, or JSON `{"topic": {"0": 23, "1": -2}, "other": {...}}`
+where -2 means earliest and -1 latest (endingOffsets takes -1 only, as Spark's). JSON must
+give every partition of every topic the read reads, as Spark's Kafka source requires of
+batch and streaming starts alike. A range is one Kafka partition from `start` (inclusive)
+to `end` (exclusive), the unit a Spark partition reads. Partitions are keyed by
+(topic, partition) across the topics of a read.
 
 This module is pure: the partitions' current bounds come in as numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import attrs
 import orjson
 
 from ticdc_sink.errors import ConfigError
 
-__all__ = ["EARLIEST", "LATEST", "OffsetRange", "OffsetSpec", "parse_offsets", "plan_ranges"]
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "Bounds",
+    "OffsetRange",
+    "OffsetSpec",
+    "TopicPartition",
+    "parse_offsets",
+    "plan_ranges",
+]
 
 EARLIEST = -2
 LATEST = -1
 
-#: "earliest", "latest", or partition -> offset (EARLIEST / LATEST allowed).
-OffsetSpec = str | dict[int, int]
+#: A Kafka partition of a read: (topic, partition).
+TopicPartition = tuple[str, int]
+#: Each partition's (low, high) offsets: the first message kept, the next to be written.
+Bounds = Mapping[TopicPartition, tuple[int, int]]
+#: "earliest", "latest", or topic -> partition -> offset (EARLIEST / LATEST allowed).
+OffsetSpec = str | dict[str, dict[int, int]]
 
 
 @attrs.frozen
@@ -40,19 +56,20 @@ class OffsetRange:
         return self.end <= self.start
 
 
-def parse_offsets(text: str, *, option: str, topic: str) -> OffsetSpec:
-    """Read an offsets option for `topic`.
+def parse_offsets(text: str, *, option: str, topics: Collection[str]) -> OffsetSpec:
+    """Read an offsets option for a read of `topics`.
 
     Raises:
-        ConfigError: not earliest/latest nor JSON of that shape, another topic, or
-            (endingOffsets) `earliest` / -2.
+        ConfigError: not earliest/latest nor JSON of that shape, a topic the read does not
+            read or one it leaves out, or (endingOffsets) `earliest` / -2.
     """
     word = text.strip().lower()
     ending = option == "endingOffsets"
     allowed = ("latest",) if ending else ("earliest", "latest")
     if word in allowed:
         return word
-    example = f'{{"{topic}": {{"0": 42, "1": {LATEST if ending else EARLIEST}}}}}'
+    lowest = LATEST if ending else EARLIEST
+    example = _orjson_text({t: {"0": 42, "1": lowest} for t in sorted(topics)})
     try:
         parsed = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -61,51 +78,62 @@ def parse_offsets(text: str, *, option: str, topic: str) -> OffsetSpec:
             option=option,
             value=text,
         ) from None
-    if not isinstance(parsed, dict) or set(parsed) != {topic}:
+    if not isinstance(parsed, dict):
         raise ConfigError(
-            f"option {option} is {text!r}; it must name topic {topic} only, as {example}",
+            f"option {option} is {text!r}; give JSON such as {example}",
             option=option,
             value=text,
         )
-    offsets = parsed[topic]
-    result: dict[int, int] = {}
-    lowest = LATEST if ending else EARLIEST
-    if isinstance(offsets, dict):
-        for key, value in offsets.items():
-            if not (key.isdigit() and type(value) is int and value >= lowest):
-                result = {}
-                break
-            result[int(key)] = value
-    if not result:
+    unknown = sorted(set(parsed) - set(topics))
+    missing = sorted(set(topics) - set(parsed))
+    if unknown or missing:
+        problem = (
+            f"names topic {unknown[0]}, which the read does not read"
+            if unknown
+            else f"leaves out topic {missing[0]}"
+        )
         raise ConfigError(
-            f"option {option} is {text!r}; give partition numbers and offsets (at least "
-            f"{lowest}) as {example}",
+            f"option {option} is {text!r}; it {problem}: give every topic read "
+            f"({', '.join(sorted(topics))}) and each of its partitions, as {example}",
             option=option,
             value=text,
         )
+    result: dict[str, dict[int, int]] = {}
+    for topic, offsets in parsed.items():
+        partitions: dict[int, int] = {}
+        if isinstance(offsets, dict):
+            for key, value in offsets.items():
+                if not (key.isdigit() and type(value) is int and value >= lowest):
+                    partitions = {}
+                    break
+                partitions[int(key)] = value
+        if not partitions:
+            raise ConfigError(
+                f"option {option} is {text!r}; give topic {topic}'s partition numbers and "
+                f"offsets (at least {lowest}) as {example}",
+                option=option,
+                value=text,
+            )
+        result[topic] = partitions
     return result
 
 
-def plan_ranges(
-    topic: str,
-    bounds: Mapping[int, tuple[int, int]],
-    starting: OffsetSpec,
-    ending: OffsetSpec,
-) -> list[OffsetRange]:
-    """One range per partition of `topic`, given each partition's (low, high) offsets.
+def plan_ranges(bounds: Bounds, starting: OffsetSpec, ending: OffsetSpec) -> list[OffsetRange]:
+    """One range per partition of `bounds` (every partition of every topic read), ordered
+    by topic and partition.
 
     An offset beyond a partition's bounds is clamped into them (the messages before the
     low offset are gone; a read never waits for messages beyond the high one).
 
     Raises:
-        ConfigError: a JSON spec that leaves out a partition of the topic or names one it
+        ConfigError: a JSON spec that leaves out a partition of a topic or names one it
             does not have, or a start above the end.
     """
-    starts = _resolve(topic, bounds, starting, "startingOffsets")
-    ends = _resolve(topic, bounds, ending, "endingOffsets")
+    starts = _resolve(bounds, starting, "startingOffsets")
+    ends = _resolve(bounds, ending, "endingOffsets")
     ranges = []
-    for partition in sorted(bounds):
-        start, end = starts[partition], ends[partition]
+    for topic, partition in sorted(bounds):
+        start, end = starts[topic, partition], ends[topic, partition]
         if start > end:
             raise ConfigError(
                 f"partition {partition} of topic {topic} would be read from offset {start} "
@@ -116,31 +144,36 @@ def plan_ranges(
     return ranges
 
 
-def _resolve(
-    topic: str, bounds: Mapping[int, tuple[int, int]], spec: OffsetSpec, option: str
-) -> dict[int, int]:
+def _resolve(bounds: Bounds, spec: OffsetSpec, option: str) -> dict[TopicPartition, int]:
     if isinstance(spec, str):
-        return {p: low if spec == "earliest" else high for p, (low, high) in bounds.items()}
-    unknown = sorted(set(spec) - set(bounds))
-    missing = sorted(set(bounds) - set(spec))
+        return {key: low if spec == "earliest" else high for key, (low, high) in bounds.items()}
+    given = {(t, p): o for t, offsets in spec.items() for p, o in offsets.items()}
+    unknown = sorted(set(given) - set(bounds))
+    missing = sorted(set(bounds) - set(given))
     if unknown or missing:
+        topic, partition = unknown[0] if unknown else missing[0]
         problem = (
-            f"names partition {unknown[0]}, which topic {topic} does not have"
+            f"names partition {partition}, which topic {topic} does not have"
             if unknown
-            else f"leaves out partition {missing[0]} of topic {topic}"
+            else f"leaves out partition {partition} of topic {topic}"
         )
+        partitions = sorted(p for t, p in bounds if t == topic)
         raise ConfigError(
             f"option {option} {problem}; give every partition of the topic "
-            f"({', '.join(map(str, sorted(bounds)))})",
+            f"({', '.join(map(str, partitions)) or 'none'})",
             option=option,
         )
     resolved = {}
-    for partition, offset in spec.items():
-        low, high = bounds[partition]
+    for key, offset in given.items():
+        low, high = bounds[key]
         if offset == EARLIEST:
-            resolved[partition] = low
+            resolved[key] = low
         elif offset == LATEST:
-            resolved[partition] = high
+            resolved[key] = high
         else:
-            resolved[partition] = min(max(offset, low), high)
+            resolved[key] = min(max(offset, low), high)
     return resolved
+
+
+def _orjson_text(value: object) -> str:
+    return orjson.dumps(value).decode()

@@ -6,22 +6,34 @@ values as given). Options share the writer's names where they mean the same thin
 Spark's Kafka source's names for what only a reader has (`startingOffsets`,
 `endingOffsets`, `kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`).
 
+Topics: `topic` names one topic or a comma-separated list (Spark's `subscribe`),
+`topicPattern` a regular expression matched against the whole name of every topic the
+brokers have (Spark's `subscribePattern`); one of the two, never both. `select_topics`
+resolves them against the brokers' topic list.
+
+`sink-uri` and `config` give what the writer's give (`config.layer_options`: the same
+layers, explicit options winning): brokers, topic, protocol settings, the registry and
+TiCDC's Kafka client parameters. Their settings that mean nothing to a reader are ignored;
+an unknown explicit option is an error.
+
 This module knows option text and nothing of Spark or Kafka clients.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
 
 import attrs
 
 from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.spec import ProtocolSpec
-from ticdc_sink.config import RegistryConfig
+from ticdc_sink.config import RegistryConfig, is_secret, layer_options, ticdc_kafka_settings
 from ticdc_sink.errors import ConfigError
 
-__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig"]
+__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "select_topics"]
 
 #: The protocols the reader decodes, as the `protocol` option spells them (TiCDC's other
 #: spellings, `flat-avro` and `default`, are taken too).
@@ -29,9 +41,12 @@ READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
 #: option -> what it means; the README's reading table says the same.
 READ_OPTIONS = {
-    "kafka.bootstrap.servers": "the brokers (required)",
+    "kafka.bootstrap.servers": "the brokers (required, unless sink-uri gives them)",
     "kafka.<name>": "any librdkafka consumer setting, passed through",
-    "topic": "the topic to read (required)",
+    "sink-uri": "the writer's kafka://host:9092/topic?protocol=... (brokers, topic, settings)",
+    "config": "the writer's changefeed TOML file ([sink] settings)",
+    "topic": "the topic to read, or a comma-separated list of topics",
+    "topicpattern": "instead of topic: read every topic whose whole name matches this regex",
     "protocol": "simple (the default), avro, debezium, canal-json or open-protocol",
     "encoding-format": "simple: json (default) or avro; other protocols: json",
     "schema-registry": "avro: the registry URL, http(s)://host:port (required for avro)",
@@ -63,14 +78,34 @@ READ_OPTIONS = {
 # What Spark itself puts among a source's options (load(path), readStream).
 _SPARK_OPTIONS = frozenset({"path", "paths"})
 _BOOLEANS = {"true": True, "false": False}
+# Spark's Kafka source's spellings, pointed at ours when given.
+_SPARK_KAFKA_SPELLINGS = {
+    "subscribe": "topic",
+    "subscribepattern": "topicPattern",
+    "assign": "topic and startingOffsets",
+}
+# librdkafka settings that only a producer reads (TiCDC's Kafka parameters translate to
+# them too); a consumer warns about each, so a read leaves them out.
+_PRODUCER_SETTINGS = frozenset({"acks", "compression.type", "message.send.max.retries"})
+
+
+def _masked_client(client: tuple[tuple[str, str], ...]) -> str:
+    return repr(tuple((k, "***" if is_secret(k) else v) for k, v in client))
 
 
 @attrs.frozen
 class ReadConfig:
-    """How to read one topic. Picklable and hashable: Spark carries it to every task."""
+    """How to read TiCDC topics. Picklable and hashable: Spark carries it to every task."""
 
     bootstrap_servers: str
+    #: The one topic a per-topic step reads (its consumer, a task's range, the decoder's
+    #: messages): see `for_topic`. In the read's own config, the topics as named, for
+    #: messages (`a, b`, or the pattern).
     topic: str
+    #: The topics `topic` names (one or several); empty when `topic_pattern` selects.
+    topics: tuple[str, ...] = ()
+    #: `topicPattern`: read every topic whose whole name matches it.
+    topic_pattern: str | None = None
     protocol: str = "simple"
     encoding_format: str = "json"
     database: str | None = None
@@ -88,8 +123,8 @@ class ReadConfig:
     max_offsets_per_trigger: int | None = None
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
-    #: librdkafka settings (`kafka.` prefix removed), sorted by name.
-    client: tuple[tuple[str, str], ...] = ()
+    #: librdkafka settings (`kafka.` prefix removed), sorted by name; secrets masked in repr.
+    client: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=_masked_client)
     #: The Confluent Schema Registry (protocols with `needs_registry`: avro).
     registry: RegistryConfig = RegistryConfig()
     time_zone: str = "UTC"
@@ -99,9 +134,21 @@ class ReadConfig:
     claim_check_raw_value: bool = False
     compression: str = "none"
 
+    @property
+    def named_topics(self) -> str:
+        """The topics the options select, as a message names them."""
+        if self.topic_pattern is not None:
+            return f"topics matching {self.topic_pattern!r}"
+        return f"topic {self.topic}" if len(self.topics) <= 1 else f"topics {self.topic}"
+
+    def for_topic(self, topic: str) -> ReadConfig:
+        """The config of a step that reads `topic` only."""
+        return attrs.evolve(self, topic=topic, topics=(topic,), topic_pattern=None)
+
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ReadConfig:
-        """Read the options Spark gives a source.
+        """Read the options Spark gives a source, over the settings of `sink-uri` and
+        `config` (as the writer layers them: explicit options win).
 
         Raises:
             ConfigError: an unknown option (with the likely one), a missing required one,
@@ -110,29 +157,21 @@ class ReadConfig:
         given = {str(k).strip().lower(): str(v) for k, v in options.items()}
         for key in _SPARK_OPTIONS:
             given.pop(key, None)
-        client = {k.removeprefix("kafka."): v for k, v in given.items() if k.startswith("kafka.")}
-        rest = {k: v for k, v in given.items() if not k.startswith("kafka.")}
         known = set(READ_OPTIONS) - {"kafka.bootstrap.servers", "kafka.<name>"}
-        for key in rest:
-            if key not in known:
-                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-                hint = f"; did you mean {close[0]}?" if close else ""
-                raise ConfigError(
-                    f"option {key!r} is not a reading option{hint} (reading takes "
-                    f"{', '.join(sorted(READ_OPTIONS))})",
-                    option=key,
-                    allowed=tuple(sorted(READ_OPTIONS)),
-                )
+        for key in given:
+            if key not in known and not key.startswith("kafka."):
+                raise _unknown(key, known)
+        merged, explicit = layer_options(given)
+        rest = {k: str(v) for k, v in merged.items() if k in known}
+        client = _client(merged, explicit)
         servers = client.pop("bootstrap.servers", "").strip()
         if not servers:
             raise ConfigError(
                 "option kafka.bootstrap.servers is not set; give the brokers to read from, "
-                "as .option('kafka.bootstrap.servers', 'host:9092')",
+                "as .option('kafka.bootstrap.servers', 'host:9092'), or a sink-uri",
                 option="kafka.bootstrap.servers",
             )
-        topic = rest.get("topic", "").strip()
-        if not topic:
-            raise ConfigError("option topic is not set; give the topic to read", option="topic")
+        topics, pattern = _topics(rest, explicit)
         spec = _protocol(rest)
         formats = ("json", "avro") if spec.reads("encoding-format") else ("json",)
         registry = _registry(rest)
@@ -145,7 +184,9 @@ class ReadConfig:
             )
         return cls(
             bootstrap_servers=servers,
-            topic=topic,
+            topic=", ".join(topics) if pattern is None else pattern,
+            topics=topics,
+            topic_pattern=pattern,
             protocol=spec.name,
             encoding_format=_choice(rest, "encoding-format", "json", formats),
             database=rest.get("database") or None,
@@ -175,6 +216,105 @@ class ReadConfig:
                 rest, "large-message-handle-compression", "none", ("none", "snappy", "lz4")
             ),
         )
+
+
+def select_topics(config: ReadConfig, existing: Collection[str]) -> tuple[str, ...]:
+    """The topics a read reads: those `topic` names, or the `existing` ones (the brokers'
+    topics) that `topicPattern` matches, sorted.
+
+    Raises:
+        ConfigError: the pattern matches no topic (the message lists the topics there are).
+    """
+    if config.topic_pattern is None:
+        return config.topics
+    pattern = re.compile(config.topic_pattern)
+    matched = tuple(sorted(t for t in existing if pattern.fullmatch(t)))
+    if not matched:
+        there = ", ".join(sorted(existing)) or "(none)"
+        raise ConfigError(
+            f"option topicPattern {config.topic_pattern!r} matches no topic; it must match a "
+            f"whole topic name, and the brokers have: {there}",
+            option="topicPattern",
+            value=config.topic_pattern,
+        )
+    return matched
+
+
+def _unknown(key: str, known: Collection[str]) -> ConfigError:
+    ours = _SPARK_KAFKA_SPELLINGS.get(key)
+    if ours is not None:
+        hint = f"; it is Spark's Kafka source's option, here use {ours}"
+    else:
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else ""
+    return ConfigError(
+        f"option {key!r} is not a reading option{hint} (reading takes "
+        f"{', '.join(sorted(READ_OPTIONS))})",
+        option=key,
+        allowed=tuple(sorted(READ_OPTIONS)),
+    )
+
+
+def _client(merged: Mapping[str, Any], explicit: Collection[str]) -> dict[str, str]:
+    """The librdkafka settings: TiCDC's Kafka parameters (from sink-uri or config, such as
+    sasl-user or enable-tls) translated as the writer translates them, under the
+    `kafka.*` settings, which win; producer-only settings left out."""
+    translated = ticdc_kafka_settings(merged)
+    given = {k.removeprefix("kafka."): str(v) for k, v in merged.items() if k.startswith("kafka.")}
+    client = {**translated, **given}
+    for name in _PRODUCER_SETTINGS:
+        if f"kafka.{name}" not in explicit:
+            client.pop(name, None)
+    return client
+
+
+def _topics(
+    options: Mapping[str, str], explicit: Collection[str]
+) -> tuple[tuple[str, ...], str | None]:
+    """(the topics `topic` names, the `topicPattern`); exactly one of them is given."""
+    pattern = options.get("topicpattern", "").strip() or None
+    # A sink-uri's topic gives way to an explicit topicPattern, as explicit options win.
+    text = "" if pattern and "topic" not in explicit else options.get("topic", "")
+    topics = tuple(t.strip() for t in text.split(",") if t.strip())
+    if topics and pattern is not None:
+        raise ConfigError(
+            f"options topic ({', '.join(topics)}) and topicPattern ({pattern!r}) are both "
+            "set; give the topics to read with one of them",
+            option="topicPattern",
+            value=pattern,
+        )
+    if not topics and pattern is None:
+        raise ConfigError(
+            "option topic is not set; give the topic to read (or several, comma-separated, "
+            "or option topicPattern, a regular expression over topic names)",
+            option="topic",
+        )
+    templated = [t for t in topics if "{" in t]
+    if templated:
+        raise ConfigError(
+            f"option topic is {templated[0]!r}, a writer's topic expression; a read names "
+            "its topics (topic=a,b) or matches them (topicPattern=tidb_.*)",
+            option="topic",
+            value=templated[0],
+        )
+    if len(set(topics)) != len(topics):
+        twice = next(t for t in topics if topics.count(t) > 1)
+        raise ConfigError(
+            f"option topic names topic {twice} twice; name each topic once",
+            option="topic",
+            value=twice,
+        )
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(
+                f"option topicPattern {pattern!r} is not a regular expression ({exc}); give "
+                "one such as tidb_.*",
+                option="topicPattern",
+                value=pattern,
+            ) from None
+    return topics, pattern
 
 
 def _protocol(options: Mapping[str, str]) -> ProtocolSpec:

@@ -1,5 +1,6 @@
-"""A batch read's plan, made once on the driver: the offset range of every partition, the
-table schemas found in the topic, and the table whose columns the read returns.
+"""A batch read's plan, made once on the driver: the topics read, the offset range of every
+partition of each, the table schemas found in them, and the table whose columns the read
+returns.
 
 This module knows Kafka (through `TopicLog`) and schemas; nothing of Spark.
 """
@@ -12,7 +13,7 @@ from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import SchemaLookup
 from ticdc_sink.read.discover import choose_table, discover_tables
 from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
-from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.schema import TableSchema
 
 __all__ = ["ReadPlan", "plan_read"]
@@ -20,38 +21,42 @@ __all__ = ["ReadPlan", "plan_read"]
 
 @attrs.frozen
 class ReadPlan:
-    """What every task of a read needs; picklable."""
+    """What every task of a read needs; picklable. `topics` are the topics read (the
+    pattern's matches, for `topicPattern`)."""
 
     config: ReadConfig
     ranges: tuple[OffsetRange, ...]
     table: TableSchema
     known: tuple[TableSchema, ...]
+    topics: tuple[str, ...] = ()
 
 
 def plan_read(
     config: ReadConfig, log: TopicLog | None = None, *, schema_for_id: SchemaLookup | None = None
 ) -> ReadPlan:
-    """Resolve the offsets against the topic and find the read's table (`schema_for_id`:
-    avro schemas, as `new_decoder`).
+    """Find the topics, resolve the offsets against their partitions and find the read's
+    table (`schema_for_id`: avro schemas, as `new_decoder`).
 
     Raises:
-        ConfigError: a bad startingOffsets / endingOffsets.
+        ConfigError: a bad startingOffsets / endingOffsets, or a topicPattern that matches
+            no topic.
         SchemaError: no table, or tables with different columns (see `choose_table`).
-        DeliveryError: the brokers or the topic cannot be reached.
+        DeliveryError: the brokers or a topic cannot be reached.
         DecodeError: a message that is not of the protocol.
     """
-    starting = parse_offsets(
-        config.starting_offsets or "earliest", option="startingOffsets", topic=config.topic
-    )
-    ending = parse_offsets(config.ending_offsets, option="endingOffsets", topic=config.topic)
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        bounds = source.bounds()
-        ranges = plan_ranges(config.topic, bounds, starting, ending)
-        starts = [(r, bounds[r.partition][0]) for r in ranges]
+        topics = select_topics(config, source.topics() if config.topic_pattern else ())
+        starting = parse_offsets(
+            config.starting_offsets or "earliest", option="startingOffsets", topics=topics
+        )
+        ending = parse_offsets(config.ending_offsets, option="endingOffsets", topics=topics)
+        bounds = source.all_bounds(topics)
+        ranges = plan_ranges(bounds, starting, ending)
+        starts = [(r, bounds[r.topic, r.partition][0]) for r in ranges]
         found = discover_tables(config, source, starts, schema_for_id=schema_for_id)
     finally:
         if owned:
             source.close()
-    return ReadPlan(config, tuple(ranges), choose_table(config, found), found.tables)
+    return ReadPlan(config, tuple(ranges), choose_table(config, found), found.tables, topics)

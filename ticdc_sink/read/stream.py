@@ -1,22 +1,30 @@
 """Streaming reads: where each micro-batch ends, planned on the driver.
 
-A stream offset is Spark's Kafka source's `{topic: {partition: offset}}` plus, under the
-key `ticdc:resolved-ts` (no topic name has a colon), each partition's resolved ts before
-that offset. Spark checkpoints it, so a task that starts mid-partition, after a restart
-too, knows the last watermark before its range (`replay.ReplayFilter`).
+A stream offset is Spark's Kafka source's `{topic: {partition: offset}}`, one entry per
+topic read, plus, under the key `ticdc:resolved-ts` (no topic name has a colon), each
+partition's resolved ts before that offset, `{topic: {partition: ts}}`. Spark checkpoints
+it, so a task that starts mid-partition, after a restart too, knows the last watermark
+before its range (`replay.ReplayFilter`).
 
-The driver scans the topic itself (`StreamScan`), once per message: it remembers, per
-partition, the resolved ts and the row counts after each watermark and row, and where a
-selected table's schema changes. From that:
+The driver scans the topics itself (`StreamScan`), once per message: it remembers, per
+partition of every topic, the resolved ts and the row counts after each watermark and
+row, and where a selected table's schema changes. From that:
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
-  partitions (a watermark that raised the partition's resolved ts: a replayed one does
-  not end a batch). TiCDC (and this sink) sends every watermark to every partition, so the
-  batch holds exactly the rows with commit ts up to that ts. `maxOffsetsPerTrigger` is
-  soft: the largest such cut within the limit, else the smallest one past it.
+  partitions of all topics (a watermark that raised the partition's resolved ts: a
+  replayed one does not end a batch). TiCDC (and this sink) sends every watermark to every
+  partition of every topic, so the batch holds exactly the rows with commit ts up to that
+  ts, in every topic. `maxOffsetsPerTrigger` is soft: the largest such cut within the
+  limit, else the smallest one past it.
 - `consistency=none`: `plan_offsets_cut` reads as far as the data goes, a limit shared
   across partitions in proportion to what each has, as Spark's Kafka source does.
+
+Partitions come and go: `follow_partitions` adds a partition created after the query
+started (and, under `topicPattern`, each partition of a topic created since that
+matches) at its earliest offset, as Spark's Kafka source does (`ranges` starts it there
+when Spark's start offset predates it); a partition that is gone fails the query, since
+its unread messages are lost (Spark's `failOnDataLoss=true`).
 
 The planning functions are pure; `StreamScan` reads through `TopicLog`. Nothing of Spark.
 """
@@ -34,13 +42,19 @@ import attrs
 import orjson
 
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.errors import ConfigError, SchemaError
+from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, describe_change
-from ticdc_sink.read.offsets import OffsetRange
-from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.offsets import (
+    Bounds,
+    OffsetRange,
+    TopicPartition,
+    parse_offsets,
+    plan_ranges,
+)
+from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import same_columns
 from ticdc_sink.schema import TableSchema
@@ -51,7 +65,9 @@ __all__ = [
     "PartitionIndex",
     "StreamOffset",
     "StreamScan",
+    "follow_partitions",
     "plan_offsets_cut",
+    "plan_start",
     "plan_watermark_cut",
 ]
 
@@ -61,39 +77,90 @@ RESOLVED_KEY = "ticdc:resolved-ts"
 @attrs.frozen
 class StreamOffset:
     """A micro-batch boundary: each partition's next offset and its resolved ts before it
-    (0: none known, as at a start from `startingOffsets`)."""
+    (0: none known, as at a start from `startingOffsets`), keyed by (topic, partition)."""
 
-    topic: str
-    offsets: dict[int, int]
-    resolved: dict[int, int]
+    offsets: dict[TopicPartition, int]
+    resolved: dict[TopicPartition, int]
 
-    def to_json(self) -> dict[str, dict[str, int]]:
-        return {
-            self.topic: {str(p): o for p, o in sorted(self.offsets.items())},
-            RESOLVED_KEY: {str(p): self.resolved.get(p, 0) for p in sorted(self.offsets)},
-        }
+    def to_json(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        resolved: dict[str, dict[str, int]] = {}
+        for (topic, p), offset in sorted(self.offsets.items()):
+            out.setdefault(topic, {})[str(p)] = offset
+            resolved.setdefault(topic, {})[str(p)] = self.resolved.get((topic, p), 0)
+        out[RESOLVED_KEY] = resolved
+        return out
+
+    def kafka_json(self) -> dict[str, dict[str, int]]:
+        """The offsets alone, as Spark's Kafka source's startingOffsets spells them."""
+        return {t: v for t, v in self.to_json().items() if t != RESOLVED_KEY}
 
     @classmethod
-    def from_json(cls, value: Mapping[str, Any], topic: str) -> StreamOffset:
+    def from_json(cls, value: Mapping[str, Any]) -> StreamOffset:
         """Raises:
-        ConfigError: the offset is of another topic (a checkpoint of another query).
+        ConfigError: the offset is not this source's (a checkpoint of another query).
         """
-        offsets = value.get(topic)
-        if not isinstance(offsets, dict):
+        resolved = value.get(RESOLVED_KEY)
+        topics = {t: o for t, o in value.items() if t != RESOLVED_KEY}
+        shaped = isinstance(resolved, dict) and all(
+            isinstance(o, dict) and isinstance(resolved.get(t, {}), dict) for t, o in topics.items()
+        )
+        if not shaped or not topics:
             raise ConfigError(
-                f"the stream's offset {dict(value)} holds no offsets of topic {topic}: the "
+                f"the stream's offset {dict(value)} is not one of this source's: the "
                 "checkpoint is another query's; give this query its own checkpointLocation",
                 option="checkpointLocation",
             )
-        resolved = value.get(RESOLVED_KEY) or {}
+        assert isinstance(resolved, dict)
+        offsets = {(t, int(p)): int(o) for t, of in topics.items() for p, o in of.items()}
         return cls(
-            topic,
-            {int(p): int(o) for p, o in offsets.items()},
-            {int(p): int(resolved.get(p, 0)) for p in offsets},
+            offsets,
+            {(t, p): int(resolved.get(t, {}).get(str(p), 0)) for t, p in offsets},
         )
 
     def size_to(self, end: StreamOffset) -> int:
         return sum(end.offsets[p] - o for p, o in self.offsets.items())
+
+
+def plan_start(bounds: Bounds, starting: str | None, topics: tuple[str, ...]) -> StreamOffset:
+    """A stream's first offset: `startingOffsets` (default `latest`, as Spark's Kafka
+    source) resolved against every partition of `topics`.
+
+    Raises:
+        ConfigError: a bad startingOffsets (see `offsets.parse_offsets`).
+    """
+    spec = parse_offsets(starting or "latest", option="startingOffsets", topics=topics)
+    ranges = plan_ranges(bounds, spec, "latest")
+    offsets = {(r.topic, r.partition): r.start for r in ranges}
+    return StreamOffset(offsets, dict.fromkeys(offsets, 0))
+
+
+def follow_partitions(start: StreamOffset, bounds: Bounds) -> StreamOffset:
+    """`start` with every partition of `bounds` it lacks at that partition's earliest
+    offset (a partition or topic created since; Spark's Kafka source reads those from
+    the earliest offset too).
+
+    Raises:
+        DeliveryError: a partition of `start` is gone (its topic was deleted, or no longer
+            matches topicPattern): its unread messages are lost, as Spark's Kafka source
+            fails under `failOnDataLoss=true`.
+    """
+    gone = sorted(set(start.offsets) - set(bounds))
+    if gone:
+        topic, partition = gone[0]
+        raise DeliveryError(
+            f"partition {partition} of topic {topic} is gone from the brokers (deleted, or "
+            "the topic no longer matches option topicPattern) while the stream was at offset "
+            f"{start.offsets[topic, partition]}; its unread messages are lost. Start a new "
+            "query (a new checkpointLocation) to read on from the topics there are"
+        )
+    new = sorted(set(bounds) - set(start.offsets))
+    if not new:
+        return start
+    return StreamOffset(
+        {**start.offsets, **{key: bounds[key][0] for key in new}},
+        {**start.resolved, **dict.fromkeys(new, 0)},
+    )
 
 
 @attrs.frozen
@@ -186,7 +253,7 @@ def plan_watermark_cut(
     watermark after the start, so every candidate moves; the sizes grow with T, so the
     limit is found by bisection (a backlog holds many watermarks).
     """
-    marks = {p: index[p].marks(o) for p, o in start.offsets.items()}
+    marks = {key: index[key].marks(o) for key, o in start.offsets.items()}
     tops = [m[-1][1] if m else start.resolved.get(p, 0) for p, m in marks.items()]
     ceiling = min(tops, default=0)
     candidates = sorted({ts for m in marks.values() for _, ts in m if ts <= ceiling})
@@ -200,7 +267,7 @@ def plan_watermark_cut(
             i = bisect.bisect_right(resolved[p], ts)
             if i:
                 offsets[p], carried[p] = found[i - 1]
-        return StreamOffset(start.topic, offsets, carried)
+        return StreamOffset(offsets, carried)
 
     if limit is None:
         return cut_at(candidates[-1]), candidates[-1]
@@ -216,8 +283,8 @@ def plan_watermark_cut(
 
 
 def plan_offsets_cut(
-    start: StreamOffset, ends: Mapping[int, int], limit: int | None
-) -> dict[int, int]:
+    start: StreamOffset, ends: Mapping[TopicPartition, int], limit: int | None
+) -> dict[TopicPartition, int]:
     """Each partition's end under `consistency=none`: as far as `ends`, with at most
     `limit` offsets shared in proportion to what each partition has (Spark's
     `KafkaMicroBatchStream.rateLimit`: a share below one offset rounds up, others down)."""
@@ -234,7 +301,7 @@ def plan_offsets_cut(
 
 
 class StreamScan:
-    """The driver's scan of a stream's topic: reads each message once, from the first
+    """The driver's scan of a stream's topics: reads each message once, from the first
     micro-batch's start to the newest offsets asked for, and plans micro-batches.
 
     Not thread-safe; Spark calls a stream reader from one thread. Close it to free the
@@ -254,11 +321,12 @@ class StreamScan:
         self._decoder = new_decoder(config, known)
         # Skipped here without a report: the tasks meet the same messages and report them.
         self._skipped = BadMessages() if config.skip_bad_messages else None
-        self.index: dict[int, PartitionIndex] = {}
+        self.index: dict[TopicPartition, PartitionIndex] = {}
         self._tables: dict[tuple[str, str, int], TableSchema] = {
             (t.database, t.table, t.version): t for t in known
         }
-        self._history: set[int] = set()  # partitions whose schemas were read from the start
+        # partitions whose schemas were read from the start
+        self._history: set[TopicPartition] = set()
         self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
         self._keyed = RowKeys(self._decoder)
 
@@ -267,26 +335,91 @@ class StreamScan:
         """Every table schema known: the discovered ones and those the scan met."""
         return tuple(self._tables.values())
 
+    def bounds(self) -> dict[TopicPartition, tuple[int, int]]:
+        """Every partition of the topics read now (`topicPattern` matched anew) with its
+        (low, high) offsets.
+
+        Raises:
+            ConfigError: topicPattern matches no topic.
+            DeliveryError: the brokers or a topic cannot be reached.
+        """
+        existing = self.log.topics() if self.config.topic_pattern else ()
+        return self.log.all_bounds(select_topics(self.config, existing))
+
+    def initial_offset(self) -> StreamOffset:
+        """The stream's first offset (`startingOffsets`, default latest).
+
+        Raises:
+            ConfigError: a bad startingOffsets, or topicPattern matches no topic.
+            DeliveryError: the brokers or a topic cannot be reached.
+        """
+        bounds = self.bounds()
+        topics = tuple(sorted({t for t, _ in bounds}))
+        return plan_start(bounds, self.config.starting_offsets, topics)
+
+    def next_cut(
+        self, start: StreamOffset, target: Mapping[TopicPartition, int] | None, limit: int | None
+    ) -> Cut:
+        """The next micro-batch from `start`: up to `target` (Trigger.AvailableNow's end;
+        a partition not in it is not read) or what the topics hold now. Partitions that
+        appeared since `start` (new ones, or topics that now match topicPattern) are read
+        from their earliest offsets (`follow_partitions`); `ranges` starts them there.
+
+        Raises:
+            DeliveryError: a partition of `start` is gone (`follow_partitions`), or as
+                `plan`.
+            ConfigError, SchemaError, DecodeError: as `bounds` and `plan`.
+        """
+        bounds = self.bounds()
+        if target is None:
+            return self.plan(
+                follow_partitions(start, bounds), {k: hi for k, (_, hi) in bounds.items()}, limit
+            )
+        # An AvailableNow run reads the partitions there were when it began; those that
+        # appear during it wait for the next run (else a watermark cut would wait for them).
+        known = {key: b for key, b in bounds.items() if key in target or key in start.offsets}
+        return self.plan(follow_partitions(start, known), target, limit)
+
+    def ranges(self, start: StreamOffset, end: StreamOffset) -> list[tuple[OffsetRange, int]]:
+        """The offset ranges of the micro-batch `start`..`end` with data, each with its
+        partition's resolved ts before it. A partition in `end` and not in `start` joined
+        the stream in this batch: it starts at its earliest offset, as Spark's Kafka
+        source starts it (fetched again when a restart re-runs the batch)."""
+        joined = {t for t, p in end.offsets if (t, p) not in start.offsets}
+        lows = {(t, p): low for t in joined for p, (low, _) in self.log.bounds(t).items()}
+        out = []
+        for (topic, p), offset in sorted(end.offsets.items()):
+            first = start.offsets.get((topic, p), lows.get((topic, p), offset))
+            offsets = OffsetRange(topic, p, first, offset)
+            if not offsets.empty:
+                out.append((offsets, start.resolved.get((topic, p), 0)))
+        return out
+
     def cover(self, start: StreamOffset, end: StreamOffset) -> None:
         """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
         restart is planned without `plan`), so `tables` holds its rows' schemas."""
-        for partition, offset in start.offsets.items():
-            self._scan(partition, offset, start.resolved.get(partition, 0), end.offsets[partition])
+        for offsets, resolved_ts in self.ranges(start, end):
+            key = (offsets.topic, offsets.partition)
+            self._scan(key, offsets.start, resolved_ts, offsets.end)
 
     def close(self) -> None:
         self.log.close()
 
-    def plan(self, start: StreamOffset, ends: Mapping[int, int], limit: int | None) -> Cut:
-        """The next micro-batch from `start`, reading at most to `ends` (partition ->
-        offset; what the topic holds now, or an availableNow target).
+    def plan(
+        self, start: StreamOffset, ends: Mapping[TopicPartition, int], limit: int | None
+    ) -> Cut:
+        """The next micro-batch from `start`, reading at most to `ends` ((topic,
+        partition) -> offset; what the topics hold now, or an availableNow target; a
+        partition not in it stays where it is).
 
         Raises:
             SchemaError: a selected table's columns changed and the stream cannot move
                 before the change (names the table, the change, and how to restart).
             DecodeError, DeliveryError: as reading the topic.
         """
-        for partition, offset in start.offsets.items():
-            self._scan(partition, offset, start.resolved.get(partition, 0), ends[partition])
+        ends = {key: ends.get(key, offset) for key, offset in start.offsets.items()}
+        for key, offset in start.offsets.items():
+            self._scan(key, offset, start.resolved.get(key, 0), ends[key])
         if self.config.watermark_consistency:
             end, resolved_ts = plan_watermark_cut(start, self.index, limit)
         else:
@@ -296,7 +429,7 @@ class StreamScan:
             }
             offsets = plan_offsets_cut(start, stops, limit)
             resolved = {p: self.index[p].state_at(o)[0] for p, o in offsets.items()}
-            end, resolved_ts = StreamOffset(start.topic, offsets, resolved), None
+            end, resolved_ts = StreamOffset(offsets, resolved), None
         if end == start:
             self._refuse_change(start)
         rows = dropped = 0
@@ -313,31 +446,32 @@ class StreamScan:
             if p in self.index:
                 self.index[p].forget_before(o)
 
-    def _scan(self, partition: int, start: int, resolved_ts: int, end: int) -> None:
-        index = self.index.get(partition)
+    def _scan(self, key: TopicPartition, start: int, resolved_ts: int, end: int) -> None:
+        index = self.index.get(key)
         if index is None or not index.base <= start <= index.scanned:
-            index = self.index[partition] = PartitionIndex(
+            index = self.index[key] = PartitionIndex(
                 start, resolved_ts, identical=self.config.watermark_consistency
             )
+        topic, partition = key
         while index.change_at is None and index.scanned < end:
-            untyped = self._scan_range(partition, index, end)
+            untyped = self._scan_range(key, index, end)
             if untyped is None:
                 break
             # A row whose schema came before the scan: learn the schemas from the
             # partition's beginning (once), then read on from that row.
-            self._history.add(partition)
-            low = self.log.bounds()[partition][0]
-            self._read(OffsetRange(self.config.topic, partition, low, index.base), None, end)
+            self._history.add(key)
+            low = self.log.bounds(topic)[partition][0]
+            self._read(OffsetRange(topic, partition, low, index.base), None, end)
 
-    def _scan_range(self, partition: int, index: PartitionIndex, end: int) -> int | None:
+    def _scan_range(self, key: TopicPartition, index: PartitionIndex, end: int) -> int | None:
         """Read on to `end`; stop at a schema change, or at a row of an unknown schema
         version (its offset returned) when the partition's history is not read yet."""
-        return self._read(OffsetRange(self.config.topic, partition, index.scanned, end), index, end)
+        return self._read(OffsetRange(*key, index.scanned, end), index, end)
 
     def _read(self, offsets: OffsetRange, index: PartitionIndex | None, end: int) -> int | None:
         with contextlib.closing(self.log.read(offsets)) as records:
             for record in records:
-                for event in decode_events(self._decoder, record, self.config.topic, self._skipped):
+                for event in decode_events(self._decoder, record, offsets.topic, self._skipped):
                     if index is None:  # the history: schemas only
                         self._learn(event)
                     elif isinstance(event, DecodedWatermark):
@@ -345,7 +479,8 @@ class StreamScan:
                     elif isinstance(event, DecodedRow):
                         if not is_selected(self.config, event.database, event.table):
                             continue
-                        if not event.typed and offsets.partition not in self._history:
+                        key = (offsets.topic, offsets.partition)
+                        if not event.typed and key not in self._history:
                             index.scanned = record.offset
                             return record.offset
                         changed = self._row_table(event)
@@ -391,18 +526,18 @@ class StreamScan:
         changed = [(p, i) for p, i in sorted(self.index.items()) if i.change_at is not None]
         if not changed:
             return
-        partition, index = changed[0]
+        (topic, partition), index = changed[0]
         assert index.change is not None
         table = index.change
         change = describe_change(self.table, table)
-        restart = {start.topic: {str(p): o for p, o in sorted(start.offsets.items())}}
+        restart = start.kafka_json()
         hint = (
             "; or set option schema-evolution=ignore-new-columns to read on without them"
             if adds_columns_only(self.table, table)
             else ""
         )
         raise SchemaError(
-            f"table {table.database}.{table.table} changed at topic {start.topic} partition "
+            f"table {table.database}.{table.table} changed at topic {topic} partition "
             f"{partition} offset {index.change_at}: {change}; a streaming query keeps the "
             "columns it started with, so it stops before the change. Start a new query "
             f"(a new checkpointLocation) with startingOffsets '{_json(restart)}' to read "
