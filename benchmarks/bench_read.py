@@ -31,7 +31,7 @@ Maven coordinates for `spark.jars.packages` (where a Maven repository is reachab
 `org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>`, plus
 `org.apache.spark:spark-avro_2.13:<spark version>` for `kafka-avro`), `--kafka-jars` jar
 files (comma-separated; globs allowed). Without either they are skipped with a message,
-and so is a reader whose Spark read fails (its error is printed).
+and so is a reader whose read fails (its error is printed) or returns another row count.
 
 The first read of each reader warms up (Python workers, imports) and is not timed. Every
 read ends at offsets taken after the writes (tests.support.broker end markers, since
