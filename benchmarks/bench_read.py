@@ -16,10 +16,22 @@ to a fresh local Tansu broker, then read --repeat times by each reader:
 |  | every partition, `orjson.loads` per message, the DML messages' `data` values |
 |  | into column lists, `pyarrow` batches of 10 000 rows (values stay strings: no |
 |  | typing, no `_before`, no schema discovery) |
+| `kafka-json` | Spark's own Kafka source, what a Spark user writes by hand today: |
+|  | `spark.read.format("kafka")` up to the same end offsets, `from_json` of the |
+|  | Simple JSON value (`type`, `commitTs`, `database`, `table`, `data`, `old`), |
+|  | WATERMARK / BOOTSTRAP / DDL messages dropped, the table's columns cast to the |
+|  | types `format("ticdc")` gives, `_before` from `old`; `noop` sink |
+| `kafka-avro` | the same over the Simple Avro topic: `from_avro` of the value after its |
+|  | union index byte with the Message record of TiCDC's Simple Avro schema |
+|  | (`ticdc_sink/codec/simple/message.json`), the DML branch of the payload, each |
+|  | column from its branch of the value union |
 
-Spark's own Kafka source (`format("kafka")` + `from_json`), which issue 17 names as the
-baseline, needs the `spark-sql-kafka-0-10` jar and its dependencies from Maven; this
-machine reaches no Maven repository, so `baseline-json` stands in for it (see RESULTS.md).
+The `kafka-*` readers need Spark's Kafka connector on the JVM: `--kafka-packages` takes
+Maven coordinates for `spark.jars.packages` (where a Maven repository is reachable:
+`org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>`, plus
+`org.apache.spark:spark-avro_2.13:<spark version>` for `kafka-avro`), `--kafka-jars` jar
+files (comma-separated; globs allowed). Without either they are skipped with a message,
+and so is a reader whose read fails (its error is printed) or returns another row count.
 
 The first read of each reader warms up (Python workers, imports) and is not timed. Every
 read ends at offsets taken after the writes (tests.support.broker end markers, since
@@ -32,14 +44,26 @@ the end.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
-from _common import DATABASE, TABLE, environment, make_spark, reference_frame, sink_options
+from _common import (
+    COLUMN_TYPES,
+    DATABASE,
+    REPO,
+    TABLE,
+    environment,
+    make_spark,
+    reference_frame,
+    short_error,
+    sink_options,
+)
 
-READERS = ("ticdc-json", "ticdc-avro", "baseline-json")
+READERS = ("ticdc-json", "ticdc-avro", "baseline-json", "kafka-json", "kafka-avro")
 _TOPIC = f"bench_{DATABASE}_{TABLE}"
 
 
@@ -100,6 +124,141 @@ def read_baseline(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     return rows
 
 
+# Simple Avro's writer schema: a union of 12 named types whose last branch (Message) every
+# message takes.
+_SIMPLE_AVRO_SCHEMA = REPO / "ticdc_sink" / "codec" / "simple" / "message.json"
+_DML_TYPES = ("INSERT", "UPDATE", "DELETE")
+
+
+def simple_avro_message_schema() -> str:
+    """The Message branch of Simple Avro's schema as a schema of its own, for `from_avro`
+    (Spark's Avro reader takes a record, not a top-level union): the named types it refers
+    to are written out where first used, as Avro requires."""
+    union = json.loads(_SIMPLE_AVRO_SCHEMA.read_text())
+    named = {f"{t['namespace']}.{t['name']}": t for t in union}
+    done: set[str] = set()
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, str) and node in named and node not in done:
+            done.add(node)
+            return inline(named[node])
+        if isinstance(node, list):
+            return [inline(n) for n in node]
+        if isinstance(node, dict):
+            return {
+                k: inline(v) if k in ("type", "items", "values", "fields") else v
+                for k, v in node.items()
+            }
+        return node
+
+    return json.dumps(inline("com.pingcap.simple.avro.Message"))
+
+
+def _spark_type(mysql: str) -> str:
+    """The Spark type `format("ticdc")` reads a reference-table column as (read/rows.py):
+    integers as int / bigint, double, decimal(p,s); dates, datetimes and text as strings."""
+    base = mysql.split("(")[0]
+    if base in ("tinyint", "smallint", "mediumint", "int"):
+        return "int"
+    if base in ("bigint", "double", "float"):
+        return base
+    if base == "decimal":
+        return mysql
+    return "string"
+
+
+def _avro_branch(mysql: str) -> str:
+    """The branch of Simple Avro's value union a reference-table column travels in
+    (`long, float, double, string, bytes, ...` -> Spark's `member0`..)."""
+    base = mysql.split("(")[0]
+    if base in ("tinyint", "smallint", "mediumint", "int", "bigint"):
+        return "member0"
+    return {"float": "member1", "double": "member2"}.get(base, "member3")
+
+
+def _change_rows(event: Any, value: Any) -> list[Any]:
+    """The ticdc reader's output columns from a decoded Simple DML message (`event`, a
+    struct with TiCDC's field names, JSON and Avro alike): the table's columns (from `data`,
+    or `old` for a DELETE), `_op`, `_commit_ts`, `_before` (an UPDATE's old row),
+    `_database`, `_table`. `value(image, column, mysql_type)` reads one column."""
+    from pyspark.sql import functions as F
+
+    image = F.coalesce(event["data"], event["old"])
+    before = F.struct(*[value(event["old"], c, t).alias(c) for c, t in COLUMN_TYPES.items()])
+    return [
+        *[value(image, c, t).alias(c) for c, t in COLUMN_TYPES.items()],
+        event["type"].alias("_op"),
+        event["commitTs"].alias("_commit_ts"),
+        F.when(event["type"] == "UPDATE", before).alias("_before"),
+        event["database"].alias("_database"),
+        event["table"].alias("_table"),
+    ]
+
+
+def kafka_frame(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], encoding: str) -> Any:
+    """Spark's Kafka source + from_json / from_avro: the DataFrame a Spark user writes by
+    hand for a Simple topic, with the same rows and columns as `format("ticdc")`."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    raw = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("endingOffsets", _ending(topic, ends))
+        .load()
+    )
+    if encoding == "json":
+        image = T.StructType([T.StructField(c, T.StringType()) for c in COLUMN_TYPES])
+        schema = T.StructType(
+            [
+                T.StructField("database", T.StringType()),
+                T.StructField("table", T.StringType()),
+                T.StructField("type", T.StringType()),
+                T.StructField("commitTs", T.LongType()),
+                T.StructField("data", image),
+                T.StructField("old", image),
+            ]
+        )
+        message = F.from_json(F.col("value").cast("string"), schema)
+        dml = raw.select(message.alias("m")).where(F.col("m.type").isin(*_DML_TYPES))
+        return dml.select(
+            *_change_rows(F.col("m"), lambda image, c, t: image[c].cast(_spark_type(t)))
+        )
+
+    from pyspark.sql.avro.functions import from_avro
+
+    # The body after the union index (one byte, 0x16: branch 11, Message) is a Message
+    # record. Spark reads an Avro union as a struct of `member<i>` fields, one per branch.
+    body = F.expr("substring(value, 2)")
+    message = from_avro(body, simple_avro_message_schema())
+    dml = raw.select(message.alias("m")).where(F.col("m.type") == "DML")
+    return dml.select(
+        *_change_rows(
+            F.col("m.payload.member3"),
+            lambda image, c, t: image[c][_avro_branch(t)].cast(_spark_type(t)),
+        )
+    )
+
+
+def read_kafka(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], encoding: str) -> None:
+    kafka_frame(spark, bootstrap, topic, ends, encoding).write.format("noop").mode(
+        "overwrite"
+    ).save()
+
+
+def kafka_jars(spec: str | None) -> list[str]:
+    """--kafka-jars: comma-separated jar paths or globs, expanded and checked."""
+    jars: list[str] = []
+    for item in filter(None, (spec or "").split(",")):
+        found = sorted(glob.glob(item))
+        if not found:
+            raise SystemExit(f"--kafka-jars: nothing matches {item!r}")
+        jars += [str(Path(j).resolve()) for j in found if j.endswith(".jar")]
+    return jars
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -107,13 +266,36 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2, help="Spark partitions written")
     parser.add_argument("--readers", default=",".join(READERS))
     parser.add_argument("--spark-memory", default="4g")
+    parser.add_argument(
+        "--kafka-jars",
+        help="Spark's Kafka connector and its dependencies as jar files (comma-separated, "
+        "globs allowed), for the kafka-* readers",
+    )
+    parser.add_argument(
+        "--kafka-packages",
+        help="the same as Maven coordinates (spark.jars.packages), where a Maven "
+        "repository is reachable",
+    )
     parser.add_argument("--output")
     args = parser.parse_args()
     readers = [r for r in args.readers.split(",") if r]
+    jars = kafka_jars(args.kafka_jars)
+    connector: dict[str, str] = {}
+    if jars:
+        connector["spark.jars"] = ",".join(jars)
+    if args.kafka_packages:
+        connector["spark.jars.packages"] = args.kafka_packages
+    if not connector and any(r.startswith("kafka-") for r in readers):
+        print(
+            "kafka-json, kafka-avro: skipped, Spark's Kafka connector is not given "
+            "(--kafka-jars or --kafka-packages)",
+            flush=True,
+        )
+        readers = [r for r in readers if not r.startswith("kafka-")]
 
     from tests.support.broker import TansuBroker
 
-    spark = make_spark(args.spark_memory)
+    spark = make_spark(args.spark_memory, extra=connector)
     frame = reference_frame(spark, args.rows, args.partitions).cache()
     frame.count()
     results: dict[str, Any] = {}
@@ -127,11 +309,23 @@ def main() -> None:
             ends = broker.end_offsets(_TOPIC)
             rows = args.rows  # one change per frame row (no update changes a key)
             for reader in wanted:
+                if reader.startswith("kafka-"):
+                    # An extra untimed read: does the connector load, and are the rows right?
+                    try:
+                        got = kafka_frame(spark, broker.bootstrap, _TOPIC, ends, encoding).count()
+                    except Exception as exc:  # noqa: BLE001 - reported, the others still run
+                        print(f"{reader:>14}: skipped, {short_error(exc)}", flush=True)
+                        continue
+                    if got != rows:
+                        print(f"{reader:>14}: skipped, read {got} rows, wrote {rows}", flush=True)
+                        continue
                 times = []
                 for attempt in range(args.repeat + 1):  # the first warms up, untimed
                     start = time.perf_counter()
                     if reader.startswith("ticdc"):
                         read_ticdc(spark, broker.bootstrap, _TOPIC, ends, encoding)
+                    elif reader.startswith("kafka"):
+                        read_kafka(spark, broker.bootstrap, _TOPIC, ends, encoding)
                     else:
                         assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
                     if attempt:
@@ -144,7 +338,13 @@ def main() -> None:
                 }
                 print(f"{reader:>14}: {results[reader]}", flush=True)
     spark.stop()
-    line = json.dumps({"rows": args.rows, "results": results, "environment": environment()})
+    report = {"rows": args.rows, "results": results, "environment": environment()}
+    if connector:
+        report["kafka_connector"] = {
+            "jars": [Path(j).name for j in jars],
+            "packages": args.kafka_packages,
+        }
+    line = json.dumps(report)
     print(line)
     if args.output:
         with open(args.output, "w") as out:
