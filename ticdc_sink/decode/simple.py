@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
-from ticdc_sink.codec.compression import compression_named, decompress
+from ticdc_sink.codec.compression import Compression, compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.avro_values import parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
@@ -508,14 +508,15 @@ class SimpleDecoder:
         if value is None or self.encoding_format != "json":
             return None
         try:
-            message = orjson.loads(decompress(self.compression, value))
+            if self.compression is not Compression.NONE:
+                value = decompress(self.compression, value)
+            message = orjson.loads(value)
         except (orjson.JSONDecodeError, DecodeError):
             return None
-        if type(message) is not dict or message.get("version") != PROTOCOL_VERSION:
+        if type(message) is not dict:
             return None
-        op = message.get("type")
-        data = message.get("data")
-        old = message.get("old")
+        get = message.get
+        op, data, old = get("type"), get("data"), get("old")
         if op == "INSERT":
             images_fit = type(data) is dict and old is None
         elif op == "UPDATE":
@@ -524,11 +525,11 @@ class SimpleDecoder:
             images_fit = data is None and type(old) is dict
         else:
             return None
-        get = message.get
         database, table = get("database", ""), get("table", "")
         commit_ts, version = get("commitTs"), get("schemaVersion", 0)
         if not (
             images_fit
+            and get("version") == PROTOCOL_VERSION
             and type(commit_ts) is int
             and type(version) is int
             and type(database) is str
