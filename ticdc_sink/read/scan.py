@@ -8,6 +8,12 @@ columns than the read's schema fails the read, naming both (a read returns one s
 columns). Simple rows are checked by their schema version; rows of the protocols that
 carry no schema version (every other) by their column names.
 
+Simple JSON row messages that need nothing but their values typed are read a run at a
+time, column-wise (`columns.SimpleJsonRun`); every other message, and any run with
+something unusual in it, takes the row path (a `DecodedRow` per message, `rows.
+RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
+same order and the same batches.
+
 This module knows decoded events and Arrow; nothing of Spark.
 """
 
