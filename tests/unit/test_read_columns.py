@@ -197,3 +197,40 @@ def test_a_checksum_mismatch_is_caught() -> None:
     assert error[0] is DecodeError
     assert error[1].startswith("ticdc: topic t partition 0 offset 2: INSERT db.t key id=1")
     assert "current row checksum mismatch" in error[1]
+
+
+def _plain_message() -> tuple[SimpleDecoder, dict[str, Any]]:
+    table = attrs.evolve(ALL_TYPES_TABLE, columns=ALL_TYPES_TABLE.columns[:3])
+    decoder = SimpleDecoder()
+    decoder.add_table(table)
+    encoder = build_encoder(PLAIN, table, build_ts_ms=1)
+    change = RowChange(table, Op.UPDATE, 9, (1, 2, 3), (1, 2, 4))
+    return decoder, orjson.loads(encoder.encode_row(change).value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"schemaVersion": 99},  # no schema of this version yet
+        {"version": 2},
+        {"type": "WATERMARK"},
+        {"type": "INSERT"},  # an INSERT with an old image
+        {"data": None},
+        {"old": [1]},
+        {"commitTs": True},
+        {"database": 1},
+        {"handleKeyOnly": True},
+        {"claimCheckLocation": "file:///tmp/x"},
+        {"checksum": {"version": 0, "corrupted": False, "current": 1, "previous": 0}},
+    ],
+)
+def test_messages_with_more_to_them_than_values_are_not_plain(change: dict[str, Any]) -> None:
+    decoder, message = _plain_message()
+    assert decoder.plain_row(orjson.dumps(message)) is not None
+    assert decoder.plain_row(orjson.dumps({**message, **change})) is None
+
+
+def test_values_that_are_not_json_or_not_an_object_are_not_plain() -> None:
+    decoder, _ = _plain_message()
+    assert [decoder.plain_row(v) for v in (None, b"", b"{", b"[1]", b"1")] == [None] * 5
+    assert SimpleDecoder(encoding_format="avro").plain_row(b"{}") is None
