@@ -1,5 +1,5 @@
-"""The column-wise read of Simple JSON rows (`read.columns.SimpleJsonRun`, runs of plain
-rows in `read_range`) gives exactly what the row path gives (`read_range(...,
+"""The column-wise read of Simple rows, JSON and Avro (`read.columns.SimpleRun`, runs of
+plain rows in `read_range`) gives exactly what the row path gives (`read_range(...,
 columnwise=False)`, a `DecodedRow` per message): the same Arrow table (values, nulls,
 types, field metadata) and the same batch sizes, or the same error naming topic,
 partition and offset, the same messages skipped under `on-bad-message=skip`, and row
@@ -22,7 +22,7 @@ from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec import build_encoder, encode_ddl, encode_watermark
-from ticdc_sink.config import CodecConfig, IntegrityCheckLevel
+from ticdc_sink.config import CodecConfig, EncodingFormat, IntegrityCheckLevel
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
@@ -58,11 +58,13 @@ def _tampered(value: bytes, data: Any) -> bytes:
     return orjson.dumps(message)
 
 
-def _stream(data: Any, table: TableSchema) -> list[bytes | None]:
+def _stream(data: Any, table: TableSchema, encoding: str) -> list[bytes | None]:
     """A partition: BOOTSTRAP, then rows with watermarks, DDL (a new schema version of the
     same columns), checksummed rows and bad messages among them."""
     checkable = "v" not in table.column_names  # the checksum covers no VECTOR
-    codec = data.draw(st.sampled_from([PLAIN, CHECKED] if checkable else [PLAIN]))
+    plain = attrs.evolve(PLAIN, encoding_format=EncodingFormat(encoding))
+    checked = attrs.evolve(CHECKED, encoding_format=EncodingFormat(encoding))
+    codec = data.draw(st.sampled_from([plain, checked] if checkable else [plain]))
     encoder = build_encoder(codec, table, build_ts_ms=1)
     bootstrap = encoder.encode_bootstrap()
     assert bootstrap is not None
@@ -75,14 +77,14 @@ def _stream(data: Any, table: TableSchema) -> list[bytes | None]:
             st.sampled_from(["row"] * 16 + ["watermark", "ddl", "checked", "bad", "odd"])
         )
         if kind == "watermark":
-            mark = encode_watermark(PLAIN, ts, build_ts_ms=1)
+            mark = encode_watermark(plain, ts, build_ts_ms=1)
             assert mark is not None
             values.append(mark.value)
             continue
         if kind == "ddl":
             table = attrs.evolve(table, version=table.version + 1)
             values.append(
-                encode_ddl(PLAIN, table, None, "ALTER", commit_ts=ts, build_ts_ms=1).value
+                encode_ddl(plain, table, None, "ALTER", commit_ts=ts, build_ts_ms=1).value
             )
             encoder = build_encoder(codec, table, build_ts_ms=1)
             continue
@@ -94,10 +96,12 @@ def _stream(data: Any, table: TableSchema) -> list[bytes | None]:
         before = data.draw(st.none() | rows) if op is Op.UPDATE else None
         if op is Op.DELETE:
             row, before = None, row
-        checked = kind == "checked" and checkable
-        row_encoder = build_encoder(CHECKED, table, build_ts_ms=1) if checked else encoder
+        with_checksum = kind == "checked" and checkable
+        row_encoder = build_encoder(checked, table, build_ts_ms=1) if with_checksum else encoder
         value = row_encoder.encode_row(RowChange(table, op, ts, row, before)).value
-        values.append(_tampered(value, data) if kind == "odd" else value)
+        if kind == "odd":
+            value = _tampered(value, data) if encoding == "json" else value[:-1]
+        values.append(value)
     return values
 
 
@@ -131,6 +135,7 @@ def _same(left: Any, right: Any) -> None:
         assert left == right
 
 
+@pytest.mark.parametrize("encoding", ["json", "avro"])
 @pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
 @settings(
     max_examples=60,
@@ -140,11 +145,13 @@ def _same(left: Any, right: Any) -> None:
 )
 @given(data=st.data())
 def test_the_column_wise_read_gives_what_the_row_path_gives(
-    skip: bool, data: Any, caplog: pytest.LogCaptureFixture
+    encoding: str, skip: bool, data: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     table = data.draw(tables())
-    values = _stream(data, table)
-    options = {"kafka-columns": "true"} if data.draw(st.booleans()) else {}
+    values = _stream(data, table, encoding)
+    options = {"encoding-format": encoding}
+    if data.draw(st.booleans()):
+        options["kafka-columns"] = "true"
     if skip:
         options["on-bad-message"] = "skip"
     config = _config(**options)
@@ -166,19 +173,22 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
     assert logs[0] == logs[1]  # the skipped messages: how many, and the first
 
 
-def test_writer_rows_are_plain_unless_they_carry_a_checksum() -> None:
+@pytest.mark.parametrize(("encoding", "raw_id"), [("json", "1"), ("avro", 1)])
+def test_writer_rows_are_plain_unless_they_carry_a_checksum(encoding: str, raw_id: Any) -> None:
     # Guards the test above: without plain rows it would compare the row path with itself.
     table = attrs.evolve(ALL_TYPES_TABLE, columns=ALL_TYPES_TABLE.columns[:-1])  # no VECTOR
     row = tuple({"id": 1, "dec0": "0"}.get(c.name) for c in table.columns)
     change = RowChange(table, Op.INSERT, 5, row, None)
-    decoder = SimpleDecoder()
+    decoder = SimpleDecoder(encoding_format=encoding)
     decoder.add_table(table)
-    plain = decoder.plain_row(build_encoder(PLAIN, table, build_ts_ms=1).encode_row(change).value)
+    codec = attrs.evolve(PLAIN, encoding_format=EncodingFormat(encoding))
+    plain = decoder.plain_row(build_encoder(codec, table, build_ts_ms=1).encode_row(change).value)
     assert plain is not None
-    assert (plain.op, plain.commit_ts, plain.data, plain.old) == ("INSERT", 5, plain.data, None)
-    assert plain.data["id"] == "1" and plain.data["ti"] is None
-    checked = build_encoder(CHECKED, table, build_ts_ms=1).encode_row(change).value
-    assert decoder.plain_row(checked) is None
+    assert (plain.op, plain.commit_ts, plain.old) == ("INSERT", 5, None)
+    assert plain.data is not None and plain.data["id"] == raw_id and plain.data["ti"] is None
+    checked = attrs.evolve(CHECKED, encoding_format=EncodingFormat(encoding))
+    value = build_encoder(checked, table, build_ts_ms=1).encode_row(change).value
+    assert decoder.plain_row(value) is None
 
 
 def test_a_checksum_mismatch_is_caught() -> None:

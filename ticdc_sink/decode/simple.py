@@ -34,9 +34,9 @@ A DML message whose schema is not known yet is not an error (TiCDC's consumer ca
 until a BOOTSTRAP arrives): it is returned with `typed=False` and its raw JSON values, and
 `resolve` converts it once the schema is known.
 
-A reader typing many rows at once asks `plain_row` instead: a JSON row message that needs
+A reader typing many rows at once asks `plain_row` instead: a row message that needs
 nothing but its values typed comes back with its raw values (a `PlainRow`, no checks of
-the values), to be typed a column at a time by the rules above (`json_parser`);
+the values), to be typed a column at a time by the rules above (`parser`);
 everything else, and any run with a value those rules refuse, goes through
 `decode_message` (ticdc_sink.read.columns).
 
@@ -96,7 +96,6 @@ __all__ = [
     "PlainRow",
     "SimpleDecoder",
     "build_decoder",
-    "json_parser",
     "table_schema_from_avro",
     "table_schema_from_json",
 ]
@@ -171,23 +170,14 @@ _PARSERS: dict[ValueKind, Parser] = {
 }
 
 
-def json_parser(column: Column) -> Parser:
-    """How a Simple JSON value of `column` becomes its typed value (module docstring);
-    the parser raises ValueError, TypeError or OverflowError for a value it does not take.
-
-    Raises:
-        SchemaError: a column type the Simple protocol does not carry.
-    """
-    return _PARSERS[value_kind(column)]
-
-
 _MASK64 = (1 << 64) - 1
 
 
 class PlainRow(NamedTuple):
-    """A Simple JSON row message that needs nothing but its values typed
+    """A Simple row message that needs nothing but its values typed
     (`SimpleDecoder.plain_row`): the raw values of `data` and `old` as the message holds
-    them (text, base64, {"location", "value"} TIMESTAMPs), to be typed a run at a time."""
+    them (JSON: text, base64, {"location", "value"} TIMESTAMPs; Avro: as fastavro reads
+    them), to be typed a run at a time."""
 
     op: str
     commit_ts: int
@@ -496,21 +486,30 @@ class SimpleDecoder:
             self._tables.popitem(last=False)
 
     def plain_row(self, value: bytes | None) -> PlainRow | None:
-        """`value` as a PlainRow when it is a Simple JSON INSERT, UPDATE or DELETE of a
-        known schema version that `decode_message` would give as a typed row and nothing
-        more: no checksum to verify, no handle-key-only or claim-check row, the images an
-        INSERT (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
-        expected JSON type. None for anything else, which `decode_message` decodes (or
-        refuses) as usual. Nothing is checked about the values: a reader that types them
-        a run at a time and meets a value it does not take decodes those messages with
-        `decode_message`, whose errors are the reference.
+        """`value` as a PlainRow when it is an INSERT, UPDATE or DELETE of a known schema
+        version that `decode_message` would give as a typed row and nothing more: no
+        checksum to verify, no handle-key-only or claim-check row, the images an INSERT
+        (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
+        expected type (and, in Avro, every string valid UTF-8). None for anything else,
+        which `decode_message` decodes (or refuses) as usual. Nothing is checked about the
+        values: a reader that types them a run at a time (`parser`) and meets a value it
+        does not take decodes those messages with `decode_message`, whose errors are the
+        reference.
         """
-        if value is None or self.encoding_format != "json":
+        if value is None:
             return None
         try:
             if self.compression is not Compression.NONE:
                 value = decompress(self.compression, value)
-            message = orjson.loads(value)
+            if self.encoding_format == "avro":
+                if value[:1] != b"\x16":
+                    return None
+                message, repaired = _read_avro(value)
+                if repaired or message["type"] != "DML":
+                    return None
+                message = message["payload"]
+            else:
+                message = orjson.loads(value)
         except (orjson.JSONDecodeError, DecodeError):
             return None
         if type(message) is not dict:
@@ -539,11 +538,23 @@ class SimpleDecoder:
             and get("claimCheckLocation") is None
         ):
             return None
+        if self.encoding_format == "avro":  # Avro longs: Go's uint64, as decode_message
+            commit_ts, version = commit_ts & _MASK64, version & _MASK64
         key = (database, table, version)
         if key not in self._tables:
             return None
         self._tables.move_to_end(key)
         return PlainRow(op, commit_ts, database, table, version, data, old)
+
+    def parser(self, column: Column) -> Parser:
+        """How a raw value of `column` in this decoder's encoding becomes its typed value
+        (module docstring); the parser raises ValueError, TypeError or OverflowError for
+        a value it does not take.
+
+        Raises:
+            SchemaError: a column type the Simple protocol does not carry.
+        """
+        return self._parsers[value_kind(column)]
 
     def table(self, database: str, table: str, version: int) -> TableSchema | None:
         """The schema with exactly this (database, table, version), if one was seen."""

@@ -1,21 +1,22 @@
-"""Simple JSON rows -> record batches a run at a time: the column-wise twin of
+"""Simple rows -> record batches a run at a time: the column-wise twin of
 `rows.RowBatchBuilder`, for the messages that are nothing but a row change.
 
-A read spends most of its time on rows; one `DecodedRow` per message, its values typed
-one by one, then put into column lists by the row builder, costs ~60 µs a row. Here the
-decoder only checks a message's envelope (`SimpleDecoder.plain_row`: a Simple JSON
-INSERT/UPDATE/DELETE of a known schema version, no checksum, handle key or claim check)
-and the run of such messages becomes one record batch of `rows.arrow_schema`, column by
-column: each column's raw JSON values in one list, checked and cast by Arrow where Arrow
-gives exactly the row path's value (integers and floats from their text, checked against
-the JSON number grammar first, since Arrow also takes "0x10"; DECIMALs; text), typed
-one by one by the decoder's own parser (`simple.json_parser`) elsewhere (TIMESTAMP's
-{"location","value"}, base64, SET, DECIMAL beyond 38 digits).
+A read spends most of its time on rows: a `DecodedRow` per message, its values typed one
+by one, then put into column lists by the row builder. Here the decoder only checks a
+message's envelope (`SimpleDecoder.plain_row`: an INSERT/UPDATE/DELETE of a known schema
+version, no checksum, handle key or claim check) and the run of such messages becomes one
+record batch of `rows.arrow_schema`, column by column. Simple JSON: each column's raw
+values in one list, checked and cast by Arrow where Arrow gives exactly the row path's
+value (integers and floats from their text, checked against Go's number text first, since
+Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
+(`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
+DECIMAL beyond 38 digits). Simple Avro: every column one by one by that parser (fastavro
+has typed the values; what is saved is the per-row objects).
 
 The row path stays the reference: when anything in a run is unusual (a value a cast or
-parser refuses, a column the schema does not have), `SimpleJsonRun.take` gives no batch
-and the caller decodes the run's messages one by one, so errors, skipped messages and
-their order are the row path's. Tests check that both paths give the same table.
+parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and
+the caller decodes the run's messages one by one, so errors, skipped messages and their
+order are the row path's. Tests check that both paths give the same table.
 
 Knows Arrow, table schemas and the Simple decoder's plain rows; nothing of Spark or Kafka
 (records arrive as `producer.Record`).
@@ -30,12 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.decode.simple import PlainRow, json_parser
+from ticdc_sink.decode.simple import PlainRow, SimpleDecoder
 from ticdc_sink.producer import Record
 from ticdc_sink.read.rows import BEFORE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema
 
-__all__ = ["SimpleJsonRun"]
+__all__ = ["SimpleRun"]
 
 # Go's JSON text of the values Simple writes as strings (tiflow simple/message.go
 # `encodeValue`): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
@@ -64,13 +65,13 @@ def _matches(strings: pa.Array, pattern: str) -> bool:
 
 
 class _ColumnReader:
-    """One output column: its raw JSON values -> an Arrow array of its output type."""
+    """One output column: its raw values -> an Arrow array of its output type."""
 
-    def __init__(self, column: Column, arrow_type: pa.DataType) -> None:
+    def __init__(self, column: Column, arrow_type: pa.DataType, decoder: SimpleDecoder) -> None:
         self.name = column.name
         self.kind = value_kind(column)
         self.type = arrow_type
-        self.parse = json_parser(column)
+        self.parse = decoder.parser(column)
         self.convert: Callable[[Any], Any] | None = value_converter(column)
         self.members: pa.Array | None = None
         if self.kind is ValueKind.ENUM:
@@ -84,6 +85,9 @@ class _ColumnReader:
             ValueKind.FLOAT64: _NUMBER,
             ValueKind.DECIMAL: _DECIMAL,
         }.get(self.kind)
+        # Avro values come typed by fastavro: one by one through the row path's parser,
+        # which checks their Python types as Arrow would not (bytes for a string).
+        self.one_by_one = decoder.encoding_format == "avro"
         if self.kind is ValueKind.UINT and column.type.base == "bigint":
             pattern = _UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
         elif not (self.convert is None or self.kind is ValueKind.ENUM):
@@ -91,12 +95,14 @@ class _ColumnReader:
         self.pattern = pattern
 
     def array(self, values: list[Any]) -> pa.Array:
-        """The column of `values` (raw JSON values, None for null or absent).
+        """The column of `values` (raw values, None for null or absent).
 
         Raises:
             ValueError, TypeError, OverflowError, pyarrow.ArrowException: a value the
                 row path would refuse, or one this path leaves to it.
         """
+        if self.one_by_one:
+            return self._one_by_one(values)
         if self.kind in _TEXT_KINDS:
             return pa.array(values, pa.string())  # refuses anything but str and None
         if self.pattern is not None:
@@ -130,18 +136,21 @@ class _ColumnReader:
         return pa.array(typed, self.type)
 
 
-class SimpleJsonRun:
+class SimpleRun:
     """Consecutive plain rows (`SimpleDecoder.plain_row`) of tables with the read's
     columns, turned into one record batch of `arrow_schema(output)` by `take`.
     Single-threaded: one per task."""
 
-    def __init__(self, output: TableSchema, *, kafka_columns: bool, topic: str) -> None:
+    def __init__(
+        self, decoder: SimpleDecoder, output: TableSchema, *, kafka_columns: bool, topic: str
+    ) -> None:
         self.schema = arrow_schema(output, kafka_columns=kafka_columns)
         self.kafka_columns = kafka_columns
         self.topic = topic
         self._names = frozenset(output.column_names)
         self._columns = [
-            _ColumnReader(column, self.schema.field(column.name).type) for column in output.columns
+            _ColumnReader(column, self.schema.field(column.name).type, decoder)
+            for column in output.columns
         ]
         self._before_type = self.schema.field(BEFORE).type
         self.rows: list[PlainRow] = []

@@ -8,8 +8,8 @@ columns than the read's schema fails the read, naming both (a read returns one s
 columns). Simple rows are checked by their schema version; rows of the protocols that
 carry no schema version (every other) by their column names.
 
-Simple JSON row messages that need nothing but their values typed are read a run at a
-time, column-wise (`columns.SimpleJsonRun`); every other message, and any run with
+Simple row messages that need nothing but their values typed are read a run at a
+time, column-wise (`columns.SimpleRun`); every other message, and any run with
 something unusual in it, takes the row path (a `DecodedRow` per message, `rows.
 RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
 same order and the same batches.
@@ -29,7 +29,7 @@ from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
-from ticdc_sink.read.columns import SimpleJsonRun
+from ticdc_sink.read.columns import SimpleRun
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
     BadMessages,
@@ -69,8 +69,8 @@ def read_range(
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
     `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops (and
-    counts) the rows TiCDC replayed (a streaming read). Runs of plain Simple JSON rows
-    are built column-wise (`columns.SimpleJsonRun`) unless `columnwise` is False: then
+    counts) the rows TiCDC replayed (a streaming read). Runs of plain Simple rows
+    are built column-wise (`columns.SimpleRun`) unless `columnwise` is False: then
     every message takes the row path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
@@ -120,7 +120,7 @@ def read_range(
         simple = _columnwise_decoder(decoder, replays) if columnwise else None
         run = None
         if simple is not None:
-            run = SimpleJsonRun(output, kafka_columns=config.kafka_columns, topic=config.topic)
+            run = SimpleRun(simple, output, kafka_columns=config.kafka_columns, topic=config.topic)
 
         def end_run() -> Iterator[pa.RecordBatch]:
             assert run is not None
@@ -164,9 +164,9 @@ def read_range(
 
 
 def _columnwise_decoder(decoder: Decoder, replays: ReplayFilter | None) -> SimpleDecoder | None:
-    """The decoder when its plain rows may be read column-wise: Simple JSON, and not a
+    """The decoder when its plain rows may be read column-wise: Simple, and not a
     streaming read (whose replay filter looks at each row); else None."""
-    if not isinstance(decoder, SimpleDecoder) or decoder.encoding_format != "json":
+    if not isinstance(decoder, SimpleDecoder):
         return None
     return decoder if replays is None else None
 
