@@ -38,8 +38,8 @@ from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["SimpleRun"]
 
-# Go's JSON text of the values Simple writes as strings (tiflow simple/message.go
-# `encodeValue`): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
+# The text Simple JSON holds for these values (tiflow simple/message.go writes them as
+# strings): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
 # MySQL prints them.
 _INTEGER = r"^-?[0-9]+$"
 _UNSIGNED = r"^[0-9]+$"
