@@ -34,6 +34,12 @@ A DML message whose schema is not known yet is not an error (TiCDC's consumer ca
 until a BOOTSTRAP arrives): it is returned with `typed=False` and its raw JSON values, and
 `resolve` converts it once the schema is known.
 
+A reader typing many rows at once asks `plain_row` instead: a row message that needs
+nothing but its values typed comes back with its raw values (a `PlainRow`, no checks of
+the values), to be typed a column at a time by the rules above (`parser`);
+everything else, and any run with a value those rules refuse, goes through
+`decode_message` (ticdc_sink.read.columns).
+
 Row checksums (`integrity-check-level=correctness`): a DML message's `checksum` object is
 kept as `DecodedRow.checksum` and, once the row is typed, checked as tiflow's consumer
 checks it (`pkg/sink/codec/common/verify_checksum.go`): a non-zero `current` against the
@@ -62,12 +68,12 @@ import zoneinfo
 from collections import OrderedDict
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
-from ticdc_sink.codec.compression import compression_named, decompress
+from ticdc_sink.codec.compression import Compression, compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.codec.simple.avro_values import parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
@@ -87,6 +93,7 @@ from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 __all__ = [
     "ENCODING_FORMATS",
+    "PlainRow",
     "SimpleDecoder",
     "build_decoder",
     "table_schema_from_avro",
@@ -164,6 +171,21 @@ _PARSERS: dict[ValueKind, Parser] = {
 
 
 _MASK64 = (1 << 64) - 1
+
+
+class PlainRow(NamedTuple):
+    """A Simple row message that needs nothing but its values typed
+    (`SimpleDecoder.plain_row`): the raw values of `data` and `old` as the message holds
+    them (JSON: text, base64, {"location", "value"} TIMESTAMPs; Avro: as fastavro reads
+    them), to be typed a run at a time."""
+
+    op: str
+    commit_ts: int
+    database: str
+    table: str
+    schema_version: int
+    data: dict[str, Any] | None
+    old: dict[str, Any] | None
 
 
 def _avro_long(value: Any) -> int:
@@ -462,6 +484,77 @@ class SimpleDecoder:
         self._tables.move_to_end(key)
         while len(self._tables) > self.max_tables:
             self._tables.popitem(last=False)
+
+    def plain_row(self, value: bytes | None) -> PlainRow | None:
+        """`value` as a PlainRow when it is an INSERT, UPDATE or DELETE of a known schema
+        version that `decode_message` would give as a typed row and nothing more: no
+        checksum to verify, no handle-key-only or claim-check row, the images an INSERT
+        (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
+        expected type (and, in Avro, every string valid UTF-8). None for anything else,
+        which `decode_message` decodes (or refuses) as usual. Nothing is checked about the
+        values: a reader that types them a run at a time (`parser`) and meets a value it
+        does not take decodes those messages with `decode_message`, whose errors are the
+        reference.
+        """
+        if value is None:
+            return None
+        try:
+            if self.compression is not Compression.NONE:
+                value = decompress(self.compression, value)
+            if self.encoding_format == "avro":
+                if value[:1] != b"\x16":
+                    return None
+                message, repaired = _read_avro(value)
+                if repaired or message["type"] != "DML":
+                    return None
+                message = message["payload"]
+            else:
+                message = orjson.loads(value)
+        except (orjson.JSONDecodeError, DecodeError):
+            return None
+        if type(message) is not dict:
+            return None
+        get = message.get
+        op, data, old = get("type"), get("data"), get("old")
+        if op == "INSERT":
+            images_fit = type(data) is dict and old is None
+        elif op == "UPDATE":
+            images_fit = type(data) is dict and (old is None or type(old) is dict)
+        elif op == "DELETE":
+            images_fit = data is None and type(old) is dict
+        else:
+            return None
+        database, table = get("database", ""), get("table", "")
+        commit_ts, version = get("commitTs"), get("schemaVersion", 0)
+        if not (
+            images_fit
+            and get("version") == PROTOCOL_VERSION
+            and type(commit_ts) is int
+            and type(version) is int
+            and type(database) is str
+            and type(table) is str
+            and get("checksum") is None
+            and get("handleKeyOnly") is not True
+            and get("claimCheckLocation") is None
+        ):
+            return None
+        if self.encoding_format == "avro":  # Avro longs: Go's uint64, as decode_message
+            commit_ts, version = commit_ts & _MASK64, version & _MASK64
+        key = (database, table, version)
+        if key not in self._tables:
+            return None
+        self._tables.move_to_end(key)
+        return PlainRow(op, commit_ts, database, table, version, data, old)
+
+    def parser(self, column: Column) -> Parser:
+        """How a raw value of `column` in this decoder's encoding becomes its typed value
+        (module docstring); the parser raises ValueError, TypeError or OverflowError for
+        a value it does not take.
+
+        Raises:
+            SchemaError: a column type the Simple protocol does not carry.
+        """
+        return self._parsers[value_kind(column)]
 
     def table(self, database: str, table: str, version: int) -> TableSchema | None:
         """The schema with exactly this (database, table, version), if one was seen."""

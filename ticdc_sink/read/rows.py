@@ -53,6 +53,7 @@ __all__ = [
     "arrow_schema",
     "fit_batch",
     "same_columns",
+    "value_converter",
 ]
 
 MYSQL_TYPE = "mysql_type"
@@ -156,7 +157,7 @@ def _unsigned_long(value: Any) -> Any:
     return value + (1 << 64) if value < 0 else value
 
 
-def _converter(column: Column) -> Callable[[Any], Any] | None:
+def value_converter(column: Column) -> Callable[[Any], Any] | None:
     """How a decoded value becomes its Arrow value; None: it is one already."""
     kind = value_kind(column)
     if kind is ValueKind.UINT and column.type.base == "bigint":
@@ -180,7 +181,7 @@ class RowBatchBuilder:
         self.schema = arrow_schema(table, kafka_columns=kafka_columns)
         self.kafka_columns = kafka_columns
         self._names = table.column_names
-        self._converters = [_converter(c) for c in table.columns]
+        self._converters = [value_converter(c) for c in table.columns]
         self._before_type = self.schema.field(BEFORE).type
         self._clear()
 

@@ -8,6 +8,12 @@ columns than the read's schema fails the read, naming both (a read returns one s
 columns). Simple rows are checked by their schema version; rows of the protocols that
 carry no schema version (every other) by their column names.
 
+Simple row messages that need nothing but their values typed are read a run at a
+time, column-wise (`columns.SimpleRun`); every other message, and any run with
+something unusual in it, takes the row path (a `DecodedRow` per message, `rows.
+RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
+same order and the same batches.
+
 This module knows decoded events and Arrow; nothing of Spark.
 """
 
@@ -18,10 +24,12 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ticdc_sink.claim_check import mask_uri
-from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, Decoder
+from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
+from ticdc_sink.read.columns import SimpleRun
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
     BadMessages,
@@ -54,13 +62,16 @@ def read_range(
     batch_rows: int = BATCH_ROWS,
     schema_for_id: SchemaLookup | None = None,
     replays: ReplayFilter | None = None,
+    columnwise: bool = True,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
     `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops (and
-    counts) the rows TiCDC replayed (a streaming read).
+    counts) the rows TiCDC replayed (a streaming read). Runs of plain Simple rows
+    are built column-wise (`columns.SimpleRun`) unless `columnwise` is False: then
+    every message takes the row path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -81,7 +92,9 @@ def read_range(
         versioned = not describes_rows(decoder)  # Simple: a schema version in every row
         keyed = RowKeys(decoder)
         skipped = BadMessages() if config.skip_bad_messages else None
-        for record in source.read(offsets):
+        held = _HeldRows(builder)
+
+        def decode_rows(record: Record) -> Iterator[pa.RecordBatch]:
             for event in decode_events(decoder, record, config.topic, skipped):
                 if isinstance(event, DecodedWatermark) and replays is not None:
                     replays.see_watermark(event)
@@ -101,10 +114,45 @@ def read_range(
                     _check_fits(decoder, event, record, config, output)
                     checked.add(version)
                 builder.add(event, record, config.topic)
-                if len(builder) >= batch_rows:
-                    yield builder.flush()
-        if len(builder):
-            yield builder.flush()
+                if len(held) >= batch_rows:
+                    yield held.take()
+
+        simple = _columnwise_decoder(decoder, replays) if columnwise else None
+        run = None
+        if simple is not None:
+            run = SimpleRun(simple, output, kafka_columns=config.kafka_columns, topic=config.topic)
+
+        def end_run() -> Iterator[pa.RecordBatch]:
+            assert run is not None
+            records, batch = run.take()
+            if batch is None:  # something unusual: the row path decides
+                for record in records:
+                    yield from decode_rows(record)
+                return
+            held.add(batch)
+            if len(held) >= batch_rows:
+                yield held.take()
+
+        fits: dict[tuple[str, str, int], bool] = {}
+        for record in source.read(offsets):
+            plain = None if simple is None else simple.plain_row(record.value)
+            if plain is not None and run is not None:
+                version = (plain.database, plain.table, plain.schema_version)
+                fit = fits.get(version)
+                if fit is None and version in checked:
+                    fit = fits[version] = _fits_exactly(simple, version, config, output)
+                if fit:
+                    run.add(plain, record)
+                    if len(run) + len(held) >= batch_rows:
+                        yield from end_run()
+                    continue
+            if run is not None and len(run):
+                yield from end_run()
+            yield from decode_rows(record)
+        if run is not None and len(run):
+            yield from end_run()
+        if len(held):
+            yield held.take()
         if skipped is not None:
             skipped.report(
                 f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
@@ -113,6 +161,62 @@ def read_range(
     finally:
         if owned:
             source.close()
+
+
+def _columnwise_decoder(decoder: Decoder, replays: ReplayFilter | None) -> SimpleDecoder | None:
+    """The decoder when its plain rows may be read column-wise: Simple, and not a
+    streaming read (whose replay filter looks at each row); else None."""
+    if not isinstance(decoder, SimpleDecoder):
+        return None
+    return decoder if replays is None else None
+
+
+class _HeldRows:
+    """The rows read and not handed out yet, in offset order: finished column-wise runs
+    (and the builder's rows before each), then the builder's rows. Handed out as one
+    record batch once `batch_rows` are held, so batches are cut where the row path alone
+    would cut them."""
+
+    def __init__(self, builder: RowBatchBuilder) -> None:
+        self.builder = builder
+        self._batches: list[pa.RecordBatch] = []
+        self._rows = 0
+
+    def __len__(self) -> int:
+        return self._rows + len(self.builder)
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Hold `batch`, after the builder's rows."""
+        if len(self.builder):
+            self._batches.append(self.builder.flush())
+        self._batches.append(batch)
+        self._rows = sum(b.num_rows for b in self._batches)
+
+    def take(self) -> pa.RecordBatch:
+        """Every row held, as one record batch (there is at least one)."""
+        if len(self.builder):
+            self._batches.append(self.builder.flush())
+        batches, self._batches, self._rows = self._batches, [], 0
+        if len(batches) == 1:
+            return batches[0]
+        return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
+def _fits_exactly(
+    decoder: SimpleDecoder,
+    version: tuple[str, str, int],
+    config: ReadConfig,
+    output: TableSchema,
+) -> bool:
+    """Whether plain rows of this (database, table, schema version) may join a run: the
+    table is selected and has exactly the read's columns. Asked once the row path has
+    checked the version (its first row), so that a row it refuses still fails there."""
+    table = decoder.table(*version)
+    return (
+        table is not None
+        and is_selected(config, table.database, table.table)
+        and same_columns(table, output)
+    )
 
 
 def _check_fits(

@@ -1,0 +1,211 @@
+"""Simple rows -> record batches a run at a time: the column-wise twin of
+`rows.RowBatchBuilder`, for the messages that are nothing but a row change.
+
+A read spends most of its time on rows: a `DecodedRow` per message, its values typed one
+by one, then put into column lists by the row builder. Here the decoder only checks a
+message's envelope (`SimpleDecoder.plain_row`: an INSERT/UPDATE/DELETE of a known schema
+version, no checksum, handle key or claim check) and the run of such messages becomes one
+record batch of `rows.arrow_schema`, column by column. Simple JSON: each column's raw
+values in one list, checked and cast by Arrow where Arrow gives exactly the row path's
+value (integers and floats from their text, checked against Go's number text first, since
+Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
+(`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
+DECIMAL beyond 38 digits). Simple Avro: every column one by one by that parser (fastavro
+has typed the values; what is saved is the per-row objects).
+
+The row path stays the reference: when anything in a run is unusual (a value a cast or
+parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and
+the caller decodes the run's messages one by one, so errors, skipped messages and their
+order are the row path's. Tests check that both paths give the same table.
+
+Knows Arrow, table schemas and the Simple decoder's plain rows; nothing of Spark or Kafka
+(records arrive as `producer.Record`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.decode.simple import PlainRow, SimpleDecoder
+from ticdc_sink.producer import Record
+from ticdc_sink.read.rows import BEFORE, arrow_schema, value_converter
+from ticdc_sink.schema import Column, TableSchema
+
+__all__ = ["SimpleRun"]
+
+# The text Simple JSON holds for these values (tiflow simple/message.go writes them as
+# strings): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
+# MySQL prints them.
+_INTEGER = r"^-?[0-9]+$"
+_UNSIGNED = r"^[0-9]+$"
+_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+_DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
+_TEXT_KINDS = frozenset(
+    {
+        ValueKind.DATE,
+        ValueKind.DATETIME,
+        ValueKind.TIME,
+        ValueKind.JSON,
+        ValueKind.VECTOR,
+        ValueKind.TEXT,
+    }
+)
+# What failing to take a column raises: the row path then decodes the run.
+_REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
+
+
+def _matches(strings: pa.Array, pattern: str) -> bool:
+    """Whether every non-null string matches `pattern` (an all-null array does)."""
+    return pc.all(pc.match_substring_regex(strings, pattern)).as_py() is not False
+
+
+class _ColumnReader:
+    """One output column: its raw values -> an Arrow array of its output type."""
+
+    def __init__(self, column: Column, arrow_type: pa.DataType, decoder: SimpleDecoder) -> None:
+        self.name = column.name
+        self.kind = value_kind(column)
+        self.type = arrow_type
+        self.parse = decoder.parser(column)
+        self.convert: Callable[[Any], Any] | None = value_converter(column)
+        self.members: pa.Array | None = None
+        if self.kind is ValueKind.ENUM:
+            self.members = pa.array(["", *column.type.elements], pa.string())
+        pattern = {
+            ValueKind.INT: _INTEGER,
+            ValueKind.UINT: _INTEGER,
+            ValueKind.BIT: _INTEGER,
+            ValueKind.ENUM: _INTEGER,
+            ValueKind.FLOAT32: _NUMBER,
+            ValueKind.FLOAT64: _NUMBER,
+            ValueKind.DECIMAL: _DECIMAL,
+        }.get(self.kind)
+        # Avro values come typed by fastavro: one by one through the row path's parser,
+        # which checks their Python types as Arrow would not (bytes for a string).
+        self.one_by_one = decoder.encoding_format == "avro"
+        if self.kind is ValueKind.UINT and column.type.base == "bigint":
+            pattern = _UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
+        elif not (self.convert is None or self.kind is ValueKind.ENUM):
+            pattern = None  # SET, DECIMAL beyond 38 digits: one by one
+        self.pattern = pattern
+
+    def array(self, values: list[Any]) -> pa.Array:
+        """The column of `values` (raw values, None for null or absent).
+
+        Raises:
+            ValueError, TypeError, OverflowError, pyarrow.ArrowException: a value the
+                row path would refuse, or one this path leaves to it.
+        """
+        if self.one_by_one:
+            return self._one_by_one(values)
+        if self.kind in _TEXT_KINDS:
+            return pa.array(values, pa.string())  # refuses anything but str and None
+        if self.pattern is not None:
+            strings = pa.array(values, pa.string())
+            if _matches(strings, self.pattern):
+                return self._cast(strings)  # a cast's error: the run goes the row path
+        return self._one_by_one(values)
+
+    def _cast(self, strings: pa.Array) -> pa.Array:
+        if self.kind is ValueKind.FLOAT32:
+            # Go's float32(float64(text)), as the parser: rounded twice, never directly.
+            doubles = strings.cast(pa.float64())
+            floats = doubles.cast(pa.float32())
+            overflow = pc.and_(pc.is_inf(floats), pc.invert(pc.is_inf(doubles)))
+            if pc.any(overflow).as_py():
+                raise OverflowError("a FLOAT value beyond the float32 range")
+            return floats
+        if self.kind is ValueKind.ENUM:
+            assert self.members is not None
+            indexes = strings.cast(pa.int64())
+            inside = pc.and_(pc.greater(indexes, 0), pc.less(indexes, len(self.members)))
+            return self.members.take(pc.if_else(inside, indexes, 0))  # 0: MySQL's ""
+        return strings.cast(self.type)
+
+    def _one_by_one(self, values: list[Any]) -> pa.Array:
+        parse, convert = self.parse, self.convert
+        if convert is None:
+            typed = [None if v is None else parse(v) for v in values]
+        else:
+            typed = [None if v is None else convert(parse(v)) for v in values]
+        return pa.array(typed, self.type)
+
+
+class SimpleRun:
+    """Consecutive plain rows (`SimpleDecoder.plain_row`) of tables with the read's
+    columns, turned into one record batch of `arrow_schema(output)` by `take`.
+    Single-threaded: one per task."""
+
+    def __init__(
+        self, decoder: SimpleDecoder, output: TableSchema, *, kafka_columns: bool, topic: str
+    ) -> None:
+        self.schema = arrow_schema(output, kafka_columns=kafka_columns)
+        self.kafka_columns = kafka_columns
+        self.topic = topic
+        self._names = frozenset(output.column_names)
+        self._columns = [
+            _ColumnReader(column, self.schema.field(column.name).type, decoder)
+            for column in output.columns
+        ]
+        self._before_type = self.schema.field(BEFORE).type
+        self.rows: list[PlainRow] = []
+        self.records: list[Record] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, row: PlainRow, record: Record) -> None:
+        """Add a plain row; `record` is the message it came from."""
+        self.rows.append(row)
+        self.records.append(record)
+
+    def take(self) -> tuple[list[Record], pa.RecordBatch | None]:
+        """The run's records and its record batch, and an empty run; the batch is None
+        when the row path must decode the records (module docstring)."""
+        rows, records = self.rows, self.records
+        self.rows, self.records = [], []
+        try:
+            return records, self._batch(rows, records)
+        except _REFUSED:
+            return records, None
+
+    def _batch(self, rows: list[PlainRow], records: list[Record]) -> pa.RecordBatch:
+        names = self._names
+        images = [row.old if row.op == "DELETE" else row.data for row in rows]
+        befores = [row.old if row.op == "UPDATE" else None for row in rows]
+        for image in (*images, *befores):
+            if image is not None and not names.issuperset(image):
+                raise ValueError("a column the table schema does not have")
+        arrays = [c.array([image.get(c.name) for image in images]) for c in self._columns]
+        arrays += [
+            pa.array([row.op for row in rows], pa.string()),
+            pa.array([row.commit_ts for row in rows], pa.int64()),
+            self._before(befores),
+            pa.array([row.database for row in rows], pa.string()),
+            pa.array([row.table for row in rows], pa.string()),
+        ]
+        if self.kafka_columns:
+            arrays += [
+                pa.array([self.topic] * len(rows), pa.string()),
+                pa.array([record.partition for record in records], pa.int32()),
+                pa.array([record.offset for record in records], pa.int64()),
+            ]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _before(self, befores: list[dict[str, Any] | None]) -> pa.Array:
+        if all(before is None for before in befores):
+            return pa.nulls(len(befores), self._before_type)
+        children = [
+            c.array([None if before is None else before.get(c.name) for before in befores])
+            for c in self._columns
+        ]
+        return pa.StructArray.from_arrays(
+            children,
+            fields=list(self._before_type),
+            mask=pa.array([before is None for before in befores], pa.bool_()),
+        )
