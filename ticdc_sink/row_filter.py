@@ -25,7 +25,6 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
-import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from ticdc_sink.errors import ConfigError
@@ -329,6 +328,10 @@ class RowMask:
             table = pa.Table.from_batches(
                 [batch.append_column("__table", tables).append_column("__op", ops)]
             )
+            # Imported here: pyarrow.acero loads pyarrow.dataset and pandas (~0.2 s), which
+            # every Spark worker that unpickles the data source (reads too) would pay.
+            import pyarrow.acero as acero
+
             decl = acero.Declaration.from_sequence(
                 [
                     acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),

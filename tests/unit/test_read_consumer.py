@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
@@ -137,3 +138,14 @@ def test_refused_kafka_settings_are_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="kafka.\\* settings are refused"):
         TopicLog(CONFIG, refuse)
+
+
+def test_the_broker_holds_an_empty_fetch_briefly_unless_kafka_settings_say_otherwise() -> None:
+    # A log visits partitions one after another; librdkafka's 500 ms default held the
+    # first fetch of each next partition behind the last one's idle fetch.
+    fake = FakeConsumer({0: 1})
+    TopicLog(CONFIG, fake)
+    assert fake.settings["fetch.wait.max.ms"] == "20"
+    given = attrs.evolve(CONFIG, client=(("fetch.wait.max.ms", "500"),))
+    TopicLog(given, fake)
+    assert fake.settings["fetch.wait.max.ms"] == "500"

@@ -35,6 +35,12 @@ _CONSUME_BATCH = 2000
 # offsets are missing (compaction, transaction markers).
 _CONSUME_WAIT_S = 0.2
 
+# How long the broker may hold a fetch that finds no new data (librdkafka's default:
+# 500 ms). A log moves from partition to partition (the driver's scans for schemas and
+# watermarks read them one after another), and a fetch held at the end of the last one
+# delayed the first fetch of the next by up to that long: 0.5 s per partition visited.
+_FETCH_WAIT_MAX_MS = "20"
+
 ConsumerFactory = Callable[[dict[str, Any]], Any]
 
 
@@ -54,6 +60,7 @@ class TopicLog:
             "group.id": "ticdc-sink-reader",
             "enable.auto.commit": "false",
             "enable.partition.eof": "false",
+            "fetch.wait.max.ms": _FETCH_WAIT_MAX_MS,
             "logger": LIBRDKAFKA_LOG,
         }
         settings.update(dict(config.client))

@@ -15,7 +15,6 @@ from ticdc_sink.decode import decode_record as decode_events_of
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -46,6 +45,9 @@ def new_decoder(
     from the registry the options name."""
     if schema_for_id is None and config.registry.url:
         # One registry client per process and configuration: tasks share its schema cache.
+        # Imported here: the registry client pulls in an HTTP stack only avro needs.
+        from ticdc_sink.registry import ConfluentSchemaRegistry
+
         schema_for_id = ConfluentSchemaRegistry.shared(config.registry).decoder_schema_text
     loader = None
     if config.claim_check_storage_uri is not None:

@@ -42,7 +42,8 @@ READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 #: option -> what it means; the README's reading table says the same.
 READ_OPTIONS = {
     "kafka.bootstrap.servers": "the brokers (required, unless sink-uri gives them)",
-    "kafka.<name>": "any librdkafka consumer setting, passed through",
+    "kafka.<name>": "any librdkafka consumer setting, passed through (fetch.wait.max.ms "
+    "defaults to 20 here, not 500: a read visits partitions one after another)",
     "sink-uri": "the writer's kafka://host:9092/topic?protocol=... (brokers, topic, settings)",
     "config": "the writer's changefeed TOML file ([sink] settings)",
     "topic": "the topic to read, or a comma-separated list of topics",
