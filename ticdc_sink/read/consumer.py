@@ -92,15 +92,7 @@ class TopicLog:
         Raises:
             DeliveryError: the brokers did not answer.
         """
-        timeout = self.config.poll_timeout_s
-        try:
-            metadata = self._consumer.list_topics(timeout=timeout)
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
-                f"{timeout:g} s to list their topics: {_describe(exc)}",
-                brokers=self.config.bootstrap_servers,
-            ) from exc
+        metadata = self._metadata(None)
         return sorted(name for name in metadata.topics if not name.startswith("__"))
 
     def partitions(
@@ -114,15 +106,7 @@ class TopicLog:
             ConfigError: a partition in `wanted` that the topic does not have.
         """
         topic = self.config.topic if topic is None else topic
-        timeout = self.config.poll_timeout_s
-        try:
-            metadata = self._consumer.list_topics(topic, timeout=timeout)
-        except KafkaException as exc:
-            raise DeliveryError(
-                f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
-                f"{timeout:g} s to read topic {topic}: {_describe(exc)}",
-                brokers=self.config.bootstrap_servers,
-            ) from exc
+        metadata = self._metadata(topic)
         found = metadata.topics.get(topic)
         if found is None or found.error is not None or not found.partitions:
             reason = _describe(found.error) if found and found.error else "no such topic"
@@ -278,6 +262,23 @@ class TopicLog:
             raise self._unreachable(exc, offsets.topic) from exc
         finally:
             consumer.unassign()
+
+    def _metadata(self, topic: str | None) -> Any:
+        """The brokers' metadata of `topic` (of every topic when None).
+
+        Raises:
+            DeliveryError: the brokers did not answer within the poll timeout.
+        """
+        timeout = self.config.poll_timeout_s
+        try:
+            return self._consumer.list_topics(topic, timeout=timeout)
+        except KafkaException as exc:
+            purpose = "list their topics" if topic is None else f"read topic {topic}"
+            raise DeliveryError(
+                f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
+                f"{timeout:g} s to {purpose}: {_describe(exc)}",
+                brokers=self.config.bootstrap_servers,
+            ) from exc
 
     def _unreachable(
         self, error: KafkaError | KafkaException, topic: str | None = None
