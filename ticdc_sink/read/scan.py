@@ -188,9 +188,10 @@ class _HeldRows:
     def add(self, batch: pa.RecordBatch) -> None:
         """Hold `batch`, after the builder's rows."""
         if len(self.builder):
+            self._rows += len(self.builder)
             self._batches.append(self.builder.flush())
         self._batches.append(batch)
-        self._rows = sum(b.num_rows for b in self._batches)
+        self._rows += batch.num_rows
 
     def take(self) -> pa.RecordBatch:
         """Every row held, as one record batch (there is at least one)."""
