@@ -361,7 +361,12 @@ def _schema_lookup(
 
 def _records(args: argparse.Namespace) -> Iterator[Record]:
     # The reader's consumer (ticdc_sink.read.consumer), as format("ticdc") reads.
-    config = ReadConfig(args.bootstrap_servers, args.topic, poll_timeout_s=args.timeout)
+    config = ReadConfig(
+        args.bootstrap_servers,
+        args.topic,
+        poll_timeout_s=args.timeout,
+        broker_timeout_s=args.timeout,
+    )
     with TopicLog(config) as log:
         if args.follow:
             yield from log.follow(args.partition, from_beginning=args.from_beginning)

@@ -110,6 +110,7 @@ __all__ = [
     "is_secret",
     "layer_options",
     "mask_uri",
+    "option_names",
     "parse_sink_uri",
     "redact_url",
     "spell_option",
@@ -1626,6 +1627,12 @@ _LAYERS = frozenset(LAYER_OPTIONS)
 
 def _known_names() -> list[str]:
     return sorted(set(_field_options()) | _TICDC_KAFKA | _LAYERS | {"kafka.bootstrap.servers"})
+
+
+def option_names() -> frozenset[str]:
+    """Every option the writer takes by name (`kafka.*` settings aside): the reader tells
+    a writer's option, which it ignores, from a typo."""
+    return frozenset(_known_names())
 
 
 # Where every option is listed; unknown-option errors point there.

@@ -57,7 +57,7 @@ from ticdc_sink.read.plan import ReadPlan, plan_read
 from ticdc_sink.read.replay import ReplayFilter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.read.stream import StreamOffset, StreamScan
+from ticdc_sink.read.stream import StreamOffset, StreamScan, check_consistency
 from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -156,13 +156,13 @@ class TiCDCDataSource(DataSource):
         # Spark asks for the schema of a read without a user schema, then pickles this
         # instance to the planner that calls reader(): the plan made here travels along,
         # so the topic is scanned once and the ranges read are the ones the schema saw.
-        plan = self._read_plan = plan_read(ReadConfig.from_options(self.options))
+        plan = self._read_plan = plan_read(_read_config(self.options))
         return _spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
 
     def reader(self, schema: StructType) -> TiCDCReader:
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         if plan is None:  # a user schema: schema() was not called
-            plan = plan_read(ReadConfig.from_options(self.options))
+            plan = plan_read(_read_config(self.options))
             return TiCDCReader(plan, _arrow_schema(schema))
         return TiCDCReader(plan, None)
 
@@ -171,8 +171,9 @@ class TiCDCDataSource(DataSource):
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         user_schema = None
         if plan is None:
-            plan = plan_read(ReadConfig.from_options(self.options))
+            plan = plan_read(_read_config(self.options))
             user_schema = _arrow_schema(schema)
+        check_consistency(plan.config)
         if ReadMaxRows is None and plan.config.max_offsets_per_trigger is not None:
             # A cap the reader applied itself would end Trigger.AvailableNow (which asks
             # for the latest offset once) after the first batch.
@@ -358,6 +359,24 @@ def _log_to_stderr() -> None:
 @functools.cache
 def _warn_client_setting(warning: str) -> None:
     logger.warning("ticdc: librdkafka: %s", warning)
+
+
+def _read_config(options: Any) -> ReadConfig:
+    config = ReadConfig.from_options(dict(options))
+    if config.ignored:
+        _log_to_stderr()
+        _warn_ignored_by_reads(config.ignored)
+    return config
+
+
+@functools.cache
+def _warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
+    # Once per process: one option map may serve a write and a read (Spark asks for the
+    # schema and the reader apart).
+    logger.warning(
+        "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
+        ", ".join(ignored),
+    )
 
 
 @functools.cache

@@ -3,6 +3,7 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
 
     fake_producer.py   FakeProducer: the sink's producer, recording what was sent
     fake_kafka.py      confluent_kafka's clients under a real KafkaProducer (FakeCluster)
+    fake_consumer.py   confluent_kafka's Consumer under the reader's TopicLog (FakeConsumer)
     fake_registry.py   FakeRegistry: an in-memory schema registry for the encoders
     batches.py         the column-wise tests' table of every type, its plan and batches
     strategies.py      the shared hypothesis strategies (random batches, all-types rows)

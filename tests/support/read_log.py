@@ -8,11 +8,14 @@ TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` / `read(
 | topics | `FakeTopicLog({partition: entries})`: topic `t`; `of_topics({topic: {...}})` |
 | records | a value (no key), or a (key, value) pair, per offset |
 | `topics()` | the topic names, sorted |
-| `bounds(topic)` | (0, number of records) per partition of `topic` (None: `t`) |
+| `bounds(topic)` | (low, number of records) per partition of `topic` (None: `t`); |
+|  | low is 0 unless `lows` says otherwise (messages deleted by retention) |
 | a topic it lacks | `bounds` raises `DeliveryError` |
 | `read(range)` | the records with start <= offset < end, in offset order |
 | `reads` | every range read, in order (what the driver scanned) |
-| `records` | (topic, partition) -> records; add a key to add a partition or topic |
+| `records` | (topic, partition) -> records; add a key to add a partition or topic, |
+|  | replace its records to recreate it, delete it to delete it |
+| `lows` | (topic, partition) -> its first offset kept (default 0) |
 
 `simple_stream` writes a partition's messages one by one (rows and watermarks in any
 order), for the streaming reader's tests.
@@ -61,6 +64,7 @@ WATERMARK = "watermark"
 class FakeTopicLog:
     def __init__(self, partitions: dict[int, list[Entry]]) -> None:
         self.records = {("t", p): records(p, entries) for p, entries in partitions.items()}
+        self.lows: dict[tuple[str, int], int] = {}
         self.reads: list[OffsetRange] = []
 
     @classmethod
@@ -78,7 +82,11 @@ class FakeTopicLog:
 
     def bounds(self, topic: str | None = None) -> dict[int, tuple[int, int]]:
         topic = "t" if topic is None else topic
-        found = {p: (0, len(r)) for (t, p), r in self.records.items() if t == topic}
+        found = {
+            p: (self.lows.get((t, p), 0), len(r))
+            for (t, p), r in self.records.items()
+            if t == topic
+        }
         if not found:
             raise DeliveryError(f"cannot read topic {topic}: no such topic")
         return found
@@ -88,7 +96,9 @@ class FakeTopicLog:
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
         self.reads.append(offsets)
-        yield from self.records[offsets.topic, offsets.partition][offsets.start : offsets.end]
+        key = (offsets.topic, offsets.partition)
+        start = max(offsets.start, self.lows.get(key, 0))
+        yield from self.records[key][start : offsets.end]
 
     def close(self) -> None:
         pass

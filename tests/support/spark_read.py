@@ -1,7 +1,7 @@
 """Writing a DataFrame with the sink (or records as they are) and reading a topic back with
-`spark.read`, for the reader's integration tests. Reads end at `tests.support.broker` end
-markers (Tansu's high watermarks are unreliable), so they hold every record acknowledged
-before."""
+`spark.read` or `spark.readStream`, for the reader's integration tests. `read_topic` ends
+at `tests.support.broker` end markers, so it holds every record acknowledged before;
+`stream_rows` runs a stream once with `Trigger.AvailableNow`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-__all__ = ["produce", "progress_offset", "read_topic", "write_frame"]
+__all__ = ["produce", "progress_offset", "read_topic", "stream_rows", "write_frame"]
 
 
 def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
@@ -61,3 +61,32 @@ def progress_offset(end: Any) -> dict[str, Any]:
     if not isinstance(end, str):
         return end
     return json.loads(end) if end.startswith('{"') else ast.literal_eval(end)
+
+
+def stream_rows(
+    spark: Any, bootstrap: str, topic: str, checkpoint: str, **options: str
+) -> list[tuple[Any, ...]]:
+    """One `Trigger.AvailableNow` run of a stream of `topic` from its earliest offsets
+    (unless `options` say otherwise) with `checkpoint`; every row read, as (id,
+    _commit_ts, _op) tuples in the order read."""
+    rows: list[tuple[Any, ...]] = []
+
+    def collect(df: Any, _batch_id: int) -> None:
+        rows.extend((r["id"], r["_commit_ts"], r["_op"]) for r in df.collect())
+
+    reader = spark.readStream.format("ticdc").option("kafka.bootstrap.servers", bootstrap)
+    reader = reader.option("topic", topic).option("startingOffsets", "earliest")
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    query = (
+        reader.load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
+    return rows

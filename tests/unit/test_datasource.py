@@ -52,8 +52,10 @@ from ticdc_sink.config import InputConfig
 from ticdc_sink.datasource import (
     TiCDCDataSource,
     _config,
+    _read_config,
     _rows_to_batches,
     _warn_if_kafka_shaped,
+    _warn_ignored_by_reads,
     _warn_kafka_shaped,
     _warn_raw_change_events_without_old_values,
 )
@@ -358,6 +360,30 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
             in (messages[0])
         )
         assert "README, 'The input contract'" in messages[0]
+
+
+def test_a_read_given_the_writers_options_notes_them_once_and_reads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One option map for a write and a read of the same topic.
+    _warn_ignored_by_reads.cache_clear()
+    shared = {
+        "kafka.bootstrap.servers": "127.0.0.1:1",
+        "topic": "orders",
+        "protocol": "canal-json",
+        "enable-tidb-extension": "true",
+        "max-message-bytes": "1048576",
+        "partition": "table",
+    }
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+        config = _read_config(shared)
+        _read_config(shared)
+    assert config.tidb_extension and config.ignored == ("max-message-bytes", "partition")
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert message == (
+        "ticdc: ignored options that only a write takes (they mean nothing to a read): "
+        "max-message-bytes, partition"
+    )
 
 
 @pytest.mark.parametrize(

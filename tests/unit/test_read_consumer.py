@@ -1,90 +1,25 @@
 """The reader's consumer over a fake librdkafka consumer: a range stops at its end (and
-skips what lies past it), a topic's partitions are checked, the decode command's quiet
-read is ordered, and broker failures are DeliveryErrors that name the brokers."""
+skips what lies past it, and the gaps at its end), a partition's end is found past a
+broker's lagging report, an explicit end the partition does not reach fails naming it,
+offsets gone from the brokers are data loss, a topic's partitions are checked, the decode
+command's quiet read is ordered, and broker failures are DeliveryErrors that name the
+brokers within broker-timeout-ms."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import attrs
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from tests.support.fake_consumer import FakeConsumer
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 
-CONFIG = ReadConfig("h:1", "t", poll_timeout_s=0.5)
-
-
-class FakeMessage:
-    def __init__(self, partition: int, offset: int) -> None:
-        self._partition, self._offset = partition, offset
-
-    def error(self) -> None:
-        return None
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def key(self) -> None:
-        return None
-
-    def value(self) -> bytes:
-        return b"%d:%d" % (self._partition, self._offset)
-
-    def timestamp(self) -> tuple[int, int]:
-        return (1, 1000)
-
-
-class FakeConsumer:
-    """Partition p holds offsets 0..sizes[p]-1; consume() hands out up to `count`
-    messages of the assigned partitions, in two interleaved calls."""
-
-    def __init__(self, sizes: dict[int, int], *, unreachable: bool = False) -> None:
-        self.sizes = sizes
-        self.unreachable = unreachable
-        self.pending: list[FakeMessage] = []
-        self.settings: dict[str, Any] = {}
-
-    def __call__(self, settings: dict[str, Any]) -> FakeConsumer:
-        self.settings = settings
-        return self
-
-    def list_topics(self, topic: str | None = None, *, timeout: float) -> Any:
-        if self.unreachable:
-            raise KafkaException(KafkaError(KafkaError._TRANSPORT))
-        partitions = {p: None for p in self.sizes}
-        found = SimpleNamespace(error=None, partitions=partitions)
-        names = ["t", "u", "__consumer_offsets"] if topic is None else [topic]
-        return SimpleNamespace(topics=dict.fromkeys(names, found))
-
-    def get_watermark_offsets(self, tp: Any, timeout: float, cached: bool) -> tuple[int, int]:
-        return (0, self.sizes[tp.partition])
-
-    def assign(self, tps: list[Any]) -> None:
-        offsets = {tp.partition: max(tp.offset, 0) for tp in tps}
-        self.pending = [
-            FakeMessage(p, o)
-            for o in range(max(self.sizes.values()))
-            for p in offsets
-            if offsets[p] <= o < self.sizes[p]
-        ]
-
-    def unassign(self) -> None:
-        self.pending = []
-
-    def consume(self, count: int, timeout: float) -> list[FakeMessage]:
-        out, self.pending = self.pending[:count], self.pending[count:]
-        return out
-
-    def close(self) -> None:
-        pass
+CONFIG = ReadConfig("h:1", "t", poll_timeout_s=0.5, broker_timeout_s=0.5)
 
 
 def test_a_range_reads_from_start_to_end_and_no_further() -> None:
@@ -97,7 +32,7 @@ def test_a_range_reads_from_start_to_end_and_no_further() -> None:
 
 
 def test_a_range_whose_messages_never_come_fails_after_the_poll_timeout() -> None:
-    log = TopicLog(CONFIG, FakeConsumer({0: 3}))
+    log = TopicLog(CONFIG, FakeConsumer({0: 3}, silent=True))
     with pytest.raises(DeliveryError, match="no message arrived from offset 3 of partition 0"):
         list(log.read(OffsetRange("t", 0, 0, 5)))
 
@@ -149,3 +84,79 @@ def test_the_broker_holds_an_empty_fetch_briefly_unless_kafka_settings_say_other
     given = attrs.evolve(CONFIG, client=(("fetch.wait.max.ms", "500"),))
     TopicLog(given, fake)
     assert fake.settings["fetch.wait.max.ms"] == "500"
+
+
+def test_the_reader_finds_ends_by_eof_and_never_jumps_over_lost_offsets() -> None:
+    fake = FakeConsumer({0: 1})
+    given = attrs.evolve(
+        CONFIG, client=(("enable.partition.eof", "false"), ("auto.offset.reset", "latest"))
+    )
+    TopicLog(given, fake)
+    assert fake.settings["enable.partition.eof"] == "true"
+    assert fake.settings["auto.offset.reset"] == "error"
+
+
+def test_a_lagging_reported_end_is_read_past_to_the_partitions_true_end() -> None:
+    # Tansu answers ListOffsets with 102 for a partition of 202 messages written in
+    # multi-record batches: the bounds say 202, and a latest read reads all of them.
+    fake = FakeConsumer({0: 202, 1: 5}, lag=100)
+    log = TopicLog(CONFIG, fake)
+    assert log.bounds() == {0: (0, 202), 1: (0, 5)}
+    assert log.all_bounds(["t", "u"])[("u", 0)] == (0, 202)
+    assert len(list(log.read(OffsetRange("t", 0, 0, 202)))) == 202
+
+
+def test_bounds_of_a_right_broker_cost_one_eof_per_partition() -> None:
+    fake = FakeConsumer({0: 7, 1: 0})
+    log = TopicLog(CONFIG, fake)
+    assert log.bounds() == {0: (0, 7), 1: (0, 0)}
+    assert fake.pending == []
+
+
+def test_a_range_whose_last_offsets_hold_no_message_ends_at_the_partitions_end() -> None:
+    # Transaction markers (or compaction) at the end: no message ever comes for offsets
+    # 8 and 9, and the EOF at 10 ends the range at once instead of after the poll timeout.
+    log = TopicLog(
+        attrs.evolve(CONFIG, poll_timeout_s=600), FakeConsumer({0: 10}, gaps=frozenset({3, 8, 9}))
+    )
+    assert [r.offset for r in log.read(OffsetRange("t", 0, 0, 10))] == [0, 1, 2, 4, 5, 6, 7]
+
+
+def test_an_end_the_partition_does_not_reach_fails_naming_where_it_ends() -> None:
+    log = TopicLog(CONFIG, FakeConsumer({0: 102}))
+    with pytest.raises(DeliveryError) as caught:
+        list(log.read(OffsetRange("t", 0, 100, 202)))
+    message = str(caught.value)
+    assert message.startswith(
+        "ticdc: partition 0 of topic t ends at offset 102 on Kafka brokers h:1, and no "
+        "message came within 0.5 s to reach offset 202"
+    )
+    assert "endingOffsets" in message and caught.value.brokers == "h:1"
+
+
+def test_offsets_gone_from_the_brokers_are_data_loss_unless_fail_on_data_loss_is_false() -> None:
+    fake = FakeConsumer({0: 10}, lows={0: 6})
+    with pytest.raises(DeliveryError) as caught:
+        list(TopicLog(CONFIG, fake).read(OffsetRange("t", 0, 2, 10)))
+    assert str(caught.value).startswith(
+        "ticdc: offsets 2..5 of partition 0 of topic t are no longer on Kafka brokers h:1"
+    )
+    assert "failOnDataLoss=false" in str(caught.value)
+    lenient = TopicLog(attrs.evolve(CONFIG, fail_on_data_loss=False), fake)
+    assert [r.offset for r in lenient.read(OffsetRange("t", 0, 2, 10))] == [6, 7, 8, 9]
+
+
+def test_requests_to_the_brokers_wait_broker_timeout_ms_not_the_poll_timeout() -> None:
+    fake = FakeConsumer({0: 3})
+    log = TopicLog(attrs.evolve(CONFIG, broker_timeout_s=2.5, poll_timeout_s=120.0), fake)
+    log.topics()
+    log.bounds()
+    assert set(fake.timeouts) == {2.5}
+    down = TopicLog(
+        attrs.evolve(CONFIG, broker_timeout_s=2.5), FakeConsumer({0: 1}, unreachable=True)
+    )
+    with pytest.raises(
+        DeliveryError,
+        match=r"cannot reach Kafka brokers h:1 within 2.5 s \(option broker-timeout-ms\)",
+    ):
+        down.bounds()

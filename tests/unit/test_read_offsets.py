@@ -29,8 +29,16 @@ def test_json_offsets_with_spark_sentinels_and_clamping() -> None:
     ending = parse_offsets('{"t": {"0": 99, "1": 6}}', option="endingOffsets", topics=["t"])
     assert starting == {"t": {0: 3, 1: -2}}
     assert plan_ranges(BOUNDS, starting, ending) == [
-        OffsetRange("t", 0, 3, 10),  # 99 is past the end: the read stops at the end
+        OffsetRange("t", 0, 3, 99),  # past the end: read up to it, never clamped silently
         OffsetRange("t", 1, 4, 6),  # -2 is earliest
+    ]
+    # A start past the end begins at the end; an end below the first kept offset ends
+    # there (the messages before it are gone).
+    past = parse_offsets('{"t": {"0": 50, "1": 2}}', option="startingOffsets", topics=["t"])
+    below = parse_offsets('{"t": {"0": 60, "1": 1}}', option="endingOffsets", topics=["t"])
+    assert plan_ranges(BOUNDS, past, below) == [
+        OffsetRange("t", 0, 10, 60),
+        OffsetRange("t", 1, 4, 4),
     ]
     latest = parse_offsets('{"t": {"0": -1, "1": -1}}', option="endingOffsets", topics=["t"])
     assert plan_ranges(BOUNDS, "earliest", latest)[1] == OffsetRange("t", 1, 4, 8)

@@ -88,6 +88,10 @@ def test_streaming_options() -> None:
         ({**BASE, "consistency": "strict"}, "consistency", "reading takes watermark, none"),
         ({**BASE, "maxoffsetspertrigger": "-5"}, "maxoffsetspertrigger", "offsets above 0"),
         ({**BASE, "schema-evolution": "add"}, "schema-evolution", "fail, ignore-new-columns"),
+        ({**BASE, "broker-timeout-ms": "soon"}, "broker-timeout-ms", "milliseconds above 0"),
+        ({**BASE, "failondataloss": "maybe"}, "failondataloss", "use true or false"),
+        ({**BASE, "enable-tidb-extension": "yes"}, "enable-tidb-extension", "true or false"),
+        ({**BASE, "partition-num": "0"}, "partition-num", "partition-num, above 0"),
     ],
 )
 def test_errors_name_the_option(options: dict[str, str], option: str, words: str) -> None:
@@ -189,7 +193,40 @@ def test_explicit_options_win_over_the_sink_uri_and_the_config_file(tmp_path: Pa
     assert (pattern.topics, pattern.topic_pattern) == ((), "cdc_.*")
 
 
-def test_a_writer_setting_in_the_sink_uri_is_ignored_but_an_explicit_one_is_an_error() -> None:
-    ReadConfig.from_options({"sink-uri": "kafka://h:9092/t?partition-num=3&max-batch-size=9"})
-    with pytest.raises(ConfigError, match="'partition-num' is not a reading option"):
-        ReadConfig.from_options({**BASE, "partition-num": "3"})
+def test_a_writers_option_is_ignored_with_a_note_and_a_typo_stays_an_error() -> None:
+    # One option map shared by a write and a read: the writer's options are ignored
+    # (listed, for the data source's WARNING), in the sink-uri and given explicitly.
+    uri = ReadConfig.from_options({"sink-uri": "kafka://h:9092/t?max-batch-size=9"})
+    assert uri.ignored == ()
+    shared = {**BASE, "database": "shop", "max-message-bytes": "1048576", "primary-key": "id"}
+    config = ReadConfig.from_options({**shared, "Partition": "table"})
+    assert config.ignored == ("max-message-bytes", "partition", "primary-key")
+    assert config.database == "shop"
+    with pytest.raises(ConfigError, match="'max-mesage-bytes' is not a reading option"):
+        ReadConfig.from_options({**BASE, "max-mesage-bytes": "1"})
+    with pytest.raises(ConfigError, match="did you mean failondataloss"):
+        ReadConfig.from_options({**BASE, "failOnDataLos": "false"})
+
+
+def test_the_writers_settings_that_say_where_watermarks_are_are_reading_options() -> None:
+    # enable-tidb-extension and partition-num tell a stream which partitions carry
+    # watermarks (TiCDC's kafka-consumer takes partition-num from the sink-uri too).
+    config = ReadConfig.from_options(BASE)
+    assert (config.tidb_extension, config.partition_num, config.ignored) == (False, None, ())
+    config = ReadConfig.from_options(
+        {**BASE, "enable-tidb-extension": "true", "partition-num": "3"}
+    )
+    assert (config.tidb_extension, config.partition_num, config.ignored) == (True, 3, ())
+    uri = "kafka://h:9092/t?protocol=canal-json&enable-tidb-extension=true&partition-num=2"
+    config = ReadConfig.from_options({"sink-uri": uri})
+    assert (config.tidb_extension, config.partition_num) == (True, 2)
+
+
+def test_timeouts_and_data_loss() -> None:
+    config = ReadConfig.from_options(BASE)
+    assert (config.broker_timeout_s, config.poll_timeout_s) == (30.0, 120.0)
+    assert config.fail_on_data_loss
+    config = ReadConfig.from_options(
+        {**BASE, "broker-timeout-ms": "1500", "failOnDataLoss": "FALSE"}
+    )
+    assert (config.broker_timeout_s, config.fail_on_data_loss) == (1.5, False)

@@ -7,11 +7,22 @@ asks for bounds, each Spark task reads its range. Spark's Kafka source works the
 (offsets are the source's own state, not a consumer group's). This is the package's only
 consumer loop; the command shares it.
 
+Where a partition ends is not taken on the brokers' word alone: some brokers (Tansu) answer
+ListOffsets with an end below messages they hold, so `bounds` reads on from the reported
+end until the consumer says it reached the partition's end (librdkafka's partition EOF,
+which follows the fetch responses: the high watermark, or the last stable offset under
+read_committed). The same EOF ends a range whose last offsets hold no message (transaction
+markers, compaction) at once, instead of waiting for messages that never come. An offset
+that is no longer on the brokers is an error (`auto.offset.reset=error`), never a silent
+jump to the end: data loss is reported as Spark's Kafka source reports it
+(`failOnDataLoss`).
+
 This module knows confluent-kafka and nothing of Spark or protocols.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -25,6 +36,8 @@ from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 
 __all__ = ["TopicLog"]
+
+logger = logging.getLogger(__name__)
 
 
 # Messages asked for per consume() call: enough to amortise the call, small enough that a
@@ -59,12 +72,15 @@ class TopicLog:
         settings: dict[str, Any] = {
             "group.id": "ticdc-sink-reader",
             "enable.auto.commit": "false",
-            "enable.partition.eof": "false",
             "fetch.wait.max.ms": _FETCH_WAIT_MAX_MS,
             "logger": LIBRDKAFKA_LOG,
         }
         settings.update(dict(config.client))
         settings["bootstrap.servers"] = config.bootstrap_servers
+        # The reader's own (module docstring): partition ends are found by EOF events, and
+        # an offset that is gone is an error, not a jump to the partition's end.
+        settings["enable.partition.eof"] = "true"
+        settings["auto.offset.reset"] = "error"
         self.config = config
         try:
             self._consumer = consumer_factory(settings)
@@ -129,31 +145,78 @@ class TopicLog:
 
     def bounds(self, topic: str | None = None) -> dict[int, tuple[int, int]]:
         """Each partition of `topic` (the config's when None) with its (low, high)
-        offsets: the first message kept and the next offset to be written.
+        offsets: the first message kept and the next offset to be written (read on past
+        the brokers' reported end while messages are there: see `all_bounds`).
 
         Raises:
             DeliveryError: the brokers did not answer, or the topic does not exist.
         """
         topic = self.config.topic if topic is None else topic
-        timeout = self.config.poll_timeout_s
-        partitions = self.partitions(topic=topic)
-        try:
-            return {
-                p: self._consumer.get_watermark_offsets(
-                    TopicPartition(topic, p), timeout=timeout, cached=False
-                )
-                for p in partitions
-            }
-        except KafkaException as exc:
-            raise self._unreachable(exc, topic) from exc
+        return {p: b for (_, p), b in self.all_bounds([topic]).items()}
 
     def all_bounds(self, topics: Collection[str]) -> dict[tuple[str, int], tuple[int, int]]:
         """`bounds` of every partition of `topics`, keyed by (topic, partition).
 
+        The high offset is where the consumer finds each partition's end, at or past the
+        one the brokers report (ListOffsets; Tansu's lags behind multi-record batches).
+
         Raises:
             DeliveryError: the brokers did not answer, or a topic does not exist.
         """
-        return {(t, p): b for t in topics for p, b in self.bounds(t).items()}
+        timeout = self.config.broker_timeout_s
+        reported: dict[tuple[str, int], tuple[int, int]] = {}
+        for topic in topics:
+            try:
+                for p in self.partitions(topic=topic):
+                    reported[topic, p] = self._consumer.get_watermark_offsets(
+                        TopicPartition(topic, p), timeout=timeout, cached=False
+                    )
+            except KafkaException as exc:
+                raise self._unreachable(exc, topic) from exc
+        ends = self._ends({key: high for key, (_, high) in reported.items()})
+        return {key: (low, ends[key]) for key, (low, _) in reported.items()}
+
+    def _ends(self, reported: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        """Each partition's end: read from the reported end until the partition's EOF
+        event (one fetch where the report is right), within broker-timeout-ms; a partition
+        still receiving messages when it runs out ends after the last one read."""
+        ends = dict(reported)
+        waiting = set(ends)
+        if not waiting:
+            return ends
+        consumer = self._consumer
+        consumer.assign([TopicPartition(t, p, ends[t, p]) for t, p in sorted(waiting)])
+        deadline = time.monotonic() + self.config.broker_timeout_s
+        try:
+            while waiting and (left := deadline - time.monotonic()) > 0:
+                message = consumer.poll(min(left, _CONSUME_WAIT_S))
+                if message is None:
+                    continue
+                key = (message.topic(), message.partition())
+                error = message.error()
+                if key not in ends:
+                    continue
+                if error is None:
+                    ends[key] = max(ends[key], message.offset() + 1)
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    ends[key] = max(ends[key], message.offset())
+                    waiting.discard(key)
+                else:
+                    raise self._unreachable(error, key[0])
+        except KafkaException as exc:
+            raise self._unreachable(exc) from exc
+        finally:
+            consumer.unassign()
+        for key in sorted(k for k in ends if ends[k] > reported[k]):
+            logger.info(
+                "ticdc: partition %d of topic %s ends at offset %d, past the brokers' "
+                "reported end %d",
+                key[1],
+                key[0],
+                ends[key],
+                reported[key],
+            )
+        return ends
 
     def read_until_idle(
         self, partitions: Collection[int] | None, *, idle_s: float, timeout_s: float
@@ -212,71 +275,145 @@ class TopicLog:
         for message in messages:
             error = message.error()
             if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    continue
                 raise self._unreachable(error)
             records.append(_record(message))
         return records
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
         """The messages of `offsets` in offset order (offsets a compacted or transactional
-        topic skips are simply absent).
+        topic skips are simply absent; a range whose last offsets hold no message ends at
+        the partition's end).
 
         Raises:
-            DeliveryError: a fetch fails, or no message arrives within the poll timeout
-                before the range's end.
+            DeliveryError: a fetch fails; no message arrives within the poll timeout
+                before the range's end (the message says where the partition ends); or
+                the range's next offset is gone from the brokers and failOnDataLoss is
+                true.
         """
         if offsets.empty:
             return
         consumer = self._consumer
-        consumer.assign([TopicPartition(offsets.topic, offsets.partition, offsets.start)])
+        topic, partition = offsets.topic, offsets.partition
+        consumer.assign([TopicPartition(topic, partition, offsets.start)])
         last = offsets.end - 1
         position = offsets.start
+        broker_end: int | None = None  # the partition's end, when it was found before ours
         waited_since = time.monotonic()
         try:
             while position <= last:
                 wanted = min(_CONSUME_BATCH, last - position + 1)
-                messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)
-                if messages:
-                    waited_since = time.monotonic()
-                elif time.monotonic() - waited_since < self.config.poll_timeout_s:
-                    continue
-                else:
-                    raise DeliveryError(
-                        f"no message arrived from offset {position} of partition "
-                        f"{offsets.partition} of topic {offsets.topic} within "
-                        f"{self.config.poll_timeout_s:g} s, though the read ends at offset "
-                        f"{offsets.end}; raise option kafkaConsumer.pollTimeoutMs if the "
-                        "brokers are slow",
-                        brokers=self.config.bootstrap_servers,
-                    )
-                for message in messages:
+                moved = False
+                for message in consumer.consume(wanted, timeout=_CONSUME_WAIT_S):
+                    if (message.topic(), message.partition()) != (topic, partition):
+                        continue  # an event of an earlier assignment
                     error = message.error()
+                    if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                        if message.offset() > last:  # read to the end: the rest are gaps
+                            position = message.offset()
+                            break
+                        broker_end = message.offset()
+                        continue
+                    if error is not None and error.code() == KafkaError._AUTO_OFFSET_RESET:
+                        position = self._skip_lost(offsets, position)
+                        moved = True
+                        break
                     if error is not None:
-                        raise self._unreachable(error, offsets.topic)
+                        raise self._unreachable(error, topic)
+                    moved = True
                     offset = message.offset()
                     if offset > last:
                         position = offset
                         break
                     position = offset + 1
                     yield _record(message)
+                if moved:
+                    waited_since = time.monotonic()
+                elif time.monotonic() - waited_since >= self.config.poll_timeout_s:
+                    raise self._stalled(offsets, position, broker_end)
         except KafkaException as exc:
-            raise self._unreachable(exc, offsets.topic) from exc
+            raise self._unreachable(exc, topic) from exc
         finally:
             consumer.unassign()
+
+    def _stalled(
+        self, offsets: OffsetRange, position: int, broker_end: int | None
+    ) -> DeliveryError:
+        brokers = self.config.bootstrap_servers
+        wait = f"{self.config.poll_timeout_s:g} s"
+        where = f"partition {offsets.partition} of topic {offsets.topic}"
+        if broker_end is not None:
+            message = (
+                f"{where} ends at offset {broker_end} on Kafka brokers {brokers}, and no "
+                f"message came within {wait} to reach offset {offsets.end}, where the read "
+                "ends; give an endingOffsets the partition holds, or raise option "
+                "kafkaConsumer.pollTimeoutMs to wait longer for the writer"
+            )
+        else:
+            message = (
+                f"no message arrived from offset {position} of {where} on Kafka brokers "
+                f"{brokers} within {wait}, though the read ends at offset {offsets.end}; "
+                "raise option kafkaConsumer.pollTimeoutMs if the brokers are slow"
+            )
+        return DeliveryError(message, brokers=brokers)
+
+    def _skip_lost(self, offsets: OffsetRange, position: int) -> int:
+        """The range's next offset is out of the partition's range on the brokers: its
+        messages were deleted (retention), or the topic was recreated. Fail, or with
+        failOnDataLoss=false read on from the first offset kept.
+
+        Raises:
+            DeliveryError: failOnDataLoss is true, or the offset is past the partition's
+                end (nothing to read on from).
+        """
+        topic, partition = offsets.topic, offsets.partition
+        low, high = self._consumer.get_watermark_offsets(
+            TopicPartition(topic, partition), timeout=self.config.broker_timeout_s, cached=False
+        )
+        where = f"partition {partition} of topic {topic}"
+        brokers = self.config.bootstrap_servers
+        if position >= low:
+            raise DeliveryError(
+                f"offset {position} of {where} is out of its range on Kafka brokers {brokers}, "
+                f"which hold offsets {low}..{high - 1}: the topic was deleted and recreated, or "
+                "its log truncated, since the read was planned; read it again",
+                brokers=brokers,
+            )
+        if self.config.fail_on_data_loss:
+            raise DeliveryError(
+                f"offsets {position}..{low - 1} of {where} are no longer on Kafka brokers "
+                f"{brokers} (the partition begins at offset {low}: its messages were deleted "
+                "before they were read); set option failOnDataLoss=false to read on from the "
+                "first offset kept",
+                brokers=brokers,
+            )
+        logger.warning(
+            "ticdc: offsets %d..%d of %s are no longer on the brokers (failOnDataLoss=false): "
+            "reading on from offset %d",
+            position,
+            low - 1,
+            where,
+            low,
+        )
+        self._consumer.assign([TopicPartition(topic, partition, low)])
+        return low
 
     def _metadata(self, topic: str | None) -> Any:
         """The brokers' metadata of `topic` (of every topic when None).
 
         Raises:
-            DeliveryError: the brokers did not answer within the poll timeout.
+            DeliveryError: the brokers did not answer within broker-timeout-ms.
         """
-        timeout = self.config.poll_timeout_s
+        timeout = self.config.broker_timeout_s
         try:
             return self._consumer.list_topics(topic, timeout=timeout)
         except KafkaException as exc:
             purpose = "list their topics" if topic is None else f"read topic {topic}"
             raise DeliveryError(
                 f"cannot reach Kafka brokers {self.config.bootstrap_servers} within "
-                f"{timeout:g} s to {purpose}: {_describe(exc)}",
+                f"{timeout:g} s (option broker-timeout-ms) to {purpose}: {_describe(exc)}; "
+                "check kafka.bootstrap.servers and that the brokers are up",
                 brokers=self.config.bootstrap_servers,
             ) from exc
 

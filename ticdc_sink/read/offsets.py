@@ -122,8 +122,10 @@ def plan_ranges(bounds: Bounds, starting: OffsetSpec, ending: OffsetSpec) -> lis
     """One range per partition of `bounds` (every partition of every topic read), ordered
     by topic and partition.
 
-    An offset beyond a partition's bounds is clamped into them (the messages before the
-    low offset are gone; a read never waits for messages beyond the high one).
+    A starting offset beyond a partition's bounds is clamped into them (the messages
+    before the low offset are gone); an ending offset only to the low one: an explicit end
+    above the high offset is kept, and the read waits for the partition to reach it
+    (`TopicLog.read`), never silently ending short of it.
 
     Raises:
         ConfigError: a JSON spec that leaves out a partition of a topic or names one it
@@ -170,6 +172,8 @@ def _resolve(bounds: Bounds, spec: OffsetSpec, option: str) -> dict[TopicPartiti
             resolved[key] = low
         elif offset == LATEST:
             resolved[key] = high
+        elif option == "endingOffsets":
+            resolved[key] = max(offset, low)
         else:
             resolved[key] = min(max(offset, low), high)
     return resolved

@@ -2,9 +2,11 @@
 
 `ReadConfig.from_options` alone reads the raw option strings (Spark hands them lowercased,
 values as given). Options share the writer's names where they mean the same thing
-(`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`) and
-Spark's Kafka source's names for what only a reader has (`startingOffsets`,
-`endingOffsets`, `kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`).
+(`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`,
+`broker-timeout-ms`, and the writer's `enable-tidb-extension` and `partition-num`, which
+say which partitions carry watermarks) and Spark's Kafka source's names for what only a
+reader has (`startingOffsets`, `endingOffsets`, `kafkaConsumer.pollTimeoutMs`,
+`maxOffsetsPerTrigger`, `failOnDataLoss`).
 
 Topics: `topic` names one topic or a comma-separated list (Spark's `subscribe`),
 `topicPattern` a regular expression matched against the whole name of every topic the
@@ -13,8 +15,10 @@ resolves them against the brokers' topic list.
 
 `sink-uri` and `config` give what the writer's give (`config.layer_options`: the same
 layers, explicit options winning): brokers, topic, protocol settings, the registry and
-TiCDC's Kafka client parameters. Their settings that mean nothing to a reader are ignored;
-an unknown explicit option is an error.
+TiCDC's Kafka client parameters. Their settings that mean nothing to a reader are ignored,
+and so is an explicit option that only the writer takes (`ReadConfig.ignored` lists it, for
+a note: one option map may serve a write and a read); any other unknown option is an
+error.
 
 This module knows option text and nothing of Spark or Kafka clients.
 """
@@ -30,7 +34,13 @@ import attrs
 
 from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.spec import ProtocolSpec
-from ticdc_sink.config import RegistryConfig, is_secret, layer_options, ticdc_kafka_settings
+from ticdc_sink.config import (
+    RegistryConfig,
+    is_secret,
+    layer_options,
+    option_names,
+    ticdc_kafka_settings,
+)
 from ticdc_sink.errors import ConfigError
 
 __all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "select_topics"]
@@ -68,12 +78,21 @@ READ_OPTIONS = {
     ),
     "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
     "kafka-columns": "true: add _topic, _partition, _offset (default false)",
-    "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
+    "kafkaconsumer.polltimeoutms": "how long a task waits for the next message of its range "
+    "(120000)",
+    "broker-timeout-ms": "how long to try to reach the brokers (metadata, offsets) before "
+    "failing (30000), as in writes",
+    "failondataloss": "true (default): fail when offsets a stream was to read are gone (topic "
+    "deleted or recreated, messages deleted); false: log a WARNING and read on from what is "
+    "there",
     "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
     "consistency": "streaming: watermark (default): micro-batches end at watermarks; none",
     "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
     "schema-evolution": "streaming: fail (default) when a table's columns change; "
     "ignore-new-columns",
+    "enable-tidb-extension": "the writer's (false): debezium and canal-json carry watermarks "
+    "only with true",
+    "partition-num": "the writer's: only partitions below it carry watermarks (default: all)",
 }
 
 # What Spark itself puts among a source's options (load(path), readStream).
@@ -116,6 +135,10 @@ class ReadConfig:
     ending_offsets: str = "latest"
     kafka_columns: bool = False
     poll_timeout_s: float = 120.0
+    #: How long to wait for the brokers' metadata and offsets (`broker-timeout-ms`).
+    broker_timeout_s: float = 30.0
+    #: Offsets a stream was to read that are gone fail the query (Spark's failOnDataLoss).
+    fail_on_data_loss: bool = True
     #: Skip (and count) messages that do not decode instead of failing.
     skip_bad_messages: bool = False
     #: Streaming: end micro-batches at watermarks (True) or wherever the data ends.
@@ -124,6 +147,10 @@ class ReadConfig:
     max_offsets_per_trigger: int | None = None
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
+    #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.
+    tidb_extension: bool = False
+    #: The writer's partition-num: partitions from it on carry no watermark (None: all do).
+    partition_num: int | None = None
     #: librdkafka settings (`kafka.` prefix removed), sorted by name; secrets masked in repr.
     client: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=_masked_client)
     #: The Confluent Schema Registry (protocols with `needs_registry`: avro).
@@ -134,6 +161,8 @@ class ReadConfig:
     claim_check_storage_uri: str | None = attrs.field(default=None, repr=False)
     claim_check_raw_value: bool = False
     compression: str = "none"
+    #: Options given explicitly that only the writer takes, ignored here (for a note).
+    ignored: tuple[str, ...] = ()
 
     @property
     def named_topics(self) -> str:
@@ -159,10 +188,13 @@ class ReadConfig:
         for key in _SPARK_OPTIONS:
             given.pop(key, None)
         known = set(READ_OPTIONS) - {"kafka.bootstrap.servers", "kafka.<name>"}
-        for key in given:
-            if key not in known and not key.startswith("kafka."):
+        writers = option_names()
+        unknown = [k for k in given if k not in known and not k.startswith("kafka.")]
+        ignored = tuple(sorted(k for k in unknown if k in writers))
+        for key in unknown:
+            if key not in writers:
                 raise _unknown(key, known)
-        merged, explicit = layer_options(given)
+        merged, explicit = layer_options({k: v for k, v in given.items() if k not in ignored})
         rest = {k: str(v) for k, v in merged.items() if k in known}
         client = _client(merged, explicit)
         servers = client.pop("bootstrap.servers", "").strip()
@@ -196,6 +228,8 @@ class ReadConfig:
             ending_offsets=rest.get("endingoffsets", "latest").strip(),
             kafka_columns=_boolean(rest, "kafka-columns"),
             poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
+            broker_timeout_s=_positive_ms(rest, "broker-timeout-ms", 30_000) / 1000,
+            fail_on_data_loss=_boolean(rest, "failondataloss", default=True),
             skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
             watermark_consistency=_choice(rest, "consistency", "watermark", ("watermark", "none"))
             == "watermark",
@@ -203,6 +237,12 @@ class ReadConfig:
                 rest, "schema-evolution", "fail", ("fail", "ignore-new-columns")
             )
             == "ignore-new-columns",
+            tidb_extension=_boolean(rest, "enable-tidb-extension"),
+            partition_num=(
+                _positive(rest, "partition-num", "the writer's partition-num, above 0")
+                if "partition-num" in rest
+                else None
+            ),
             max_offsets_per_trigger=(
                 _positive(rest, "maxoffsetspertrigger", "a number of offsets above 0")
                 if "maxoffsetspertrigger" in rest
@@ -216,6 +256,7 @@ class ReadConfig:
             compression=_choice(
                 rest, "large-message-handle-compression", "none", ("none", "snappy", "lz4")
             ),
+            ignored=ignored,
         )
 
 
@@ -353,8 +394,8 @@ def _choice(options: Mapping[str, str], name: str, default: str, allowed: tuple[
     return value
 
 
-def _boolean(options: Mapping[str, str], name: str) -> bool:
-    value = options.get(name, "false").strip().lower()
+def _boolean(options: Mapping[str, str], name: str, *, default: bool = False) -> bool:
+    value = options.get(name, str(default)).strip().lower()
     if value not in _BOOLEANS:
         raise ConfigError(
             f"option {name} is {value!r}; use true or false",

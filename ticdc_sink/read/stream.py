@@ -20,11 +20,24 @@ row, and where a selected table's schema changes. From that:
 - `consistency=none`: `plan_offsets_cut` reads as far as the data goes, a limit shared
   across partitions in proportion to what each has, as Spark's Kafka source does.
 
+Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
+its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
+`enable-tidb-extension=true`, avro never (`check_consistency` refuses a stream that would
+wait for watermarks that never come). Partitions from `partition-num` on do not hold a
+watermark cut back and are read as far as their data goes; a partition that holds the
+stream back without ever having had a watermark while the others pass several is logged
+at once (`held_back`), naming the options to set.
+
 Partitions come and go: `follow_partitions` adds a partition created after the query
 started (and, under `topicPattern`, each partition of a topic created since that
 matches) at its earliest offset, as Spark's Kafka source does (`ranges` starts it there
-when Spark's start offset predates it); a partition that is gone fails the query, since
-its unread messages are lost (Spark's `failOnDataLoss=true`).
+when Spark's start offset predates it). Offsets the stream was to read that are gone (a
+partition or topic deleted, a topic recreated so that its offsets went back below the
+stream's, messages deleted by retention) fail the query with an error naming topic,
+partition and offsets, as Spark's Kafka source does under `failOnDataLoss=true`; with
+`failOnDataLoss=false` they are logged (WARNING) and the stream reads on from what is
+there (a recreated topic from its earliest offset). A checkpoint whose topics this query
+does not read is an error naming both.
 
 The planning functions are pure; `StreamScan` reads through `TopicLog`. Nothing of Spark.
 """
@@ -33,16 +46,20 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
+import logging
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
 import orjson
 
+from ticdc_sink.codec import find_protocol
+from ticdc_sink.codec.spec import Watermark
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError
+from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError, TiCDCSinkError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
@@ -65,13 +82,22 @@ __all__ = [
     "PartitionIndex",
     "StreamOffset",
     "StreamScan",
+    "check_consistency",
     "follow_partitions",
+    "held_back",
     "plan_offsets_cut",
     "plan_start",
     "plan_watermark_cut",
 ]
 
 RESOLVED_KEY = "ticdc:resolved-ts"
+
+logger = logging.getLogger(__name__)
+
+#: Distinct watermarks the other partitions pass while a partition that never had one
+#: holds the stream back, before the driver says so: TiCDC sends each watermark to every
+#: partition it writes, so after two a partition without any is not one of them.
+HELD_BACK_AFTER = 2
 
 
 @attrs.frozen
@@ -135,32 +161,161 @@ def plan_start(bounds: Bounds, starting: str | None, topics: tuple[str, ...]) ->
     return StreamOffset(offsets, dict.fromkeys(offsets, 0))
 
 
-def follow_partitions(start: StreamOffset, bounds: Bounds) -> StreamOffset:
-    """`start` with every partition of `bounds` it lacks at that partition's earliest
-    offset (a partition or topic created since; Spark's Kafka source reads those from
-    the earliest offset too).
+def follow_partitions(
+    start: StreamOffset,
+    bounds: Bounds,
+    *,
+    fail_on_data_loss: bool = True,
+    existing: Collection[str] = (),
+    reading: str = "",
+) -> tuple[StreamOffset, list[str]]:
+    """`start` against the partitions there are now (`bounds`), and what was lost.
+
+    Every partition of `bounds` that `start` lacks joins at its earliest offset (a
+    partition or topic created since; Spark's Kafka source reads those from the earliest
+    offset too). Offsets of `start` that are gone are data loss: a partition that is gone
+    (`existing`, the brokers' topics, tells a deleted topic from one this query does not
+    read, `reading` naming what it reads), one whose end is below the stream's offset (its
+    topic was deleted and recreated, or its log truncated), one whose first offset is past
+    the stream's (its messages were deleted before they were read). With
+    `fail_on_data_loss` the first is raised; else each is returned as a warning's text and
+    the stream reads on from what is there: a gone partition is dropped, a recreated one
+    starts again at its earliest offset (resolved ts 0), a truncated one at its first
+    offset kept.
 
     Raises:
-        DeliveryError: a partition of `start` is gone (its topic was deleted, or no longer
-            matches topicPattern): its unread messages are lost, as Spark's Kafka source
-            fails under `failOnDataLoss=true`.
+        ConfigError: the checkpoint holds a topic this query does not read.
+        DeliveryError: offsets the stream was to read are gone.
     """
+    offsets, resolved = dict(start.offsets), dict(start.resolved)
+    lost: list[str] = []
+
+    def loss(error: Callable[[str], TiCDCSinkError], what: str, fix: str, instead: str) -> None:
+        if fail_on_data_loss:
+            raise error(
+                f"{what}; {fix}, or set option failOnDataLoss=false to read on from what is "
+                "there (as Spark's Kafka source)"
+            )
+        lost.append(f"{what}; failOnDataLoss=false: {instead}")
+
+    restart = "start a new query (a new checkpointLocation) to read on from the topics there are"
     gone = sorted(set(start.offsets) - set(bounds))
-    if gone:
-        topic, partition = gone[0]
-        raise DeliveryError(
-            f"partition {partition} of topic {topic} is gone from the brokers (deleted, or "
-            "the topic no longer matches option topicPattern) while the stream was at offset "
-            f"{start.offsets[topic, partition]}; its unread messages are lost. Start a new "
-            "query (a new checkpointLocation) to read on from the topics there are"
+    read_now = {t for t, _ in bounds}
+    unread = sorted({t for t, _ in gone if t in existing and t not in read_now})
+    if unread:
+        ours = sorted({t for t, _ in start.offsets})
+        loss(
+            functools.partial(ConfigError, option="checkpointLocation"),
+            f"the stream's checkpoint belongs to a query of other topics: it holds offsets "
+            f"of {_topics(ours)}, and this query reads {reading or _topics(sorted(read_now))}, "
+            f"not {_topics(unread)} (which the brokers have)",
+            f"give this query its own checkpointLocation, or read {_topics(unread)} again",
+            f"{_topics(unread)} no longer read",
         )
-    new = sorted(set(bounds) - set(start.offsets))
-    if not new:
-        return start
-    return StreamOffset(
-        {**start.offsets, **{key: bounds[key][0] for key in new}},
-        {**start.resolved, **dict.fromkeys(new, 0)},
+    for key in gone:
+        topic, partition = key
+        offset = offsets.pop(key)
+        resolved.pop(key, None)
+        if topic not in unread:
+            loss(
+                DeliveryError,
+                f"partition {partition} of topic {topic} is gone from the brokers (the topic "
+                "was deleted, or has fewer partitions now) while the stream was at offset "
+                f"{offset}; its unread messages are lost",
+                restart,
+                "the partition is no longer read",
+            )
+    for key, offset in sorted(start.offsets.items()):
+        if key not in bounds:
+            continue
+        topic, partition = key
+        low, high = bounds[key]
+        if offset > high:
+            loss(
+                DeliveryError,
+                f"partition {partition} of topic {topic} ends at offset {high}, below the "
+                f"stream's offset {offset}: the topic was deleted and recreated (or its log "
+                f"truncated), and the stream would skip the new messages before offset "
+                f"{offset}",
+                restart,
+                f"reading it again from its earliest offset, {low}",
+            )
+            offsets[key], resolved[key] = low, 0
+        elif offset < low:
+            loss(
+                DeliveryError,
+                f"partition {partition} of topic {topic} begins at offset {low}, past the "
+                f"stream's offset {offset}: offsets {offset}..{low - 1} were deleted "
+                "(retention) before the stream read them",
+                restart,
+                f"reading on from offset {low}",
+            )
+            offsets[key] = low
+    for key in sorted(set(bounds) - set(start.offsets)):
+        offsets[key], resolved[key] = bounds[key][0], 0
+    if offsets == start.offsets and resolved == start.resolved:
+        return start, lost
+    return StreamOffset(offsets, resolved), lost
+
+
+def _topics(names: list[str]) -> str:
+    return f"topic{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+def check_consistency(config: ReadConfig) -> None:
+    """Refuse a stream under `consistency=watermark` of a topic whose protocol, as the
+    options say the writer configured it, carries no watermarks (it would never move).
+
+    Raises:
+        ConfigError: naming the protocol, the writer's option that adds watermarks, and
+            consistency=none.
+    """
+    spec = find_protocol(config.protocol)
+    if not config.watermark_consistency or spec is None:
+        return
+    if spec.watermark is Watermark.ALWAYS:
+        return
+    if spec.watermark is Watermark.WITH_TIDB_EXTENSION and config.tidb_extension:
+        return
+    if spec.watermark is Watermark.WITH_TIDB_EXTENSION:
+        why = (
+            f"protocol {spec.name} carries watermarks only when the writer sets "
+            f"enable-tidb-extension=true (TiCDC's {spec.name} encoder sends none without it), "
+            "and option enable-tidb-extension is false here"
+        )
+        fix = (
+            "set option consistency=none to stream the topic without transaction boundaries, "
+            "or enable-tidb-extension=true if the writer set it (the writer's sink-uri or "
+            "config sets it too)"
+        )
+    else:
+        why = (
+            f"protocol {spec.name} carries no watermarks (TiCDC sends avro watermarks only in "
+            "its testing mode avro-enable-watermark, which this reader does not decode)"
+        )
+        fix = "set option consistency=none to stream the topic without transaction boundaries"
+    raise ConfigError(
+        f"option consistency is watermark (the default) but {why}: every micro-batch would "
+        f"wait for a watermark that never comes; {fix}",
+        option="consistency",
+        value="watermark",
+        allowed=("none",),
     )
+
+
+def held_back(
+    start: StreamOffset,
+    index: Mapping[TopicPartition, PartitionIndex],
+    free: Collection[TopicPartition] = (),
+) -> list[TopicPartition]:
+    """The partitions that have had no watermark since the stream started (from `start`
+    on, and none before it) while the others passed `HELD_BACK_AFTER` distinct ones: under
+    watermark consistency each holds every micro-batch back. `free` partitions carry no
+    watermarks (from partition-num on) and are left out."""
+    keys = [key for key in start.offsets if key not in free]
+    silent = [k for k in keys if not start.resolved.get(k) and not index[k].marks(start.offsets[k])]
+    passed = {ts for k in keys for _, ts in index[k].marks(start.offsets[k])}
+    return sorted(silent) if len(passed) >= HELD_BACK_AFTER else []
 
 
 @attrs.frozen
@@ -220,10 +375,14 @@ class PartitionIndex:
             return self._base_state
         return self._resolved[i], self._rows[i], self._dropped[i]
 
+    def readable_end(self) -> int:
+        """How far a batch may read: to the scanned end, or the schema change."""
+        return self.change_at if self.change_at is not None else self.scanned
+
     def marks(self, start: int) -> list[tuple[int, int]]:
         """(offset just after it, resolved ts) of each watermark from `start` on that
         raised the resolved ts, before a schema change."""
-        stop = self.change_at if self.change_at is not None else self.scanned
+        stop = self.readable_end()
         first = bisect.bisect_left(self._marks, start)
         last = bisect.bisect_left(self._marks, stop)
         return [(m + 1, self.state_at(m + 1)[0]) for m in self._marks[first:last]]
@@ -241,7 +400,10 @@ class PartitionIndex:
 
 
 def plan_watermark_cut(
-    start: StreamOffset, index: Mapping[int, PartitionIndex], limit: int | None
+    start: StreamOffset,
+    index: Mapping[TopicPartition, PartitionIndex],
+    limit: int | None,
+    free: Collection[TopicPartition] = (),
 ) -> tuple[StreamOffset, int | None]:
     """The end of the next micro-batch at a watermark, and its resolved ts; `start` itself
     and None when no partition can move.
@@ -251,9 +413,12 @@ def plan_watermark_cut(
     at most `limit` offsets, else the smallest ts that moves at all (a transaction larger
     than the limit extends the batch rather than stalling it). Each candidate T is a
     watermark after the start, so every candidate moves; the sizes grow with T, so the
-    limit is found by bisection (a backlog holds many watermarks).
+    limit is found by bisection (a backlog holds many watermarks). `free` partitions
+    carry no watermarks (from the writer's partition-num on): they do not bound T, and a
+    batch that moves reads them as far as they were scanned.
     """
-    marks = {key: index[key].marks(o) for key, o in start.offsets.items()}
+    marks = {key: index[key].marks(o) for key, o in start.offsets.items() if key not in free}
+    free_ends = {key: index[key].readable_end() for key in free if key in start.offsets}
     tops = [m[-1][1] if m else start.resolved.get(p, 0) for p, m in marks.items()]
     ceiling = min(tops, default=0)
     candidates = sorted({ts for m in marks.values() for _, ts in m if ts <= ceiling})
@@ -267,6 +432,8 @@ def plan_watermark_cut(
             i = bisect.bisect_right(resolved[p], ts)
             if i:
                 offsets[p], carried[p] = found[i - 1]
+        for p, end in free_ends.items():
+            offsets[p], carried[p] = end, index[p].state_at(end)[0]
         return StreamOffset(offsets, carried)
 
     if limit is None:
@@ -329,6 +496,7 @@ class StreamScan:
         self._history: set[TopicPartition] = set()
         self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
         self._keyed = RowKeys(self._decoder)
+        self._warned: set[str] = set()  # each warning once per query
 
     @property
     def tables(self) -> tuple[TableSchema, ...]:
@@ -366,34 +534,65 @@ class StreamScan:
         from their earliest offsets (`follow_partitions`); `ranges` starts them there.
 
         Raises:
-            DeliveryError: a partition of `start` is gone (`follow_partitions`), or as
-                `plan`.
-            ConfigError, SchemaError, DecodeError: as `bounds` and `plan`.
+            DeliveryError: offsets of `start` are gone (`follow_partitions`), or as `plan`.
+            ConfigError: the checkpoint's topics are not this query's
+                (`follow_partitions`), or as `bounds`.
+            SchemaError, DecodeError: as `plan`.
         """
         bounds = self.bounds()
         if target is None:
-            return self.plan(
-                follow_partitions(start, bounds), {k: hi for k, (_, hi) in bounds.items()}, limit
-            )
+            ends = {k: hi for k, (_, hi) in bounds.items()}
+            return self.plan(self._follow(start, bounds), ends, limit)
         # An AvailableNow run reads the partitions there were when it began; those that
         # appear during it wait for the next run (else a watermark cut would wait for them).
         known = {key: b for key, b in bounds.items() if key in target or key in start.offsets}
-        return self.plan(follow_partitions(start, known), target, limit)
+        return self.plan(self._follow(start, known), target, limit)
 
     def ranges(self, start: StreamOffset, end: StreamOffset) -> list[tuple[OffsetRange, int]]:
         """The offset ranges of the micro-batch `start`..`end` with data, each with its
         partition's resolved ts before it. A partition in `end` and not in `start` joined
         the stream in this batch: it starts at its earliest offset, as Spark's Kafka
-        source starts it (fetched again when a restart re-runs the batch)."""
-        joined = {t for t, p in end.offsets if (t, p) not in start.offsets}
-        lows = {(t, p): low for t in joined for p, (low, _) in self.log.bounds(t).items()}
+        source starts it (fetched again when a restart re-runs the batch). A partition of
+        `start` that `end` lacks or puts below it lost offsets (`follow_partitions`: an
+        error, or with failOnDataLoss=false a recreated one read from its earliest
+        offset); Spark passes the start it recorded, which `next_cut` may have moved.
+
+        Raises:
+            DeliveryError, ConfigError: as `follow_partitions`.
+        """
+        moved = any(end.offsets.get(key, -1) < o for key, o in start.offsets.items())
+        begin = start
+        if moved or set(end.offsets) - set(start.offsets):
+            begin = self._follow(start, self.bounds())
         out = []
-        for (topic, p), offset in sorted(end.offsets.items()):
-            first = start.offsets.get((topic, p), lows.get((topic, p), offset))
-            offsets = OffsetRange(topic, p, first, offset)
+        for key, offset in sorted(end.offsets.items()):
+            first = begin.offsets.get(key, offset)
+            offsets = OffsetRange(*key, min(first, offset), offset)
             if not offsets.empty:
-                out.append((offsets, start.resolved.get((topic, p), 0)))
+                out.append((offsets, begin.resolved.get(key, 0)))
         return out
+
+    def _follow(self, start: StreamOffset, bounds: Bounds) -> StreamOffset:
+        """`follow_partitions` with this query's options, its warnings logged once, and
+        the scan of a partition that starts over forgotten."""
+        gone = {t for t, _ in start.offsets} - {t for t, _ in bounds}
+        existing = self.log.topics() if gone else ()
+        followed, lost = follow_partitions(
+            start,
+            bounds,
+            fail_on_data_loss=self.config.fail_on_data_loss,
+            existing=existing,
+            reading=self.config.named_topics,
+        )
+        for text in lost:
+            if text not in self._warned:
+                self._warned.add(text)
+                logger.warning("ticdc: %s", text)
+        for key, offset in followed.offsets.items():
+            if offset < start.offsets.get(key, offset):  # a recreated topic: start over
+                self.index.pop(key, None)
+                self._history.discard(key)
+        return followed
 
     def cover(self, start: StreamOffset, end: StreamOffset) -> None:
         """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
@@ -421,7 +620,10 @@ class StreamScan:
         for key, offset in start.offsets.items():
             self._scan(key, offset, start.resolved.get(key, 0), ends[key])
         if self.config.watermark_consistency:
-            end, resolved_ts = plan_watermark_cut(start, self.index, limit)
+            free = self._free(start)
+            end, resolved_ts = plan_watermark_cut(start, self.index, limit, free)
+            if end == start:
+                self._warn_held_back(start, free)
         else:
             stops = {
                 p: min(ends[p], i.change_at if i.change_at is not None else ends[p])
@@ -445,6 +647,28 @@ class StreamScan:
         for p, o in end.offsets.items():
             if p in self.index:
                 self.index[p].forget_before(o)
+
+    def _free(self, start: StreamOffset) -> set[TopicPartition]:
+        """The partitions that carry no watermarks: from the writer's partition-num on."""
+        limit = self.config.partition_num
+        return set() if limit is None else {k for k in start.offsets if k[1] >= limit}
+
+    def _warn_held_back(self, start: StreamOffset, free: set[TopicPartition]) -> None:
+        """Say at once which partitions hold a watermark cut back (`held_back`), once
+        each: the query waits on, and the user learns what to set."""
+        for topic, partition in held_back(start, self.index, free):
+            text = (
+                f"partition {partition} of topic {topic} has had no watermark since the "
+                "stream started while the other partitions passed "
+                f"{HELD_BACK_AFTER} or more, so under consistency=watermark it holds every "
+                "micro-batch back and the stream reads nothing. TiCDC sends watermarks to "
+                "every partition it writes, which are those below its partition-num: set "
+                "option partition-num to the writer's (or give its sink-uri), or "
+                "consistency=none if the topic's writer sends no watermarks"
+            )
+            if text not in self._warned:
+                self._warned.add(text)
+                logger.warning("ticdc: %s", text)
 
     def _scan(self, key: TopicPartition, start: int, resolved_ts: int, end: int) -> None:
         index = self.index.get(key)
