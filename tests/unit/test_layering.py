@@ -112,6 +112,9 @@ ALLOWED: dict[str, set[str]] = {
         "column_selector",
     },
     "_local_broker": {"errors"},
+    # The mirror: a change stream applied to Delta / Iceberg tables. It reads the batch's
+    # resolved ts from the query's offset log (checkpoint, the read side's offset format).
+    "mirror": {"errors", "checkpoint", "read"},
     "__init__": {"errors", "datasource"},
     "__main__": {"cli"},
 }
