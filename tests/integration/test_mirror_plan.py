@@ -105,10 +105,12 @@ def test_planned_batches_keep_the_table_as_of_each_resolved_ts(
         assert mirror == source.state_at(ts)
 
 
-def test_a_batch_with_several_changes_of_one_key(spark: Any) -> None:
-    # The example the rules are written for: key 1 inserted, updated, moved to 2 and key 1
-    # taken again by an insert, all in one batch and out of order.
-    source = SourceTable()
+@pytest.mark.parametrize("split_moves", [False, True])
+def test_a_batch_with_several_changes_of_one_key(spark: Any, split_moves: bool) -> None:
+    # The example the rules are written for: a key inserted, updated, moved to another
+    # and taken again by an insert in the move's transaction, in one batch, out of order;
+    # the move as one UPDATE with _before, or as TiCDC's DELETE + INSERT.
+    source = SourceTable(split_moves=split_moves)
     rows = source.apply(110, [Step("insert", 1, 5)])
     rows += source.apply(120, [Step("update", 0, 6)])
     rows += source.apply(130, [Step("move", 0, 2), Step("insert", 0, 7)])

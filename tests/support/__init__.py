@@ -26,4 +26,6 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     topic_check.py     what a topic written by the runtime tests holds, decoded
     wheel_smoke.py     the built distributions, checked as a user gets them
     wheel_write.py     one simple and one avro write from the installed wheel alone
+    changes.py         a TiDB table in memory and its TiCDC change rows: the mirror's oracle
+    lakehouse.py       Spark sessions with Delta Lake and Iceberg (the mirror's tests, bench)
 """

@@ -53,6 +53,9 @@ METADATA_COLUMNS = frozenset(
 
 DELETE_FLAG = "_ticdc_mirror_delete"
 _RANK = "_ticdc_mirror_rank"
+# At one commit ts, the higher rank wins: a row written over a row deleted.
+_DELETE_RANK = 0
+_WRITE_RANK = 1
 
 # The input contract's spellings of each op (any case).
 _DELETES = ("D", "DELETE")
@@ -112,7 +115,7 @@ def plan_changes(rows: DataFrame, keys: Sequence[str], *, after_ts: int | None =
         *[F.col(c) for c in columns],
         ts.alias(COMMIT_TS),
         is_delete.alias(DELETE_FLAG),
-        F.when(is_delete, F.lit(0)).otherwise(F.lit(1)).alias(_RANK),
+        F.when(is_delete, F.lit(_DELETE_RANK)).otherwise(F.lit(_WRITE_RANK)).alias(_RANK),
     )
     if BEFORE in names:
         changes = changes.unionByName(_moved_from(rows, columns, keys, names, op))
@@ -152,7 +155,7 @@ def _moved_from(
         ],
         F.col(names[COMMIT_TS]).alias(COMMIT_TS),
         F.lit(True).alias(DELETE_FLAG),
-        F.lit(0).alias(_RANK),
+        F.lit(_DELETE_RANK).alias(_RANK),
     )
 
 
