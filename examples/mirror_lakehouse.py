@@ -5,12 +5,12 @@ The TiDB side is played by this script: `Source` holds the table `shop.items` an
 transactions into the change rows TiCDC sends (inserts, updates, key-changing updates,
 deletes), which are written to Kafka with `format("ticdc")` (Simple protocol, one
 watermark per round). The mirror reads them back with `readStream.format("ticdc")` and
-keeps the table with `ticdc_sink.mirror`. Each round is one `availableNow` run of the
-query (so the query restarts from its checkpoint every round); on the way:
+keeps the table with `ticdc_sink.mirror`, round after round, one query running; on the
+way:
 
 - round 2's micro-batch fails right after its MERGE, before Spark checkpoints it; the
-  next run re-runs the batch and the mirror, seeing it at or below the resolved ts the
-  table records, changes nothing;
+  query, restarted from its checkpoint, re-runs the batch and the mirror, seeing it at or
+  below the resolved ts the table records, changes nothing;
 - round 3 first writes round 1's messages again (a replay, as TiCDC re-sends after a
   restart);
 - round 4 adds a column: the stream stops before the change (Spark fixes a stream's
@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 import ticdc_sink
@@ -196,6 +197,7 @@ class Mirror:
     topic: str = "tidb_shop_items"
     target: str = ""
     queries: int = 0
+    query: StreamingQuery | None = None
 
     def __attrs_post_init__(self) -> None:
         self.target = self.target or TARGETS[self.format]
@@ -221,8 +223,10 @@ class Mirror:
             .save()
         )
 
-    def run(self, on_batch: Callable[[DataFrame, int], None], starting: str = "earliest") -> None:
-        """One availableNow run of the mirror query (its checkpoint: the current query's)."""
+    def start(self, on_batch: Callable[[DataFrame, int], None], starting: str) -> None:
+        """Start the mirror query (its checkpoint: the current query's); not
+        `availableNow`: PySpark 4.0 and 4.1 end such a run before a schema change without
+        failing (README, "Streaming reads")."""
         stream = (
             self.spark.readStream.format("ticdc")
             .option("kafka.bootstrap.servers", self.bootstrap)
@@ -230,16 +234,29 @@ class Mirror:
             .option("startingOffsets", starting)
             .load()
         )
-        query = (
+        self.query = (
             stream.writeStream.foreachBatch(on_batch)
             .option("checkpointLocation", self.checkpoint())
-            .trigger(availableNow=True)
             .start()
         )
+
+    def catch_up(self) -> None:
+        """Wait until the query has processed what the topic holds.
+
+        Raises:
+            StreamingQueryException: the query failed (then it is stopped).
+        """
+        assert self.query is not None
         try:
-            query.awaitTermination()
-        finally:
-            query.stop()
+            self.query.processAllAvailable()
+        except StreamingQueryException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.query is not None:
+            self.query.stop()
+            self.query = None
 
     def checkpoint(self) -> str:
         return str(self.work / f"checkpoint-{self.queries}")
@@ -280,34 +297,40 @@ def run(
     )
     written: list[list[dict[str, Any]]] = []
     round_ts: list[int] = []
-    for number, transactions in enumerate(rounds, 1):
-        state["round"] = number
-        if number == REPLAY_ROUND_1_IN_ROUND:
-            mirror.write(source, written[0])
-        rows: list[dict[str, Any]] = []
-        for steps in transactions:
-            ts += 1 << 18  # one millisecond later, TSO logical part 0
-            rows += source.apply(ts, steps)
-        written.append(rows)
-        round_ts.append(ts)
-        mirror.write(source, rows)
-        state["fail"] = number == FAIL_AFTER_MERGE_IN_ROUND
-        try:
-            mirror.run(each_batch, state["starting"])
-        except StreamingQueryException as exc:
-            restart = re.search(r"startingOffsets '(\{.*?\})'", str(exc))
-            if "InjectedFailure" in str(exc):
-                mirror.run(each_batch, state["starting"])  # the same checkpoint: a re-run
-            elif restart is not None:
-                # the table's columns changed: a new query (new checkpoint) from there
-                mirror.queries += 1
-                state["starting"] = restart.group(1)
-                apply = ticdc_sink.mirror.MirrorBatch(
-                    mirror.target, ["id"], format=format, checkpoint=mirror.checkpoint()
-                )
-                mirror.run(each_batch, state["starting"])
-            else:
-                raise
+    try:
+        for number, transactions in enumerate(rounds, 1):
+            state["round"] = number
+            if number == REPLAY_ROUND_1_IN_ROUND:
+                mirror.write(source, written[0])
+            rows: list[dict[str, Any]] = []
+            for steps in transactions:
+                ts += 1 << 18  # one millisecond later, TSO logical part 0
+                rows += source.apply(ts, steps)
+            written.append(rows)
+            round_ts.append(ts)
+            mirror.write(source, rows)
+            state["fail"] = number == FAIL_AFTER_MERGE_IN_ROUND
+            if mirror.query is None:
+                mirror.start(each_batch, state["starting"])
+            try:
+                mirror.catch_up()
+            except StreamingQueryException as exc:
+                restart = re.search(r"startingOffsets '(\{.*?\})'", str(exc))
+                if "InjectedFailure" in str(exc):
+                    pass  # restarted from the same checkpoint: the batch runs again
+                elif restart is not None:
+                    # the table's columns changed: a new query (new checkpoint) from there
+                    mirror.queries += 1
+                    state["starting"] = restart.group(1)
+                    apply = ticdc_sink.mirror.MirrorBatch(
+                        mirror.target, ["id"], format=format, checkpoint=mirror.checkpoint()
+                    )
+                else:
+                    raise
+                mirror.start(each_batch, state["starting"])
+                mirror.catch_up()
+    finally:
+        mirror.stop()
     return Result(checks, round_ts)
 
 

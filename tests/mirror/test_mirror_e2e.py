@@ -1,8 +1,8 @@
 """The end-to-end example (`examples/mirror_lakehouse.py`) as the test of the mirror: a
 TiCDC-shaped stream (inserts, updates, key-changing updates, deletes, a replay, a failure
-between a MERGE and the checkpoint, a restart every round, an added column) written with
-`format("ticdc")` to Apache Kafka, read with `readStream.format("ticdc")` and mirrored into
-Delta Lake and into Iceberg; after every micro-batch the mirror equals the source table as
+between a MERGE and the checkpoint and the restart after it, an added column and the new
+query it takes) written with `format("ticdc")` to Apache Kafka, read with
+`readStream.format("ticdc")` and mirrored into Delta Lake and into Iceberg; after every micro-batch the mirror equals the source table as
 of the resolved ts the mirror records, which is the batch's own."""
 
 from __future__ import annotations

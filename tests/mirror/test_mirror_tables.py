@@ -15,7 +15,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 import ticdc_sink
 import ticdc_sink.mirror
-from ticdc_sink.errors import ConfigError, SchemaError
+from ticdc_sink.errors import ConfigError, InputError, SchemaError
 
 pytestmark = pytest.mark.integration
 
@@ -155,3 +155,17 @@ def test_a_failing_batch_fails_the_query(lakehouse: Any, kafka: Any, tmp_path: P
     )
     with pytest.raises(StreamingQueryException, match="key column sku is not a column"):
         query.awaitTermination()
+
+
+def test_rows_without_a_commit_ts_are_refused(lakehouse: Any) -> None:
+    # an Avro DELETE tombstone reads with _commit_ts 0: skipping it would keep the row
+    spark, _ = lakehouse
+    mirror = ticdc_sink.mirror.MirrorBatch("mirror_no_ts", ["id"])
+    batch = spark.createDataFrame(
+        [(1, "a", 1, "INSERT", TS + 1, "shop", "t"), (1, None, None, "DELETE", 0, "shop", "t")],
+        CHANGES,
+    )
+    with pytest.raises(InputError, match="1 rows of shop.t have no _commit_ts") as caught:
+        mirror(batch, 0)
+    assert caught.value.column == "_commit_ts"
+    assert not spark.catalog.tableExists("mirror_no_ts")

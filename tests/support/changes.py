@@ -7,7 +7,8 @@ rows TiCDC sends for it, in the writer's input contract: an INSERT, a DELETE (th
 an UPDATE with `_before`; a key-changing UPDATE either as one UPDATE (TiCDC's
 `output-raw-change-event=true`) or split into a DELETE and an INSERT (the default). Within
 a transaction each row changes once and keys are unique at its end, as in TiDB; a key a
-transaction frees may be taken again in it (a DELETE and an INSERT of one key at one ts).
+transaction frees may be taken again in it (a DELETE and an INSERT of one key at one ts),
+and half of the steps that take a key take such a one.
 
     table = SourceTable()
     rows = table.apply(ts=100, steps=[Step("insert", 1), Step("move", 0, 7)])
@@ -74,9 +75,15 @@ class SourceTable:
         """Apply one transaction at commit ts `ts`; its change rows."""
         assert not self.history or ts > self.history[-1][0], "commit ts must rise"
         touched: set[int] = set()
+        freed: list[int] = []  # keys this transaction deleted or moved away from
         changes: list[dict[str, Any]] = []
         for step in steps:
             free = [k for k in range(KEY_SPACE) if k not in self.keys()]
+            # half of the time a key this transaction freed: a DELETE and a write of one
+            # key at one commit ts, TiCDC's hardest case
+            reuse = [k for k in freed if k in free]
+            if reuse and step.value % 2 == 0:
+                free = reuse
             candidates = sorted(r for r in self.rows if r not in touched)
             if step.kind == "insert" or not candidates:
                 if not free:
@@ -93,6 +100,7 @@ class SourceTable:
             touched.add(rid)
             if step.kind == "delete":
                 del self.rows[rid]
+                freed.append(old[0])
                 changes.append(_row("DELETE", ts, old))
             elif step.kind == "update" or not free:
                 new = (old[0], f"u{step.value}", step.value)
@@ -101,6 +109,7 @@ class SourceTable:
             else:  # move: a key-changing UPDATE
                 new = (free[step.value % len(free)], old[1], old[2] + 1)
                 self.rows[rid] = new
+                freed.append(old[0])
                 if self.split_moves:
                     changes += [_row("DELETE", ts, old), _row("INSERT", ts, new)]
                 else:

@@ -147,21 +147,32 @@ class MirrorBatch:
         return list(self.keys[name])
 
     def _tables(self, batch: DataFrame) -> list[tuple[str, str, int]]:
-        """(database, table, largest commit ts) of each table in the batch."""
+        """(database, table, largest commit ts) of each table in the batch.
+
+        Raises:
+            InputError: a row without a commit ts (null, or 0 as an Avro DELETE tombstone
+                reads): it could be neither ordered nor told from a replay.
+        """
         database = F.col(DATABASE) if DATABASE in batch.columns else F.lit("")
         table = F.col(TABLE) if TABLE in batch.columns else F.lit("")
+        ts = F.col(COMMIT_TS)
         rows = (
             batch.groupBy(database.alias("d"), table.alias("t"))
-            .agg(F.max(COMMIT_TS).alias("ts"))
+            .agg(
+                F.max(ts).alias("ts"),
+                F.count_if(ts.isNull() | (ts <= 0)).alias("missing"),
+            )
             .collect()
         )
         found = []
         for row in rows:
-            if row["ts"] is None:
+            name = f"{row['d']}.{row['t']}"
+            if row["missing"]:
                 raise InputError(
-                    f"mirror: a row of {row['d']}.{row['t']} has no {COMMIT_TS}; the mirror "
-                    "orders changes by it",
-                    table=f"{row['d']}.{row['t']}",
+                    f"mirror: {row['missing']} rows of {name} have no {COMMIT_TS} (null or 0, "
+                    "as Avro DELETE tombstones read); the mirror orders changes and skips "
+                    "replays by it: read a protocol whose every row carries its commit ts",
+                    table=name,
                     column=COMMIT_TS,
                 )
             found.append((row["d"] or "", row["t"] or "", int(row["ts"])))
