@@ -70,7 +70,9 @@ class MirrorBatch:
     Raises (when called):
         ConfigError: a TiDB table without a target or keys; a stream that is not
             watermark-consistent (a row above the batch's resolved ts).
-        SchemaError: the stream's columns changed other than by added columns.
+        SchemaError: the stream's columns changed other than by added columns, or a key
+            column is not one of them.
+        InputError: a row without a commit ts.
     """
 
     def __init__(
