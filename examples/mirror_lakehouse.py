@@ -240,18 +240,27 @@ class Mirror:
             .start()
         )
 
-    def catch_up(self) -> None:
+    def catch_up(self, on_batch: Callable[[DataFrame, int], None], starting: str) -> None:
         """Wait until the query has processed what the topic holds.
+
+        Spark gives the process of a Python stream source 10 seconds to connect back when
+        a query starts (PySpark's PythonWorkerFactory, not configurable); on a loaded
+        machine it may take longer, and the query fails before reading anything. It is
+        then started again from its checkpoint, which is safe, twice at most.
 
         Raises:
             StreamingQueryException: the query failed (then it is stopped).
         """
-        assert self.query is not None
-        try:
-            self.query.processAllAvailable()
-        except StreamingQueryException:
-            self.stop()
-            raise
+        for attempt in range(3):
+            assert self.query is not None
+            try:
+                self.query.processAllAvailable()
+                return
+            except StreamingQueryException as exc:
+                self.stop()
+                if "Python worker failed to connect back" not in str(exc) or attempt == 2:
+                    raise
+                self.start(on_batch, starting)
 
     def stop(self) -> None:
         if self.query is not None:
@@ -313,7 +322,7 @@ def run(
             if mirror.query is None:
                 mirror.start(each_batch, state["starting"])
             try:
-                mirror.catch_up()
+                mirror.catch_up(each_batch, state["starting"])
             except StreamingQueryException as exc:
                 restart = re.search(r"startingOffsets '(\{.*?\})'", str(exc))
                 if "InjectedFailure" in str(exc):
@@ -328,7 +337,7 @@ def run(
                 else:
                     raise
                 mirror.start(each_batch, state["starting"])
-                mirror.catch_up()
+                mirror.catch_up(each_batch, state["starting"])
     finally:
         mirror.stop()
     return Result(checks, round_ts)

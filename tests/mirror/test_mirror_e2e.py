@@ -2,8 +2,9 @@
 TiCDC-shaped stream (inserts, updates, key-changing updates, deletes, a replay, a failure
 between a MERGE and the checkpoint and the restart after it, an added column and the new
 query it takes) written with `format("ticdc")` to Apache Kafka, read with
-`readStream.format("ticdc")` and mirrored into Delta Lake and into Iceberg; after every micro-batch the mirror equals the source table as
-of the resolved ts the mirror records, which is the batch's own."""
+`readStream.format("ticdc")` and mirrored into Delta Lake and into Iceberg; after every
+micro-batch the mirror equals the source table as of the resolved ts the mirror records,
+which is the batch's own."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 import ticdc_sink
 import ticdc_sink.mirror
+from tests.support.lakehouse import run_to_end
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
 
 pytestmark = pytest.mark.integration
@@ -68,14 +69,15 @@ def test_many_tables_of_one_topic_into_one_table_each_with_one_query(
         .option("startingOffsets", "earliest")
         .load()
     )
-    query = ticdc_sink.mirror.start(
-        stream,
-        target="mirror_{schema}_{table}",
-        keys=["id"],
-        checkpoint=str(tmp_path / "checkpoint"),
-        trigger={"availableNow": True},
+    query = run_to_end(
+        lambda: ticdc_sink.mirror.start(
+            stream,
+            target="mirror_{schema}_{table}",
+            keys=["id"],
+            checkpoint=str(tmp_path / "checkpoint"),
+            trigger={"availableNow": True},
+        )
     )
-    query.awaitTermination()
     assert query.exception() is None
     assert sorted(tuple(r) for r in spark.table("mirror_shop_items").collect()) == [
         (1, "a", 5),
@@ -146,15 +148,16 @@ def test_a_failing_batch_fails_the_query(lakehouse: Any, kafka: Any, tmp_path: P
         .option("startingOffsets", "earliest")
         .load()
     )
-    query = ticdc_sink.mirror.start(
-        stream,
-        target="mirror_bad_key",
-        keys=["sku"],
-        checkpoint=str(tmp_path / "checkpoint"),
-        trigger={"availableNow": True},
-    )
     with pytest.raises(StreamingQueryException, match="key column sku is not a column"):
-        query.awaitTermination()
+        run_to_end(
+            lambda: ticdc_sink.mirror.start(
+                stream,
+                target="mirror_bad_key",
+                keys=["sku"],
+                checkpoint=str(tmp_path / "checkpoint"),
+                trigger={"availableNow": True},
+            )
+        )
 
 
 def test_rows_without_a_commit_ts_are_refused(lakehouse: Any) -> None:

@@ -7,18 +7,21 @@ names in `PACKAGES`), fetched from Maven Central with `tests/support/maven.py`.
 | `load_example()` | the example module `examples/mirror_lakehouse.py` |
 | `formats()` | the table formats some release supports for the running PySpark |
 | `lakehouse_session(warehouse)` | a `local[2]` session with them (Iceberg's catalog: `lake`) |
+| `run_to_end(start)` | a query started by `start()` awaited, restarted if its Python |
+|  | source's process did not connect back in time (a loaded machine) |
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from tests.support.maven import classpath
 
-__all__ = ["EXAMPLE", "formats", "lakehouse_session", "load_example"]
+__all__ = ["EXAMPLE", "formats", "lakehouse_session", "load_example", "run_to_end"]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mirror_lakehouse.py"
 
@@ -69,3 +72,26 @@ def lakehouse_session(warehouse: Path) -> Any:
     )
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def run_to_end(start: Callable[[], Any], attempts: int = 3) -> Any:
+    """Await the `availableNow` query `start()` starts; the query, once it ended.
+
+    Spark gives a Python stream source's process 10 seconds to connect back when a query
+    starts (PythonWorkerFactory, not configurable), which a loaded machine may miss: the
+    query then fails before reading anything, and is started again (from its checkpoint).
+
+    Raises:
+        StreamingQueryException: the query failed otherwise, or `attempts` times so.
+    """
+    from pyspark.errors import StreamingQueryException
+
+    for attempt in range(attempts):
+        query = start()
+        try:
+            query.awaitTermination()
+            return query
+        except StreamingQueryException as exc:
+            if "Python worker failed to connect back" not in str(exc) or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
