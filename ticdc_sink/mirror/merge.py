@@ -7,8 +7,11 @@ One MERGE per table and micro-batch, its source the planned changes (one row per
 
     MERGE INTO target t USING changes s ON t.id <=> s.id
     WHEN MATCHED AND s.<flag> THEN DELETE
-    WHEN MATCHED THEN UPDATE SET t.a = s.a, ...
+    WHEN MATCHED THEN UPDATE SET a = s.a, ...
     WHEN NOT MATCHED AND NOT s.<flag> THEN INSERT (a, ...) VALUES (s.a, ...)
+
+The assignments name target columns unqualified: Delta's schema evolution adds a column
+the target lacks only then (`t.a = s.a` fails to resolve `t.a`; measured, Delta 4.4).
 
 The commit that MERGE makes carries `RESOLVED_TS` (Delta: the commit's `userMetadata`, as
 JSON; Iceberg: a snapshot summary property), set through the session conf the format
