@@ -1,5 +1,6 @@
-"""Shared fixtures: one local Spark session per run; one Tansu broker and one test schema
-registry per test module."""
+"""Shared fixtures: one local Spark session per run; one Apache Kafka broker and one
+Apicurio Registry per run (`kafka`, `apicurio`; fetched from Maven Central on first use);
+one Tansu broker and one test schema registry per test module (`broker`, `registry`)."""
 
 from __future__ import annotations
 
@@ -53,4 +54,23 @@ def registry() -> Iterator[object]:
     from tests.support.registry import TestSchemaRegistry
 
     with TestSchemaRegistry() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[object]:
+    """Apache Kafka 4.x, single node, KRaft (tests/support/kafka.py), for the whole run."""
+    from tests.support.kafka import KafkaBroker
+
+    with KafkaBroker() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def apicurio() -> Iterator[object]:
+    """Apicurio Registry 3.x in memory (tests/support/apicurio.py), for the whole run; its
+    `url` is the Confluent-compatible API."""
+    from tests.support.apicurio import ApicurioRegistry
+
+    with ApicurioRegistry() as running:
         yield running

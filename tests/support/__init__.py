@@ -13,7 +13,11 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     row_path.py        the row path, the reference the column-wise paths are checked against
     reference_table.py the benchmarks' reference table (the benchmarks import it from here)
     tables.py          the tables the integration tests write through every protocol
-    broker.py          a loopback Kafka broker (Tansu), with and without a fault proxy
+    broker.py          TopicAdmin (topics made, read back) and Tansu, with and without a
+                       fault proxy
+    kafka.py           Apache Kafka from Maven Central (KRaft, one node), killable, proxied
+    apicurio.py        Apicurio Registry from Maven Central (Confluent-compatible API)
+    maven.py           Java components fetched with mvn into the test cache
     proxy.py           a TCP proxy that injects broker faults
     registry.py        a Confluent-compatible schema registry on loopback
     faults.py          `ticdc_faults`: the data source with injected faults (retries, kills)
@@ -23,4 +27,6 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     topic_check.py     what a topic written by the runtime tests holds, decoded
     wheel_smoke.py     the built distributions, checked as a user gets them
     wheel_write.py     one simple and one avro write from the installed wheel alone
+    changes.py         a TiDB table in memory and its TiCDC change rows: the mirror's oracle
+    lakehouse.py       Spark sessions with Delta Lake and Iceberg (the mirror's tests, bench)
 """

@@ -72,29 +72,22 @@ from ticdc_sink._local_broker import LocalBroker, free_port
 from ticdc_sink.errors import DeliveryError
 from ticdc_sink.producer import Record
 
-__all__ = ["END_MARKER", "ProxiedBroker", "Record", "TansuBroker", "free_port"]
+__all__ = ["END_MARKER", "ProxiedBroker", "Record", "TansuBroker", "TopicAdmin", "free_port"]
 
-# The header of the records `consume_all` appends to find a partition's end.
+# The header of the records Tansu's `end_offsets` appends to find a partition's end.
 END_MARKER = "tests-end-marker"
 
 
-class TansuBroker(LocalBroker):
-    """Tansu on a free loopback port (started by `ticdc_sink._local_broker`, which the demo
-    uses too), plus what tests need: `consume_all` reads a topic back; `end_offsets` says
-    where each partition ends (for a reader's endingOffsets); `create_topic` and
-    `delete_topic` manage topics through the admin API.
+class TopicAdmin:
+    """What the tests do with a broker besides writing: manage topics and read one back.
+
+    Shared by `TansuBroker` and `tests.support.kafka.KafkaBroker`; a subclass sets
+    `bootstrap` and says where partitions end (`end_offsets`).
     """
 
-    def __init__(
-        self,
-        *,
-        port: int | None = None,
-        advertised_port: int | None = None,
-        startup_timeout: float = 20.0,
-    ) -> None:
-        super().__init__(
-            port=port, advertised_port=advertised_port, startup_timeout=startup_timeout
-        )
+    bootstrap: str
+
+    def __init__(self) -> None:
         self._admin: AdminClient | None = None
 
     def admin(self) -> AdminClient:
@@ -104,15 +97,26 @@ class TansuBroker(LocalBroker):
             )
         return self._admin
 
-    def create_topic(self, name: str, partitions: int, *, timeout: float = 10.0) -> None:
-        """Create a topic with `partitions` partitions (replication factor 1)."""
+    def close_admin(self) -> None:
+        self._admin = None
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        *,
+        config: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        """Create a topic with `partitions` partitions (replication factor 1) and topic
+        `config` (such as `max.message.bytes` or `cleanup.policy`)."""
         futures = self.admin().create_topics(
-            [NewTopic(name, num_partitions=partitions, replication_factor=1)],
+            [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
             request_timeout=timeout,
         )
         futures[name].result(timeout=timeout)
 
-    def delete_topic(self, name: str, *, timeout: float = 10.0) -> None:
+    def delete_topic(self, name: str, *, timeout: float = 30.0) -> None:
         """Delete a topic; a missing one is fine. Close consumers of it first (see above)."""
         futures = self.admin().delete_topics([name], request_timeout=timeout)
         try:
@@ -121,57 +125,64 @@ class TansuBroker(LocalBroker):
             if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise
 
-    def partition_count(self, name: str, *, timeout: float = 10.0) -> int:
+    def partition_count(self, name: str, *, timeout: float = 30.0) -> int:
         """The partition count the broker reports for an existing topic."""
         topic = self.admin().list_topics(name, timeout=timeout).topics[name]
         if topic.error is not None:
             raise KafkaException(topic.error)
         return len(topic.partitions)
 
-    def consume_all(self, topic: str, *, timeout: float = 60.0) -> list[Record]:
-        """Every record of `topic` ordered by (partition, offset), read to its end.
+    def end_offsets(self, topic: str, *, timeout: float = 60.0) -> dict[int, int]:
+        """Where each partition of `topic` ends now (the offset after its last record)."""
+        raise NotImplementedError
 
-        Tansu's high watermarks cannot say where a partition ends (they lag behind after
-        concurrent writes), and reading until nothing arrives for a while makes the verdict
-        depend on the machine's speed: a slow first fetch looked like lost rows. So this
-        first appends an end marker to every partition (an empty record with the header
-        `END_MARKER`) and reads each partition up to its marker's offset, which the broker
-        assigns after every record acknowledged before. Markers are left out of the result
-        (earlier ones too); other readers of the topic see them. `timeout` only bounds a
-        broker that stops answering.
+    def consume_all(self, topic: str, *, timeout: float = 60.0) -> list[Record]:
+        """Every record of `topic` ordered by (partition, offset), read to `end_offsets`.
+
+        A partition is read when a record at or after its end minus one arrives, or the
+        consumer reports the partition's end at or after it (offsets a transaction's
+        control records or compaction took leave gaps no record fills). Tansu's end
+        markers are left out. `timeout` only bounds a broker that stops answering.
 
         Raises:
             DeliveryError: the topic does not exist (nothing is created).
-            AssertionError: the markers were not read back within `timeout`.
+            AssertionError: the ends were not reached within `timeout`.
         """
         deadline = time.monotonic() + timeout
-        ends = self._append_end_markers(topic, timeout)
+        ends = self.end_offsets(topic, timeout=timeout)
         consumer = Consumer(
             {
                 "bootstrap.servers": self.bootstrap,
                 "group.id": "tests-consume-all",
                 "enable.auto.commit": "false",
+                "enable.partition.eof": "true",
+                "isolation.level": "read_committed",
                 "fetch.max.bytes": 64 * 1024 * 1024,
             }
         )
         records: list[Record] = []
         try:
-            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in sorted(ends)])
-            unread = set(ends)
+            unread = {p for p, end in ends.items() if end > 0}
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in sorted(unread)])
             while unread:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise AssertionError(
-                        f"topic {topic}: partitions {sorted(unread)} not read to their end "
-                        f"markers (offsets {ends}) within {timeout:g} s"
+                        f"topic {topic}: partitions {sorted(unread)} not read to their ends "
+                        f"(offsets {ends}) within {timeout:g} s"
                     )
                 for message in consumer.consume(1000, timeout=min(left, 1.0)):
-                    if message.error() is not None:
-                        raise KafkaException(message.error())
                     partition, offset = message.partition(), message.offset()
-                    if offset >= ends[partition]:
+                    error = message.error()
+                    if error is not None:
+                        if error.code() != KafkaError._PARTITION_EOF:
+                            raise KafkaException(error)
+                        if offset >= ends[partition]:
+                            unread.discard(partition)
+                        continue
+                    if offset + 1 >= ends[partition]:
                         unread.discard(partition)
-                    elif not _is_end_marker(message):
+                    if offset < ends[partition] and not _is_end_marker(message):
                         kind, stamp = message.timestamp()
                         records.append(
                             Record(
@@ -187,10 +198,30 @@ class TansuBroker(LocalBroker):
         records.sort(key=lambda record: (record.partition, record.offset))
         return records
 
+
+class TansuBroker(LocalBroker, TopicAdmin):
+    """Tansu on a free loopback port (started by `ticdc_sink._local_broker`, which the demo
+    uses too), with the tests' `TopicAdmin` helpers. Tansu's high watermarks cannot say where
+    a partition ends, so `end_offsets` appends an end marker (an empty record with the
+    header `END_MARKER`) to every partition: the partition ends at the marker.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        advertised_port: int | None = None,
+        startup_timeout: float = 20.0,
+    ) -> None:
+        TopicAdmin.__init__(self)
+        LocalBroker.__init__(
+            self, port=port, advertised_port=advertised_port, startup_timeout=startup_timeout
+        )
+
     def end_offsets(self, topic: str, *, timeout: float = 60.0) -> dict[int, int]:
-        """Where each partition of `topic` ends now: an end marker is appended to each and
-        its offset returned, so a read up to (not including) these offsets holds every
-        record acknowledged before, whatever Tansu's high watermarks say."""
+        """An end marker is appended to each partition and its offset returned, so a read up
+        to (not including) these offsets holds every record acknowledged before, whatever
+        Tansu's high watermarks say."""
         return self._append_end_markers(topic, timeout)
 
     def _append_end_markers(self, topic: str, timeout: float) -> dict[int, int]:

@@ -112,6 +112,9 @@ ALLOWED: dict[str, set[str]] = {
         "column_selector",
     },
     "_local_broker": {"errors"},
+    # The mirror: a change stream applied to Delta / Iceberg tables. It reads the batch's
+    # resolved ts from the query's offset log (checkpoint, the read side's offset format).
+    "mirror": {"errors", "checkpoint", "read"},
     "__init__": {"errors", "datasource"},
     "__main__": {"cli"},
 }
@@ -207,11 +210,19 @@ def _with_parents(name: str) -> set[str]:
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The package modules an import statement loads."""
+    """The package modules an import statement loads.
+
+    A module's own packages are being loaded already when it runs (Python initialises a
+    package before its modules), so the parents an import loads on the way are no edge from
+    a module inside them: a package `__init__` may import its own modules. A module that
+    names its own package (`from ticdc_sink.mirror import start` in a module of it) does
+    take that package's names and keeps the edge.
+    """
+    own = _with_parents(module) - {module}
     found: set[str] = set()
     if isinstance(node, ast.Import):
         for alias in node.names:
-            found |= _with_parents(alias.name)
+            found |= (_with_parents(alias.name) - own) | ({alias.name} & set(NAMES))
         return found
     base = node.module or ""
     if node.level:  # relative import
@@ -220,10 +231,12 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
             anchor = anchor[:-1]
         anchor = anchor[: len(anchor) - node.level + 1]
         base = ".".join([*anchor, base] if base else anchor)
-    found |= _with_parents(base)
-    for alias in node.names:
-        if f"{base}.{alias.name}" in NAMES:
-            found |= _with_parents(f"{base}.{alias.name}")
+    named = {f"{base}.{alias.name}" for alias in node.names} & set(NAMES)
+    if len(named) < len(node.names):  # a name of `base` itself, not only its modules
+        found |= {base} & set(NAMES)
+    found |= _with_parents(base) - own
+    for full in named:
+        found |= _with_parents(full) - own
     return found
 
 
@@ -277,6 +290,17 @@ def test_no_import_circles() -> None:
     # Load-time imports only (a function's lazy import or a TYPE_CHECKING import runs no
     # circle); importing a module loads its packages first, so those count as imports.
     assert _circles(_load_graph()) == []
+
+
+def test_a_package_may_import_its_own_modules() -> None:
+    inner = ast.parse("from ticdc_sink.codec.simple.values import x").body[0]
+    assert isinstance(inner, ast.ImportFrom)
+    # a module of ticdc_sink.codec.simple importing a sibling: no edge to its packages
+    assert _targets("ticdc_sink.codec.simple.encoder", inner) == {"ticdc_sink.codec.simple.values"}
+    outer = ast.parse("from ticdc_sink.codec.simple import SimpleEncoder").body[0]
+    assert isinstance(outer, ast.ImportFrom)
+    # ... but naming its own package's names is an edge to that package
+    assert "ticdc_sink.codec.simple" in _targets("ticdc_sink.codec.simple.encoder", outer)
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

@@ -1,0 +1,172 @@
+"""Apicurio Registry for the integration tests: a real schema registry, from Maven Central.
+
+`ApicurioRegistry` fetches `io.apicurio:apicurio-registry-app` (its `all` tar.gz) with
+Maven, unpacks it once into the test cache, and starts it in memory on a free 127.0.0.1
+port (the management interface off, so nothing else listens). `url` is its
+Confluent-compatible API, `/apis/ccompat/v7`, the address a user gives `schema-registry`.
+
+Version: 3.3.3 needs Java 21 or newer; where the machine has none (`java_at_least(21)`
+finds `$JAVA_HOME`'s, PATH's or a JDK under /usr/lib/jvm), 3.0.9 runs on Java 17. The one
+started is in `version`.
+
+How it differs from Confluent's registry (what the tests show the sink copes with):
+
+| | Apicurio 3.x (ccompat v7) | Confluent |
+| --- | --- | --- |
+| schema ids | content ids: one id per distinct schema text, shared by subjects | global ids |
+| compatibility | none enforced until a rule is set; `start` sets the global level | BACKWARD |
+|  | (BACKWARD by default) through `PUT /config`, as a user would | by default |
+| config answers | `PUT /config`: `{"compatibility": L}`; `GET /config`: | same |
+|  | `{"compatibilityLevel": L}` | |
+| schemas returned | in canonical form | as registered |
+| auth | none here (basic auth needs an identity server): auth is tested on the | |
+|  | in-house registry (`tests/support/registry.py`) | |
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO, Any
+
+from tests.support.maven import CACHE, artifact, java_at_least
+from ticdc_sink._local_broker import free_port
+
+__all__ = ["ApicurioRegistry", "RegistryStartError"]
+
+_NEWEST = "3.3.3"  # needs Java 21+
+_JAVA17 = "3.0.9"
+
+
+class RegistryStartError(RuntimeError):
+    """Apicurio did not start (its log's tail is in the message)."""
+
+
+class ApicurioRegistry:
+    """Apicurio Registry in memory on loopback; `url` is its Confluent-compatible API."""
+
+    def __init__(self, *, compatibility: str = "BACKWARD", startup_timeout: float = 120.0):
+        java = java_at_least(21)
+        self.version = _NEWEST if java is not None else _JAVA17
+        java = java or "java"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+        home = _unpacked(self.version)
+        runner = next(
+            p for p in (home / "quarkus-run.jar", *home.glob("*-runner.jar")) if p.exists()
+        )
+        self._dir = Path(tempfile.mkdtemp(prefix="apicurio-"))
+        self._output: IO[bytes] = open(self._dir / "registry.log", "wb")  # noqa: SIM115
+        self._process = subprocess.Popen(
+            [
+                java,
+                "-Xmx384m",
+                "-XX:+UseSerialGC",
+                "-Dquarkus.http.host=127.0.0.1",
+                f"-Dquarkus.http.port={self.port}",
+                "-Dquarkus.management.enabled=false",
+                "-Dquarkus.log.console.color=false",
+                "-jar",
+                str(runner),
+            ],
+            cwd=self._dir,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        try:
+            self._wait_until_serving(startup_timeout)
+            self.set_compatibility(compatibility)
+        except BaseException:
+            self.close()
+            raise
+
+    def set_compatibility(self, level: str, subject: str | None = None) -> None:
+        """Set the global (or a subject's) compatibility level, as a user would."""
+        path = "/config" if subject is None else f"/config/{subject}"
+        self._request("PUT", path, {"compatibility": level})
+
+    def subjects(self) -> list[str]:
+        """The live subjects."""
+        return list(self._request("GET", "/subjects"))
+
+    def schemas(self, subject: str) -> list[str]:
+        """The schema texts of the subject's live versions, oldest first."""
+        versions = self._request("GET", f"/subjects/{subject}/versions")
+        return [
+            self._request("GET", f"/subjects/{subject}/versions/{v}")["schema"] for v in versions
+        ]
+
+    def log(self) -> str:
+        path = self._dir / "registry.log"
+        return path.read_bytes().decode(errors="replace")[-3000:] if path.exists() else ""
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._output.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> ApicurioRegistry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.loads(answer.read() or b"null")
+
+    def _wait_until_serving(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._process.poll() is not None:
+                raise RegistryStartError(
+                    f"apicurio {self.version} exited with {self._process.returncode}:\n{self.log()}"
+                )
+            try:
+                self._request("GET", "/subjects")
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() >= deadline:
+                raise RegistryStartError(
+                    f"apicurio {self.version} did not serve {self.url} within {timeout:g} s:\n"
+                    f"{self.log()}"
+                )
+            time.sleep(0.25)
+
+
+def _unpacked(version: str) -> Path:
+    """The registry application unpacked in the cache (once per machine)."""
+    target = CACHE / f"apicurio-registry-app-{version}"
+    done = target / ".unpacked"
+    if done.exists():
+        return target
+    archive = artifact(f"io.apicurio:apicurio-registry-app:{version}:tar.gz:all")
+    partial = Path(tempfile.mkdtemp(prefix=".apicurio-", dir=CACHE))
+    with tarfile.open(archive) as tar:
+        tar.extractall(partial, filter="data")
+    (partial / ".unpacked").write_text("")
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target
