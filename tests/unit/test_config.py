@@ -405,9 +405,11 @@ def test_toml_errors(tmp_path: Path) -> None:
     assert "not valid TOML" in str(error({**BASE, "config": str(bad)}))
     assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
     bad.write_text("[sink]\ndispatchers = [{matcher = ['db'], topic = 'x'}]\n")
-    assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
+    assert "matcher pattern 1 'db': wrong table pattern" in str(error({**BASE, "config": str(bad)}))
     bad.write_text("[sink]\ncolumn-selectors = [{matcher = ['db'], columns = ['a']}]\n")
-    assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
+    assert "entry 1 matcher pattern 1 'db': wrong table pattern" in str(
+        error({**BASE, "config": str(bad)})
+    )
 
 
 # -- unknown options and invalid values -------------------------------------------------------
