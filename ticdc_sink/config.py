@@ -1379,7 +1379,6 @@ class SinkConfig:
             "(`db.*`, `!db.tmp_*`, `/^db[0-9]$/.t`, the last matching pattern deciding; names "
             "in any case unless `case-sensitive`) are dropped and counted as `filtered` "
             '(README, "Table filters")'
-
         ),
         ticdc=("[filter] rules",),
         shown_default="*.*",

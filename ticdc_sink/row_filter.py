@@ -246,11 +246,29 @@ class RowFilter:
     rules: tuple[str, ...] = ()
     event_filters: tuple[EventFilterRule, ...] = ()
     case_sensitive: bool = False
+    # Parsed once (a frozen class's derived fields): the table filter of `rules`, and each
+    # event-filter rule's matcher.
+    _tables: TableFilter = attrs.field(init=False, eq=False, repr=False)
+    _matchers: tuple[TableFilter, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        tables = filter_rules_filter(self.rules, case_sensitive=self.case_sensitive)
+        object.__setattr__(self, "_tables", tables)
+        matchers = tuple(event_matcher(r.matcher, i) for i, r in enumerate(self.event_filters, 1))
+        object.__setattr__(self, "_matchers", matchers)
 
     @property
     def active(self) -> bool:
         """Whether any row could be dropped (`*.*` alone takes every table)."""
         return bool(self.event_filters) or self.rules not in ((), ("*.*",))
+
+    def takes(self, database: str, table: str) -> bool:
+        """Whether `rules` take the table (else each of its rows is dropped)."""
+        return self._tables.matches(database, table)
+
+    def event_rules_for(self, database: str, table: str) -> tuple[int, ...]:
+        """The positions (0-based) of the event-filter rules whose matcher takes the table."""
+        return tuple(i for i, m in enumerate(self._matchers) if m.matches(database, table))
 
     def compile(self, schema: pa.Schema, layout: InputLayout) -> RowMask:
         """The filter for record batches of `schema`, conditions translated for its
@@ -270,7 +288,7 @@ class RowMask:
 
     def __init__(self, spec: RowFilter, schema: pa.Schema, layout: InputLayout) -> None:
         self.layout = layout
-        self.tables = filter_rules_filter(spec.rules, case_sensitive=spec.case_sensitive)
+        self.spec = spec
         reserved = layout.reserved
         new = {f.name: ((f.name,), f.type) for f in schema if f.name not in reserved}
         old: dict[str, tuple[tuple[str, ...], pa.DataType]] = {}
@@ -293,7 +311,7 @@ class RowMask:
             ops = frozenset().union(*(DML_EVENTS.get(e, ()) for e in rule.ignore_event))
             self.rules.append(
                 (
-                    event_matcher(rule.matcher, i + 1),
+                    i,
                     ops,
                     condition("ignore-insert-value-expr", new),
                     condition("ignore-update-new-value-expr", new),
@@ -320,12 +338,13 @@ class RowMask:
             return None
         tables, dictionary = self._table_codes(batch, default_database, default_table)
         # One decision per distinct table, spread over the rows by dictionary index.
-        taken = pa.array([self.tables.matches(d, t) for d, t in dictionary], pa.bool_())
+        taken = pa.array([self.spec.takes(d, t) for d, t in dictionary], pa.bool_())
         keep = taken.take(tables)
         ops = self._ops(batch) if self.rules else None
         exprs: list[pc.Expression] = []
-        for matcher, ignored_ops, insert, update_new, update_old, delete in self.rules:
-            applies = pa.array([matcher.matches(d, t) for d, t in dictionary], pa.bool_())
+        applying = [self.spec.event_rules_for(d, t) for d, t in dictionary]
+        for number, ignored_ops, insert, update_new, update_old, delete in self.rules:
+            applies = pa.array([number in rules for rules in applying], pa.bool_())
             if not any(applies.to_pylist()):
                 continue
             on_table = pc.field("__table").isin(

@@ -113,6 +113,9 @@ ALLOWED: dict[str, set[str]] = {
         "state",
         "read",
         "column_selector",
+        # check / dry-run show what the writer does: its plan, and the filters it applies.
+        "writer",
+        "row_filter",
     },
     "_local_broker": {"errors"},
     "__init__": {"errors", "datasource"},
