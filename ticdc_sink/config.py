@@ -1408,6 +1408,20 @@ class SinkConfig:
         ),
         ticdc=("column-selectors",),
     )
+    force_replicate: bool = _field(
+        "force-replicate",
+        False,
+        _bool,
+        doc=(
+            "TiCDC's changefeed `force-replicate` (top level of the changefeed file): write "
+            "a table that has neither a primary key nor a unique key of NOT NULL columns, "
+            "as TiCDC then does (messages keyed on no column: debezium's key an empty "
+            "struct, avro's key null, canal-json `pkNames` empty, index-value partitions by "
+            "table name); without it such a table is refused on the driver, as TiCDC "
+            "refuses to replicate it"
+        ),
+        ticdc=("force-replicate",),
+    )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
     ignored: tuple[str, ...] = attrs.field(default=(), eq=False)
@@ -1919,8 +1933,11 @@ def _load_toml(path: str) -> _Layer:
             value=path,
         ) from None
     layer = _Layer(f"config file {path} [sink] key")
-    if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
-        layer.set("case-sensitive", document["case-sensitive"])
+    # Top level in TiCDC's file (`ReplicaConfig`): case-sensitive (dispatchers and filters
+    # use it) and force-replicate (tables without a handle key).
+    for key in ("case-sensitive", "force-replicate"):
+        if key in document:
+            layer.set(key, document[key])
     for name, section in document.items():
         if isinstance(section, dict):
             _check_changefeed_section(path, name, section)
@@ -1940,7 +1957,7 @@ def _load_toml(path: str) -> _Layer:
         if isinstance(document[name], dict)
         else f"config file {path} key '{name}'"
         for name in document
-        if name not in ("sink", "case-sensitive", "filter", "integrity")
+        if name not in ("sink", "case-sensitive", "force-replicate", "filter", "integrity")
     ]
     sink = document.get("sink", {})
     if not isinstance(sink, dict):

@@ -15,7 +15,7 @@ import pyarrow as pa
 from ticdc_sink import claim_check, codec, tso
 from ticdc_sink.column_selector import ColumnSelector, selector_for
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
-from ticdc_sink.errors import ConfigError
+from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.routing import DispatchRule, Route
 from ticdc_sink.row_filter import EventFilterRule
 from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
@@ -92,7 +92,8 @@ def make_plan(
     the codec refuses fails before any task runs.
 
     Raises:
-        SchemaError: the table schema cannot be derived.
+        SchemaError: the table schema cannot be derived; it has no handle key (no primary
+            key, no unique key of NOT NULL columns) and `force-replicate` is not set.
         ConfigError: the codec refuses an option; partition-columns or index name what
             the table does not have; a column selector drops a key or hashed column; an
             event filter's condition cannot be translated for the input's columns
@@ -122,6 +123,8 @@ def make_plan(
         table_id=inp.table_id,
         version=inp.schema_version,
     )
+    if not template.handle_key and not config.force_replicate:
+        raise _no_handle_key(template, layout.table_column)
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
     codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
@@ -214,6 +217,26 @@ def decide_table(
         selector=selector_for(config.column_selectors, database, table),
         route=route,
         selection=selection,
+    )
+
+
+def _no_handle_key(template: TableSchema, table_column: str) -> SchemaError:
+    """TiCDC replicates a table only with a handle key (tiflow `cdc/model/schema_storage.go`,
+    `TableInfo.IsEligible`: a primary key, or a unique index of NOT NULL columns), unless
+    the changefeed sets `force-replicate`. With it, every encoder takes the handle key
+    columns TiCDC flags, none: `TableSchema.handle_key` is empty and each protocol writes
+    what tiflow writes for an empty list (debezium `dbzCodec.EncodeKey`: `payload {}` and
+    no key fields; avro `BatchEncoder.encodeKey`: a nil key; canal-json
+    `PrimaryKeyColumnNames`: `[]`; `IndexValueDispatcher`: the table name alone)."""
+    if template.table == _ROUTED or template.database == _ROUTED:
+        name = f"the tables the {table_column} column names"
+    else:
+        name = f"table {template.database}.{template.table}"
+    return SchemaError(
+        f"{name} has no primary key and no unique key of NOT NULL columns, and TiCDC "
+        "replicates such a table only with force-replicate; set option primary-key (e.g. "
+        "primary-key=id) or declare the key in table-ddl, or set force-replicate=true to "
+        "write it as TiCDC then does, its messages keyed on no column"
     )
 
 
