@@ -59,7 +59,7 @@ _WORD = "[0-9A-Za-z_]"
 _BOUNDARY = f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))"
 _NOT_BOUNDARY = f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))"
 
-Ranges = list[tuple[int, int]]
+_Ranges = list[tuple[int, int]]
 
 
 class GoRegexError(ValueError):
@@ -307,7 +307,7 @@ class _Parser:
         negated = self.peek() == "^"
         if negated:
             self.pos += 1
-        ranges: Ranges = []
+        ranges: _Ranges = []
         first = True
         while first or self.peek() != "]":
             if self.pos >= len(self.text):
@@ -359,7 +359,7 @@ class _Parser:
         return ord(self.text[self.pos - 1])
 
     def add_group(
-        self, ranges: Ranges, group: tuple[tuple[int, int], ...], *, negated: bool
+        self, ranges: _Ranges, group: tuple[tuple[int, int], ...], *, negated: bool
     ) -> None:
         """Go's `appendGroup`: a negated group under (?i) is the complement of the group
         with its case variants (so `re`'s folding of the whole class changes nothing)."""
@@ -368,7 +368,7 @@ class _Parser:
             members += _ascii_fold_extras(members)
         ranges.extend(_complement(members) if negated else members)
 
-    def class_text(self, ranges: Ranges, *, negated: bool) -> str:
+    def class_text(self, ranges: _Ranges, *, negated: bool) -> str:
         if not ranges:
             ranges, negated = [(0, _MAX_RUNE)], not negated
         body = "".join(
@@ -384,7 +384,7 @@ def _count(digits: str) -> int:
     return int(digits) if len(digits) <= 8 else -1
 
 
-def _ascii_fold_extras(ranges: Ranges) -> Ranges:
+def _ascii_fold_extras(ranges: _Ranges) -> _Ranges:
     """The non-ASCII case variants of ASCII letters in `ranges`: Go's fold orbits
     k K U+212A (Kelvin sign) and s S U+017F (long s)."""
     extras = []
@@ -394,7 +394,7 @@ def _ascii_fold_extras(ranges: Ranges) -> Ranges:
     return extras
 
 
-def _complement(ranges: Ranges) -> Ranges:
+def _complement(ranges: _Ranges) -> _Ranges:
     out = []
     next_low = 0
     for lo, hi in sorted(ranges):
