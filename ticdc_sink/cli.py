@@ -35,14 +35,14 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StructField, StructType
 
 import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.column_selector import select_columns
+from ticdc_sink.column_selector import ColumnSelector, select_columns
 from ticdc_sink.config import FrozenMap, SinkConfig, is_secret, mask_uri, spell_option
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.errors import (
@@ -62,10 +62,13 @@ from ticdc_sink.producer import (
 )
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.rows import arrow_schema as read_arrow_schema
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.routing import DispatchRule, PartitionRule
-from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl
+from ticdc_sink.row_filter import DML_EVENTS, EventFilterRule
+from ticdc_sink.schema import TableSchema, parse_table_ddl
 from ticdc_sink.state import SinkState
+from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, make_plan
 
 __all__ = ["main"]
 
@@ -471,9 +474,14 @@ def _text(value: str | None, flag: str) -> str | None:
         raise ValueError(f"{flag} {value}: the file is not UTF-8 text") from None
 
 
-def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
-    """The table of `--table-ddl`, `--columns` or the `table-ddl` option, built as the
-    writer builds it (with the options primary-key, database, table, table-id, ...)."""
+def _planned(args: argparse.Namespace, config: SinkConfig) -> tuple[SinkConfig, WritePlan] | None:
+    """The writer's plan of the table of `--table-ddl`, `--columns` or the option
+    `table-ddl`: `writer.make_plan`, as the driver makes it before any task (table schema,
+    encoder, dispatcher, column selection and event-filter conditions checked), over a
+    DataFrame of the table's columns typed as a read of the table gives them (the writer's
+    input contract) with the op and before columns. Returns the configuration planned
+    with (the DDL and, when nothing names the database, `db`) and the plan; None without
+    a table."""
     ddl = _text(args.table_ddl, "--table-ddl") or config.input.table_ddl
     if not ddl and args.columns:
         ddl = _ddl_from_columns(_text(args.columns, "--columns") or "")
@@ -482,7 +490,7 @@ def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
         except SchemaError as exc:
             raise ValueError(f"--columns: a type is not a MySQL type ({exc.message})") from None
     if not ddl:
-        raise ValueError("give the table: --table-ddl 'CREATE TABLE ...' or --columns '[...]'")
+        return None
     parsed = parse_table_ddl(ddl)
     reserved = {name.lower(): option for option, name in _metadata_columns(config).items()}
     for column in parsed.columns:
@@ -492,19 +500,33 @@ def _table(args: argparse.Namespace, config: SinkConfig) -> TableSchema:
                 f"column {column.name!r} is the name of a metadata column ({option}), which the "
                 f"sink never writes as a table column; rename the column or set {option}"
             )
-    # The DataFrame the writer would see: the DDL's columns (their Spark types do not
-    # matter, the DDL's win).
-    frame = StructType([StructField(c.name, StringType()) for c in parsed.columns])
-    return build_table_schema(
-        config.input.database or (None if parsed.database else "db"),
-        config.input.table,
-        frame,
-        column_types=dict(config.input.column_types),
-        table_ddl=ddl,
-        primary_key=config.input.primary_key,
-        table_id=config.input.table_id,
-        version=config.input.schema_version,
+    database = config.input.database or (None if parsed.database else "db")
+    planned = attrs.evolve(
+        config, input=attrs.evolve(config.input, table_ddl=ddl, database=database)
     )
+    table = TableSchema(parsed.database or database or "db", parsed.table or "t", parsed.columns)
+    fields = list(read_arrow_schema(table))[: len(table.columns)]
+    layout = planned.input.layout()
+    arrow = pa.schema(
+        [
+            *fields,
+            pa.field(layout.op_column, pa.string()),
+            pa.field(layout.before_column, pa.struct(fields)),
+        ]
+    )
+    frame = StructType([StructField(f.name, _spark_type(f.type), f.nullable) for f in arrow])
+    # As the driver: the event-filter conditions are compiled only when a filter is set.
+    filter_schema = arrow if planned.row_filter().active else None
+    plan = make_plan(
+        planned, frame, _EXAMPLE_TS, batch_id=None, arrow_schema=filter_schema, open_store=False
+    )
+    return planned, plan
+
+
+def _spark_type(arrow_type: pa.DataType) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    return from_arrow_type(arrow_type)
 
 
 def _metadata_columns(config: SinkConfig) -> dict[str, str]:
@@ -635,17 +657,31 @@ class _ExampleStore:
 
 def run_dry_run(args: argparse.Namespace) -> int:
     config, assumed = _resolve(_sink_options(args), _ASSUMED)
-    table = _table(args, config)
-    commit_ts = _EXAMPLE_TS
-    build_ts_ms = tso.physical_ms(commit_ts)
-    route = config.routing.route(table)
+    found = _planned(args, config)
+    if found is None:
+        raise ValueError("give the table: --table-ddl 'CREATE TABLE ...' or --columns '[...]'")
+    config, plan = found
+    table = plan.tables.template
+    commit_ts = plan.commit_ts
+    build_ts_ms = plan.build_ts_ms
+    # What the writer does with this table's rows, decided by the writer's own code.
+    decision = decide_table(config, table.database, table.table, table)
+    assert decision.route is not None
+    route = decision.route
     registry = _ExampleRegistry()
     options = config.codec
     store = None
     if options.claim_check_storage_uri is not None:
         store = _ExampleStore(options.claim_check_storage_uri)
+    if not decision.taken:
+        print(
+            f"protocol {options.protocol.value}, table {table.database}.{table.table}: not "
+            f"written, option 'filter-rules' does not take it (the writer drops every row of "
+            "it and counts them as filtered)"
+        )
+        return 0
     # column-selectors: rows carry the selected columns, BOOTSTRAP and DDL the whole table.
-    selection = config.column_selection(table)
+    selection = decision.selection
     shown = table if selection is None else select_columns(table, selection)
     encoder, full_encoder = (
         codec.build_encoder(
@@ -663,6 +699,8 @@ def run_dry_run(args: argparse.Namespace) -> int:
         f"protocol {protocol}, topic {route.topic}, table {table.database}.{table.table}, "
         f"partition rule {route.dispatcher.rule.value}"
     )
+    for line in _decision_notes(decision, table):
+        print(line)
     if "schema-registry" in assumed:
         print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
     if codec.build_batcher(options) is not None:
@@ -706,8 +744,12 @@ def run_dry_run(args: argparse.Namespace) -> int:
         compression=options.large_message_handle_compression.value,
     )
     pretty = sys.stdout.isatty()
+    dropped = _ignored_ops(decision)
     for name, make in makers:
         print(f"\n== {name}")
+        if name in dropped:
+            print(f"   (not sent: {dropped[name]})")
+            continue
         try:
             message = make()
         except MessageTooLargeError as exc:
@@ -833,12 +875,15 @@ def _indent_json(text: str) -> str:
 def run_check(args: argparse.Namespace) -> int:
     config, assumed = _resolve(_sink_options(args), ("kafka.bootstrap.servers", "topic"))
     warnings = check_client_config(config.kafka)
-    schema = None
-    if args.table_ddl or args.columns or config.input.table_ddl:
-        schema = _table(args, config)
+    found = _planned(args, config)
+    plan = None
+    planned = config
+    if found is not None:
+        planned, plan = found
     tables = [_table_name(text) for text in args.table]
-    if not tables and schema is not None:
-        tables = [(schema.database, schema.table)]
+    if not tables and plan is not None:
+        template = plan.tables.template
+        tables = [(template.database, template.table)]
     if args.key and not tables:
         raise ValueError("--key needs the table: --table db.t, --table-ddl or --columns")
     given = _key_values(args.key)
@@ -851,27 +896,37 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"librdkafka warning: {line}")
     count = args.partitions or config.kafka.partition_num or DEFAULT_PARTITION_NUM
     for database, table in tables:
-        rule = config.routing.dispatch_rule(database, table)
-        topic = config.routing.topic_for(database, table)
-        named = None
-        if schema is not None:
-            named = attrs.evolve(schema, database=database, table=table)
-        elif given:
-            named = _key_table(database, table, given)
+        # The table as the writer's tasks build it for rows naming it, and what they do
+        # with its rows: the writer's own code (writer.plan), so check cannot disagree.
+        schema = None if plan is None else plan.tables.schema_for(database, table)
+        decision = decide_table(planned, database, table, schema)
+        if not decision.taken:
+            print(
+                f"\ntable {database}.{table} -> not written: option 'filter-rules' does not "
+                "take it (the writer drops every row of it and counts them as filtered)"
+            )
+            continue
+        rule = decision.rule
         print(
-            f"\ntable {database}.{table} -> topic {topic} "
+            f"\ntable {database}.{table} -> topic {decision.topic} "
             f"(partition rule {rule.partition.value}, {_rule_text(rule)})"
         )
+        for line in _decision_notes(decision, schema):
+            print(line)
+        named = schema
+        if named is None and given:
+            named = _key_table(database, table, given)
         if named is None:
             continue
-        dispatcher = config.routing.route(named).dispatcher
+        route = decision.route or planned.routing.route(named)
+        dispatcher = route.dispatcher
         if dispatcher.columns:
             print(f"  partition hashes the table name and {', '.join(dispatcher.columns)}")
         if not given:
             continue
         if schema is None:
             print("  (no --table-ddl or --columns: the --key columns are taken as the key)")
-        change = _key_change(named, given, dispatcher.columns, config)
+        change = _key_change(named, given, dispatcher.columns, planned)
         shown = ", ".join(f"{name}={value}" for name, value in given.items())
         if dispatcher.rule is PartitionRule.TS:
             print(f"  key {shown} -> partition: the row's commit ts modulo {count} (rule ts)")
@@ -881,6 +936,45 @@ def run_check(args: argparse.Namespace) -> int:
         if not dispatcher.columns:
             print(f"  (partition rule {dispatcher.rule.value} does not hash the key)")
     return 0
+
+
+def _decision_notes(decision: TableDecision, schema: TableSchema | None) -> list[str]:
+    """The event filters and the column selection the writer applies to a table's rows."""
+    lines = []
+    for number, rule in decision.event_filters:
+        parts = []
+        dml = [e for e in rule.ignore_event if e in DML_EVENTS]
+        if dml:
+            parts.append(f"ignores {', '.join(dml)} rows")
+        parts += [f"drops rows where {key} {text}" for key, text in rule.expressions().items()]
+        lines.append(f"  event-filters rule {number} applies: {'; '.join(parts) or 'no rows'}")
+    selector = decision.selector
+    if selector is not None:
+        if schema is not None and decision.selection is not None:
+            names = ", ".join(schema.columns[i].name for i in decision.selection)
+            lines.append(
+                f"  columns sent: {names} (column-selectors entry {selector.number}; "
+                "BOOTSTRAP and DDL messages describe every column)"
+            )
+        else:
+            lines.append(
+                f"  column-selectors entry {selector.number} selects the columns "
+                f"{list(selector.columns)} (give --table-ddl or --columns to see which)"
+            )
+    return lines
+
+
+def _ignored_ops(decision: TableDecision) -> dict[str, str]:
+    """The example kinds (INSERT, UPDATE, DELETE) an event filter's `ignore-event` drops
+    for the table, with the reason."""
+    dropped: dict[str, str] = {}
+    for number, rule in decision.event_filters:
+        for event in rule.ignore_event:
+            for op in DML_EVENTS.get(event, ()):
+                dropped.setdefault(
+                    op.value, f"event-filters rule {number} ignores {event} rows of this table"
+                )
+    return dropped
 
 
 def _table_name(text: str) -> tuple[str, str]:
@@ -990,10 +1084,11 @@ def _configuration(config: SinkConfig, assumed: set[str]) -> list[tuple[str, str
     librdkafka settings the task producers use."""
     lines: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for part in (config.kafka, config.routing, config.codec, config.input, config.registry):
+    parts = (config.kafka, config.routing, config.codec, config.input, config.registry, config)
+    for part in parts:
         for field in attrs.fields(type(part)):
             option = field.metadata.get("option")
-            if option is None or option == "kafka.*" or option in seen:
+            if option in (None, "kafka.*", "checkpointlocation") or option in seen:
                 continue
             seen.add(option)
             value = getattr(part, field.name)
@@ -1030,6 +1125,13 @@ def _option_text(option: str, value: Any, default: Any, assumed: set[str]) -> st
         text = "true" if value else "false"
     elif isinstance(value, FrozenMap):
         text = json.dumps(dict(value))
+    elif (
+        isinstance(value, tuple)
+        and value
+        and isinstance(value[0], EventFilterRule | ColumnSelector)
+    ):
+        # Filters in full, as TiCDC spells them: a cut filter would hide what it drops.
+        return ", ".join(json.dumps(_filter_repr(v), ensure_ascii=False) for v in value)
     elif isinstance(value, tuple):
         text = ", ".join(_rule_repr(v) if isinstance(v, DispatchRule) else str(v) for v in value)
     else:
@@ -1037,6 +1139,18 @@ def _option_text(option: str, value: Any, default: Any, assumed: set[str]) -> st
     if len(text) > 100:
         text = text[:97] + "..."
     return f"{text} (default)" if value == default else text
+
+
+def _filter_repr(item: EventFilterRule | ColumnSelector) -> dict[str, Any]:
+    """An event-filter rule or column selector as the changefeed file spells it."""
+    if isinstance(item, ColumnSelector):
+        return {"matcher": list(item.matcher), "columns": list(item.columns)}
+    shown: dict[str, Any] = {"matcher": list(item.matcher)}
+    if item.ignore_event:
+        shown["ignore-event"] = list(item.ignore_event)
+    if item.ignore_sql:
+        shown["ignore-sql"] = list(item.ignore_sql)
+    return {**shown, **item.expressions()}
 
 
 def _rule_repr(rule: DispatchRule) -> str:

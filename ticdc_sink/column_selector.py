@@ -1,18 +1,19 @@
 """The changefeed's `[sink] column-selectors`: which columns of which tables TiCDC sends.
 
 TiCDC v8.5 (tiflow `cdc/sink/dmlsink/mq/transformer/columnselector/column_selector.go`)
-takes the first selector whose `matcher` (table-filter patterns, `routing.TableFilter`;
+takes the first selector whose `matcher` (table-filter patterns, `table_filter.TableFilter`;
 names in any case unless `case-sensitive`) takes a row's table, and sets every column its
 `columns` patterns (TiDB's column filter, `pkg/util/table-filter/column_filter.go`:
-wildcards as in table patterns, `!` excludes, the last matching pattern decides, names in
-any case) do not take to nil, before the partition is computed. Every protocol's encoder
-skips a nil column exactly as if the table did not have it (simple `formatColumns` /
-`collectColumns`, avro `columns2AvroSchema` and `avroEncode`, debezium
-`writeDebeziumFieldValues` and its schema, canal-json `fillColumns` and `sqlType`,
-open-protocol `rowChangeColumns2CodecColumns`), so a selection is a projection of the
-table (`select_columns`); TiCDC's BOOTSTRAP and DDL messages still describe the whole
-table. UPDATEs that change a key are split before the selection (tiflow splits them in
-the table sink), so the writer decides the split on the whole row.
+wildcards, quoting and `/regex/` as in table patterns, `!` excludes, the last matching
+pattern decides, names in any case; `table_filter.ColumnFilter`) do not take to nil,
+before the partition is computed. Every protocol's encoder skips a nil column exactly as
+if the table did not have it (simple `formatColumns` / `collectColumns`, avro
+`columns2AvroSchema` and `avroEncode`, debezium `writeDebeziumFieldValues` and its
+schema, canal-json `fillColumns` and `sqlType`, open-protocol
+`rowChangeColumns2CodecColumns`), so a selection is a projection of the table
+(`select_columns`); TiCDC's BOOTSTRAP and DDL messages still describe the whole table.
+UPDATEs that change a key are split before the selection (tiflow splits them in the table
+sink), so the writer decides the split on the whole row.
 
 `check_selection` is TiCDC's `VerifyTables`, with this sink's stricter rules: see its
 docstring. This module knows nothing of encoders or Kafka.
@@ -20,7 +21,6 @@ docstring. This module knows nothing of encoders or Kafka.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,8 +28,8 @@ from typing import Any
 import attrs
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.routing import TableFilter, wildcard_glob
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.table_filter import ColumnFilter, TableFilter
 
 __all__ = [
     "ColumnSelector",
@@ -52,10 +52,30 @@ class ColumnSelector:
     columns: tuple[str, ...]
     number: int = 1
     case_sensitive: bool = False
+    _tables: TableFilter = attrs.field(init=False, eq=False, repr=False)
+    _columns: ColumnFilter = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self.table_filter()  # a bad pattern fails when the option is read
-        self._column_rules()
+        # Parsed once, here: a bad pattern fails when the option is read.
+        object.__setattr__(
+            self,
+            "_tables",
+            TableFilter(
+                self.matcher,
+                case_sensitive=self.case_sensitive,
+                option=_OPTION,
+                label=f"column-selectors entry {self.number} matcher",
+            ),
+        )
+        object.__setattr__(
+            self,
+            "_columns",
+            ColumnFilter(
+                self.columns,
+                option=_OPTION,
+                label=f"column-selectors entry {self.number} columns",
+            ),
+        )
 
     def describe(self) -> str:
         return (
@@ -64,42 +84,12 @@ class ColumnSelector:
         )
 
     def table_filter(self) -> TableFilter:
-        try:
-            return TableFilter(self.matcher, case_sensitive=self.case_sensitive)
-        except ConfigError as exc:
-            raise ConfigError(
-                f"{self.describe()}: {exc.message.replace('dispatchers matcher', 'matcher')}",
-                option=_OPTION,
-                value=json.dumps(list(self.matcher)),
-            ) from None
-
-    def _column_rules(self) -> tuple[tuple[bool, str], ...]:
-        """(positive, lower-case glob) per pattern, last first: the first that matches
-        decides (TiDB reverses the list, `ParseColumnFilterRules`). Empty patterns and
-        `#` comments are skipped, as TiDB's parser skips them."""
-        rules = []
-        for raw in self.columns:
-            text = raw.strip(" \t")
-            if not text or text.startswith("#"):
-                continue
-            if text.startswith("@"):
-                raise ConfigError(
-                    f"{self.describe()}: column pattern {raw!r} imports a file, which this "
-                    "sink does not read; list the column patterns",
-                    option=_OPTION,
-                    value=raw,
-                )
-            positive = not text.startswith("!")
-            rules.append((positive, wildcard_glob(text if positive else text[1:]).lower()))
-        return tuple(reversed(rules))
+        return self._tables
 
     def keeps(self, column: str) -> bool:
-        """Whether the column is selected (TiDB `ColumnFilterRules.MatchColumn`)."""
-        name = column.lower()
-        for positive, glob in self._column_rules():
-            if fnmatch.fnmatchcase(name, glob):
-                return positive
-        return False
+        """Whether the column is selected (TiDB `ColumnFilterRules.MatchColumn`: names in
+        any case, the last matching pattern decides, blanks and `#` comments skipped)."""
+        return self._columns.matches(column)
 
 
 def parse_column_selectors(value: Any) -> tuple[ColumnSelector, ...]:

@@ -75,14 +75,19 @@ from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
     Route,
-    TableFilter,
     TopicRouter,
     build_dispatcher,
     rule_for,
     validate_topic_expression,
 )
-from ticdc_sink.row_filter import EventFilterRule, RowFilter, parse_event_filters
+from ticdc_sink.row_filter import (
+    EventFilterRule,
+    RowFilter,
+    filter_rules_filter,
+    parse_event_filters,
+)
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.table_filter import split_patterns
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
 from ticdc_sink.ticdc_settings import setting as ticdc_setting
@@ -594,13 +599,14 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
 
 
 def _filter_rules(value: Any) -> tuple[str, ...]:
-    """`[filter] rules`: table-filter patterns (a TOML list, JSON text or a comma list)."""
+    """`[filter] rules`: table-filter patterns (a TOML list, JSON text or a comma list),
+    each checked as TiDB's table filter checks it."""
     if value is None or value == "" or value == []:
         return ()
     if isinstance(value, str):
         text = value.strip()
         try:
-            value = json.loads(text) if text.startswith("[") else text.split(",")
+            value = json.loads(text) if text.startswith("[") else split_patterns(text)
         except json.JSONDecodeError:
             raise _Invalid('use a JSON list of patterns, e.g. ["db.*", "!db.tmp_*"]') from None
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
@@ -608,10 +614,12 @@ def _filter_rules(value: Any) -> tuple[str, ...]:
     patterns = tuple(v.strip() for v in value if v.strip())
     if patterns == ("*.*",):  # TiCDC's default, as an exported changefeed file lists it
         return ()
-    try:
-        TableFilter(patterns or ("*.*",))
-    except ConfigError as exc:
-        raise _Invalid(exc.message.replace("dispatchers matcher", "pattern")) from None
+    if filter_rules_filter(patterns).is_empty:  # a pattern TiDB refuses raises here
+        # TiDB's filter of only comments takes no table: TiCDC would replicate nothing.
+        raise _Invalid(
+            "it has no pattern, only comments, so no table would be written; give "
+            "patterns such as db.* (or leave the option out for every table)"
+        )
     return patterns
 
 
@@ -1369,8 +1377,9 @@ class SinkConfig:
         _filter_rules,
         doc=(
             "TiCDC's `[filter] rules`: rows of tables the table-filter patterns do not take "
-            "(`db.*`, `!db.tmp_*`, the last matching pattern deciding; names in any case "
-            "unless `case-sensitive`) are dropped and counted as `filtered`"
+            "(`db.*`, `!db.tmp_*`, `/^db[0-9]$/.t`, the last matching pattern deciding; names "
+            "in any case unless `case-sensitive`) are dropped and counted as `filtered` "
+            '(README, "Table filters")'
         ),
         ticdc=("[filter] rules",),
         shown_default="*.*",
@@ -1399,6 +1408,20 @@ class SinkConfig:
             '(README, "Column selectors")'
         ),
         ticdc=("column-selectors",),
+    )
+    force_replicate: bool = _field(
+        "force-replicate",
+        False,
+        _bool,
+        doc=(
+            "TiCDC's changefeed `force-replicate` (top level of the changefeed file): write "
+            "a table that has neither a primary key nor a unique key of NOT NULL columns, "
+            "as TiCDC then does (messages keyed on no column: debezium's key an empty "
+            "struct, avro's key null, canal-json `pkNames` empty, index-value partitions by "
+            "table name); without it such a table is refused on the driver, as TiCDC "
+            "refuses to replicate it"
+        ),
+        ticdc=("force-replicate",),
     )
     # TiCDC settings given (sink-uri, config file) that mean nothing to this sink, by
     # name and source, so the driver can say it ignored them.
@@ -1917,8 +1940,11 @@ def _load_toml(path: str) -> _Layer:
             value=path,
         ) from None
     layer = _Layer(f"config file {path} [sink] key")
-    if "case-sensitive" in document:  # top level in TiCDC's file; dispatchers use it
-        layer.set("case-sensitive", document["case-sensitive"])
+    # Top level in TiCDC's file (`ReplicaConfig`): case-sensitive (dispatchers and filters
+    # use it) and force-replicate (tables without a handle key).
+    for key in ("case-sensitive", "force-replicate"):
+        if key in document:
+            layer.set(key, document[key])
     for name, section in document.items():
         if isinstance(section, dict):
             _check_changefeed_section(path, name, section)
@@ -1938,7 +1964,7 @@ def _load_toml(path: str) -> _Layer:
         if isinstance(document[name], dict)
         else f"config file {path} key '{name}'"
         for name in document
-        if name not in ("sink", "case-sensitive", "filter", "integrity")
+        if name not in ("sink", "case-sensitive", "force-replicate", "filter", "integrity")
     ]
     sink = document.get("sink", {})
     if not isinstance(sink, dict):

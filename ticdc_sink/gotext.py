@@ -8,7 +8,8 @@ text of `schema`, the decoders) must write or read exactly that text. Here:
   `format_float_exp`, with `shortest_digits` and `to_float32`, Go's float32(v)), and the
   float text of the JSON writers TiCDC uses: `encoding/json` (`json_float`; TiDB's own
   JSON text, `marshalFloat64To` before 2025, is the same) and jsoniter (`jsoniter_float`).
-* Strings: Go's `string([]byte)` as a JSON writer sees it (`go_string`), Go's
+* Strings: Go's `strings.ToLower` (`go_lower`, how TiDB's table filter folds names),
+  Go's `string([]byte)` as a JSON writer sees it (`go_string`), Go's
   `strconv.Quote` (`go_quote`, which open-protocol applies to binary strings), and the string
   escaping of each JSON writer TiCDC uses, one function each, named for the library:
   `json_quote` (`encoding/json`, HTML escaping on), `tidb_json_quote` (TiDB's
@@ -41,6 +42,7 @@ __all__ = [
     "easyjson_quote",
     "format_float",
     "format_float_exp",
+    "go_lower",
     "go_quote",
     "go_unquote",
     "go_string",
@@ -483,3 +485,13 @@ def easyjson_quote(text: str) -> str:
     if _EASYJSON_NEEDS_ESCAPE.search(text) is None:
         return '"' + text + '"'
     return '"' + text.translate(EASYJSON_ESCAPES) + '"'
+
+
+def go_lower(text: str) -> str:
+    """Go's `strings.ToLower`: each character by its simple lowercase mapping
+    (`unicode.ToLower`). Python's `str.lower` takes the full mappings where they differ:
+    U+0130 (capital I with dot) becomes two characters, and a word-final capital sigma
+    becomes the final sigma; one character at a time, only U+0130 differs."""
+    if text.isascii():
+        return text.lower()
+    return "".join("i" if char == "\u0130" else char.lower() for char in text)

@@ -10,16 +10,14 @@ Kafka: partition counts arrive as ints.
     build_dispatcher(rule, table, columns, index)     -> PartitionDispatcher
     dispatcher.partition(change, partition_num)       -> int in [0, partition_num)
     dispatcher.batch_partitions(batch, row_ends, n)   -> the same, per message of a batch
-    TableFilter(patterns).matches(database, table)    -> bool (TiDB table-filter syntax)
-    wildcard_glob(pattern)                            -> its fnmatch pattern (columns too)
-    DispatchRule: one `[sink] dispatchers` entry; `rule_for(rules, db, table)` picks one
+    DispatchRule: one `[sink] dispatchers` entry, its matcher a `table_filter.TableFilter`;
+        `rule_for(rules, db, table)` picks one
     Route: a table's topic and dispatcher (`config.RoutingConfig.route` decides it)
 """
 
 from __future__ import annotations
 
 import enum
-import fnmatch
 import math
 import re
 import zlib
@@ -34,6 +32,7 @@ from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import format_float
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.table_filter import TableFilter
 
 __all__ = [
     "KAFKA_TOPIC_MAX_LENGTH",
@@ -41,13 +40,11 @@ __all__ = [
     "PartitionDispatcher",
     "PartitionRule",
     "Route",
-    "TableFilter",
     "TopicRouter",
     "build_dispatcher",
     "column_value_bytes",
     "rule_for",
     "validate_topic_expression",
-    "wildcard_glob",
 ]
 
 #: Kafka's limit on topic names (Kafka `Topic.java`; tiflow `kafkaTopicNameMaxLength`).
@@ -476,90 +473,6 @@ def _column_names(table: TableSchema) -> tuple[str, ...]:
 
 
 # -- [sink] dispatchers: table filters and rules ------------------------------------------
-
-
-def _split_pattern(pattern: str) -> tuple[str, str]:
-    """`db.table` -> (db, table) at the first `.` outside backquotes and not escaped."""
-    quoted = False
-    escaped = False
-    for i, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "`":
-            quoted = not quoted
-        elif char == "." and not quoted:
-            return pattern[:i], pattern[i + 1 :]
-    raise ConfigError(
-        f"dispatchers matcher {pattern!r} is not schema.table; write e.g. db.* or db.orders_*",
-        option="dispatchers",
-        value=pattern,
-    )
-
-
-def wildcard_glob(part: str) -> str:
-    """A table-filter wildcard part as an fnmatch pattern: backquotes quote literally,
-    a backslash escapes the next character; `*`, `?` and `[...]` (also `[!...]`) are
-    wildcards."""
-    out: list[str] = []
-    quoted = False
-    escaped = False
-    for char in part:
-        literal = escaped or quoted
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-            continue
-        elif char == "`":
-            quoted = not quoted
-            continue
-        out.append(f"[{char}]" if literal and char in "*?[]" else char)
-    return "".join(out)
-
-
-class TableFilter:
-    """TiDB's table-filter syntax as TiCDC matches dispatcher rules (`pkg/util/
-    table-filter`): each pattern is `schema.table` with `*`, `?`, `[a-z]`, `[!a-z]`
-    wildcards; a leading `!` excludes; when several patterns match a table, the last
-    one decides. Names compare case-insensitively unless `case_sensitive`."""
-
-    __slots__ = ("case_sensitive", "patterns", "_compiled")
-
-    def __init__(self, patterns: Sequence[str], *, case_sensitive: bool = False) -> None:
-        if not patterns:
-            raise ConfigError(
-                "a dispatchers rule has an empty matcher; give e.g. matcher = ['db.*']",
-                option="dispatchers",
-            )
-        self.patterns = tuple(patterns)
-        self.case_sensitive = case_sensitive
-        compiled = []
-        for pattern in self.patterns:
-            text = str(pattern).strip()
-            negated = text.startswith("!")
-            schema, table = _split_pattern(text[1:] if negated else text)
-            compiled.append(
-                (negated, self._fold(wildcard_glob(schema)), self._fold(wildcard_glob(table)))
-            )
-        self._compiled = tuple(compiled)
-
-    def _fold(self, text: str) -> str:
-        return text if self.case_sensitive else text.lower()
-
-    def matches(self, database: str, table: str) -> bool:
-        database, table = self._fold(database), self._fold(table)
-        result = False
-        for negated, schema_glob, table_glob in self._compiled:
-            if fnmatch.fnmatchcase(database, schema_glob) and fnmatch.fnmatchcase(
-                table, table_glob
-            ):
-                result = not negated
-        return result
-
-    def __repr__(self) -> str:
-        return f"TableFilter({list(self.patterns)!r})"
 
 
 class DispatchRule:

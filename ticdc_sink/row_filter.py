@@ -20,7 +20,7 @@ allows only while the sink sends none. This module knows nothing of encoders or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import OP_SPELLINGS, InputLayout, Op
-from ticdc_sink.routing import TableFilter
 from ticdc_sink.sql_expr import translate_condition
+from ticdc_sink.table_filter import TableFilter
 
 __all__ = [
     "DML_EVENTS",
@@ -38,6 +38,8 @@ __all__ = [
     "EventFilterRule",
     "RowFilter",
     "RowMask",
+    "event_matcher",
+    "filter_rules_filter",
     "parse_event_filters",
 ]
 
@@ -102,7 +104,7 @@ def parse_event_filters(value: Any, option: str) -> tuple[EventFilterRule, ...]:
             option=option,
         )
     rules = []
-    for raw in value:
+    for number, raw in enumerate(value, 1):
         raw = {str(k).lower(): v for k, v in raw.items()}
         unknown = sorted(set(raw) - RULE_KEYS)
         if unknown:
@@ -135,13 +137,7 @@ def parse_event_filters(value: Any, option: str) -> tuple[EventFilterRule, ...]:
                     option=option,
                 )
             exprs[key.replace("-", "_")] = text.strip()
-        try:
-            TableFilter(matcher, case_sensitive=True)
-        except ConfigError as exc:
-            raise ConfigError(
-                f"{option} rule {raw!r}: {exc.message.replace('dispatchers matcher', 'matcher')}",
-                option=option,
-            ) from None
+        event_matcher(matcher, number, option)  # a pattern TiDB refuses fails here
         rules.append(
             EventFilterRule(
                 matcher=tuple(matcher),
@@ -151,6 +147,21 @@ def parse_event_filters(value: Any, option: str) -> tuple[EventFilterRule, ...]:
             )
         )
     return tuple(rules)
+
+
+def event_matcher(
+    matcher: Sequence[str], number: int, option: str = "event-filters"
+) -> TableFilter:
+    """The tables a rule applies to: TiDB's table filter, names compared exactly (tiflow
+    `newSQLEventFilterRule` and `newExprFilterRule` parse the matcher without TiDB's
+    `CaseInsensitive`, whatever the changefeed's `case-sensitive`).
+
+    Raises:
+        ConfigError: a pattern TiDB refuses, naming the rule and the pattern.
+    """
+    return TableFilter(
+        matcher, case_sensitive=True, option=option, label=f"{option} rule {number} matcher"
+    )
 
 
 def _strings(value: Any, option: str, raw: Mapping[str, Any], key: str) -> list[str]:
@@ -213,6 +224,21 @@ _DDL_EVENTS = frozenset(
 )
 
 
+def filter_rules_filter(rules: Sequence[str], *, case_sensitive: bool = False) -> TableFilter:
+    """The tables `[filter] rules` take (tiflow `VerifyTableRules`: `*.*` when there are
+    none; TiDB's `CaseInsensitive` unless the changefeed's `case-sensitive`).
+
+    Raises:
+        ConfigError: a pattern TiDB refuses, naming the pattern and where.
+    """
+    return TableFilter(
+        rules or ("*.*",),
+        case_sensitive=case_sensitive,
+        option="filter-rules",
+        label="option 'filter-rules'",
+    )
+
+
 @attrs.frozen
 class RowFilter:
     """`[filter] rules` and `event-filters`, with the changefeed's `case-sensitive`."""
@@ -220,11 +246,29 @@ class RowFilter:
     rules: tuple[str, ...] = ()
     event_filters: tuple[EventFilterRule, ...] = ()
     case_sensitive: bool = False
+    # Parsed once (a frozen class's derived fields): the table filter of `rules`, and each
+    # event-filter rule's matcher.
+    _tables: TableFilter = attrs.field(init=False, eq=False, repr=False)
+    _matchers: tuple[TableFilter, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        tables = filter_rules_filter(self.rules, case_sensitive=self.case_sensitive)
+        object.__setattr__(self, "_tables", tables)
+        matchers = tuple(event_matcher(r.matcher, i) for i, r in enumerate(self.event_filters, 1))
+        object.__setattr__(self, "_matchers", matchers)
 
     @property
     def active(self) -> bool:
         """Whether any row could be dropped (`*.*` alone takes every table)."""
         return bool(self.event_filters) or self.rules not in ((), ("*.*",))
+
+    def takes(self, database: str, table: str) -> bool:
+        """Whether `rules` take the table (else each of its rows is dropped)."""
+        return self._tables.matches(database, table)
+
+    def event_rules_for(self, database: str, table: str) -> tuple[int, ...]:
+        """The positions (0-based) of the event-filter rules whose matcher takes the table."""
+        return tuple(i for i, m in enumerate(self._matchers) if m.matches(database, table))
 
     def compile(self, schema: pa.Schema, layout: InputLayout) -> RowMask:
         """The filter for record batches of `schema`, conditions translated for its
@@ -244,7 +288,7 @@ class RowMask:
 
     def __init__(self, spec: RowFilter, schema: pa.Schema, layout: InputLayout) -> None:
         self.layout = layout
-        self.tables = TableFilter(spec.rules or ("*.*",), case_sensitive=spec.case_sensitive)
+        self.spec = spec
         reserved = layout.reserved
         new = {f.name: ((f.name,), f.type) for f in schema if f.name not in reserved}
         old: dict[str, tuple[tuple[str, ...], pa.DataType]] = {}
@@ -267,7 +311,7 @@ class RowMask:
             ops = frozenset().union(*(DML_EVENTS.get(e, ()) for e in rule.ignore_event))
             self.rules.append(
                 (
-                    TableFilter(rule.matcher, case_sensitive=True),
+                    i,
                     ops,
                     condition("ignore-insert-value-expr", new),
                     condition("ignore-update-new-value-expr", new),
@@ -294,12 +338,13 @@ class RowMask:
             return None
         tables, dictionary = self._table_codes(batch, default_database, default_table)
         # One decision per distinct table, spread over the rows by dictionary index.
-        taken = pa.array([self.tables.matches(d, t) for d, t in dictionary], pa.bool_())
+        taken = pa.array([self.spec.takes(d, t) for d, t in dictionary], pa.bool_())
         keep = taken.take(tables)
         ops = self._ops(batch) if self.rules else None
         exprs: list[pc.Expression] = []
-        for matcher, ignored_ops, insert, update_new, update_old, delete in self.rules:
-            applies = pa.array([matcher.matches(d, t) for d, t in dictionary], pa.bool_())
+        applying = [self.spec.event_rules_for(d, t) for d, t in dictionary]
+        for number, ignored_ops, insert, update_new, update_old, delete in self.rules:
+            applies = pa.array([number in rules for rules in applying], pa.bool_())
             if not any(applies.to_pylist()):
                 continue
             on_table = pc.field("__table").isin(

@@ -96,7 +96,7 @@ _TICDC_HEADER = "| TiCDC setting | here |\n| --- | --- |\n"
 #: The last row: the changefeed settings outside [sink] that no declaration names.
 OTHER_CHANGEFEED_SETTINGS = (
     "| other changefeed keys and sections (`[mounter]`, `[scheduler]`, `[consistent]`, "
-    "`force-replicate`, `memory-quota`, `bdr-mode`, ...) | meaningless here: they govern how "
+    "`memory-quota`, `bdr-mode`, ...) | meaningless here: they govern how "
     "TiCDC reads TiDB's changes; accepted and reported as ignored |"
 )
 

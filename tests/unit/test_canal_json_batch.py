@@ -84,6 +84,7 @@ def _config(options: dict[str, str], *, primary_key: bool = True) -> SinkConfig:
     }
     if not primary_key:  # no handle key: DELETEs with only the key columns carry none
         del base["primary-key"]
+        base["force-replicate"] = "true"  # TiCDC writes such a table only with it
     return SinkConfig.from_options(base)
 
 

@@ -49,6 +49,11 @@ from ticdc_sink.writer.bootstrap import BootstrapSchedule
         (["COL1", "# a comment", ""], ["col1"]),  # names in any case; TiDB skips both
         (["`co*`", "b\\*"], []),  # quoted and escaped wildcards are literal
         ([], []),
+        # TiDB's regexp form and classes (issue 23: taken as literal text before).
+        (["/^col[0-9]$/"], ["col1", "col2", "Col3"]),
+        (["*", "!/^c/"], ["a", "b"]),
+        (["[!c]"], ["a", "b"]),
+        (['"a"', "`b`"], ["a", "b"]),
     ],
 )
 def test_column_patterns_select_as_tidbs_column_filter(columns: list[str], kept: list[str]) -> None:
@@ -186,8 +191,11 @@ def test_the_changefeed_file_spellings_are_read(tmp_path: Path) -> None:
         ('{"matcher": ["a.b"]}', "use a list of selectors"),
         ('[{"matcher": ["a.b"], "column": ["x"]}]', "entry 1 has unknown key 'column'"),
         ('[{"columns": ["x"]}]', "entry 1 needs matcher"),
-        ('[{"matcher": ["ab"], "columns": ["x"]}]', "matcher 'ab' is not schema.table"),
-        ('[{"matcher": ["a.b"], "columns": ["@cols.txt"]}]', "imports a file"),
+        ('[{"matcher": ["ab"], "columns": ["x"]}]', "matcher pattern 1 'ab': wrong table pattern"),
+        (
+            '[{"matcher": ["a.b"], "columns": ["@cols.txt"]}]',
+            "columns pattern 1 '@cols.txt': imports a filter file",
+        ),
     ],
 )
 def test_a_bad_selector_list_names_the_option(value: str, problem: str) -> None:

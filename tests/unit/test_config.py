@@ -405,9 +405,11 @@ def test_toml_errors(tmp_path: Path) -> None:
     assert "not valid TOML" in str(error({**BASE, "config": str(bad)}))
     assert "cannot be read" in str(error({**BASE, "config": str(tmp_path / "missing.toml")}))
     bad.write_text("[sink]\ndispatchers = [{matcher = ['db'], topic = 'x'}]\n")
-    assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
+    assert "matcher pattern 1 'db': wrong table pattern" in str(error({**BASE, "config": str(bad)}))
     bad.write_text("[sink]\ncolumn-selectors = [{matcher = ['db'], columns = ['a']}]\n")
-    assert "matcher 'db' is not schema.table" in str(error({**BASE, "config": str(bad)}))
+    assert "entry 1 matcher pattern 1 'db': wrong table pattern" in str(
+        error({**BASE, "config": str(bad)})
+    )
 
 
 # -- unknown options and invalid values -------------------------------------------------------
@@ -835,14 +837,14 @@ def test_avro_dispatcher_topics_need_schema_and_table() -> None:
 def test_settings_without_meaning_here_are_reported_by_name(tmp_path: Path) -> None:
     f = tmp_path / "cf.toml"
     f.write_text(
-        "force-replicate = true\n[filter]\nrules = ['*.*']\n[sink]\nencoder-concurrency = 4\n"
+        "memory-quota = 1073741824\n[filter]\nrules = ['*.*']\n[sink]\nencoder-concurrency = 4\n"
         "[sink.kafka-config]\nkafka-version = '2.4.0'\n"
     )
     c = SinkConfig.from_options(
         {"config": str(f), "sink-uri": "kafka://b:9092/t?max-batch-size=16"}
     )
     assert c.ignored == (
-        f"config file {f} key 'force-replicate'",
+        f"config file {f} key 'memory-quota'",
         f"config file {f} [sink] key 'encoder-concurrency'",
         f"config file {f} [sink] key 'kafka-version'",
         "sink-uri parameter 'max-batch-size'",

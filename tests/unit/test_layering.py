@@ -25,10 +25,12 @@ ALLOWED: dict[str, set[str]] = {
     "tso": {"errors"},
     "schema": {"errors", "gotext", "tso"},
     "events": {"errors", "gotext", "tso", "schema"},
-    "routing": {"errors", "gotext", "schema", "events"},
+    "goregex": set(),
+    "table_filter": {"errors", "goregex", "gotext"},
+    "routing": {"errors", "gotext", "schema", "events", "table_filter"},
     "sql_expr": {"errors"},
-    "row_filter": {"errors", "events", "routing", "sql_expr"},
-    "column_selector": {"errors", "schema", "routing"},
+    "row_filter": {"errors", "events", "table_filter", "sql_expr"},
+    "column_selector": {"errors", "schema", "table_filter"},
     # config reads the protocols' traits: the light codec package and its spec modules
     # only (test_config_imports_only_the_protocol_specs).
     "config": {
@@ -38,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "routing",
         "row_filter",
         "column_selector",
+        "table_filter",
         "codec",
         "ticdc_settings",
     },
@@ -110,6 +113,9 @@ ALLOWED: dict[str, set[str]] = {
         "state",
         "read",
         "column_selector",
+        # check / dry-run show what the writer does: its plan, and the filters it applies.
+        "writer",
+        "row_filter",
     },
     "_local_broker": {"errors"},
     # The mirror: a change stream applied to Delta / Iceberg tables. It reads the batch's

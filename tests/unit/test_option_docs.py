@@ -98,7 +98,7 @@ TICDC_KAFKA_SINK_SETTINGS = {
     "avro-include-before-value", "output-row-key", "dispatchers.target-schema",
     "dispatchers.target-table",
     # changefeed sections and keys outside [sink]
-    "case-sensitive", "[filter] rules", "[filter] event-filters",
+    "case-sensitive", "force-replicate", "[filter] rules", "[filter] event-filters",
     "[filter] ignore-txn-start-ts", "[integrity] integrity-check-level",
     "[integrity] corruption-handle-level",
 }  # fmt: skip

@@ -15,7 +15,6 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
-    TableFilter,
     TopicRouter,
     build_dispatcher,
     column_value_bytes,
@@ -286,35 +285,6 @@ def test_xor_makes_write_order_irrelevant(a: int, b: int) -> None:
 
 
 # -- [sink] dispatchers ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("patterns", "database", "table", "expected"),
-    [
-        (["*.*"], "any", "thing", True),
-        (["db.*"], "db", "orders", True),
-        (["db.*"], "DB", "Orders", True),  # case-insensitive by default
-        (["db.*"], "db2", "orders", False),
-        (["db.*", "!db.tmp_*"], "db", "tmp_1", False),
-        (["db.*", "!db.tmp_*"], "db", "orders", True),
-        (["!db.tmp_*", "db.*"], "db", "tmp_1", True),  # the last matching pattern decides
-        (["test[0-9].t?"], "test7", "t1", True),
-        (["test[!0-9].t?"], "test7", "t1", False),
-        (["`a.b`.c"], "a.b", "c", True),
-        (["a.\\*"], "a", "*", True),
-        (["a.\\*"], "a", "x", False),
-    ],
-)
-def test_table_filter_follows_tidb_table_filter_rules(patterns, database, table, expected):
-    assert TableFilter(patterns).matches(database, table) is expected
-
-
-def test_table_filter_case_sensitive_and_errors():
-    assert not TableFilter(["db.*"], case_sensitive=True).matches("DB", "x")
-    with pytest.raises(ConfigError, match="is not schema.table"):
-        TableFilter(["nodot"])
-    with pytest.raises(ConfigError, match="empty matcher"):
-        TableFilter([])
 
 
 # tiflow cdc/sink/dmlsink/mq/dispatcher/event_router_test.go (newReplicaConfig4DispatcherTest)

@@ -3,9 +3,12 @@ TiCDC applies them (tiflow pkg/filter)."""
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 
+from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
 from ticdc_sink.row_filter import RowFilter, parse_event_filters
@@ -19,6 +22,9 @@ BATCH = pa.record_batch(
         "_before": pa.array([None, None, None, {"a": 5, "s": "q"}, None, None, None]),
     }
 )
+
+
+OPTIONS = {"kafka.bootstrap.servers": "b:9092", "topic": "t", "protocol": "simple"}
 
 
 def keep(rules=(), event_filters=(), case_sensitive=False, batch=BATCH, database="db"):
@@ -40,6 +46,40 @@ def test_table_rules_with_negation_and_any_case() -> None:
     assert keep(["db.t"]) == [True] * 4 + [False, True, True]
     assert keep(["db.t"], case_sensitive=True) == [True] * 4 + [False, False, True]
     assert keep(["other.*"]) == [False] * 7
+
+
+def test_tidb_regex_and_class_patterns_take_their_tables() -> None:
+    # issue 23: `/^d[a-z]$/.t` was read as literal text and every row was dropped.
+    assert keep(["/^d[a-z]$/.t"]) == [True] * 4 + [False, True, True]
+    assert keep(["/^d[a-z]$/.t"], database="dbx") == [False] * 7
+    assert keep(['"db".[st]', "!`db`.s*"]) == [True] * 4 + [False, True, True]
+    got = keep(event_filters=[{"matcher": ["/^db$/./^t$/"], "ignore-event": ["insert"]}])
+    assert got == [False, False, True, True, True, True, True]
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ("db.[t", "option 'filter-rules' pattern 1 'db.[t': syntax error: failed to parse"),
+        ("db.*,/^d[a-z$/.t", "pattern 2 '/^d[a-z$/.t': invalid pattern: error parsing regexp"),
+        ("db", "pattern 1 'db': wrong table pattern at character 3"),
+        ("db.t%", "unexpected special character '%' at character 5"),
+        ('["# only a comment"]', "it has no pattern, only comments"),
+        ("@rules.txt", "imports a filter file"),
+    ],
+)
+def test_filter_rules_tidb_refuses_are_config_errors(rules: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        SinkConfig.from_options({**OPTIONS, "filter-rules": rules})
+    assert caught.value.option == "filter-rules"
+
+
+def test_event_filter_matchers_are_checked_as_tidb_checks_them() -> None:
+    with pytest.raises(ConfigError, match=re.escape("event-filters rule 2 matcher pattern 1")):
+        parse_event_filters(
+            [{"matcher": ["db.*"], "ignore-event": ["insert"]}, {"matcher": ["db.[x"]}],
+            "event-filters",
+        )
 
 
 def test_event_types_are_ignored_on_matched_tables_only() -> None:
@@ -87,7 +127,7 @@ def test_tables_from_defaults_without_table_column() -> None:
         ([{"matcher": ["db.*"], "ignore-event": ["INSERT"]}], "is not an event type TiCDC"),
         ([{"matcher": ["db.*"], "ignore-evnt": ["insert"]}], "unknown key 'ignore-evnt'"),
         ([{"ignore-event": ["insert"]}], "needs matcher"),
-        ([{"matcher": ["nodot"]}], "matcher .nodot. is not schema.table"),
+        ([{"matcher": ["nodot"]}], "rule 1 matcher pattern 1 .nodot.: wrong table pattern"),
         ([{"matcher": ["db.*"], "ignore-delete-value-expr": 3}], "must be a SQL condition"),
         ("rules", "must be a list of rules"),
     ],

@@ -329,6 +329,7 @@ def test_partition_options_the_table_cannot_satisfy_fail_in_the_plan(options, fr
             "table": "users",
             "partition": "columns",
             "partition-columns": "NAME",
+            "primary-key": "id",
         }
     )
     assert make_plan(ok, spark_schema, COMMIT_TS, batch_id=None).tables.named_table is not None

@@ -29,8 +29,10 @@ if TYPE_CHECKING:
         watermark_to_send,
     )
     from ticdc_sink.writer.plan import (
+        TableDecision,
         TablePlan,
         WritePlan,
+        decide_table,
         key_column_indexes,
         make_plan,
         split_key_indexes,
@@ -39,12 +41,14 @@ if TYPE_CHECKING:
     from ticdc_sink.writer.task import TaskWriter, gather_record_batches, write_batches
 
 __all__ = [
+    "TableDecision",
     "TablePlan",
     "TaskReport",
     "TaskWriter",
     "WritePlan",
     "batch_report",
     "commit_batch",
+    "decide_table",
     "gather_record_batches",
     "key_column_indexes",
     "make_plan",
@@ -60,12 +64,14 @@ __all__ = [
 __getattr__ = lazy_names(
     __name__,
     {
+        "TableDecision": "plan",
         "TablePlan": "plan",
         "TaskReport": "report",
         "TaskWriter": "task",
         "WritePlan": "plan",
         "batch_report": "report",
         "commit_batch": "commit",
+        "decide_table": "plan",
         "gather_record_batches": "task",
         "key_column_indexes": "plan",
         "make_plan": "plan",

@@ -1,6 +1,8 @@
 """The driver's planning of one batch: the table template and the options, checked
 once on the driver and pickled to every task (identical for every attempt, which is what
-makes replays byte-identical)."""
+makes replays byte-identical); and `decide_table`, what the writer does with one table's
+rows (kept or filtered, event filters, topic, dispatcher, columns sent), which the tasks
+apply and `ticdc-sink check` / `dry-run` print, so the two cannot disagree."""
 
 from __future__ import annotations
 
@@ -11,11 +13,22 @@ import attrs
 import pyarrow as pa
 
 from ticdc_sink import claim_check, codec, tso
+from ticdc_sink.column_selector import ColumnSelector, selector_for
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
-from ticdc_sink.errors import ConfigError
+from ticdc_sink.errors import ConfigError, SchemaError
+from ticdc_sink.routing import DispatchRule, Route
+from ticdc_sink.row_filter import EventFilterRule
 from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
 
-__all__ = ["TablePlan", "WritePlan", "key_column_indexes", "make_plan", "split_key_indexes"]
+__all__ = [
+    "TableDecision",
+    "TablePlan",
+    "WritePlan",
+    "decide_table",
+    "key_column_indexes",
+    "make_plan",
+    "split_key_indexes",
+]
 
 
 @attrs.frozen
@@ -72,17 +85,21 @@ def make_plan(
     batch_id: int | None,
     watermark_floor: int | None = None,
     arrow_schema: pa.Schema | None = None,
+    open_store: bool = True,
 ) -> WritePlan:
     """The plan of one batch, made on the driver from the DataFrame's Spark schema: the
     table template is built and an encoder compiled once here, so a bad type or an option
     the codec refuses fails before any task runs.
 
     Raises:
-        SchemaError: the table schema cannot be derived.
+        SchemaError: the table schema cannot be derived; it has no handle key (no primary
+            key, no unique key of NOT NULL columns) and `force-replicate` is not set.
         ConfigError: the codec refuses an option; partition-columns or index name what
             the table does not have; a column selector drops a key or hashed column; an
             event filter's condition cannot be translated for the input's columns
-            (`arrow_schema`, the record batches' schema: checked only when given).
+            (`arrow_schema`, the record batches' schema: checked only when given); the
+            claim-check store cannot be opened (not tried without `open_store`: `ticdc-sink
+            check` and `dry-run` write nothing, and opening a file:// store creates it).
     """
     inp = config.input
     build_ts_ms = tso.physical_ms(commit_ts)
@@ -106,10 +123,15 @@ def make_plan(
         table_id=inp.table_id,
         version=inp.schema_version,
     )
+    if not template.handle_key and not config.force_replicate:
+        raise _no_handle_key(template, layout.table_column)
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
     codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
-    if config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
+    if (
+        open_store
+        and config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK
+    ):
         # Fails here, before any task, when the storage cannot be opened.
         claim_check.open_store(config.codec.claim_check_storage_uri or "")
     if database and table:
@@ -143,6 +165,78 @@ def make_plan(
         batch_id=batch_id,
         planned_at=time.time(),
         watermark_floor=watermark_floor,
+    )
+
+
+@attrs.frozen
+class TableDecision:
+    """What the writer does with the rows of one table.
+
+    `taken`: whether `filter-rules` take the table (else every row is dropped and counted
+    as `filtered`); `event_filters`: the `event-filters` rules (1-based number, rule) whose
+    matcher takes it, which drop its rows by type or condition; `topic` and `rule`: where
+    its rows go and the dispatchers rule that says so (the options' catch-all when none
+    matches); `selector`: the column selector that takes it. With the table's schema:
+    `route` (topic and partition dispatcher) and `selection` (the positions of the columns
+    sent; None: every column)."""
+
+    database: str
+    table: str
+    taken: bool
+    event_filters: tuple[tuple[int, EventFilterRule], ...]
+    topic: str
+    rule: DispatchRule
+    selector: ColumnSelector | None
+    route: Route | None = None
+    selection: tuple[int, ...] | None = None
+
+
+def decide_table(
+    config: SinkConfig, database: str, table: str, schema: TableSchema | None = None
+) -> TableDecision:
+    """The writer's decision for the table `database.table` (`schema`: its columns, for
+    the dispatcher and the column selection).
+
+    Raises:
+        ConfigError: the dispatcher or the column selection refuses the table (an index or
+            partition column it lacks, a selection dropping a key or hashed column).
+    """
+    row_filter = config.row_filter()
+    rules = row_filter.event_rules_for(database, table)
+    route = selection = None
+    if schema is not None:
+        route = config.routing.route(schema)
+        selection = config.column_selection(schema)
+    return TableDecision(
+        database=database,
+        table=table,
+        taken=row_filter.takes(database, table),
+        event_filters=tuple((i + 1, config.event_filters[i]) for i in rules),
+        topic=config.routing.topic_for(database, table),
+        rule=config.routing.dispatch_rule(database, table),
+        selector=selector_for(config.column_selectors, database, table),
+        route=route,
+        selection=selection,
+    )
+
+
+def _no_handle_key(template: TableSchema, table_column: str) -> SchemaError:
+    """TiCDC replicates a table only with a handle key (tiflow `cdc/model/schema_storage.go`,
+    `TableInfo.IsEligible`: a primary key, or a unique index of NOT NULL columns), unless
+    the changefeed sets `force-replicate`. With it, every encoder takes the handle key
+    columns TiCDC flags, none: `TableSchema.handle_key` is empty and each protocol writes
+    what tiflow writes for an empty list (debezium `dbzCodec.EncodeKey`: `payload {}` and
+    no key fields; avro `BatchEncoder.encodeKey`: a nil key; canal-json
+    `PrimaryKeyColumnNames`: `[]`; `IndexValueDispatcher`: the table name alone)."""
+    if template.table == _ROUTED or template.database == _ROUTED:
+        name = f"the tables the {table_column} column names"
+    else:
+        name = f"table {template.database}.{template.table}"
+    return SchemaError(
+        f"{name} has no primary key and no unique key of NOT NULL columns, and TiCDC "
+        "replicates such a table only with force-replicate; set option primary-key (e.g. "
+        "primary-key=id) or declare the key in table-ddl, or set force-replicate=true to "
+        "write it as TiCDC then does, its messages keyed on no column"
     )
 
 

@@ -34,11 +34,10 @@ from ticdc_sink.events import (
 )
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer
-from ticdc_sink.routing import Route
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
-from ticdc_sink.writer.plan import WritePlan, split_key_indexes
+from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
 
 __all__ = ["TaskWriter", "gather_record_batches", "write_batches"]
@@ -72,11 +71,13 @@ class _TableOutput:
         self,
         plan: WritePlan,
         schema: TableSchema,
-        route: Route,
+        decision: TableDecision,
         registry: codec.SchemaRegistry | None,
         codec_config: CodecConfig | None = None,
         store: codec.ClaimCheckStore | None = None,
     ) -> None:
+        assert decision.route is not None  # decided with the schema
+        route = decision.route
         self.schema = schema
         self.topic = route.topic
         # The codec options for this topic: max-message-bytes may be the topic's, lower.
@@ -84,7 +85,7 @@ class _TableOutput:
         # column-selectors: the positions of the columns sent (None: all); the encoder
         # sees the table narrowed to them, BOOTSTRAPs describe the whole table (TiCDC's
         # come from the table info, which the selection leaves alone).
-        self.selection = plan.config.column_selection(schema)
+        self.selection = decision.selection
         shown = schema if self.selection is None else select_columns(schema, self.selection)
 
         def build(table: TableSchema) -> codec.Encoder:
@@ -194,9 +195,15 @@ class TaskWriter:
         key = (schema.database, schema.table)
         out = self.outputs.get(key)
         if out is None:
-            route = self.plan.config.routing.route(schema)
+            # The decision `ticdc-sink check` prints for the table (writer.plan).
+            decision = decide_table(self.plan.config, schema.database, schema.table, schema)
             out = self.outputs[key] = _TableOutput(
-                self.plan, schema, route, self.registry, self.codec_for(route.topic), self.store
+                self.plan,
+                schema,
+                decision,
+                self.registry,
+                self.codec_for(decision.topic),
+                self.store,
             )
         return out
 
