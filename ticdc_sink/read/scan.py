@@ -291,6 +291,7 @@ def _incomplete(
         )
     return DecodeError(
         f"{where}: no schema of {row.database}.{row.table} version {row.schema_version} "
-        "was found before this row (Simple sends one in BOOTSTRAP and DDL messages); read "
-        "from earlier offsets (startingOffsets)"
+        "came before this row (Simple sends one in BOOTSTRAP and DDL messages before a "
+        "table's rows); set option startingOffsets to an offset before the schema message, "
+        "or past the rows of that version if it is gone"
     )
