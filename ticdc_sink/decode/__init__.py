@@ -69,7 +69,10 @@ class DecodedRow:
     protocol's decoder for the Python types); when no schema was known yet, `typed` is
     False and the values are the raw ones of the message. `checksum` is the row checksum
     the message carries (`integrity-check-level=correctness`), None without one; the
-    decoder checks it against the values once they are typed.
+    decoder checks it against the values once they are typed. `raw` holds `data` and `old`
+    as the message held them before they were typed (Simple; None elsewhere), so that a
+    reader recognizes a replayed message however it typed each copy (`read.replay`); it
+    takes no part in comparisons.
     """
 
     database: str
@@ -85,6 +88,9 @@ class DecodedRow:
     build_ts: int = 0
     typed: bool = True
     checksum: RowChecksum | None = None
+    raw: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
 
     def describe(self) -> str:
         """One line for people: op, table, commit ts and the images."""

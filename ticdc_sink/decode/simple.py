@@ -743,6 +743,7 @@ class SimpleDecoder:
             build_ts=row.build_ts,
             typed=True,
             checksum=row.checksum,
+            raw=(row.data, row.old),
         )
         if row.checksum is not None and not row.handle_key_only:
             self._verify(table, typed, _location(row.data, row.old))

@@ -71,6 +71,8 @@ READ_OPTIONS = {
     "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
     "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
     "consistency": "streaming: watermark (default): micro-batches end at watermarks; none",
+    "replays": "drop (default): leave out the rows TiCDC replayed, as its consumer does; "
+    "keep: every row message",
     "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
     "schema-evolution": "streaming: fail (default) when a table's columns change; "
     "ignore-new-columns",
@@ -120,6 +122,8 @@ class ReadConfig:
     skip_bad_messages: bool = False
     #: Streaming: end micro-batches at watermarks (True) or wherever the data ends.
     watermark_consistency: bool = True
+    #: Keep the rows TiCDC replayed (`replays=keep`) instead of dropping them (`replay`).
+    keep_replays: bool = False
     #: Streaming: the offsets a micro-batch reads at most (soft under watermark consistency).
     max_offsets_per_trigger: int | None = None
     #: Streaming: read on without the columns a table gains mid-stream.
@@ -199,6 +203,7 @@ class ReadConfig:
             skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
             watermark_consistency=_choice(rest, "consistency", "watermark", ("watermark", "none"))
             == "watermark",
+            keep_replays=_choice(rest, "replays", "drop", ("drop", "keep")) == "keep",
             ignore_new_columns=_choice(
                 rest, "schema-evolution", "fail", ("fail", "ignore-new-columns")
             )

@@ -15,10 +15,16 @@ index over NOT NULL columns) two identical changes at one commit ts do not happe
 otherwise (TiDB merges a transaction's changes of a row); a table without one can hold
 identical rows, so the caller says whether the row's table has a key (`has_row_key`).
 Micro-batches end where the resolved ts rises (`stream.plan_watermark_cut`), so no such
-window spans two tasks.
+window spans two tasks. A Simple row is compared by its values as the message held them
+(`DecodedRow.raw`, `PlainRow`), so a copy read column-wise and one read row by row are
+the same change.
 
-This module knows decoded events and table schemas; the driver's scan and the tasks share
-it, so both count the same rows.
+Batch reads apply the same rule from each range's start (`replay_filter`), so a batch
+read and a stream of the same topic return the same rows; `replays=keep` keeps every row
+message (the raw log).
+
+This module knows decoded events and table schemas; the driver's scan and the tasks of
+batch and streaming reads share it, so all count the same rows.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from __future__ import annotations
 from typing import Any
 
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode.simple import PlainRow
+from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ReplayFilter", "RowKeys", "has_row_key"]
+__all__ = ["ReplayFilter", "RowKeys", "has_row_key", "replay_filter"]
 
 
 def has_row_key(table: TableSchema | None) -> bool:
@@ -51,7 +59,7 @@ class RowKeys:
         self._lookup = getattr(decoder, "table", None)
         self._found: dict[tuple[str, str, int], bool] = {}
 
-    def __call__(self, row: DecodedRow) -> bool:
+    def __call__(self, row: DecodedRow | PlainRow) -> bool:
         version = (row.database, row.table, row.schema_version)
         found = self._found.get(version)
         if found is None:
@@ -83,7 +91,7 @@ class ReplayFilter:
         self._since.clear()
         return True
 
-    def admit(self, row: DecodedRow, *, keyed: bool = False) -> bool:
+    def admit(self, row: DecodedRow | PlainRow, *, keyed: bool = False) -> bool:
         """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
         table has a row key, so an identical row since the resolved ts rose is a replay
         (with `identical`)."""
@@ -100,13 +108,19 @@ class ReplayFilter:
         return True
 
 
-def _identity(row: DecodedRow) -> tuple[Any, ...]:
+def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | None:
+    """The filter of one task's range whose partition's resolved ts before it is
+    `resolved_ts` (0: none known, as at a batch read's start); None with `replays=keep`.
+    The identical-row rule holds under `consistency=watermark`."""
+    if config.keep_replays:
+        return None
+    return ReplayFilter(resolved_ts, identical=config.watermark_consistency)
+
+
+def _identity(row: DecodedRow | PlainRow) -> tuple[Any, ...]:
     """What makes a replayed row the same change (not the build ts TiCDC sets anew)."""
-    return (
-        row.commit_ts,
-        row.op,
-        row.database,
-        row.table,
-        repr(row.data),
-        repr(row.old),
-    )
+    if isinstance(row, PlainRow):
+        op, (data, old) = row.op, (row.data, row.old)
+    else:
+        op, (data, old) = row.op.value, row.raw or (row.data, row.old)
+    return (row.commit_ts, op, row.database, row.table, repr(data), repr(old))
