@@ -221,3 +221,27 @@ def test_batch_and_stream_reads_of_any_replaying_topic_give_the_same_rows(data: 
     batch = _by_partition(_batch_rows(log, config))
     assert batch == _by_partition(_stream_rows(log, config))
     assert batch == _by_partition(_batch_rows(log, config, columnwise=False))
+
+
+def test_the_identical_row_rule_remembers_a_bounded_window_and_says_so(caplog) -> None:
+    replays = ReplayFilter(0, identical=True, window=2)
+    rows = [
+        _row(10),
+        attrs.evolve(_row(10), data={"id": 2}),
+        attrs.evolve(_row(10), data={"id": 3}),
+    ]
+    assert [replays.admit(r, keyed=True) for r in [*rows, *rows]] == [True] * 3 + [False] * 2 + [
+        True
+    ]
+    assert (replays.rows, replays.dropped, replays.unremembered) == (4, 2, 2)
+    log = FakeTopicLog({0: _partition()})
+    plan = plan_read(CONFIG, log)
+    bounded = ReplayFilter(identical=True, window=1)
+    with caplog.at_level("WARNING", logger="ticdc_sink.read.scan"):
+        list(
+            read_range(
+                CONFIG, plan.table, plan.known, OffsetRange("t", 0, 0, 4), log=log, replays=bounded
+            )
+        )
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "partition 0 offsets 0..3 met more than 1 rows since a watermark" in warning

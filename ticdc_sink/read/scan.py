@@ -174,6 +174,15 @@ def read_range(
                 replays.dropped,
                 replays.rows,
             )
+        if replays is not None and replays.unremembered:
+            logger.warning(
+                "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
+                "checked against the first but not remembered, so a replay of one of them "
+                "was kept",
+                what,
+                replays.window,
+                replays.unremembered,
+            )
         if skipped is not None:
             skipped.report(what)
     finally:
