@@ -352,12 +352,8 @@ def test_encoding_format_is_checked() -> None:
 @pytest.mark.parametrize(
     ("encoding", "value", "match"),
     [
-        (
-            "json",
-            b"\x16\x06\x06\x02",
-            "not JSON .*--encoding-format avro; SimpleDecoder\\(encoding_format='avro'\\)",
-        ),
-        ("avro", golden("insert"), "starts with 7b.*looks like JSON"),
+        ("json", b"\x16\x06\x06\x02", "not JSON"),  # what it looks like: decode.sniff
+        ("avro", golden("insert"), "starts with 7b, not with 0x16"),
         ("avro", b"", "starts with nothing"),
         ("avro", b"\x16\x06\x06\x02", "not a Simple Avro message \\(EOFError"),
         ("avro", golden_avro("watermark") + b"\x00", "1 bytes after the Simple Avro message"),

@@ -10,6 +10,12 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirror
     avro.py        protocol=avro (Confluent framing, writer schemas by registry id)
     debezium.py    protocol=debezium
     canal_json.py  protocol=canal-json
+    open_protocol.py  protocol=open-protocol
+    types.py       the closest MySQL type of what a row message says of a column
+    sniff.py       which protocol a message looks like (the hint when a read is told another)
+
+`decode_record` is the one place where whatever a decoder raises on a record becomes a
+`DecodeError`.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import attrs
 import orjson
 
 from ticdc_sink.codec import find_protocol, protocol_specs
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
 
@@ -42,6 +48,7 @@ __all__ = [
     "DecodedWatermark",
     "Decoder",
     "SimpleDecoder",
+    "as_decode_error",
     "claim_check_value",
     "decode_record",
     "decoder_for",
@@ -262,10 +269,28 @@ def decoder_for(
 
 def decode_record(decoder: Decoder, key: bytes | None, value: bytes | None) -> list[DecodedEvent]:
     """Every event of one Kafka record: several for a batched open-protocol message, one
-    for every other protocol."""
-    if isinstance(decoder, BatchDecoder):
-        return decoder.decode_messages(key, value)
-    return [decoder.decode_message(key, value)]
+    for every other protocol. The one place where whatever a decoder raises on a record
+    becomes a DecodeError (`as_decode_error`): a message shaped in a way no decoder check
+    foresaw still fails as a message that does not decode, never as a Python error.
+
+    Raises:
+        DecodeError: the record is not a message of the decoder's protocol.
+    """
+    try:
+        if isinstance(decoder, BatchDecoder):
+            return decoder.decode_messages(key, value)
+        return [decoder.decode_message(key, value)]
+    except TiCDCSinkError:
+        raise
+    except Exception as exc:
+        raise as_decode_error(exc) from exc
+
+
+def as_decode_error(exc: Exception) -> DecodeError:
+    """The DecodeError of a failure a decoder did not name itself (a field of the wrong
+    JSON type, a number out of range): the message does not decode, and why."""
+    reason = str(exc).splitlines()[0][:200] if str(exc) else "no detail"
+    return DecodeError(f"the message does not decode ({type(exc).__name__}: {reason})")
 
 
 def __getattr__(name: str) -> Any:

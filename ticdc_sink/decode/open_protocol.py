@@ -250,7 +250,7 @@ class OpenProtocolDecoder:
         """
         self._loader = claim_check_loader
         self._raw_value = claim_check_raw_value
-        self._compression = compression_named(compression)
+        self.compression = compression_named(compression)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The one event of a message.
@@ -298,7 +298,7 @@ class OpenProtocolDecoder:
         database = key.get("scm", "")
         table = key.get("tbl", "")
         if kind == TYPE_DDL:
-            ddl = _json(decompress(self._compression, value_json), "DDL value")
+            ddl = _json(decompress(self.compression, value_json), "DDL value")
             query, action = ddl.get("q"), ddl.get("t")
             if type(query) is not str or type(action) is not int:
                 raise DecodeError("open-protocol DDL value lacks its query `q` or type `t`")
@@ -308,7 +308,7 @@ class OpenProtocolDecoder:
         location = key.get("ccl") or None
         if location is not None and self._loader is not None:
             value_json = self._stored_value(location)
-        row = _json(decompress(self._compression, value_json), "row value")
+        row = _json(decompress(self.compression, value_json), "row value")
         deleted = _image(row.get("d"), "d")
         data = _image(row.get("u"), "u")
         old = _image(row.get("p"), "p")
@@ -350,7 +350,7 @@ class OpenProtocolDecoder:
                 continue
             if event.claim_check_location is not None and self._loader is not None:
                 value_json = self._stored_value(event.claim_check_location)
-            row = _json(decompress(self._compression, value_json), "row value")
+            row = _json(decompress(self.compression, value_json), "row value")
             columns = row.get("u") or row.get("d") or {}
             try:
                 typed = [(name, _column_type(c)) for name, c in columns.items()]

@@ -575,13 +575,8 @@ class SimpleDecoder:
         try:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
-            hint = (
-                "; it looks like Simple Avro: decode with encoding-format avro "
-                "(ticdc-sink decode --encoding-format avro; SimpleDecoder(encoding_format='avro'))"
-                if value[:1] == b"\x16"
-                else ""
-            )
-            raise DecodeError(f"the value is not JSON ({exc}){hint}") from exc
+            # What it looks like instead is `decode.sniff`'s to say, for every protocol.
+            raise DecodeError(f"the value is not JSON ({exc})") from exc
         if not isinstance(message, dict):
             raise DecodeError(f"the value is a JSON {type(message).__name__}; expected an object")
         version = message.get("version")
@@ -650,10 +645,9 @@ class SimpleDecoder:
 
     def _decode_avro(self, value: bytes) -> DecodedEvent:
         if value[:1] != b"\x16":
-            hint = "; it looks like JSON: use SimpleDecoder()" if value[:1] == b"{" else ""
             raise DecodeError(
                 f"the value starts with {bytes(value[:1]).hex() or 'nothing'}, not with 0x16 "
-                f"(a Simple Avro Message){hint}"
+                "(a Simple Avro Message)"
             )
         message, repaired = _read_avro(value)
         payload = message["payload"]
