@@ -26,7 +26,7 @@ import struct
 import attrs
 import orjson
 
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
 from ticdc_sink.errors import DecodeError
@@ -67,7 +67,8 @@ def misread_hint(decoder: object, key: bytes | None, value: bytes | None) -> str
     if found is None:
         return "; it does not look like a message of any TiCDC protocol"
     wanted, given = found.options(), expected.options()
-    if found.protocol != "simple":
+    spec = find_protocol(found.protocol)
+    if spec is None or not spec.reads("encoding-format"):
         del wanted["encoding-format"], given["encoding-format"]
     changes = [f"{k}={v}" for k, v in wanted.items() if given[k] != v]
     if not changes:
