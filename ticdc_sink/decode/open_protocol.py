@@ -20,11 +20,14 @@ TiDB's ActionType name, e.g. `create table`, or its number) or the resolved even
     null                                                   -> None
 
 `u` is the new image, `p` the old one, `d` the deleted row; a row with `d` is a DELETE, one
-with `u` and `p` an UPDATE, one with `u` alone an INSERT, as tiflow's decoder reads them
-(so an UPDATE written with `open-output-old-value=false`, or with
-`only-output-updated-columns` and no changed column, reads as an INSERT). With
-`only-output-updated-columns` `old` holds the changed columns only. Columns come in the
-message's order (by name); open-protocol carries no table id or schema version (both 0).
+with `u` and `p` an UPDATE, one with `u` alone an INSERT, as tiflow's decoder reads them.
+An UPDATE written with `open-output-old-value=false`, or with `only-output-updated-columns`
+and no changed column, has no `p`: its message is byte for byte an INSERT's, so it reads
+as one (tiflow's decoder reads it so; nothing on the wire tells them apart). With
+`only-output-updated-columns`, `p` holds the changed columns only; the others did not
+change, so `old` takes them from `u` (tiflow leaves them out; the canal-json decoder
+fills them the same way). Columns come in the message's order (by name); open-protocol
+carries no table id or schema version (both 0).
 Values written with `large-message-handle-compression` are decompressed first
 (`compression`). `handle_key_only` is the key's `ohk`; a row sent with claim-check names its file in
 `ccl`, and given a `claim_check_loader` the decoder reads the full row from it.
@@ -316,8 +319,15 @@ class OpenProtocolDecoder:
             op, data, old = Op.DELETE, None, deleted
         elif data is None:
             raise DecodeError("open-protocol row value has neither `u` nor `d`")
+        elif old is None:
+            op = Op.INSERT
         else:
-            op = Op.UPDATE if old is not None else Op.INSERT
+            op = Op.UPDATE
+            if not old.keys() >= data.keys():
+                # only-output-updated-columns keeps in `p` the columns whose value
+                # changed (tiflow `messageRow.dropNotUpdatedColumns`): the others are
+                # as in `u`.
+                old = {name: old.get(name, value) for name, value in data.items()} | old
         return DecodedRow(
             database=database,
             table=table,
