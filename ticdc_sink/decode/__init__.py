@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -49,6 +50,8 @@ __all__ = [
     "Decoder",
     "SimpleDecoder",
     "as_decode_error",
+    "check_claim_check",
+    "claim_check_key",
     "claim_check_value",
     "decode_record",
     "decoder_for",
@@ -184,6 +187,23 @@ def claim_check_value(location: str, data: bytes, *, raw_value: bool) -> bytes:
         ) from None
 
 
+def claim_check_key(location: str, data: bytes) -> bytes | None:
+    """The message key a claim-check file's Go JSON envelope holds (None: `null`, the key
+    of simple and canal-json messages).
+
+    Raises:
+        DecodeError: the file is not such an envelope.
+    """
+    try:
+        envelope = orjson.loads(data)
+        key = envelope.get("key") if isinstance(envelope, dict) else None
+        return None if key is None else base64.b64decode(key, validate=True)
+    except (orjson.JSONDecodeError, TypeError, binascii.Error):
+        raise DecodeError(
+            f"claim-check file {location} is not a JSON object with a base64 'key'"
+        ) from None
+
+
 def follow_claim_check(
     decoder: Decoder,
     row: DecodedRow,
@@ -206,7 +226,53 @@ def follow_claim_check(
     full = decoder.decode_message(None, claim_check_value(location, data, raw_value=raw_value))
     if not isinstance(full, DecodedRow) or full.claim_check_location:
         raise DecodeError(f"claim-check file {location} does not hold a row message")
+    check_claim_check(location, row, full)
     return attrs.evolve(full, claim_check_location=location)
+
+
+def check_claim_check(location: str, message: DecodedRow, stored: DecodedRow) -> None:
+    """That the row a claim-check file holds is the message's: the same table, op and
+    commit ts, and the values the message carries (its handle key) equal. TiCDC's decoder
+    follows the location unchecked (tiflow `assembleClaimCheckRowChangedEvent`); a file
+    replaced by another row's, or a store that is another writer's, would go unnoticed.
+
+    Raises:
+        DecodeError: the file holds another row (naming both and the location).
+    """
+    same = (message.database, message.table, message.op, message.commit_ts) == (
+        stored.database,
+        stored.table,
+        stored.op,
+        stored.commit_ts,
+    )
+    for small, full in ((message.data, stored.data), (message.old, stored.old)):
+        if small is not None:
+            same = (
+                same
+                and full is not None
+                and all(name in full and full[name] == value for name, value in small.items())
+            )
+    if not same:
+        names = [*(message.data or {}), *(message.old or {})]
+        raise DecodeError(
+            f"claim-check file {_shown(location)} holds {_row_key(stored, names)}, not this "
+            f"message's {_row_key(message, names)}: the file was replaced, or "
+            "claim-check-storage-uri names another writer's store"
+        )
+
+
+def _row_key(row: DecodedRow, names: list[str]) -> str:
+    """A row by its table, op, commit ts and its values of `names` (the message's)."""
+    values = {**(row.old or {}), **(row.data or {})}
+    shown = ", ".join(f"{n}={values.get(n)!r}" for n in dict.fromkeys(names))
+    return f"{row.op.value} {row.database}.{row.table} commitTs {row.commit_ts} ({shown})"
+
+
+def _shown(location: str) -> str:
+    """A location without credentials or query (it may come from a writer's URI)."""
+    parts = urllib.parse.urlsplit(location)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class Decoder(Protocol):

@@ -57,6 +57,8 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    check_claim_check,
+    claim_check_key,
     claim_check_value,
 )
 from ticdc_sink.decode.types import closest_type, implied_table
@@ -298,8 +300,6 @@ class OpenProtocolDecoder:
             raise DecodeError(f"open-protocol event key has no commit ts `ts`: {key_json!r}")
         if kind == TYPE_RESOLVED:
             return DecodedWatermark(commit_ts=ts)
-        database = key.get("scm", "")
-        table = key.get("tbl", "")
         if kind == TYPE_DDL:
             ddl = _json(decompress(self.compression, value_json), "DDL value")
             query, action = ddl.get("q"), ddl.get("t")
@@ -309,8 +309,15 @@ class OpenProtocolDecoder:
         if kind != TYPE_ROW:
             raise DecodeError(f"open-protocol event key has type {kind!r}; known: 1, 2, 3")
         location = key.get("ccl") or None
-        if location is not None and self._loader is not None:
-            value_json = self._stored_value(location)
+        row = self._row(key, value_json, location)
+        if location is None or self._loader is None:
+            return row
+        stored_key, stored_value = self._stored(location)
+        full = self._row(key if stored_key is None else stored_key, stored_value, location)
+        check_claim_check(location, row, full)
+        return full
+
+    def _row(self, key: dict[str, Any], value_json: bytes, location: str | None) -> DecodedRow:
         row = _json(decompress(self.compression, value_json), "row value")
         deleted = _image(row.get("d"), "d")
         data = _image(row.get("u"), "u")
@@ -328,9 +335,12 @@ class OpenProtocolDecoder:
                 # changed (tiflow `messageRow.dropNotUpdatedColumns`): the others are
                 # as in `u`.
                 old = {name: old.get(name, value) for name, value in data.items()} | old
+        ts = key.get("ts")
+        if type(ts) is not int or ts < 0:
+            raise DecodeError(f"open-protocol event key has no commit ts `ts`: {key!r}")
         return DecodedRow(
-            database=database,
-            table=table,
+            database=key.get("scm", ""),
+            table=key.get("tbl", ""),
             table_id=0,
             op=op,
             commit_ts=ts,
@@ -359,7 +369,7 @@ class OpenProtocolDecoder:
             if _json(key_json, "event key").get("t") != TYPE_ROW:
                 continue
             if event.claim_check_location is not None and self._loader is not None:
-                value_json = self._stored_value(event.claim_check_location)
+                value_json = self._stored(event.claim_check_location)[1]
             row = _json(decompress(self.compression, value_json), "row value")
             columns = row.get("u") or row.get("d") or {}
             try:
@@ -374,8 +384,11 @@ class OpenProtocolDecoder:
             return implied_table(event.database, event.table, typed, primary)
         return None
 
-    def _stored_value(self, location: str) -> bytes:
-        """The full row value JSON of a claim-check file (its framed value)."""
+    def _stored(self, location: str) -> tuple[dict[str, Any] | None, bytes]:
+        """The event key (None when the file holds the value alone,
+        claim-check-raw-value) and the row value JSON a claim-check file holds: TiCDC
+        stores the message's framed key and value (tiflow
+        `assembleEventFromClaimCheckStorage` reads its event from them)."""
         assert self._loader is not None
         try:
             data = self._loader(location)
@@ -384,7 +397,14 @@ class OpenProtocolDecoder:
         parts = _split(claim_check_value(location, data, raw_value=self._raw_value), "value")
         if len(parts) != 1:
             raise DecodeError(f"claim-check file {location} does not hold one row value")
-        return parts[0]
+        key = None
+        if not self._raw_value:
+            framed = claim_check_key(location, data)
+            keys = _split(framed[8:], "key") if framed is not None else []
+            if len(keys) != 1:
+                raise DecodeError(f"claim-check file {location} does not hold one event key")
+            key = _json(keys[0], "event key")
+        return key, parts[0]
 
 
 def build_decoder(

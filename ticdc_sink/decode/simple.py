@@ -703,8 +703,12 @@ class SimpleDecoder:
 
     def _full(self, row: DecodedRow) -> DecodedRow:
         if row.claim_check_location and self.claim_check_loader is not None:
+            # Typed as the stored row will be, so that the two compare.
             return follow_claim_check(
-                self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
+                self,
+                self.resolve(row),
+                self.claim_check_loader,
+                raw_value=self.claim_check_raw_value,
             )
         return self.resolve(row)
 
