@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ticdc_sink.codec.avro.encoder import AvroEncoder
     from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
     from ticdc_sink.codec.avro.schema import (
+        KEY_RECORD,
         TIDB_CHECKSUM_VERSION,
         TIDB_COMMIT_TS,
         TIDB_CORRUPTED,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFLUENT_MAGIC",
+    "KEY_RECORD",
     "TIDB_CHECKSUM_VERSION",
     "TIDB_COMMIT_TS",
     "TIDB_CORRUPTED",
@@ -58,6 +60,7 @@ __getattr__ = lazy_names(
     __name__,
     {
         "CONFLUENT_MAGIC": "framing",
+        "KEY_RECORD": "schema",
         "TIDB_CHECKSUM_VERSION": "schema",
         "TIDB_COMMIT_TS": "schema",
         "TIDB_CORRUPTED": "schema",
