@@ -365,6 +365,15 @@ def test_malformed_avro_is_a_decode_error(encoding: str, value: bytes, match: st
         SimpleDecoder(encoding_format=encoding).decode_message(b"", value)
 
 
+def test_a_schema_whose_names_or_types_are_not_utf8_is_a_decode_error() -> None:
+    # Found by tests/unit/test_decode_fuzz.py: the type reached the read's Arrow metadata.
+    bootstrap = golden_avro("bootstrap")
+    at = bootstrap.index(b"varchar")
+    broken = bootstrap[:at] + b"\x80" + bootstrap[at + 1 :]
+    with pytest.raises(DecodeError, match="a name or type is not valid UTF-8"):
+        SimpleDecoder(encoding_format="avro").decode_message(b"", broken)
+
+
 def test_avro_invalid_utf8_text_reads_as_json_would_show_it() -> None:
     table = TableSchema(
         "d", "t", (Column("v", parse_mysql_type("varchar(8)"), column_id=1),), version=3

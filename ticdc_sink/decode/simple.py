@@ -417,7 +417,7 @@ def table_schema_from_avro(obj: dict[str, Any]) -> TableSchema:
             )
             for index in obj["indexes"]
         )
-        return TableSchema(
+        table = TableSchema(
             database=obj["database"],
             table=obj["table"],
             columns=columns,
@@ -425,6 +425,14 @@ def table_schema_from_avro(obj: dict[str, Any]) -> TableSchema:
             table_id=obj["tableID"],
             version=obj["version"] & _MASK64,
         )
+        # Strings were read with surrogateescape (values may hold any bytes); names and
+        # types must be text, as the JSON form's are (a reader's schema carries them).
+        names = [table.database, table.table, *(i.name for i in indexes)]
+        names += [text for c in columns for text in (c.name, c.type.to_sql())]
+        "\0".join(names).encode("utf-8")
+        return table
+    except UnicodeEncodeError:
+        raise DecodeError("Avro tableSchema: a name or type is not valid UTF-8") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise DecodeError(f"Avro tableSchema: {exc}") from exc
 

@@ -70,7 +70,8 @@ READ_OPTIONS = {
     "kafka-columns": "true: add _topic, _partition, _offset (default false)",
     "kafkaconsumer.polltimeoutms": "how long a read waits for the next message (120000)",
     "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
-    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none",
+    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none "
+    "(batch and streaming: none drops replays by TiCDC's rule alone)",
     "replays": "drop (default): leave out the rows TiCDC replayed, as its consumer does; "
     "keep: every row message",
     "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
