@@ -637,3 +637,21 @@ def test_a_read_names_the_replaced_claim_check_files_offset(tmp_path: Path) -> N
     ):
         plan = plan_read(config, log)
         list(read_range(config, plan.table, plan.known, plan.ranges[0], log=log))
+
+
+def test_an_open_protocol_update_whose_key_message_lost_its_old_values_follows_its_file() -> None:
+    # With only-output-updated-columns the key-only message of an UPDATE that keeps its key
+    # drops `p` (tiflow dropNotUpdatedColumns) and reads as an INSERT; its file holds the
+    # UPDATE.
+    config = simple_config(CLAIM, protocol=Protocol.OPEN_PROTOCOL, only_output_updated_columns=True)
+    store = MemoryStore()
+    encoder = build_encoder(config, WIDE, build_ts_ms=4, claim_check=store)
+    update = RowChange(WIDE, Op.UPDATE, 3 << 18, (7, "x" * 2000), (7, "y" * 2000))
+    message = encoder.encode_row(update)
+    assert message.diverted
+    [key_only] = decode_record(decoder_for("open-protocol"), message.key, message.value)
+    assert isinstance(key_only, DecodedRow) and key_only.op is Op.INSERT
+    decoder = decoder_for("open-protocol", claim_check_loader=store.load)
+    [row] = decode_record(decoder, message.key, message.value)
+    assert isinstance(row, DecodedRow) and row.op is Op.UPDATE
+    assert row.old == {"id": 7, "payload": "y" * 2000}

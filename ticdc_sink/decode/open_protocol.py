@@ -318,6 +318,8 @@ class OpenProtocolDecoder:
         return full
 
     def _row(self, key: dict[str, Any], value_json: bytes, location: str | None) -> DecodedRow:
+        """The row event of an event key and its value JSON (the message's, or a
+        claim-check file's)."""
         row = _json(decompress(self.compression, value_json), "row value")
         deleted = _image(row.get("d"), "d")
         data = _image(row.get("u"), "u")
