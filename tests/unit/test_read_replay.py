@@ -10,7 +10,15 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.read_log import WATERMARK, FakeTopicLog, simple_messages, simple_stream, table
+from tests.support.read_log import (
+    WATERMARK,
+    FakeTopicLog,
+    protocol_messages,
+    simple_messages,
+    simple_stream,
+    table,
+)
+from ticdc_sink.config import CodecConfig
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
@@ -245,3 +253,24 @@ def test_the_identical_row_rule_remembers_a_bounded_window_and_says_so(caplog) -
         )
     [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert "partition 0 offsets 0..3 met more than 1 rows since a watermark" in warning
+
+
+def test_rows_without_a_commit_ts_are_never_replays() -> None:
+    # canal-json without enable-tidb-extension carries no commit ts (0), nor do avro's
+    # tombstones: two DELETEs of one key are then two changes, not a replay.
+    codec = CodecConfig(protocol="canal-json")
+    changes = [
+        (Op.INSERT, 10, (1, "a"), None),
+        (Op.DELETE, 11, None, (1, "a")),
+        (Op.INSERT, 12, (1, "a"), None),
+        (Op.DELETE, 13, None, (1, "a")),
+    ]
+    log = FakeTopicLog({0: protocol_messages(codec, USERS, changes)})
+    config = ReadConfig.from_options({**_OPTIONS, "protocol": "canal-json"})
+    rows = _batch_rows(log, config)
+    assert [(r["_op"], r["_commit_ts"]) for r in rows] == [
+        ("INSERT", 0),
+        ("DELETE", 0),
+        ("INSERT", 0),
+        ("DELETE", 0),
+    ]

@@ -107,7 +107,12 @@ class ReplayFilter:
     def admit(self, row: DecodedRow | PlainRow, *, keyed: bool = False) -> bool:
         """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
         table has a row key, so an identical row since the resolved ts rose is a replay
-        (with `identical`)."""
+        (with `identical`). A row of commit ts 0 is always new: the message does not
+        carry its commit ts (an avro tombstone; avro and canal-json without
+        enable-tidb-extension), so neither rule can tell a replay."""
+        if row.commit_ts == 0:
+            self.rows += 1
+            return True
         if row.commit_ts <= self.resolved_ts:
             self.dropped += 1
             return False
