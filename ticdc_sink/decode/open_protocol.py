@@ -340,9 +340,12 @@ class OpenProtocolDecoder:
         ts = key.get("ts")
         if type(ts) is not int or ts < 0:
             raise DecodeError(f"open-protocol event key has no commit ts `ts`: {key!r}")
+        database, table = key.get("scm", ""), key.get("tbl", "")
+        if type(database) is not str or type(table) is not str:
+            raise DecodeError(f"open-protocol event key's `scm` and `tbl` are not text: {key!r}")
         return DecodedRow(
-            database=key.get("scm", ""),
-            table=key.get("tbl", ""),
+            database=database,
+            table=table,
             table_id=0,
             op=op,
             commit_ts=ts,

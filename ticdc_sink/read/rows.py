@@ -214,8 +214,10 @@ class RowBatchBuilder:
                     return _unfit(*where, ValueError(reason))
             try:
                 pa.array(self._before[i : i + 1], self._before_type)
+                pa.array(self._databases[i : i + 1], pa.string())
+                pa.array(self._tables[i : i + 1], pa.string())
             except _REFUSED as found:
-                return _unfit(*where, ValueError(f"the old row: {found}"))
+                return _unfit(*where, ValueError(f"the old row, database or table: {found}"))
         return DecodeError(f"a row does not fit the read's columns ({exc})")
 
     def add(self, row: DecodedRow, record: Record, topic: str) -> None:
@@ -282,16 +284,15 @@ class RowBatchBuilder:
                 pa.array(values, type=field.type)
                 for values, field in zip(self._columns, self.schema, strict=False)
             ]
-            before = pa.array(self._before, self._before_type)
+            arrays += [
+                pa.array(self._ops, pa.string()),
+                pa.array(self._commit_ts, pa.int64()),
+                pa.array(self._before, self._before_type),
+                pa.array(self._databases, pa.string()),
+                pa.array(self._tables, pa.string()),
+            ]
         except _REFUSED as exc:
             raise self._locate(exc) from exc
-        arrays += [
-            pa.array(self._ops, pa.string()),
-            pa.array(self._commit_ts, pa.int64()),
-            before,
-            pa.array(self._databases, pa.string()),
-            pa.array(self._tables, pa.string()),
-        ]
         if self.kafka_columns:
             arrays += [
                 pa.array(self._topics, pa.string()),
