@@ -141,11 +141,19 @@ def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | No
 def _identity(row: DecodedRow | PlainRow) -> bytes:
     """A digest of what makes a replayed row the same change (not the build ts TiCDC sets
     anew)."""
-    if isinstance(row, PlainRow):
-        op, (data, old) = row.op, (row.data, row.old)
+    if type(row) is PlainRow:
+        change = tuple(row)  # op, commit ts, database, table, schema version, the images
     else:
-        op, (data, old) = row.op.value, row.raw or (row.data, row.old)
-    change = (row.commit_ts, op, row.database, row.table, data, old)
+        data, old = row.raw or (row.data, row.old)
+        change = (
+            row.op.value,
+            row.commit_ts,
+            row.database,
+            row.table,
+            row.schema_version,
+            data,
+            old,
+        )
     try:  # orjson: 5x repr's speed, and a read checks every row
         text = orjson.dumps(change, default=repr)
     except TypeError:  # what orjson refuses (an int beyond 64 bits, a lone surrogate)

@@ -149,7 +149,9 @@ def read_range(
                     fit = fits[version] = _fits_exactly(simple, version, config, output)
                 if fit:
                     # A replay is dropped here, before its values are typed.
-                    if replays is None or replays.admit(plain, keyed=keyed(plain)):
+                    if replays is None or replays.admit(
+                        plain, keyed=replays.identical and keyed(plain)
+                    ):
                         run.add(plain, record)
                     if len(run) + len(held) >= batch_rows:
                         yield from end_run()
