@@ -45,6 +45,7 @@ from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.column_selector import ColumnSelector, select_columns
 from ticdc_sink.config import FrozenMap, SinkConfig, is_secret, mask_uri, spell_option
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
+from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import (
     ConfigError,
     DecodeError,
@@ -385,7 +386,7 @@ def _render(record: Record, decoder: Decoder, fmt: str, protocol: str) -> str:
     try:
         events = decode_record(decoder, record.key, record.value)
     except (DecodeError, ValueError) as exc:
-        problem = str(exc).splitlines()[0]
+        problem = str(exc).splitlines()[0] + misread_hint(decoder, record.key, record.value)
         if fmt == "jsonl":
             return json.dumps(
                 {"partition": record.partition, "offset": record.offset, "error": problem}

@@ -54,7 +54,7 @@ from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import ReadPlan, plan_read
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.read.stream import StreamOffset, StreamScan, check_consistency
@@ -568,9 +568,12 @@ class TiCDCReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCRangePartition)
+        _log_to_stderr()  # the count of replayed rows dropped
         plan = self.plan
         config = plan.config.for_topic(partition.offsets.topic)
-        batches = read_range(config, plan.table, plan.known, partition.offsets)
+        # TiCDC's replay rule from the range's start, as a stream from the same offsets.
+        replays = replay_filter(config)
+        batches = read_range(config, plan.table, plan.known, partition.offsets, replays=replays)
         for batch in batches:
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
@@ -643,12 +646,13 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
             _log_to_stderr()
             logger.info(
                 "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, "
-                "%d replayed rows dropped",
+                "%d replayed rows %s",
                 self.plan.config.named_topics,
                 cut.end.kafka_json(),
                 cut.resolved_ts if cut.resolved_ts is not None else "(none)",
                 cut.rows,
                 cut.dropped,
+                "kept (replays=keep)" if self.plan.config.keep_replays else "dropped",
             )
         self._last = cut.end
         return cut.end.to_json()
@@ -667,7 +671,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
         plan = self.plan
-        replays = ReplayFilter(partition.resolved_ts, identical=plan.config.watermark_consistency)
+        replays = replay_filter(plan.config, partition.resolved_ts)
         config = plan.config.for_topic(partition.offsets.topic)
         batches = read_range(
             config, plan.table, partition.known, partition.offsets, replays=replays

@@ -14,15 +14,17 @@ Subjects (`subject_for`):
 | strategy | subject | follows |
 | --- | --- | --- |
 | topic (default) | `<topic, every . replaced by _>-key` / `-value` | TiCDC `sanitizeTopic` |
-| record | `<record full name>`, the same for key and value | confluent-kafka |
+| record | `<record full name>` | confluent-kafka |
 |  |  | `record_subject_name_strategy` |
 | topic-record | `<topic>-<record full name>`, topic as is | confluent-kafka |
 |  |  | `topic_record_subject_name_strategy` |
 
 TiCDC knows only the topic strategy and sanitizes the topic; Confluent's TopicNameStrategy
 does not (we follow TiCDC there, so existing consumers find the same subjects). The record
-strategies come from Confluent, whose functions we follow exactly, so a key and a value of
-the same table (same full name) share one subject under `record`.
+strategies come from Confluent, whose functions we follow exactly. TiCDC gives a table's
+key and value records one full name; under the record strategies the key record is named
+`<value full name>.Key` (`codec.avro.schema.key_record_name`), so key and value get
+subjects of their own, as Confluent's strategy gives records of different names.
 
 Requests go through `SchemaRegistryClient`, which retries 408/429/5xx and network errors
 with backoff (`max.retries` 3, `retries.wait.ms` 1000, up to 20 s a wait) and gives up after
@@ -384,11 +386,17 @@ class ConfluentSchemaRegistry:
                 if level
                 else ("the subject's compatibility level")
             )
+            # Under the record strategies each table has its subjects already.
+            own = (
+                ", or give each table its own subjects (a topic per table, or "
+                "subject-name-strategy=record)"
+                if self._strategy is SubjectNameStrategy.TOPIC
+                else ""
+            )
             message = (
                 f"schema registry {self._url} refused the schema for {what}: it is "
                 f"incompatible with an earlier version under {under}; make the change "
-                "compatible, relax the subject's compatibility level, or give each table its "
-                f"own subject (topic per table, or subject-name-strategy=record) {detail}"
+                f"compatible, relax the subject's compatibility level{own} {detail}"
             )
         elif status in (401, 403):
             message = (

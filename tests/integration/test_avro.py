@@ -170,10 +170,18 @@ def test_a_changed_table_schema_becomes_a_new_version_and_an_incompatible_one_fa
 @pytest.mark.parametrize(
     ("strategy", "subjects"),
     [
-        ("record", ["default.a.t1", "default.b.t2"]),
+        (
+            "record",
+            ["default.a.t1", "default.a.t1.Key", "default.b.t2", "default.b.t2.Key"],
+        ),
         (
             "TopicRecordNameStrategy",
-            ["avro_shared_tr-default.a.t1", "avro_shared_tr-default.b.t2"],
+            [
+                "avro_shared_tr-default.a.t1",
+                "avro_shared_tr-default.a.t1.Key",
+                "avro_shared_tr-default.b.t2",
+                "avro_shared_tr-default.b.t2.Key",
+            ],
         ),
     ],
 )
@@ -186,6 +194,7 @@ def test_record_subject_strategies_let_tables_share_a_topic(
         "_database string, _table string, id bigint, name string",
     )
     write(df, broker, registry.url, topic=topic, primary_key="id", subject_name_strategy=strategy)
+    # Key records are named <full name>.Key: key and value get subjects of their own.
     assert set(subjects) <= set(registry.subjects())
     rows = decoded_rows(broker, registry, topic)
     assert sorted((r.database, r.table, r.data["name"]) for r in rows) == [

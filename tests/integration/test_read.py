@@ -7,13 +7,17 @@ watermarks are unreliable) except where `latest` itself is under test."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
 
+from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
+from tests.support.spark_read import produce
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.simple import SimpleDecoder
+from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +164,40 @@ def test_a_message_of_another_protocol_fails_naming_topic_partition_offset(spark
     broker.end_offsets("read_bad")  # an empty record: not a Simple message
     with pytest.raises(Exception, match=r"ticdc: topic read_bad partition 0 offset \d+: "):
         read(spark, broker, "read_bad", endingOffsets="latest").collect()
+
+
+def test_a_batch_read_drops_replays_as_a_stream_of_the_topic_does(spark, broker, tmp_path):
+    # A retried write sends rows 1 and 2 again before watermark 10; a restart of TiCDC
+    # sends row 1 again after it. Produced one record per request, so the topic's high
+    # watermark holds every one.
+    topic = f"read_replays_{uuid.uuid4().hex[:8]}"
+    users = table("users")
+    rows = [(Op.INSERT, 10, (1, "a")), (Op.INSERT, 10, (2, "b")), (Op.INSERT, 10, (3, "c"))]
+    values = simple_messages(users, []) + simple_stream(
+        users,
+        [*rows, *rows[:2], (WATERMARK, 10), rows[0], (Op.INSERT, 11, (4, "d")), (WATERMARK, 11)],
+    )
+    for i, value in enumerate(values):
+        produce(broker, topic, [(None, value)], create=i == 0)
+
+    def read_batch(**options: str) -> list[int]:
+        reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)
+        for name, value in {"topic": topic, **options}.items():
+            reader = reader.option(name, value)
+        return sorted(r["id"] for r in reader.load().collect())
+
+    streamed: list[int] = []
+    query = (
+        spark.readStream.format("ticdc")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("topic", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .writeStream.foreachBatch(lambda df, _id: streamed.extend(r["id"] for r in df.collect()))
+        .option("checkpointLocation", str(tmp_path / "chk"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    assert read_batch() == sorted(streamed) == [1, 2, 3, 4]
+    assert read_batch(replays="keep") == [1, 1, 1, 2, 2, 3, 4]

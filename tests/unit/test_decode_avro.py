@@ -24,6 +24,7 @@ from ticdc_sink.config import (
     AvroDecimalHandling,
     CodecConfig,
     Protocol,
+    SubjectNameStrategy,
 )
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.avro import AvroDecoder, split_allowed
@@ -125,6 +126,22 @@ def test_delete_decodes_the_key_columns_from_the_tombstone(mode: str) -> None:
     assert decoded.commit_ts == 0  # the key carries no extension fields
     assert (decoded.database, decoded.table) == ("shop", "orders")
     assert len(registry.texts) == 1
+
+
+@pytest.mark.parametrize("strategy", list(SubjectNameStrategy))
+def test_a_tombstone_names_its_table_whatever_the_subject_strategy(
+    strategy: SubjectNameStrategy,
+) -> None:
+    # Under the record strategies the key record is <namespace>.<table>.Key.
+    table = table_of(col("id", "int", nullable=False), col("x", "int"), key=("id",))
+    config = CodecConfig(protocol=Protocol.AVRO, subject_name_strategy=strategy)
+    change = RowChange(table, Op.DELETE, 77, None, (1, 2))
+    decoded, _ = round_trip(config, table, change)
+    assert (decoded.database, decoded.table, decoded.old) == (
+        table.database,
+        table.table,
+        {"id": 1},
+    )
 
 
 def test_defaults_and_nulls_round_trip_on_tiflow_large_event_table() -> None:

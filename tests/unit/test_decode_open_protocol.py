@@ -37,7 +37,8 @@ def test_a_batch_holds_rows_ddl_and_resolved_events_in_order() -> None:
     events = decode_record(decoder, key, value)
     assert [e.op for e in events if isinstance(e, DecodedRow)] == [Op.INSERT, Op.UPDATE, Op.DELETE]
     assert events[1].data == {"id": 1, "x": Decimal("1.50")}
-    assert events[1].old == {"x": Decimal("2.00")}
+    # `p` keeps the changed columns (only-output-updated-columns): the others as in `u`.
+    assert events[1].old == {"id": 1, "x": Decimal("2.00")}
     assert events[2].data is None and events[2].old == {"id": 1}
     with pytest.raises(DecodeError, match="holds 3 events; read it with decode_messages"):
         decoder.decode_message(key, value)

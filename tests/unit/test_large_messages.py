@@ -30,7 +30,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.decode import DecodedRow, decoder_for
+from ticdc_sink.decode import DecodedRow, decode_record, decoder_for
 from ticdc_sink.decode.canal_json import CanalJsonDecoder
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
@@ -560,3 +560,98 @@ def test_a_claim_check_file_that_cannot_be_written_is_a_delivery_error(tmp_path:
         f"claim-check-storage-uri 'file://{directory}?token=***': Not a directory (errno 20); "
         "make room there or give a storage every executor can write to"
     )
+
+
+# --- claim-check: a file that is another row's -------------------------------------------
+
+OTHER = RowChange(WIDE, Op.INSERT, 3 << 18, (9, "z" * 2000))
+
+
+@pytest.mark.parametrize(
+    ("config", "raw"),
+    [
+        (simple_config(CLAIM), False),
+        (simple_config(CLAIM, encoding_format=EncodingFormat.AVRO), True),
+        (canal_config(CLAIM), False),
+        (simple_config(CLAIM, protocol=Protocol.OPEN_PROTOCOL), False),
+    ],
+    ids=["simple-json", "simple-avro-raw", "canal-json", "open-protocol"],
+)
+def test_a_claim_check_file_replaced_by_another_rows_is_a_decode_error(
+    config: CodecConfig, raw: bool
+) -> None:
+    config = attrs.evolve(config, claim_check_raw_value=raw)
+    store = MemoryStore()
+    encoder = build_encoder(config, WIDE, build_ts_ms=4, claim_check=store)
+    mine, other = encoder.encode_row(BIG), encoder.encode_row(OTHER)
+    names = list(store.files)  # row 7's file, then row 9's
+    decoder = decoder_for(
+        config.protocol.value,
+        encoding_format=config.encoding_format.value,
+        claim_check_loader=store.load,
+        claim_check_raw_value=raw,
+    )
+    bootstrap = encoder.encode_bootstrap()
+    if bootstrap is not None:
+        decoder.decode_message(None, bootstrap.value)
+    [row] = decode_record(decoder, mine.key, mine.value)
+    assert isinstance(row, DecodedRow) and row.data == {"id": 7, "payload": "x" * 2000}
+    store.files[names[0]] = store.files[names[1]]
+    with pytest.raises(DecodeError) as caught:
+        decode_record(decoder, mine.key, mine.value)
+    message = str(caught.value)
+    assert (
+        f"claim-check file file:///cc/{names[0]} holds INSERT d.wide commitTs 786432 (id=9)"
+        in message
+    )
+    assert "not this message's INSERT d.wide commitTs 786432 (id=7)" in message
+    assert "claim-check-storage-uri names another writer's store" in message
+    assert other.diverted
+
+
+def test_a_read_names_the_replaced_claim_check_files_offset(tmp_path: Path) -> None:
+    from tests.support.read_log import FakeTopicLog
+    from ticdc_sink.read.options import ReadConfig
+    from ticdc_sink.read.plan import plan_read
+    from ticdc_sink.read.scan import read_range
+
+    store = claim_check.open_store(tmp_path.as_uri())
+    encoder = build_encoder(simple_config(CLAIM), WIDE, build_ts_ms=4, claim_check=store)
+    bootstrap = encoder.encode_bootstrap()
+    assert bootstrap is not None
+    values = [bootstrap.value, encoder.encode_row(BIG).value, encoder.encode_row(OTHER).value]
+    first, second = (SimpleDecoder().decode_message(None, v) for v in values[1:])
+    assert isinstance(first, DecodedRow) and isinstance(second, DecodedRow)
+    name = {row.data["id"]: row.claim_check_location.rsplit("/", 1)[1] for row in (first, second)}
+    shutil.copyfile(tmp_path / name["9"], tmp_path / name["7"])  # raw values: no schema yet
+    config = ReadConfig.from_options(
+        {
+            "kafka.bootstrap.servers": "unused:1",
+            "topic": "t",
+            "claim-check-storage-uri": tmp_path.as_uri(),
+        }
+    )
+    log = FakeTopicLog({0: values})
+    with pytest.raises(
+        DecodeError, match=r"^ticdc: topic t partition 0 offset 1: claim-check file "
+    ):
+        plan = plan_read(config, log)
+        list(read_range(config, plan.table, plan.known, plan.ranges[0], log=log))
+
+
+def test_an_open_protocol_update_whose_key_message_lost_its_old_values_follows_its_file() -> None:
+    # With only-output-updated-columns the key-only message of an UPDATE that keeps its key
+    # drops `p` (tiflow dropNotUpdatedColumns) and reads as an INSERT; its file holds the
+    # UPDATE.
+    config = simple_config(CLAIM, protocol=Protocol.OPEN_PROTOCOL, only_output_updated_columns=True)
+    store = MemoryStore()
+    encoder = build_encoder(config, WIDE, build_ts_ms=4, claim_check=store)
+    update = RowChange(WIDE, Op.UPDATE, 3 << 18, (7, "x" * 2000), (7, "y" * 2000))
+    message = encoder.encode_row(update)
+    assert message.diverted
+    [key_only] = decode_record(decoder_for("open-protocol"), message.key, message.value)
+    assert isinstance(key_only, DecodedRow) and key_only.op is Op.INSERT
+    decoder = decoder_for("open-protocol", claim_check_loader=store.load)
+    [row] = decode_record(decoder, message.key, message.value)
+    assert isinstance(row, DecodedRow) and row.op is Op.UPDATE
+    assert row.old == {"id": 7, "payload": "y" * 2000}

@@ -356,3 +356,34 @@ def test_every_protocol_reads_what_simple_reads_less_its_losses(
     assert [_normal_row(protocol, schema, r) for r in got] == [
         _normal_row(protocol, schema, r) for r in _expected(protocol, schema, reference)
     ]
+
+
+@pytest.mark.parametrize("protocol", ["canal-json", "open-protocol"])
+def test_only_output_updated_columns_reads_whole_before_images(protocol: str) -> None:
+    # The message keeps the old values of the changed columns; the others did not change.
+    codec = CodecConfig(
+        protocol=protocol, enable_tidb_extension=True, only_output_updated_columns=True
+    )
+    update = (Op.UPDATE, 12, (1, "uno", "1.50", 7, 2), (1, "one", "1.50", 7, 1))
+    log = FakeTopicLog({0: protocol_messages(codec, ITEMS, [CHANGES[0], update], watermark=20)})
+    _, rows = _read(_config(protocol), log)
+    assert [r["_op"] for r in rows] == ["INSERT", "UPDATE"]
+    before = rows[1]["_before"]
+    assert (before["id"], before["name"], Decimal(str(before["amount"])), before["flag"]) == (
+        1,
+        "one",
+        Decimal("1.50"),
+        7,
+    )
+
+
+def test_an_open_protocol_update_without_old_values_is_an_insert_on_the_wire() -> None:
+    # With only-output-updated-columns and no changed column (or open-output-old-value
+    # =false) the UPDATE has no `p`: its message is an INSERT's byte for byte, so no
+    # reader can tell them apart (README, "What each protocol keeps").
+    row = (1, "one", "1.50", 7, 1)
+    for options in ({"only_output_updated_columns": True}, {"open_output_old_value": False}):
+        codec = CodecConfig(protocol="open-protocol", **options)
+        [update] = protocol_messages(codec, ITEMS, [(Op.UPDATE, 12, row, row)])
+        [insert] = protocol_messages(codec, ITEMS, [(Op.INSERT, 12, row, None)])
+        assert update == insert

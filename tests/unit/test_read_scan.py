@@ -106,10 +106,37 @@ def test_a_message_of_another_protocol_names_topic_partition_and_offset() -> Non
         _rows(_config(), FakeTopicLog({0: values}))
 
 
-def test_no_schema_anywhere_names_what_to_do() -> None:
+def test_no_schema_anywhere_names_the_row_and_what_to_do() -> None:
     values = simple_messages(USERS, [(Op.INSERT, 10, (1, "a"), None)], bootstrap=False)
-    with pytest.raises(SchemaError, match="no schema of any table was found in topic t"):
+    with pytest.raises(DecodeError, match="^ticdc: topic t partition 0 offset 0: no schema of "):
         plan_read(_config(), FakeTopicLog({0: values}))
+    with pytest.raises(DecodeError, match="set option startingOffsets past the rows"):
+        plan_read(_config(), FakeTopicLog({0: values}))
+
+
+def test_no_row_and_no_schema_says_which_options_to_check() -> None:
+    with pytest.raises(SchemaError, match="no schema of any table was found in topic t"):
+        plan_read(_config(), FakeTopicLog({0: [], 1: []}))
+
+
+def test_a_start_after_a_column_was_added_finds_the_new_schema_before_it() -> None:
+    # BOOTSTRAP v1, a v1 row, then the table gains a column: BOOTSTRAP v2 and v2 rows. A
+    # read from the second v2 row finds v2 behind the v1 row, not only v1.
+    wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
+    values = simple_messages(USERS, [(Op.INSERT, 10, (1, "a"), None)]) + simple_messages(
+        wider, [(Op.INSERT, 11, (2, "b", 20), None), (Op.INSERT, 12, (3, "c", 30), None)]
+    )
+    rows = _rows(_config(startingoffsets='{"t": {"0": 4}}'), FakeTopicLog({0: values}))
+    assert [(r["id"], r["age"]) for r in rows] == [(3, 30)]
+
+
+def test_a_row_before_its_bootstrap_takes_the_schema_after_it() -> None:
+    # As TiCDC's consumer holds a Simple row until its table's BOOTSTRAP arrives.
+    inserts = [(Op.INSERT, 10, (1, "a"), None), (Op.INSERT, 11, (2, "b"), None)]
+    values = simple_messages(USERS, inserts)
+    values = [values[1], values[0], values[2]]  # row, BOOTSTRAP, row
+    log = FakeTopicLog({0: values, 1: values[:1]})
+    assert [r["id"] for r in _rows(_config(), log)] == [1, 2, 1]
 
 
 def test_skip_leaves_bad_messages_out_and_logs_the_count(caplog) -> None:

@@ -348,3 +348,56 @@ def test_credentials_in_a_url_are_masked(quote: bool) -> None:
         registry.schema_id("orders", RECORD, V1, is_key=False)
     _assert_no_secret(failed.value)
     assert f"http://alice:***@{host}" in str(failed.value)
+
+
+@pytest.mark.parametrize("strategy", [SubjectNameStrategy.RECORD, SubjectNameStrategy.TOPIC_RECORD])
+def test_the_record_strategies_write_a_table_with_a_not_null_column(
+    server: TestSchemaRegistry, strategy: SubjectNameStrategy
+) -> None:
+    # TiCDC names a table's key and value records alike; under Confluent's record
+    # strategies they shared a subject, and a value with a NOT NULL column (a field without
+    # a default) was refused as incompatible with the key registered before it.
+    from ticdc_sink.codec import build_encoder
+    from ticdc_sink.config import CodecConfig, Protocol
+    from ticdc_sink.events import Op, RowChange
+    from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+
+    orders = TableSchema(
+        "shop",
+        "orders",
+        (
+            Column("id", parse_mysql_type("bigint"), nullable=False, column_id=1),
+            Column("amount", parse_mysql_type("int"), nullable=False, column_id=2),
+        ),
+        (Index("PRIMARY", ("id",), unique=True, primary=True),),
+    )
+    config = CodecConfig(protocol=Protocol.AVRO, subject_name_strategy=strategy)
+    with _registry(server, strategy) as registry:
+        encoder = build_encoder(config, orders, build_ts_ms=1, topic="all", registry=registry)
+        message = encoder.encode_row(RowChange(orders, Op.INSERT, 10, (1, 5)))
+    prefix = "" if strategy is SubjectNameStrategy.RECORD else "all-"
+    assert sorted(server.subjects()) == [f"{prefix}{RECORD}", f"{prefix}{RECORD}.Key"]
+    [key_schema] = server.schemas(f"{prefix}{RECORD}.Key")
+    assert (json.loads(key_schema)["namespace"], json.loads(key_schema)["name"]) == (RECORD, "Key")
+    [value_schema] = server.schemas(f"{prefix}{RECORD}")
+    assert (json.loads(value_schema)["namespace"], json.loads(value_schema)["name"]) == (
+        "default.shop",
+        "orders",
+    )
+    assert message.key is not None and message.value is not None
+
+
+def test_an_incompatible_schema_under_a_record_strategy_does_not_recommend_it(
+    server: TestSchemaRegistry,
+) -> None:
+    with _registry(server, SubjectNameStrategy.RECORD) as registry:
+        registry.schema_id("all", RECORD, V1, is_key=False)
+        with pytest.raises(RegistryError) as refused:
+            registry.schema_id("all", RECORD, INCOMPATIBLE, is_key=False)
+    text = str(refused.value)
+    assert "make the change compatible, relax the subject's compatibility level (" in text
+    assert "subject-name-strategy=record" not in text
+    with _registry(server) as registry:
+        registry.schema_id("all", RECORD, V1, is_key=False)
+        with pytest.raises(RegistryError, match="or subject-name-strategy=record"):
+            registry.schema_id("all", RECORD, INCOMPATIBLE, is_key=False)

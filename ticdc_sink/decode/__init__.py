@@ -10,6 +10,12 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirror
     avro.py        protocol=avro (Confluent framing, writer schemas by registry id)
     debezium.py    protocol=debezium
     canal_json.py  protocol=canal-json
+    open_protocol.py  protocol=open-protocol
+    types.py       the closest MySQL type of what a row message says of a column
+    sniff.py       which protocol a message looks like (the hint when a read is told another)
+
+`decode_record` is the one place where whatever a decoder raises on a record becomes a
+`DecodeError`.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -24,7 +31,7 @@ import attrs
 import orjson
 
 from ticdc_sink.codec import find_protocol, protocol_specs
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
 
@@ -42,6 +49,9 @@ __all__ = [
     "DecodedWatermark",
     "Decoder",
     "SimpleDecoder",
+    "as_decode_error",
+    "check_claim_check",
+    "claim_check_key",
     "claim_check_value",
     "decode_record",
     "decoder_for",
@@ -69,7 +79,10 @@ class DecodedRow:
     protocol's decoder for the Python types); when no schema was known yet, `typed` is
     False and the values are the raw ones of the message. `checksum` is the row checksum
     the message carries (`integrity-check-level=correctness`), None without one; the
-    decoder checks it against the values once they are typed.
+    decoder checks it against the values once they are typed. `raw` holds `data` and `old`
+    as the message held them before they were typed (Simple; None elsewhere), so that a
+    reader recognizes a replayed message however it typed each copy (`read.replay`); it
+    takes no part in comparisons.
     """
 
     database: str
@@ -85,6 +98,9 @@ class DecodedRow:
     build_ts: int = 0
     typed: bool = True
     checksum: RowChecksum | None = None
+    raw: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
 
     def describe(self) -> str:
         """One line for people: op, table, commit ts and the images."""
@@ -171,6 +187,23 @@ def claim_check_value(location: str, data: bytes, *, raw_value: bool) -> bytes:
         ) from None
 
 
+def claim_check_key(location: str, data: bytes) -> bytes | None:
+    """The message key a claim-check file's Go JSON envelope holds (None: `null`, the key
+    of simple and canal-json messages).
+
+    Raises:
+        DecodeError: the file is not such an envelope.
+    """
+    try:
+        envelope = orjson.loads(data)
+        key = envelope.get("key") if isinstance(envelope, dict) else None
+        return None if key is None else base64.b64decode(key, validate=True)
+    except (orjson.JSONDecodeError, TypeError, binascii.Error):
+        raise DecodeError(
+            f"claim-check file {location} is not a JSON object with a base64 'key'"
+        ) from None
+
+
 def follow_claim_check(
     decoder: Decoder,
     row: DecodedRow,
@@ -193,7 +226,57 @@ def follow_claim_check(
     full = decoder.decode_message(None, claim_check_value(location, data, raw_value=raw_value))
     if not isinstance(full, DecodedRow) or full.claim_check_location:
         raise DecodeError(f"claim-check file {location} does not hold a row message")
+    check_claim_check(location, row, full)
     return attrs.evolve(full, claim_check_location=location)
+
+
+def check_claim_check(location: str, message: DecodedRow, stored: DecodedRow) -> None:
+    """That the row a claim-check file holds is the message's: the same table, op and
+    commit ts, and the values the message carries (its handle key) equal. TiCDC's decoder
+    follows the location unchecked (tiflow `assembleClaimCheckRowChangedEvent`); a file
+    replaced by another row's, or a store that is another writer's, would go unnoticed.
+
+    Raises:
+        DecodeError: the file holds another row (naming both and the location).
+    """
+    same = (message.database, message.table, message.commit_ts) == (
+        stored.database,
+        stored.table,
+        stored.commit_ts,
+    ) and (
+        message.op is stored.op
+        # open-protocol with only-output-updated-columns: an UPDATE's key-only message
+        # loses `p` when the key did not change, and reads as an INSERT.
+        or (message.op is Op.INSERT and message.old is None and stored.op is Op.UPDATE)
+    )
+    for small, full in ((message.data, stored.data), (message.old, stored.old)):
+        if small is not None:
+            same = (
+                same
+                and full is not None
+                and all(name in full and full[name] == value for name, value in small.items())
+            )
+    if not same:
+        names = [*(message.data or {}), *(message.old or {})]
+        raise DecodeError(
+            f"claim-check file {_shown(location)} holds {_row_key(stored, names)}, not this "
+            f"message's {_row_key(message, names)}: the file was replaced, or "
+            "claim-check-storage-uri names another writer's store"
+        )
+
+
+def _row_key(row: DecodedRow, names: list[str]) -> str:
+    """A row by its table, op, commit ts and its values of `names` (the message's)."""
+    values = {**(row.old or {}), **(row.data or {})}
+    shown = ", ".join(f"{n}={values.get(n)!r}" for n in dict.fromkeys(names))
+    return f"{row.op.value} {row.database}.{row.table} commitTs {row.commit_ts} ({shown})"
+
+
+def _shown(location: str) -> str:
+    """A location without credentials or query (it may come from a writer's URI)."""
+    parts = urllib.parse.urlsplit(location)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class Decoder(Protocol):
@@ -256,10 +339,28 @@ def decoder_for(
 
 def decode_record(decoder: Decoder, key: bytes | None, value: bytes | None) -> list[DecodedEvent]:
     """Every event of one Kafka record: several for a batched open-protocol message, one
-    for every other protocol."""
-    if isinstance(decoder, BatchDecoder):
-        return decoder.decode_messages(key, value)
-    return [decoder.decode_message(key, value)]
+    for every other protocol. The one place where whatever a decoder raises on a record
+    becomes a DecodeError (`as_decode_error`): a message shaped in a way no decoder check
+    foresaw still fails as a message that does not decode, never as a Python error.
+
+    Raises:
+        DecodeError: the record is not a message of the decoder's protocol.
+    """
+    try:
+        if isinstance(decoder, BatchDecoder):
+            return decoder.decode_messages(key, value)
+        return [decoder.decode_message(key, value)]
+    except TiCDCSinkError:
+        raise
+    except Exception as exc:
+        raise as_decode_error(exc) from exc
+
+
+def as_decode_error(exc: Exception) -> DecodeError:
+    """The DecodeError of a failure a decoder did not name itself (a field of the wrong
+    JSON type, a number out of range): the message does not decode, and why."""
+    reason = str(exc).splitlines()[0][:200] if str(exc) else "no detail"
+    return DecodeError(f"the message does not decode ({type(exc).__name__}: {reason})")
 
 
 def __getattr__(name: str) -> Any:

@@ -21,9 +21,11 @@ tests) and is parsed once per id. Values are typed back from each field's Avro t
 Fields without a `tidb_type` (a schema TiCDC did not write) keep fastavro's value.
 
 What the wire cannot give back: the database and table are the record namespace's second
-part and the record name, i.e. TiCDC's *sanitised* names (`my-db` arrives as `my_db`), and
-column names are the sanitised field names; there is no table id or schema version (both 0);
-without `enable-tidb-extension` there is no commit ts (0) and no op, so every non-tombstone
+part and the record name (of a key record `<namespace>.<table>.Key`, written under the
+record subject strategies, the namespace's last part), i.e. TiCDC's *sanitised* names
+(`my-db` arrives as `my_db`), and column names are the sanitised field names; there is no
+table id or schema version (both 0); without `enable-tidb-extension` there is no commit
+ts (0) and no op, so every non-tombstone
 is an INSERT; UPDATEs carry no old values (the protocol never sends them). A tombstone
 (empty value) is a DELETE whose `old` holds only the handle-key columns from the key.
 
@@ -52,6 +54,7 @@ import orjson
 
 from ticdc_sink.codec.avro import (
     CONFLUENT_MAGIC,
+    KEY_RECORD,
     TIDB_CHECKSUM_VERSION,
     TIDB_COMMIT_TS,
     TIDB_CORRUPTED,
@@ -239,8 +242,11 @@ class _Reader:
             columns.append((name, convert))
             types.append(None if tidb is None else _mysql_type(tidb, kind, params))
         namespace = str(schema.get("namespace", ""))
-        _, _, database = namespace.partition(".")
         name = str(schema.get("name", ""))
+        if name == KEY_RECORD and namespace.count(".") >= 2:
+            # A key record under the record subject strategies: <value full name>.Key.
+            namespace, _, name = namespace.rpartition(".")
+        _, _, database = namespace.partition(".")
         return cls(parsed, database, name, tuple(columns), tuple(types), schema_id)
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:

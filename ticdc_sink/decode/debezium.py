@@ -319,7 +319,7 @@ class DebeziumDecoder:
         Raises:
             DecodeError: an unknown time zone or compression.
         """
-        self._compression = compression_named(compression)
+        self.compression = compression_named(compression)
         if time_zone.upper() in ("UTC", "ETC/UTC", "Z"):
             self._zone: dt.tzinfo | None = None
         else:
@@ -341,7 +341,7 @@ class DebeziumDecoder:
         """
         if not value:
             raise DecodeError("a Debezium message has no value; TiCDC writes no tombstones")
-        value = decompress(self._compression, value)
+        value = decompress(self.compression, value)
         try:
             message = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
@@ -399,7 +399,7 @@ class DebeziumDecoder:
                 "(written with debezium-disable-schema=true), so its column types are "
                 "unknown; read a topic written with the schema part"
             )
-        message = orjson.loads(decompress(self._compression, value or b""))
+        message = orjson.loads(decompress(self.compression, value or b""))
         parts = {p.get("field"): p for p in message["schema"].get("fields") or ()}
         image = parts.get("after") or parts.get("before") or {}
         try:

@@ -20,11 +20,14 @@ TiDB's ActionType name, e.g. `create table`, or its number) or the resolved even
     null                                                   -> None
 
 `u` is the new image, `p` the old one, `d` the deleted row; a row with `d` is a DELETE, one
-with `u` and `p` an UPDATE, one with `u` alone an INSERT, as tiflow's decoder reads them
-(so an UPDATE written with `open-output-old-value=false`, or with
-`only-output-updated-columns` and no changed column, reads as an INSERT). With
-`only-output-updated-columns` `old` holds the changed columns only. Columns come in the
-message's order (by name); open-protocol carries no table id or schema version (both 0).
+with `u` and `p` an UPDATE, one with `u` alone an INSERT, as tiflow's decoder reads them.
+An UPDATE written with `open-output-old-value=false`, or with `only-output-updated-columns`
+and no changed column, has no `p`: its message is byte for byte an INSERT's, so it reads
+as one (tiflow's decoder reads it so; nothing on the wire tells them apart). With
+`only-output-updated-columns`, `p` holds the changed columns only; the others did not
+change, so `old` takes them from `u` (tiflow leaves them out; the canal-json decoder
+fills them the same way). Columns come in the message's order (by name); open-protocol
+carries no table id or schema version (both 0).
 Values written with `large-message-handle-compression` are decompressed first
 (`compression`). `handle_key_only` is the key's `ohk`; a row sent with claim-check names its file in
 `ccl`, and given a `claim_check_loader` the decoder reads the full row from it.
@@ -54,6 +57,8 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    check_claim_check,
+    claim_check_key,
     claim_check_value,
 )
 from ticdc_sink.decode.types import closest_type, implied_table
@@ -250,7 +255,7 @@ class OpenProtocolDecoder:
         """
         self._loader = claim_check_loader
         self._raw_value = claim_check_raw_value
-        self._compression = compression_named(compression)
+        self.compression = compression_named(compression)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The one event of a message.
@@ -295,10 +300,8 @@ class OpenProtocolDecoder:
             raise DecodeError(f"open-protocol event key has no commit ts `ts`: {key_json!r}")
         if kind == TYPE_RESOLVED:
             return DecodedWatermark(commit_ts=ts)
-        database = key.get("scm", "")
-        table = key.get("tbl", "")
         if kind == TYPE_DDL:
-            ddl = _json(decompress(self._compression, value_json), "DDL value")
+            ddl = _json(decompress(self.compression, value_json), "DDL value")
             query, action = ddl.get("q"), ddl.get("t")
             if type(query) is not str or type(action) is not int:
                 raise DecodeError("open-protocol DDL value lacks its query `q` or type `t`")
@@ -306,9 +309,18 @@ class OpenProtocolDecoder:
         if kind != TYPE_ROW:
             raise DecodeError(f"open-protocol event key has type {kind!r}; known: 1, 2, 3")
         location = key.get("ccl") or None
-        if location is not None and self._loader is not None:
-            value_json = self._stored_value(location)
-        row = _json(decompress(self._compression, value_json), "row value")
+        row = self._row(key, value_json, location)
+        if location is None or self._loader is None:
+            return row
+        stored_key, stored_value = self._stored(location)
+        full = self._row(key if stored_key is None else stored_key, stored_value, location)
+        check_claim_check(location, row, full)
+        return full
+
+    def _row(self, key: dict[str, Any], value_json: bytes, location: str | None) -> DecodedRow:
+        """The row event of an event key and its value JSON (the message's, or a
+        claim-check file's)."""
+        row = _json(decompress(self.compression, value_json), "row value")
         deleted = _image(row.get("d"), "d")
         data = _image(row.get("u"), "u")
         old = _image(row.get("p"), "p")
@@ -316,8 +328,21 @@ class OpenProtocolDecoder:
             op, data, old = Op.DELETE, None, deleted
         elif data is None:
             raise DecodeError("open-protocol row value has neither `u` nor `d`")
+        elif old is None:
+            op = Op.INSERT
         else:
-            op = Op.UPDATE if old is not None else Op.INSERT
+            op = Op.UPDATE
+            if not old.keys() >= data.keys():
+                # only-output-updated-columns keeps in `p` the columns whose value
+                # changed (tiflow `messageRow.dropNotUpdatedColumns`): the others are
+                # as in `u`.
+                old = {name: old.get(name, value) for name, value in data.items()} | old
+        ts = key.get("ts")
+        if type(ts) is not int or ts < 0:
+            raise DecodeError(f"open-protocol event key has no commit ts `ts`: {key!r}")
+        database, table = key.get("scm", ""), key.get("tbl", "")
+        if type(database) is not str or type(table) is not str:
+            raise DecodeError(f"open-protocol event key's `scm` and `tbl` are not text: {key!r}")
         return DecodedRow(
             database=database,
             table=table,
@@ -349,8 +374,8 @@ class OpenProtocolDecoder:
             if _json(key_json, "event key").get("t") != TYPE_ROW:
                 continue
             if event.claim_check_location is not None and self._loader is not None:
-                value_json = self._stored_value(event.claim_check_location)
-            row = _json(decompress(self._compression, value_json), "row value")
+                value_json = self._stored(event.claim_check_location)[1]
+            row = _json(decompress(self.compression, value_json), "row value")
             columns = row.get("u") or row.get("d") or {}
             try:
                 typed = [(name, _column_type(c)) for name, c in columns.items()]
@@ -364,8 +389,11 @@ class OpenProtocolDecoder:
             return implied_table(event.database, event.table, typed, primary)
         return None
 
-    def _stored_value(self, location: str) -> bytes:
-        """The full row value JSON of a claim-check file (its framed value)."""
+    def _stored(self, location: str) -> tuple[dict[str, Any] | None, bytes]:
+        """The event key (None when the file holds the value alone,
+        claim-check-raw-value) and the row value JSON a claim-check file holds: TiCDC
+        stores the message's framed key and value (tiflow
+        `assembleEventFromClaimCheckStorage` reads its event from them)."""
         assert self._loader is not None
         try:
             data = self._loader(location)
@@ -374,7 +402,14 @@ class OpenProtocolDecoder:
         parts = _split(claim_check_value(location, data, raw_value=self._raw_value), "value")
         if len(parts) != 1:
             raise DecodeError(f"claim-check file {location} does not hold one row value")
-        return parts[0]
+        key = None
+        if not self._raw_value:
+            framed = claim_check_key(location, data)
+            keys = _split(framed[8:], "key") if framed is not None else []
+            if len(keys) != 1:
+                raise DecodeError(f"claim-check file {location} does not hold one event key")
+            key = _json(keys[0], "event key")
+        return key, parts[0]
 
 
 def build_decoder(

@@ -10,14 +10,22 @@ import logging
 from collections.abc import Callable
 
 from ticdc_sink.claim_check import open_store
-from ticdc_sink.decode import ClaimCheckLoader, DecodedEvent, Decoder, decoder_for
+from ticdc_sink.decode import (
+    ClaimCheckLoader,
+    DecodedEvent,
+    Decoder,
+    as_decode_error,
+    decoder_for,
+)
 from ticdc_sink.decode import decode_record as decode_events_of
-from ticdc_sink.errors import DecodeError
+from ticdc_sink.decode.sniff import misread_hint
+from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
+    "MAX_COMMIT_TS",
     "BadMessages",
     "SchemaLookup",
     "decode_events",
@@ -95,10 +103,30 @@ def decode_events(
             the message names the topic, partition and offset, then the decoder's reason.
     """
     try:
-        return decode_events_of(decoder, record.key, record.value)
+        events = decode_events_of(decoder, record.key, record.value)
+        for event in events:
+            _check_commit_ts(event)
+        return events
     except DecodeError as exc:
-        _bad(exc, record, topic, skipped)
+        _bad(exc, record, topic, decoder, skipped)
         return []
+
+
+#: The largest commit ts a read takes: `_commit_ts` is a bigint, and the stream's planning
+#: keeps resolved ts as signed 64-bit numbers (TiDB's TSOs stay below it until the year
+#: 3084).
+MAX_COMMIT_TS = (1 << 63) - 1
+
+
+def _check_commit_ts(event: DecodedEvent) -> None:
+    commit_ts = getattr(event, "commit_ts", 0)
+    if not 0 <= commit_ts <= MAX_COMMIT_TS:
+        op = getattr(event, "op", None)
+        kind = op.value if op is not None else type(event).__name__.removeprefix("Decoded").upper()
+        raise DecodeError(
+            f"{kind} commit ts {commit_ts} is beyond {MAX_COMMIT_TS}, the largest a read "
+            "takes (_commit_ts is a bigint); no TiDB commit has it"
+        )
 
 
 def describes_rows(decoder: Decoder) -> bool:
@@ -117,20 +145,29 @@ def row_table(decoder: Decoder, record: Record, topic: str) -> TableSchema | Non
     try:
         return decoder.row_table(record.key, record.value)  # type: ignore[attr-defined]
     except DecodeError as exc:
-        raise _located(exc, record, topic) from exc
+        raise _located(exc, record, topic, decoder) from exc
+    except TiCDCSinkError:
+        raise
+    except Exception as exc:
+        raise _located(as_decode_error(exc), record, topic, decoder) from exc
 
 
-def _located(exc: DecodeError, record: Record, topic: str) -> DecodeError:
+def _located(exc: DecodeError, record: Record, topic: str, decoder: Decoder) -> DecodeError:
+    """`exc` naming where the record is, and, when the record looks like another
+    protocol's (or compression's), the options that read it (`decode.sniff`)."""
     return DecodeError(
         f"topic {topic} partition {record.partition} offset {record.offset}: {exc.message}"
+        + misread_hint(decoder, record.key, record.value)
     )
 
 
-def _bad(exc: DecodeError, record: Record, topic: str, skipped: BadMessages | None) -> None:
+def _bad(
+    exc: DecodeError, record: Record, topic: str, decoder: Decoder, skipped: BadMessages | None
+) -> None:
     """Count `exc` in `skipped`, or raise it naming where the record is."""
     if skipped is None:
-        raise _located(exc, record, topic) from exc
-    skipped.add(_located(exc, record, topic))
+        raise _located(exc, record, topic, decoder) from exc
+    skipped.add(_located(exc, record, topic, decoder))
 
 
 class BadMessages:

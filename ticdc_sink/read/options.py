@@ -86,7 +86,10 @@ READ_OPTIONS = {
     "deleted or recreated, messages deleted); false: log a WARNING and read on from what is "
     "there",
     "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
-    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none",
+    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none "
+    "(batch and streaming: none drops replays by TiCDC's rule alone)",
+    "replays": "drop (default): leave out the rows TiCDC replayed, as its consumer does; "
+    "keep: every row message",
     "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
     "schema-evolution": "streaming: fail (default) when a table's columns change; "
     "ignore-new-columns",
@@ -143,6 +146,8 @@ class ReadConfig:
     skip_bad_messages: bool = False
     #: Streaming: end micro-batches at watermarks (True) or wherever the data ends.
     watermark_consistency: bool = True
+    #: Keep the rows TiCDC replayed (`replays=keep`) instead of dropping them (`replay`).
+    keep_replays: bool = False
     #: Streaming: the offsets a micro-batch reads at most (soft under watermark consistency).
     max_offsets_per_trigger: int | None = None
     #: Streaming: read on without the columns a table gains mid-stream.
@@ -233,6 +238,7 @@ class ReadConfig:
             skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
             watermark_consistency=_choice(rest, "consistency", "watermark", ("watermark", "none"))
             == "watermark",
+            keep_replays=_choice(rest, "replays", "drop", ("drop", "keep")) == "keep",
             ignore_new_columns=_choice(
                 rest, "schema-evolution", "fail", ("fail", "ignore-new-columns")
             )

@@ -54,7 +54,7 @@ def plan_read(
         ending = parse_offsets(config.ending_offsets, option="endingOffsets", topics=topics)
         bounds = source.all_bounds(topics)
         ranges = plan_ranges(bounds, starting, ending)
-        starts = [(r, bounds[r.topic, r.partition][0]) for r in ranges]
+        starts = [(r, bounds[r.topic, r.partition]) for r in ranges]
         found = discover_tables(config, source, starts, schema_for_id=schema_for_id)
     finally:
         if owned:

@@ -15,20 +15,34 @@ index over NOT NULL columns) two identical changes at one commit ts do not happe
 otherwise (TiDB merges a transaction's changes of a row); a table without one can hold
 identical rows, so the caller says whether the row's table has a key (`has_row_key`).
 Micro-batches end where the resolved ts rises (`stream.plan_watermark_cut`), so no such
-window spans two tasks.
+window spans two tasks. A Simple row is compared by its values as the message held them
+(`DecodedRow.raw`, `PlainRow`), so a copy read column-wise and one read row by row are
+the same change.
 
-This module knows decoded events and table schemas; the driver's scan and the tasks share
-it, so both count the same rows.
+Batch reads apply the same rule from each range's start (`replay_filter`), so a batch
+read and a stream of the same topic return the same rows; `replays=keep` keeps every row
+message (the raw log).
+
+This module knows decoded events and table schemas; the driver's scan and the tasks of
+batch and streaming reads share it, so all count the same rows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+
+import orjson
 
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode.simple import PlainRow
+from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ReplayFilter", "RowKeys", "has_row_key"]
+__all__ = ["WINDOW", "ReplayFilter", "RowKeys", "has_row_key", "replay_filter"]
+
+#: The rows since a watermark whose digests a filter remembers (16 MiB of digests, some
+#: 100 MiB of set): a bound on a task's memory where watermarks are rare or absent.
+WINDOW = 1 << 20
 
 
 def has_row_key(table: TableSchema | None) -> bool:
@@ -51,7 +65,7 @@ class RowKeys:
         self._lookup = getattr(decoder, "table", None)
         self._found: dict[tuple[str, str, int], bool] = {}
 
-    def __call__(self, row: DecodedRow) -> bool:
+    def __call__(self, row: DecodedRow | PlainRow) -> bool:
         version = (row.database, row.table, row.schema_version)
         found = self._found.get(version)
         if found is None:
@@ -64,16 +78,23 @@ class ReplayFilter:
     """One partition's resolved ts, and the rows let through and dropped as replays.
 
     `resolved_ts` starts at the resolved ts before the first message read (0: none known);
-    `identical` also drops rows identical to one since the resolved ts last rose.
-    Single-threaded: one per partition read.
+    `identical` also drops rows identical to one since the resolved ts last rose. It
+    remembers a 16-byte digest of each such row, at most `window` of them (a topic with no
+    watermark, such as avro's, is one window): rows past that are still checked against
+    those, but not remembered, and counted in `unremembered`. Single-threaded: one per
+    partition read.
     """
 
-    def __init__(self, resolved_ts: int = 0, *, identical: bool = False) -> None:
+    def __init__(
+        self, resolved_ts: int = 0, *, identical: bool = False, window: int = WINDOW
+    ) -> None:
         self.resolved_ts = resolved_ts
         self.identical = identical
+        self.window = window
         self.rows = 0
         self.dropped = 0
-        self._since: set[tuple[Any, ...]] = set()
+        self.unremembered = 0
+        self._since: set[bytes] = set()
 
     def see_watermark(self, watermark: DecodedWatermark) -> bool:
         """Take a watermark; whether it raised the resolved ts."""
@@ -83,10 +104,15 @@ class ReplayFilter:
         self._since.clear()
         return True
 
-    def admit(self, row: DecodedRow, *, keyed: bool = False) -> bool:
+    def admit(self, row: DecodedRow | PlainRow, *, keyed: bool = False) -> bool:
         """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
         table has a row key, so an identical row since the resolved ts rose is a replay
-        (with `identical`)."""
+        (with `identical`). A row of commit ts 0 is always new: the message does not
+        carry its commit ts (an avro tombstone; avro and canal-json without
+        enable-tidb-extension), so neither rule can tell a replay."""
+        if row.commit_ts == 0:
+            self.rows += 1
+            return True
         if row.commit_ts <= self.resolved_ts:
             self.dropped += 1
             return False
@@ -95,18 +121,41 @@ class ReplayFilter:
             if change in self._since:
                 self.dropped += 1
                 return False
-            self._since.add(change)
+            if len(self._since) < self.window:
+                self._since.add(change)
+            else:
+                self.unremembered += 1
         self.rows += 1
         return True
 
 
-def _identity(row: DecodedRow) -> tuple[Any, ...]:
-    """What makes a replayed row the same change (not the build ts TiCDC sets anew)."""
-    return (
-        row.commit_ts,
-        row.op,
-        row.database,
-        row.table,
-        repr(row.data),
-        repr(row.old),
-    )
+def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | None:
+    """The filter of one task's range whose partition's resolved ts before it is
+    `resolved_ts` (0: none known, as at a batch read's start); None with `replays=keep`.
+    The identical-row rule holds under `consistency=watermark`."""
+    if config.keep_replays:
+        return None
+    return ReplayFilter(resolved_ts, identical=config.watermark_consistency)
+
+
+def _identity(row: DecodedRow | PlainRow) -> bytes:
+    """A digest of what makes a replayed row the same change (not the build ts TiCDC sets
+    anew)."""
+    if type(row) is PlainRow:
+        change = tuple(row)  # op, commit ts, database, table, schema version, the images
+    else:
+        data, old = row.raw or (row.data, row.old)
+        change = (
+            row.op.value,
+            row.commit_ts,
+            row.database,
+            row.table,
+            row.schema_version,
+            data,
+            old,
+        )
+    try:  # orjson: 5x repr's speed, and a read checks every row
+        text = orjson.dumps(change, default=repr)
+    except TypeError:  # what orjson refuses (an int beyond 64 bits, a lone surrogate)
+        text = repr(change).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(text, digest_size=16).digest()

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.errors import SchemaError
+from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
 from ticdc_sink.schema import Column, MySQLType, TableSchema
@@ -198,16 +198,52 @@ class RowBatchBuilder:
         self._topics: list[str] = []
         self._partitions: list[int] = []
         self._offsets: list[int] = []
+        self._where: list[tuple[str, int, int]] = []  # each row's topic, partition, offset
+
+    def _locate(self, exc: Exception) -> DecodeError:
+        """The error of the first row a column's Arrow type refuses (found one by one,
+        on the error path only)."""
+        for i, where in enumerate(self._where):
+            for name, values, field in zip(self._names, self._columns, self.schema, strict=False):
+                try:
+                    pa.array(values[i : i + 1], type=field.type)
+                except _REFUSED as found:
+                    reason = (
+                        f"column {name!r}: value {values[i]!r} does not fit {field.type} ({found})"
+                    )
+                    return _unfit(*where, ValueError(reason))
+            try:
+                pa.array(self._before[i : i + 1], self._before_type)
+                pa.array(self._databases[i : i + 1], pa.string())
+                pa.array(self._tables[i : i + 1], pa.string())
+            except _REFUSED as found:
+                return _unfit(*where, ValueError(f"the old row, database or table: {found}"))
+        return DecodeError(f"a row does not fit the read's columns ({exc})")
 
     def add(self, row: DecodedRow, record: Record, topic: str) -> None:
-        """Add one row change; `record` is the message it came from."""
+        """Add one row change; `record` is the message it came from.
+
+        Raises:
+            DecodeError: a value its column's conversion refuses (naming topic,
+                partition, offset and the column).
+        """
         image = row.old if row.op is Op.DELETE else row.data
         before = row.old if row.op is Op.UPDATE else None
         image = image or {}
-        for name, convert, values in zip(self._names, self._converters, self._columns, strict=True):
-            value = image.get(name)
-            values.append(value if value is None or convert is None else convert(value))
-        self._before.append(None if before is None else self._image(before))
+        try:
+            converted = [
+                value if value is None or convert is None else convert(value)
+                for convert, value in zip(
+                    self._converters, map(image.get, self._names), strict=True
+                )
+            ]
+            old = None if before is None else self._image(before)
+        except _REFUSED as exc:
+            raise _unfit(topic, record.partition, record.offset, self._refused(image, exc)) from exc
+        for values, value in zip(self._columns, converted, strict=True):
+            values.append(value)
+        self._before.append(old)
+        self._where.append((topic, record.partition, record.offset))
         self._ops.append(row.op.value)
         self._commit_ts.append(row.commit_ts)
         self._databases.append(row.database)
@@ -217,26 +253,46 @@ class RowBatchBuilder:
             self._partitions.append(record.partition)
             self._offsets.append(record.offset)
 
+    def _refused(self, image: dict[str, Any], exc: Exception) -> Exception:
+        """What refused a value of `image`, naming its column (else `exc`, the old row's)."""
+        try:
+            self._image(image)
+        except ValueError as named:
+            return named
+        return exc
+
     def _image(self, values: dict[str, Any]) -> dict[str, Any]:
         out = {}
         for name, convert in zip(self._names, self._converters, strict=True):
             value = values.get(name)
-            out[name] = value if value is None or convert is None else convert(value)
+            try:
+                out[name] = value if value is None or convert is None else convert(value)
+            except _REFUSED as exc:
+                raise ValueError(f"column {name!r}: value {value!r} ({exc})") from exc
         return out
 
     def flush(self) -> pa.RecordBatch:
-        """The rows added since the last flush, as one record batch."""
-        arrays = [
-            pa.array(values, type=field.type)
-            for values, field in zip(self._columns, self.schema, strict=False)
-        ]
-        arrays += [
-            pa.array(self._ops, pa.string()),
-            pa.array(self._commit_ts, pa.int64()),
-            pa.array(self._before, self._before_type),
-            pa.array(self._databases, pa.string()),
-            pa.array(self._tables, pa.string()),
-        ]
+        """The rows added since the last flush, as one record batch.
+
+        Raises:
+            DecodeError: a value its column's Arrow type cannot hold (a message whose
+                decoder let through what TiCDC never writes), naming topic, partition,
+                offset and the column.
+        """
+        try:
+            arrays = [
+                pa.array(values, type=field.type)
+                for values, field in zip(self._columns, self.schema, strict=False)
+            ]
+            arrays += [
+                pa.array(self._ops, pa.string()),
+                pa.array(self._commit_ts, pa.int64()),
+                pa.array(self._before, self._before_type),
+                pa.array(self._databases, pa.string()),
+                pa.array(self._tables, pa.string()),
+            ]
+        except _REFUSED as exc:
+            raise self._locate(exc) from exc
         if self.kafka_columns:
             arrays += [
                 pa.array(self._topics, pa.string()),
@@ -245,6 +301,18 @@ class RowBatchBuilder:
             ]
         self._clear()
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+# What a value's conversion raises when a decoder let through a value of another type.
+_REFUSED = (ValueError, TypeError, OverflowError, IndexError, pa.ArrowException)
+
+
+def _unfit(topic: str, partition: int, offset: int, exc: Exception) -> DecodeError:
+    reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return DecodeError(
+        f"topic {topic} partition {partition} offset {offset}: the row does not fit the "
+        f"read's columns: {reason}"
+    )
 
 
 def fit_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

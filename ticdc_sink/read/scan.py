@@ -19,12 +19,13 @@ This module knows decoded events and Arrow; nothing of Spark.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pyarrow as pa
 
 from ticdc_sink.claim_check import mask_uri
-from ticdc_sink.decode import DecodedRow, DecodedWatermark, Decoder
+from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -48,6 +49,8 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = ["BATCH_ROWS", "read_range"]
 
+logger = logging.getLogger(__name__)
+
 #: Rows per record batch handed to Spark (Spark's own Arrow batches default to 10 000).
 BATCH_ROWS = 10_000
 
@@ -68,10 +71,11 @@ def read_range(
 
     `output` is the read's table (its columns are the output's), `known` the schemas found
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
-    `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops (and
-    counts) the rows TiCDC replayed (a streaming read). Runs of plain Simple rows
-    are built column-wise (`columns.SimpleRun`) unless `columnwise` is False: then
-    every message takes the row path, the reference the column-wise one must match.
+    `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops the
+    rows TiCDC replayed (`replay.replay_filter`: batch and streaming reads alike), and the
+    count is logged at the end. Runs of plain Simple rows are built column-wise
+    (`columns.SimpleRun`) unless `columnwise` is False: then every message takes the row
+    path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -94,7 +98,9 @@ def read_range(
         skipped = BadMessages() if config.skip_bad_messages else None
         held = _HeldRows(builder)
 
-        def decode_rows(record: Record) -> Iterator[pa.RecordBatch]:
+        def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
+            """The rows of `record` by the row path; `admitted`: a plain row whose replay
+            check is done."""
             for event in decode_events(decoder, record, config.topic, skipped):
                 if isinstance(event, DecodedWatermark) and replays is not None:
                     replays.see_watermark(event)
@@ -102,7 +108,7 @@ def read_range(
                     continue
                 if not is_selected(config, event.database, event.table):
                     continue
-                if replays is not None and not replays.admit(event, keyed=keyed(event)):
+                if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
                     continue
                 unfollowed = event.claim_check_location and not config.claim_check_storage_uri
                 if not event.typed or event.handle_key_only or unfollowed:
@@ -117,7 +123,7 @@ def read_range(
                 if len(held) >= batch_rows:
                     yield held.take()
 
-        simple = _columnwise_decoder(decoder, replays) if columnwise else None
+        simple = decoder if columnwise and isinstance(decoder, SimpleDecoder) else None
         run = None
         if simple is not None:
             run = SimpleRun(simple, output, kafka_columns=config.kafka_columns, topic=config.topic)
@@ -127,7 +133,7 @@ def read_range(
             records, batch = run.take()
             if batch is None:  # something unusual: the row path decides
                 for record in records:
-                    yield from decode_rows(record)
+                    yield from decode_rows(record, admitted=True)
                 return
             held.add(batch)
             if len(held) >= batch_rows:
@@ -142,7 +148,11 @@ def read_range(
                 if fit is None and version in checked:
                     fit = fits[version] = _fits_exactly(simple, version, config, output)
                 if fit:
-                    run.add(plain, record)
+                    # A replay is dropped here, before its values are typed.
+                    if replays is None or replays.admit(
+                        plain, keyed=replays.identical and keyed(plain)
+                    ):
+                        run.add(plain, record)
                     if len(run) + len(held) >= batch_rows:
                         yield from end_run()
                     continue
@@ -153,22 +163,33 @@ def read_range(
             yield from end_run()
         if len(held):
             yield held.take()
-        if skipped is not None:
-            skipped.report(
-                f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
-                f"{offsets.start}..{offsets.end - 1}"
+        what = (
+            f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
+            f"{offsets.start}..{offsets.end - 1}"
+        )
+        if replays is not None and replays.dropped:
+            logger.info(
+                "ticdc: %s dropped %d row(s) TiCDC replayed (at or below the partition's "
+                "last watermark, or identical to one since it) and kept %d; option "
+                "replays=keep keeps every row",
+                what,
+                replays.dropped,
+                replays.rows,
             )
+        if replays is not None and replays.unremembered:
+            logger.warning(
+                "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
+                "checked against the first but not remembered, so a replay of one of them "
+                "was kept",
+                what,
+                replays.window,
+                replays.unremembered,
+            )
+        if skipped is not None:
+            skipped.report(what)
     finally:
         if owned:
             source.close()
-
-
-def _columnwise_decoder(decoder: Decoder, replays: ReplayFilter | None) -> SimpleDecoder | None:
-    """The decoder when its plain rows may be read column-wise: Simple, and not a
-    streaming read (whose replay filter looks at each row); else None."""
-    if not isinstance(decoder, SimpleDecoder):
-        return None
-    return decoder if replays is None else None
 
 
 class _HeldRows:
@@ -291,6 +312,7 @@ def _incomplete(
         )
     return DecodeError(
         f"{where}: no schema of {row.database}.{row.table} version {row.schema_version} "
-        "was found before this row (Simple sends one in BOOTSTRAP and DDL messages); read "
-        "from earlier offsets (startingOffsets)"
+        "came before this row (Simple sends one in BOOTSTRAP and DDL messages before a "
+        "table's rows); set option startingOffsets to an offset before the schema message, "
+        "or past the rows of that version if it is gone"
     )

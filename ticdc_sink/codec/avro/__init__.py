@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from ticdc_sink.codec.avro.encoder import AvroEncoder
     from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
     from ticdc_sink.codec.avro.schema import (
+        KEY_RECORD,
         TIDB_CHECKSUM_VERSION,
         TIDB_COMMIT_TS,
         TIDB_CORRUPTED,
         TIDB_OP,
         TIDB_PHYSICAL_TIME,
         TIDB_ROW_LEVEL_CHECKSUM,
+        key_record_name,
         key_schema_json,
         record_name,
         tidb_type,
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFLUENT_MAGIC",
+    "KEY_RECORD",
     "TIDB_CHECKSUM_VERSION",
     "TIDB_COMMIT_TS",
     "TIDB_CORRUPTED",
@@ -46,6 +49,7 @@ __all__ = [
     "TIDB_ROW_LEVEL_CHECKSUM",
     "AvroEncoder",
     "decimal_bytes",
+    "key_record_name",
     "key_schema_json",
     "record_name",
     "tidb_type",
@@ -56,6 +60,7 @@ __getattr__ = lazy_names(
     __name__,
     {
         "CONFLUENT_MAGIC": "framing",
+        "KEY_RECORD": "schema",
         "TIDB_CHECKSUM_VERSION": "schema",
         "TIDB_COMMIT_TS": "schema",
         "TIDB_CORRUPTED": "schema",
@@ -64,6 +69,7 @@ __getattr__ = lazy_names(
         "TIDB_ROW_LEVEL_CHECKSUM": "schema",
         "AvroEncoder": "encoder",
         "decimal_bytes": "values",
+        "key_record_name": "schema",
         "key_schema_json": "schema",
         "record_name": "schema",
         "tidb_type": "schema",

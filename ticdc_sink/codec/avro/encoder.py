@@ -23,7 +23,12 @@ from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegis
 from ticdc_sink.codec.avro.batch import AvroBatchEncoder
 from ticdc_sink.codec.avro.framing import SchemaHeaders
 from ticdc_sink.codec.avro.row import AvroRowEncoder
-from ticdc_sink.codec.avro.schema import key_schema_json, record_name, value_schema_json
+from ticdc_sink.codec.avro.schema import (
+    key_record_name,
+    key_schema_json,
+    record_name,
+    value_schema_json,
+)
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.events import ChangeBatch, RowChange
@@ -74,6 +79,7 @@ class AvroEncoder:
         self.table = table
         self.topic = topic
         self.record_name = record_name(table)
+        self.key_record_name = key_record_name(config, table)
         self.key_schema = key_schema_json(config, table)
         self.value_schema = value_schema_json(config, table)
         for text in (self.key_schema, self.value_schema):
@@ -89,6 +95,7 @@ class AvroEncoder:
             registry,
             topic=topic,
             record_name=self.record_name,
+            key_record_name=self.key_record_name,
             key_schema=self.key_schema,
             value_schema=self.value_schema,
         )

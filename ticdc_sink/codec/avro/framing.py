@@ -35,12 +35,13 @@ class SchemaHeaders:
         *,
         topic: str,
         record_name: str,
+        key_record_name: str,
         key_schema: str | None,
         value_schema: str,
     ) -> None:
         self._registry = registry
         self._topic = topic
-        self._record_name = record_name
+        self._record_names = {True: key_record_name, False: record_name}
         self._schemas = {True: key_schema, False: value_schema}
         self._headers: dict[bool, bytes] = {}
 
@@ -72,6 +73,7 @@ class SchemaHeaders:
             )
         schema = self._schemas[is_key]
         assert schema is not None
-        schema_id = registry.schema_id(self._topic, self._record_name, schema, is_key=is_key)
+        name = self._record_names[is_key]
+        schema_id = registry.schema_id(self._topic, name, schema, is_key=is_key)
         header = self._headers[is_key] = frame(schema_id, b"")
         return header

@@ -31,7 +31,12 @@ from typing import Any
 from ticdc_sink.codec.common import escape_enum_option, sanitize_name
 from ticdc_sink.codec.gojson import GoFloat, dumps
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
+from ticdc_sink.config import (
+    AvroBigintUnsignedHandling,
+    AvroDecimalHandling,
+    CodecConfig,
+    SubjectNameStrategy,
+)
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema
@@ -43,6 +48,8 @@ __all__ = [
     "TIDB_OP",
     "TIDB_PHYSICAL_TIME",
     "TIDB_ROW_LEVEL_CHECKSUM",
+    "KEY_RECORD",
+    "key_record_name",
     "key_schema_json",
     "modes",
     "null_first",
@@ -85,10 +92,28 @@ def _namespace(database: str) -> str:
 
 
 def record_name(table: TableSchema) -> str:
-    """The full name of the table's key and value records: `default.<db>.<table>`, each
-    part sanitised (reference §6.4); `default.<table>` when the database sanitises to
-    nothing. Record name strategies build their subjects from it."""
+    """The full name of the table's value record (and, under TiCDC's topic strategy, of
+    its key record too): `default.<db>.<table>`, each part sanitised (reference §6.4);
+    `default.<table>` when the database sanitises to nothing. Record name strategies
+    build their subjects from it."""
     return f"{_namespace(table.database)}.{sanitize_name(table.table)}"
+
+
+#: The key record's name under the record strategies, in the value record's full name as
+#: namespace (Debezium names its key records `<...>.<table>.Key` too).
+KEY_RECORD = "Key"
+
+
+def key_record_name(config: CodecConfig, table: TableSchema) -> str:
+    """The full name of the table's key record. TiCDC names it as the value record
+    (tiflow avro.go: both `{namespace}.{table}`), and its topic strategy keeps them apart
+    by subject (`-key`, `-value`). Confluent's record strategies name a subject after
+    the record alone, so the key and value would share one, and a value schema with a NOT
+    NULL column is incompatible with the key schema registered before it: under those
+    strategies (which TiCDC does not have) the key record is `<value full name>.Key`."""
+    if config.subject_name_strategy is SubjectNameStrategy.TOPIC:
+        return record_name(table)
+    return f"{record_name(table)}.{KEY_RECORD}"
 
 
 # --- column types (tiflow avro.go columnToAvroSchema, getTiDBTypeFromColumn) -------------
@@ -298,7 +323,9 @@ def _schema(
     columns: list[Column],
     config: CodecConfig,
     extension: tuple[dict[str, Any], ...],
+    named: tuple[str, str] | None = None,
 ) -> str:
+    """The record schema text; `named` is its (namespace, name), else the table's."""
     decimal_string, unsigned_string = modes(config)
     fields = []
     seen: dict[str, str] = {}
@@ -322,12 +349,8 @@ def _schema(
         seen[name] = f"column {column.name!r}"
         fields.append(field)
     fields.extend(extension)
-    top = {
-        "type": "record",
-        "name": sanitize_name(table.table),
-        "namespace": _namespace(table.database),
-        "fields": fields,
-    }
+    namespace, record = named or (_namespace(table.database), sanitize_name(table.table))
+    top = {"type": "record", "name": record, "namespace": namespace, "fields": fields}
     return dumps(top).decode("utf-8")
 
 
@@ -346,7 +369,8 @@ def key_schema_json(config: CodecConfig, table: TableSchema) -> str | None:
     columns = _key_columns(table)
     if not columns:
         return None
-    return _schema(table, columns, config, extension=())
+    namespace, _, name = key_record_name(config, table).rpartition(".")
+    return _schema(table, columns, config, extension=(), named=(namespace, name))
 
 
 def value_schema_json(config: CodecConfig, table: TableSchema) -> str:
