@@ -47,8 +47,8 @@ __all__ = [
     "TEXT_TYPES",
     "TableSchema",
     "build_table_schema",
-    "column_definition_sql",
     "canonical_type",
+    "column_definition_sql",
     "declared_table",
     "default_collation",
     "normalize_default",
@@ -790,7 +790,9 @@ def normalize_default(default: str | None, t: MySQLType) -> str | None:
 
 
 def _default_sql(default: str, t: MySQLType) -> str:
-    """A default (`Column.default`) as the literal `_default_value` reads back."""
+    """A default (`Column.default`) as the literal `_default_value` reads back: quoted, as
+    `SHOW CREATE TABLE` prints even numbers (`DEFAULT '5'`), but CURRENT_TIMESTAMP, a BIT
+    value (`b'101'`) and an expression default of a numeric column."""
     if default == "CURRENT_TIMESTAMP" and t.base in ("datetime", "timestamp"):
         return f"CURRENT_TIMESTAMP({t.fsp})" if t.fsp else default
     if t.base == "bit" and default.isdigit():
@@ -1418,8 +1420,10 @@ def build_table_schema(
         # from the column definitions, found in any case).
         key = tuple(own_names[c.lower()] for c in primary_key)
         indexes = (Index("PRIMARY", key, unique=True, primary=True), *indexes)
-    key = set(_primary_key(indexes))
-    final_columns = tuple(attrs.evolve(c, nullable=False) if c.name in key else c for c in columns)
+    primary = set(_primary_key(indexes))
+    final_columns = tuple(
+        attrs.evolve(c, nullable=False) if c.name in primary else c for c in columns
+    )
 
     if declared is not None and table_ddl is None:
         as_declared = (final_columns, indexes, pk_clustered) == (

@@ -18,12 +18,14 @@ from ticdc_sink.schema import (
     TableSchema,
     build_table_schema,
     column_definition_sql,
+    declared_table,
     parse_column_definition,
     parse_mysql_type,
     parse_table_ddl,
     resolve_type,
     spark_to_mysql,
     stable_table_id,
+    table_schema_to_json,
 )
 
 # ------------------------------------------------------------------ parse_mysql_type
@@ -840,3 +842,67 @@ def test_table_schema_json_round_trip() -> None:
     assert table_schema_from_json(table_schema_to_json(table)) == table
     with pytest.raises(SchemaError, match="cannot be read"):
         table_schema_from_json('{"database": "d"}')
+
+
+# ------------------------------------------------------------------ a read's table (ticdc_table)
+
+
+def _read_frame(table: TableSchema, *extra: T.StructField) -> T.StructType:
+    """A read's DataFrame schema: the columns with their definitions, `_table` with the
+    table (as `read.rows.arrow_schema` writes them)."""
+    fields = [
+        T.StructField(c.name, T.StringType(), metadata={"mysql_type": column_definition_sql(c)})
+        for c in table.columns
+    ]
+    metadata = {"ticdc_table": table_schema_to_json(table)}
+    return T.StructType([*fields, *extra, T.StructField("_table", T.StringType(), False, metadata)])
+
+
+READ = build_table_schema(
+    "shop",
+    "orders",
+    _frame(T.StructField("id", T.LongType()), T.StructField("code", T.StringType())),
+    table_ddl=(
+        "CREATE TABLE shop.orders (id bigint NOT NULL, code varchar(8) NOT NULL DEFAULT 'x', "
+        "PRIMARY KEY (id), UNIQUE KEY uk_code (code))"
+    ),
+    table_id=148,
+    version=447984074911121426,
+)
+
+
+def test_a_reads_table_gives_its_keys_id_and_version_back() -> None:
+    frame = _read_frame(READ)
+    declared = declared_table(frame, "_table")
+    assert declared == READ
+    again = build_table_schema("shop", "orders", frame, reserved={"_table"}, declared=declared)
+    assert again == READ
+
+
+def test_a_reads_table_with_a_column_more_keeps_its_keys_and_id_not_its_version() -> None:
+    frame = _read_frame(READ, T.StructField("note", T.StringType()))
+    declared = declared_table(frame, "_table")
+    again = build_table_schema("shop", "orders", frame, reserved={"_table"}, declared=declared)
+    assert again.indexes == READ.indexes and again.table_id == READ.table_id
+    assert again.version != READ.version  # another schema: a version of its own
+    # another table's name: the keys, but a table id of its own
+    other = build_table_schema("shop", "copy", frame, reserved={"_table"}, declared=declared)
+    assert other.indexes == READ.indexes and other.table_id != READ.table_id
+
+
+def test_primary_key_replaces_a_reads_primary_key() -> None:
+    frame = _read_frame(READ)
+    declared = declared_table(frame, "_table")
+    again = build_table_schema(
+        "shop", "orders", frame, reserved={"_table"}, declared=declared, primary_key=("code",)
+    )
+    assert again.primary_key == ("code",)
+    assert [i.name for i in again.indexes] == ["PRIMARY", "uk_code"]
+
+
+def test_a_ticdc_table_metadata_that_is_not_a_table_names_the_column() -> None:
+    frame = T.StructType([T.StructField("_t", T.StringType(), metadata={"ticdc_table": "{}"})])
+    with pytest.raises(SchemaError, match="column _t: metadata ticdc_table: .* drop the") as info:
+        declared_table(frame, "_t")
+    assert info.value.column == "_t"
+    assert declared_table(frame, "_table") is None
