@@ -1230,7 +1230,10 @@ class InputConfig:
         "primary-key", (), _names, doc="comma-separated primary key columns"
     )
     column_types: FrozenMap = _field(
-        "column-types", FrozenMap(), _string_map, doc="JSON object: column to MySQL type"
+        "column-types",
+        FrozenMap(),
+        _string_map,
+        doc="JSON object: column to MySQL type, optionally with `NOT NULL` and `DEFAULT`",
     )
     table_ddl: str | None = _field("table-ddl", None, _opt_str, doc="`CREATE TABLE` statement")
     table_id: int | None = _field(

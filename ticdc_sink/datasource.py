@@ -95,6 +95,7 @@ __all__ = [
     "TiCDCReader",
     "TiCDCStreamPartition",
     "TiCDCStreamReader",
+    "read_spark_schema",
 ]
 
 logger = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ class TiCDCDataSource(DataSource):
         # instance to the planner that calls reader(): the plan made here travels along,
         # so the topic is scanned once and the ranges read are the ones the schema saw.
         plan = self._read_plan = plan_read(_read_config(self.options))
-        return _spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
+        return read_spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
 
     def reader(self, schema: StructType) -> TiCDCReader:
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
@@ -689,8 +690,9 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
             self._scan = None
 
 
-def _spark_schema(schema: pa.Schema) -> StructType:
-    """The Spark form of a read's Arrow schema, field metadata (`mysql_type`) kept."""
+def read_spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark form of a read's Arrow schema (`read.rows.arrow_schema`), field metadata
+    (`mysql_type`, `ticdc_table`) kept: the schema a write of the read's DataFrame sees."""
     return StructType([_spark_field(field) for field in schema])
 
 

@@ -35,18 +35,27 @@ from ticdc_sink.gotext import format_float
 __all__ = [
     "BINARY_TYPES",
     "Column",
+    "ColumnDefinition",
     "DEFAULT_CHARSET",
     "DEFAULT_COLLATION",
     "INTEGER_TYPES",
+    "MYSQL_TYPE_METADATA",
     "Index",
     "MySQLType",
     "ParsedDDL",
+    "TABLE_METADATA",
     "TEXT_TYPES",
     "TableSchema",
     "build_table_schema",
+    "canonical_type",
+    "column_definition_sql",
+    "declared_table",
     "default_collation",
+    "normalize_default",
+    "parse_column_definition",
     "parse_mysql_type",
     "parse_table_ddl",
+    "resolve_type",
     "spark_to_mysql",
     "stable_table_id",
     "stable_version",
@@ -121,6 +130,12 @@ _CHARSETS = {
 }
 
 _MAX_VARCHAR = 65535
+
+# The Spark field metadata the writer reads and a read writes: a column's definition
+# (`parse_column_definition`); the table a read returned, on its `_table` column
+# (`declared_table`).
+MYSQL_TYPE_METADATA = "mysql_type"
+TABLE_METADATA = "ticdc_table"
 
 
 def default_collation(charset: str) -> str:
@@ -694,13 +709,119 @@ def parse_mysql_type(text: str) -> MySQLType:
     return mysql_type
 
 
+@attrs.frozen
+class ColumnDefinition:
+    """A column as `mysql_type` metadata and `column-types` state it: the type, NOT NULL,
+    and the default (TiDB's `DefaultValue` string, see `Column`; None: no default)."""
+
+    type: MySQLType
+    nullable: bool = True
+    default: str | None = None
+
+
+def parse_column_definition(text: str) -> ColumnDefinition:
+    """Read a column definition without its name, as `SHOW CREATE TABLE` prints one:
+    a type (`parse_mysql_type`), then optionally `NOT NULL` (or `NULL`) and `DEFAULT
+    <literal>`: `varchar(20) NOT NULL DEFAULT 'x'`, `int unsigned`,
+    `datetime(3) DEFAULT CURRENT_TIMESTAMP(3)`. `column_definition_sql` writes it.
+
+    Raises:
+        SchemaError: the text is not such a definition (names the text); keys and other
+            clauses are refused (they go in primary-key or table-ddl).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise SchemaError(f"MySQL type {text!r} is empty; supported types: {_SUPPORTED}")
+    statements = _parse(f"CREATE TABLE _t (_c {text})", f"MySQL type {text!r}")
+    stmt = statements[0] if len(statements) == 1 else None
+    schema = stmt.this if isinstance(stmt, exp.Create) else None
+    defs = schema.expressions if isinstance(schema, exp.Schema) else []
+    if len(defs) != 1 or not isinstance(defs[0], exp.ColumnDef):
+        raise SchemaError(f"MySQL type {text!r} is not a single column type")
+    mysql_type, rest = _type_from_def(defs[0], text)
+    nullable, default, extra = True, None, []
+    for constraint in rest:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.NotNullColumnConstraint):
+            nullable = bool(kind.args.get("allow_null"))
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            default = _default_value(kind.this, mysql_type, "_c")
+        else:
+            extra.append(constraint)
+    if extra:
+        clauses = " ".join(c.sql(dialect="mysql") for c in extra)
+        raise SchemaError(
+            f"MySQL type {text!r} has {clauses!r}, which is not part of a column type; give "
+            "the type, NOT NULL and DEFAULT only (keys go in primary-key or table-ddl)"
+        )
+    return ColumnDefinition(mysql_type, nullable, default)
+
+
+def column_definition_sql(column: Column) -> str:
+    """The column's definition without its name, as `parse_column_definition` reads it
+    back into the same column (type, NOT NULL, default): the type as `SHOW CREATE TABLE`
+    prints it, its charset and collation left out where they are the ones a table
+    without `table-ddl` gets (utf8mb4, utf8mb4_bin; a charset's default collation)."""
+    t = column.type
+    if t.charset in (None, _BINARY_CHARSET) or (
+        t.charset == DEFAULT_CHARSET and t.collation in (None, DEFAULT_COLLATION)
+    ):
+        t = attrs.evolve(t, charset=None, collation=None)
+    elif t.collation in (None, default_collation(t.charset)):
+        t = attrs.evolve(t, collation=None)
+    text = t.to_sql()
+    if not column.nullable:
+        text += " NOT NULL"
+    if column.default is not None:
+        text += " DEFAULT " + _default_sql(column.default, t)
+    return text
+
+
+def normalize_default(default: str | None, t: MySQLType) -> str | None:
+    """A default as a column of type `t` holds it when written `DEFAULT '<default>'`
+    (`parse_column_definition`): numbers in their canonical form (a DECIMAL with exactly
+    its scale), other text as it is. Decoders of protocols that carry a default in
+    another form use it, so that the column they state is the one a write derives."""
+    if default is None:
+        return None
+    try:
+        return _default_value(exp.Literal.string(default), t, "_c")
+    except SchemaError:
+        return default  # not a number: an expression default, kept as its text
+
+
+def _default_sql(default: str, t: MySQLType) -> str:
+    """A default (`Column.default`) as the literal `_default_value` reads back: quoted, as
+    `SHOW CREATE TABLE` prints even numbers (`DEFAULT '5'`), but CURRENT_TIMESTAMP, a BIT
+    value (`b'101'`) and an expression default of a numeric column."""
+    if default == "CURRENT_TIMESTAMP" and t.base in ("datetime", "timestamp"):
+        return f"CURRENT_TIMESTAMP({t.fsp})" if t.fsp else default
+    if t.base == "bit" and default.isdigit():
+        return f"b'{int(default):b}'"
+    if t.is_integer or t.base in _FLOAT_TYPES or t.base in ("decimal", "year", "bit"):
+        try:
+            decimal.Decimal(default)
+        except decimal.InvalidOperation:
+            return default  # an expression default, kept as its SQL text
+    return _quote(default)
+
+
 # --------------------------------------------------------------------------- CREATE TABLE
 
 
-def _resolve_charset(t: MySQLType, table_charset: str, table_collation: str) -> MySQLType:
-    """Fill charset and collation as TiDB does (`setCharsetCollationFlenDecimal`) and turn
-    `text(n)` / `blob(n)` into the smallest type holding n characters
-    (`adjustBlobTypesFlen`)."""
+def resolve_type(
+    t: MySQLType,
+    table_charset: str = DEFAULT_CHARSET,
+    table_collation: str = DEFAULT_COLLATION,
+) -> MySQLType:
+    """The type as a table holds it: charset and collation filled in as TiDB does
+    (`setCharsetCollationFlenDecimal`; the table's for char/text/enum/set types, `binary`
+    for every other), `text(n)` / `blob(n)` turned into the smallest type holding n
+    characters (`adjustBlobTypesFlen`), and one spelling for each type TiDB cannot tell
+    apart (`canonical_type`), so that equal types compare (and version) equal.
+
+    Decoders resolve the types they read with it too: a read followed by a write then
+    gives the very type that was written.
+    """
     if t.base not in _CHARSET_TYPES:
         resolved = attrs.evolve(t, charset=_BINARY_CHARSET, collation=_BINARY_CHARSET)
     else:
@@ -710,17 +831,55 @@ def _resolve_charset(t: MySQLType, table_charset: str, table_collation: str) -> 
         elif t.charset is None:
             collation = table_collation
         else:
-            collation = _CHARSETS[charset][0]
+            collation = default_collation(charset)
         resolved = attrs.evolve(t, charset=charset, collation=collation)
     if t.base in ("text", "blob") and t.length is not None:
         family = ("tinytext", "text", "mediumtext", "longtext")
-        size = t.length * _CHARSETS[resolved.charset or DEFAULT_CHARSET][1]
+        per_char = _CHARSETS[resolved.charset][1] if resolved.charset in _CHARSETS else 4
+        size = t.length * per_char
         if t.base == "blob":
             family = ("tinyblob", "blob", "mediumblob", "longblob")
             size = t.length
         base = next((b for b in family if size <= _LOB_MAX[b]), family[-1])
         resolved = attrs.evolve(resolved, base=base, length=None)
-    return resolved
+    return canonical_type(resolved)
+
+
+def canonical_type(t: MySQLType) -> MySQLType:
+    """One spelling of each type that TiDB's `FieldType` cannot tell apart (its flen and
+    decimal are the same), as MySQL 8's `SHOW CREATE TABLE` prints it: integer display
+    widths only where they differ from TiDB's default (`int`, `int(5)`, `tinyint(1)`);
+    `decimal(p,s)`, `char(n)`, `binary(n)` and `bit(n)` with their lengths (`decimal`
+    is `decimal(10,0)`, `char` is `char(1)`); no fsp 0 (`datetime(0)` is `datetime`); no
+    length where the type implies it (text and blob types, enum, set, date, year, json);
+    FLOAT/DOUBLE with a length but no scale (as a message carries them) as `(M,0)`, or
+    without either at TiDB's default length; UNSIGNED and ZEROFILL on numeric types only
+    (TiDB's own flags on YEAR and BIT are implied). Charsets are left as they are."""
+    base = t.base
+    length = t.length if t.length is not None and t.length >= 0 else None
+    dec = t.decimal
+    unsigned, zerofill = t.unsigned, t.zerofill
+    if not (base in INTEGER_TYPES or base in _FLOAT_TYPES or base == "decimal"):
+        unsigned = zerofill = False
+    if base in INTEGER_TYPES:
+        dec = None
+        if length == _DEFAULT_FLEN[base] - (1 if unsigned and base != "bigint" else 0):
+            length = None
+    elif base in _FLOAT_TYPES:
+        if dec is None and length is not None:
+            length, dec = (None, None) if length == _DEFAULT_FLEN[base] else (length, 0)
+    elif base == "decimal":
+        length = _DEFAULT_FLEN["decimal"] if length is None else length
+        dec = 0 if dec is None else dec
+    elif base in _TEMPORAL_FSP_TYPES:
+        length, dec = None, dec or None
+    elif base in ("char", "binary", "bit"):
+        length, dec = (1 if length is None else length), None
+    elif base in ("varchar", "varbinary", "vector"):
+        dec = None
+    else:
+        length = dec = None
+    return attrs.evolve(t, length=length, decimal=dec, unsigned=unsigned, zerofill=zerofill)
 
 
 def _go_float(value: float, single: bool) -> str:
@@ -779,7 +938,7 @@ def _default_value(node: exp.Expression, t: MySQLType, column: str) -> str | Non
             quantum = decimal.Decimal(1).scaleb(-t.scale)
             # DECIMAL(65,30) needs more digits than the default context's 28.
             context = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
-            return str(number.quantize(quantum, context=context))
+            return format(number.quantize(quantum, context=context), "f")
         if t.base in _FLOAT_TYPES:
             return _go_float(float(number), single=t.base == "float")
         return str(int(number.to_integral_value(rounding=decimal.ROUND_HALF_UP)))
@@ -952,7 +1111,7 @@ def parse_table_ddl(ddl: str) -> ParsedDDL:
             col_type, rest = _type_from_def(coldef, shown.lower())
         except SchemaError as exc:
             raise SchemaError(f"table-ddl: column {name}: {exc.message}", column=name) from exc
-        col_type = _resolve_charset(col_type, table_charset, table_collation)
+        col_type = resolve_type(col_type, table_charset, table_collation)
         nullable = True
         default: str | None = None
         for constraint in rest:
@@ -994,8 +1153,10 @@ def parse_table_ddl(ddl: str) -> ParsedDDL:
 
 def spark_to_mysql(
     data_type: T.DataType, metadata: Mapping[str, Any] | None = None, *, column: str = "?"
-) -> MySQLType:
-    """The MySQL type of a Spark column (design §2): metadata `mysql_type` if given, else
+) -> ColumnDefinition:
+    """The MySQL column definition of a Spark column (design §2): metadata `mysql_type`
+    if given (a type, optionally with NOT NULL and DEFAULT: `parse_column_definition`),
+    else a nullable column of the type
 
     LongType bigint, IntegerType int, ShortType smallint, ByteType tinyint, FloatType
     float, DoubleType double, DecimalType(p,s) decimal(p,s), StringType text (no length
@@ -1003,13 +1164,15 @@ def spark_to_mysql(
     date, TimestampType timestamp(6), TimestampNTZType datetime(6), TimeType(p) time(p),
     BooleanType tinyint(1), MapType/StructType/ArrayType json.
 
+    Spark's own nullable flag is not used: Spark infers it (a literal is not nullable, a
+    file source is), so one query's micro-batches would flip the table's NOT NULL.
     Charset and collation stay unset (`build_table_schema` resolves them).
 
     Raises:
         SchemaError: an unsupported Spark type or a bad `mysql_type` (names the column).
     """
-    if metadata and metadata.get("mysql_type") is not None:
-        declared = metadata["mysql_type"]
+    if metadata and metadata.get(MYSQL_TYPE_METADATA) is not None:
+        declared = metadata[MYSQL_TYPE_METADATA]
         if not isinstance(declared, str):
             raise SchemaError(
                 f"column {column}: metadata mysql_type must be a string such as "
@@ -1026,7 +1189,7 @@ def spark_to_mysql(
             "timestamp_ntz, time, map, struct, array)",
             column=column,
         )
-    return mapped
+    return ColumnDefinition(mapped)
 
 
 def _spark_default(dt: T.DataType) -> MySQLType | None:
@@ -1061,9 +1224,9 @@ def _spark_default(dt: T.DataType) -> MySQLType | None:
     return None
 
 
-def _for_column(column: str, source: str, text: str) -> MySQLType:
+def _for_column(column: str, source: str, text: str) -> ColumnDefinition:
     try:
-        return parse_mysql_type(text)
+        return parse_column_definition(text)
     except SchemaError as exc:
         raise SchemaError(f"column {column}: {source}: {exc.message}", column=column) from exc
 
@@ -1116,16 +1279,26 @@ def build_table_schema(
     primary_key: tuple[str, ...] = (),
     table_id: int | None = None,
     version: int | None = None,
+    declared: TableSchema | None = None,
 ) -> TableSchema:
     """The TableSchema of a DataFrame's table columns (every field not in `reserved`).
 
     Types: Spark mapping < metadata `mysql_type` < `column-types` < `table-ddl`. Without
-    a DDL, columns keep the DataFrame's order and nullability (a non-nullable Spark field
-    is NOT NULL); with one, the DDL's order, types, NOT NULL, defaults, keys and charsets
-    are used, and the DDL and the DataFrame must have the same columns. `primary_key`
-    (option `primary-key`) sets the primary key (its columns become NOT NULL); it must
-    agree with a DDL primary key. `database`/`table` default to the DDL's names.
-    `table_id` defaults to `stable_table_id`, `version` to `stable_version`.
+    a DDL, columns keep the DataFrame's order; NOT NULL and defaults come from
+    `mysql_type` / `column-types` (`varchar(20) NOT NULL DEFAULT 'x'`), never from Spark's
+    nullable flag (see `spark_to_mysql`). With a DDL, the DDL's order, types, NOT NULL,
+    defaults, keys and charsets are used, and the DDL and the DataFrame must have the
+    same columns. `primary_key` (option `primary-key`) sets the primary key (its columns
+    become NOT NULL); it must agree with a DDL primary key. `database`/`table` default to
+    the DDL's names. `table_id` defaults to `stable_table_id`, `version` to
+    `stable_version`.
+
+    `declared` is the table a read returned (`declared_table`). Without a DDL its keys
+    whose columns the DataFrame still has are the table's keys (`primary_key` replaces
+    its primary key); its version is kept when the table comes out with its columns and
+    keys, and its table id when the names are its names, so a read followed by a write
+    sends the schema and version that were read. Its zero id or version (a protocol that
+    carries none) is not kept.
 
     Raises:
         SchemaError: names the column, option and what is allowed.
@@ -1138,7 +1311,7 @@ def build_table_schema(
     # Column names are matched in any case, as MySQL and Spark match them; the options
     # that name columns (column-types, primary-key) and table-ddl's columns included.
     by_folded = {name.lower(): name for name in field_names}
-    types: dict[str, MySQLType] = {
+    types: dict[str, ColumnDefinition] = {
         f.name: spark_to_mysql(f.dataType, f.metadata, column=f.name) for f in fields
     }
     typed: dict[str, str] = {}
@@ -1208,12 +1381,15 @@ def build_table_schema(
         columns = [
             Column(
                 f.name,
-                _resolve_charset(types[f.name], DEFAULT_CHARSET, DEFAULT_COLLATION),
-                nullable=f.nullable,
+                resolve_type(types[f.name].type),
+                nullable=types[f.name].nullable,
+                default=types[f.name].default,
                 column_id=i + 1,
             )
             for i, f in enumerate(fields)
         ]
+        if declared is not None:
+            indexes, pk_clustered = _declared_keys(declared, columns, primary_key)
     if database is None or database == "" or table is None or table == "":
         missing = [n for n, v in (("database", database), ("table", table)) if not v]
         what = " and ".join(missing)
@@ -1244,9 +1420,21 @@ def build_table_schema(
         # from the column definitions, found in any case).
         key = tuple(own_names[c.lower()] for c in primary_key)
         indexes = (Index("PRIMARY", key, unique=True, primary=True), *indexes)
-        columns = [attrs.evolve(c, nullable=False) if c.name in key else c for c in columns]
+    primary = set(_primary_key(indexes))
+    final_columns = tuple(
+        attrs.evolve(c, nullable=False) if c.name in primary else c for c in columns
+    )
 
-    final_columns = tuple(columns)
+    if declared is not None and table_ddl is None:
+        as_declared = (final_columns, indexes, pk_clustered) == (
+            declared.columns,
+            declared.indexes,
+            declared.pk_clustered,
+        )
+        if version is None and as_declared and declared.version:
+            version = declared.version
+        if table_id is None and (database, table) == (declared.database, declared.table):
+            table_id = declared.table_id or None
     return TableSchema(
         database=database,
         table=table,
@@ -1258,6 +1446,48 @@ def build_table_schema(
         ),
         pk_clustered=pk_clustered,
     )
+
+
+def _declared_keys(
+    declared: TableSchema, columns: list[Column], primary_key: tuple[str, ...]
+) -> tuple[tuple[Index, ...], bool | None]:
+    """The keys of `declared` over `columns` (names in any case, spelt as the columns
+    spell them), less its primary key when `primary_key` gives one; and its clustered
+    marker while its primary key stays."""
+    own = {c.name.lower(): c.name for c in columns}
+    kept = [
+        attrs.evolve(i, columns=tuple(own[c.lower()] for c in i.columns))
+        for i in declared.indexes
+        if all(c.lower() in own for c in i.columns) and not (primary_key and i.primary)
+    ]
+    has_primary = any(i.primary for i in kept)
+    return tuple(kept), declared.pk_clustered if has_primary else None
+
+
+def declared_table(spark_schema: T.StructType, table_column: str) -> TableSchema | None:
+    """The table a read returned, from the `ticdc_table` metadata of its `_table` column
+    (`table_column`, as the DataFrame spells it), or None without one.
+
+    Raises:
+        SchemaError: the metadata is not such a table (names the column).
+    """
+    field = next((f for f in spark_schema.fields if f.name == table_column), None)
+    text = field.metadata.get(TABLE_METADATA) if field is not None else None
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise SchemaError(
+            f"column {table_column}: metadata {TABLE_METADATA} is {text!r}, not the JSON text "
+            "a read writes there; drop the metadata",
+            column=table_column,
+        )
+    try:
+        return table_schema_from_json(text)
+    except SchemaError as exc:
+        raise SchemaError(
+            f"column {table_column}: metadata {TABLE_METADATA}: {exc.message}; drop the metadata",
+            column=table_column,
+        ) from None
 
 
 def _names_from_ddl(

@@ -44,7 +44,7 @@ def test_canal_json_golden_messages(spark: Any, broker: Any) -> None:
     result = read_topic(spark, broker, "golden_canal_json", protocol="canal-json", table="tp_int")
     types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields[:6]}
     assert types == {
-        "id": "int",
+        "id": "int NOT NULL",
         "c_tinyint": "tinyint",
         "c_smallint": "smallint",
         "c_mediumint": "mediumint",
@@ -69,7 +69,8 @@ def test_debezium_golden_messages(spark: Any, broker: Any) -> None:
     ]
     produce(broker, "golden_debezium", records)
     result = read_topic(spark, broker, "golden_debezium", protocol="debezium")
-    assert result.schema["tiny"].metadata == {"mysql_type": "smallint"}  # an int16 field
+    # an int16 field, the key (so NOT NULL)
+    assert result.schema["tiny"].metadata == {"mysql_type": "smallint NOT NULL"}
     assert _rows(result) == [
         ("INSERT", 1, "test", "table1", {"tiny": 1}, None),
         ("UPDATE", 1, "test", "table1", {"tiny": 1}, {"tiny": 2}),
@@ -90,6 +91,11 @@ def test_open_protocol_golden_messages(spark: Any, broker: Any) -> None:
     produce(broker, "golden_open_protocol", records)
     result = read_topic(spark, broker, "golden_open_protocol", protocol="open-protocol")
     types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields[:4]}
-    assert types == {"c_blob": "blob", "c_char": "char(255)", "c_text": "text", "id": "int"}
+    assert types == {
+        "c_blob": "blob",
+        "c_char": "char(255)",
+        "c_text": "text",
+        "id": "int NOT NULL",
+    }
     image = {"c_blob": "测".encode(), "c_char": "测", "c_text": "测", "id": 1}
     assert _rows(result) == [("INSERT", 424242424242424242, "test", "t", image, None)]

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.spark_read import produce, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
-from ticdc_sink.schema import parse_mysql_type
+from ticdc_sink.schema import parse_column_definition
 
 pytestmark = pytest.mark.integration
 
@@ -47,11 +47,12 @@ VALUE_LOSSES: dict[str, dict[str, Any]] = {
 }
 # The `mysql_type` each protocol reads instead of the written one (`decode.types`).
 TYPE_LOSSES: dict[str, dict[str, str]] = {
-    # tidb_type INT stands for every integer type up to INT, TEXT for char/varchar/text,
-    # BLOB for every binary type; no fsp for temporal types.
+    # tidb_type INT stands for every integer type up to INT (INT UNSIGNED of an Avro int
+    # for the unsigned ones up to MEDIUMINT), TEXT for char/varchar/text, BLOB for every
+    # binary type; no fsp for temporal types.
     "avro": {
         "c_tinyint": "int",
-        "c_tinyint_u": "int unsigned",
+        "c_tinyint_u": "mediumint unsigned",
         "c_smallint": "int",
         "c_mediumint": "int",
         "c_char": "longtext",
@@ -68,7 +69,7 @@ TYPE_LOSSES: dict[str, dict[str, str]] = {
         "c_decimal": "decimal(65,30)",
         "c_char": "char(255)",
         "c_varchar": "varchar(16383)",
-        "c_binary": "binary(255)",
+        "c_binary": "varbinary(255)",
         "c_varbinary": "varbinary(65535)",
         "c_time": "time(6)",
     },
@@ -76,7 +77,7 @@ TYPE_LOSSES: dict[str, dict[str, str]] = {
         "c_decimal": "decimal(65,30)",
         "c_char": "char(255)",
         "c_varchar": "varchar(16383)",
-        "c_binary": "binary(255)",
+        "c_binary": "varbinary(255)",
         "c_varbinary": "varbinary(65535)",
         "c_datetime": "datetime(6)",
         "c_time": "time(6)",
@@ -109,7 +110,7 @@ def _base_type(text: str | None) -> str | None:
     (`tinyint(4)`, `text(65535)`, `date(10)`), as the closest types are written."""
     if text is None:
         return None
-    t = attrs.evolve(parse_mysql_type(text), charset=None, collation=None)
+    t = attrs.evolve(parse_column_definition(text).type, charset=None, collation=None)
     if t.is_integer or t.base in ("date", "json", "text", "blob"):
         t = attrs.evolve(t, length=None)
     return t.to_sql()

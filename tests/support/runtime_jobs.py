@@ -17,9 +17,13 @@ test can assert on errors as the client sees them. Steps:
 |  | README's fix: PySpark makes the session the thread's active one there) |
 | `{"write": "stream", "source": dir, "options": {...}, "query_name": name}` | one |
 |  | `availableNow` run of the file stream in dir (`add_file`), queryName optional |
+| `{"probe": "executor"}` | an executor's Python: `{"ok": true, "python": sys.executable, |
+|  | "ticdc_sink": the file it imports ticdc_sink from}` |
 
 `--conf key=value` sets a session conf (e.g. `spark.sql.streaming.checkpointLocation`).
-`run_job` runs one to completion with the worktree on PYTHONPATH, as `start_job` does.
+`run_job` runs one to completion with the worktree on PYTHONPATH, as `start_job` does;
+`executor_python` names the interpreter of the executors' Python workers (PYSPARK_PYTHON;
+by default this one).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def run_job(
     remote: str | None = None,
     conf: dict[str, str] | None = None,
     timeout: float = 600,
+    executor_python: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run the steps in a new driver process; returns one result per step."""
     args = [sys.executable, "-m", "tests.support.runtime_jobs"]
@@ -56,7 +61,11 @@ def run_job(
         args += ["--remote", remote]
     for key, value in (conf or {}).items():
         args += ["--conf", f"{key}={value}"]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": executor_python or sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+    }
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
     job = subprocess.Popen(
         [*args, json.dumps(steps)],
@@ -127,6 +136,18 @@ def _batch(spark: Any, step: dict[str, Any]) -> None:
         raise failure[0]
 
 
+def _probe(spark: Any) -> dict[str, Any]:
+    def where(_: Any) -> tuple[str, str]:
+        import sys
+
+        import ticdc_sink
+
+        return sys.executable, ticdc_sink.__file__
+
+    python, module = spark.sparkContext.parallelize([0], 1).map(where).collect()[0]
+    return {"ok": True, "python": python, "ticdc_sink": module}
+
+
 def _stream(spark: Any, step: dict[str, Any]) -> None:
     stream = (
         spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).json(step["source"])
@@ -153,8 +174,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for step in json.loads(args.steps):
             try:
-                (_batch if step["write"] == "batch" else _stream)(spark, step)
-                result: dict[str, Any] = {"ok": True}
+                if "probe" in step:
+                    result: dict[str, Any] = _probe(spark)
+                else:
+                    (_batch if step["write"] == "batch" else _stream)(spark, step)
+                    result = {"ok": True}
             except Exception as exc:  # reported to the test, which asserts on it
                 result = {"ok": False, "error": type(exc).__name__, "message": str(exc)}
             print(json.dumps(result), flush=True)

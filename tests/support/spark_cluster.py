@@ -10,8 +10,10 @@ jars (SPARK_HOME is the `pyspark` package folder), for the tests of where users 
 
 Each runs in its own process group with PYSPARK_PYTHON set to the running interpreter, so
 executors and the server's Python workers import this checkout (the worktree is put on
-PYTHONPATH as `start_job` does); `close()` kills the whole group, JVMs and Python workers
-included. Logs go to a temp folder; `log()` returns their tails for failure messages.
+PYTHONPATH as `start_job` does; `StandaloneCluster(checkout=False)` leaves it off, and any
+PYTHONPATH, for executors that must import only what their own interpreter has);
+`close()` kills the whole group, JVMs and Python workers included. Logs go to a temp
+folder; `log()` returns their tails for failure messages.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
-def _environment(work: Path) -> dict[str, str]:
+def _environment(work: Path, checkout: bool = True) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         SPARK_HOME=str(spark_home()),
@@ -55,15 +57,18 @@ def _environment(work: Path) -> dict[str, str]:
         PYSPARK_DRIVER_PYTHON=sys.executable,
         PYTHONPATH=os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p),
     )
+    if not checkout:
+        del env["PYTHONPATH"]
     return env
 
 
 class _Servers:
     """Processes started in their own groups, killed together."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, checkout: bool = True) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="ticdc-spark-")
         self.work = Path(self._tmp.name)
+        self._checkout = checkout
         self._processes: list[tuple[subprocess.Popen[bytes], Path]] = []
 
     def _start(self, name: str, args: list[str]) -> None:
@@ -72,7 +77,7 @@ class _Servers:
             process = subprocess.Popen(
                 args,
                 cwd=self.work,
-                env=_environment(self.work),
+                env=_environment(self.work, self._checkout),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -115,8 +120,8 @@ def _accepts(port: int) -> bool:
 class StandaloneCluster(_Servers):
     """A standalone master and one worker; executors are JVMs the worker starts."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, checkout: bool = True) -> None:
+        super().__init__(checkout=checkout)
         try:
             port, ui = free_port(), free_port()
             self.master = f"spark://127.0.0.1:{port}"

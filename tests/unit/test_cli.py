@@ -480,3 +480,30 @@ def test_reports_prints_the_kept_batch_reports(capsys, tmp_path):
 def test_reports_of_a_location_without_reports(capsys, tmp_path):
     code, _, err = run(capsys, "reports", str(tmp_path / "nothing"))
     assert code == 2 and "no batch reports under" in err
+
+
+def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
+    # One list: `demo --help`, the refusal and README's command table name the same
+    # protocols, every protocol that needs no schema registry (issue 23).
+    from pathlib import Path
+
+    from ticdc_sink import codec
+    from ticdc_sink.cli import DEMO_PROTOCOLS
+
+    specs = codec.protocol_specs()
+    assert DEMO_PROTOCOLS == tuple(s.name for s in specs if not s.needs_registry)
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    listed = ", ".join(DEMO_PROTOCOLS[:-1]) + " or " + DEMO_PROTOCOLS[-1]
+    assert f"--protocol PROTOCOL {listed} (-o protocol=;" in help_text
+    for spec in specs:
+        if spec.name in DEMO_PROTOCOLS:
+            continue
+        assert spec.name not in help_text.split("--protocol PROTOCOL", 1)[1].split("(")[0]
+        code, _, err = run(capsys, "demo", "--protocol", spec.name)
+        assert code == 2
+        assert f"demo --protocol {spec.name}: use {listed} (" in err
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    choices = "\\|".join(DEMO_PROTOCOLS)  # `|` escaped in a Markdown table
+    assert f"| `demo [--protocol {choices}] " in readme

@@ -191,6 +191,41 @@ def test_the_demo_names_its_extra_when_the_broker_package_is_missing() -> None:
     ]
 
 
+def test_pysparks_own_lookup_finds_format_ticdc_however_the_package_is_installed(
+    tmp_path: Path,
+) -> None:
+    # PySpark registers the DefaultSource of every top-level `pyspark_*` module that
+    # pkgutil.iter_modules lists (pyspark/sql/worker/lookup_data_sources.py, run in a fresh
+    # Python worker). An editable install (`pip install -e .`, the README's Quick start)
+    # must be listed too: run that lookup as Spark does, outside the checkout and without
+    # PYTHONPATH, and read the names it hands to the JVM.
+    code = """
+    import io
+    from pyspark.serializers import UTF8Deserializer, read_int
+    from pyspark.sql.worker.lookup_data_sources import _main
+
+    out = io.BytesIO()
+    _main(io.BytesIO(), out)
+    out.seek(0)
+    names = []
+    for _ in range(read_int(out)):
+        names.append(UTF8Deserializer().loads(out))
+        out.read(read_int(out))  # the pickled data source
+    print(",".join(sorted(names)))
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ticdc" in done.stdout.strip().split(","), (done.stdout, done.stderr)
+
+
 def test_the_version_is_the_installed_metadata_version() -> None:
     assert ticdc_sink.__version__ == importlib.metadata.version(DIST)
     assert ticdc_sink.__version__ != "0+unknown"
@@ -224,7 +259,7 @@ def test_readme_lists_the_dependencies_to_install_beside_a_runtimes_pyspark() ->
     # README, "Managed runtimes": `pip install --no-deps ticdc-sink`, then every other
     # requirement by hand; the list must follow pyproject.toml.
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    after_no_deps = readme.split("pip install --no-deps ticdc-sink\n", 1)[1]
+    after_no_deps = readme.split("pip install --no-deps ticdc_sink-0.1.0-py3-none-any.whl\n", 1)[1]
     command = after_no_deps.splitlines()[0]
     listed = {Requirement(text) for text in shlex.split(command)[2:]}
     base = [Requirement(text) for text in importlib.metadata.requires(DIST) or []]

@@ -12,14 +12,20 @@ from ticdc_sink import tso
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.schema import (
     Column,
+    ColumnDefinition,
     Index,
     MySQLType,
     TableSchema,
     build_table_schema,
+    column_definition_sql,
+    declared_table,
+    parse_column_definition,
     parse_mysql_type,
     parse_table_ddl,
+    resolve_type,
     spark_to_mysql,
     stable_table_id,
+    table_schema_to_json,
 )
 
 # ------------------------------------------------------------------ parse_mysql_type
@@ -257,12 +263,12 @@ def test_scale_fsp_and_tidb_decimal() -> None:
     ],
 )
 def test_spark_mapping(spark: T.DataType, expected: MySQLType) -> None:
-    assert spark_to_mysql(spark, {}, column="c") == expected
+    assert spark_to_mysql(spark, {}, column="c").type == expected
 
 
 @pytest.mark.skipif(not hasattr(T, "TimeType"), reason="pyspark without TimeType")
 def test_spark_time_type() -> None:
-    assert spark_to_mysql(T.TimeType(3), column="t") == MySQLType("time", decimal=3)
+    assert spark_to_mysql(T.TimeType(3), column="t").type == MySQLType("time", decimal=3)
 
 
 def _unsupported_types() -> list[T.DataType]:
@@ -288,9 +294,63 @@ def test_unsupported_spark_type_names_column_and_type(spark: T.DataType) -> None
 
 def test_metadata_mysql_type_wins() -> None:
     got = spark_to_mysql(T.LongType(), {"mysql_type": "int unsigned"}, column="n")
-    assert got == MySQLType("int", unsigned=True)
+    assert got == ColumnDefinition(MySQLType("int", unsigned=True))
+    got = spark_to_mysql(T.LongType(), {"mysql_type": "int NOT NULL DEFAULT 5"}, column="n")
+    assert got == ColumnDefinition(MySQLType("int"), nullable=False, default="5")
     # even an unsupported Spark type can be written when the MySQL type is given
-    assert spark_to_mysql(T.NullType(), {"mysql_type": "json"}, column="n").base == "json"
+    assert spark_to_mysql(T.NullType(), {"mysql_type": "json"}, column="n").type.base == "json"
+
+
+@pytest.mark.parametrize(
+    ("written", "canonical"),
+    [
+        ("int(11)", "int"),  # TiDB's own width: the same FieldType as int
+        ("int(10) unsigned", "int unsigned"),
+        ("bigint(20) unsigned zerofill", "bigint unsigned zerofill"),
+        ("tinyint(1)", "tinyint(1)"),
+        ("int(5)", "int(5)"),
+        ("decimal", "decimal(10,0)"),
+        ("decimal(7)", "decimal(7,0)"),
+        ("char", "char(1) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"),
+        ("bit", "bit(1)"),
+        ("datetime(0)", "datetime"),
+        ("year(4)", "year"),
+        ("text(60)", "tinytext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"),  # 240 bytes
+        ("text(20000)", "mediumtext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"),
+        ("text(20000) CHARACTER SET latin1", "text CHARACTER SET latin1 COLLATE latin1_bin"),
+    ],
+)
+def test_one_spelling_per_type_tidb_cannot_tell_apart(written: str, canonical: str) -> None:
+    resolved = resolve_type(parse_mysql_type(written))
+    assert resolved.to_sql() == canonical
+    # and the same flen and decimal as TiDB gives the type as written
+    as_written = parse_mysql_type(written)
+    if as_written.base not in ("text", "blob"):
+        assert (resolved.flen, resolved.tidb_decimal) == (as_written.flen, as_written.tidb_decimal)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "varchar(20) NOT NULL DEFAULT 'it''s'",
+        "int unsigned",
+        "datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)",
+        "bit(5) DEFAULT b'101'",
+        "decimal(10,2) DEFAULT '-1.50'",
+        "float DEFAULT '1.5'",
+        "enum('a','b') NOT NULL DEFAULT 'b'",
+        "char(3) CHARACTER SET latin1",
+        "varchar(3) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+        "timestamp DEFAULT '2020-01-02 03:04:05'",
+        "text",
+    ],
+)
+def test_a_column_definition_reads_back_as_it_is_written(text: str) -> None:
+    parsed = parse_column_definition(text)
+    column = Column("c", resolve_type(parsed.type), parsed.nullable, parsed.default)
+    assert column_definition_sql(column) == text
+    again = parse_column_definition(column_definition_sql(column))
+    assert Column("c", resolve_type(again.type), again.nullable, again.default) == column
 
 
 def test_bad_metadata_mysql_type_names_column() -> None:
@@ -350,8 +410,9 @@ def test_parse_show_create_table() -> None:
     assert ddl.primary_key == ("id",)
     cols = {c.name: c for c in ddl.columns}
     assert [c.column_id for c in ddl.columns] == list(range(1, 13))
+    # bigint(20) unsigned: the width TiDB gives it anyway is left out (`canonical_type`)
     assert cols["id"].type == MySQLType(
-        "bigint", 20, unsigned=True, charset="binary", collation="binary"
+        "bigint", unsigned=True, charset="binary", collation="binary"
     )
     assert not cols["id"].nullable
     assert cols["code"].type.charset == "latin1"
@@ -470,7 +531,8 @@ def test_build_from_spark_schema() -> None:
     assert table.column_names == ("id", "name", "price")
     assert [c.column_id for c in table.columns] == [1, 2, 3]
     assert table.column("id").type == MySQLType("bigint", charset="binary", collation="binary")
-    assert not table.column("id").nullable
+    # Spark's nullable flag declares nothing: a non-nullable field is still nullable.
+    assert table.column("id").nullable
     assert table.column("name").nullable
     assert table.column("name").type == MySQLType(
         "text", charset="utf8mb4", collation="utf8mb4_bin"
@@ -479,6 +541,40 @@ def test_build_from_spark_schema() -> None:
     assert table.indexes == ()
     assert table.handle_key == ()
     assert table.handle_key_indexes == ()
+
+
+def test_spark_nullability_alone_changes_neither_the_table_nor_its_version() -> None:
+    # A literal is not nullable, the same column from a file source is: one query's
+    # micro-batches would flip NOT NULL (issue 23, finding 5).
+    def frame(nullable: bool) -> T.StructType:
+        return _frame(
+            T.StructField("id", T.LongType(), nullable),
+            T.StructField("v", T.StringType(), nullable),
+            T.StructField("_op", T.StringType(), nullable),
+        )
+
+    literal, from_file = (
+        build_table_schema("d", "t", frame(nullable), reserved={"_op"}, primary_key=("id",))
+        for nullable in (False, True)
+    )
+    assert literal == from_file
+    assert literal.column("v").nullable and not literal.column("id").nullable
+
+
+def test_not_null_and_defaults_are_declared_in_mysql_type_or_column_types() -> None:
+    frame = _frame(
+        T.StructField("a", T.LongType(), metadata={"mysql_type": "int unsigned NOT NULL"}),
+        T.StructField("b", T.StringType(), metadata={"mysql_type": "varchar(8) DEFAULT 'x'"}),
+        T.StructField("c", T.StringType(), False),
+    )
+    table = build_table_schema("d", "t", frame, column_types={"c": "text NOT NULL"})
+    assert [(c.name, c.type.to_sql(), c.nullable, c.default) for c in table.columns] == [
+        ("a", "int unsigned", False, None),
+        ("b", "varchar(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", True, "x"),
+        ("c", "text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", False, None),
+    ]
+    with pytest.raises(SchemaError, match="give the type, NOT NULL and DEFAULT only"):
+        build_table_schema("d", "t", frame, column_types={"a": "int PRIMARY KEY"})
 
 
 def test_precedence_metadata_column_types_ddl() -> None:
@@ -746,3 +842,67 @@ def test_table_schema_json_round_trip() -> None:
     assert table_schema_from_json(table_schema_to_json(table)) == table
     with pytest.raises(SchemaError, match="cannot be read"):
         table_schema_from_json('{"database": "d"}')
+
+
+# ------------------------------------------------------------------ a read's table (ticdc_table)
+
+
+def _read_frame(table: TableSchema, *extra: T.StructField) -> T.StructType:
+    """A read's DataFrame schema: the columns with their definitions, `_table` with the
+    table (as `read.rows.arrow_schema` writes them)."""
+    fields = [
+        T.StructField(c.name, T.StringType(), metadata={"mysql_type": column_definition_sql(c)})
+        for c in table.columns
+    ]
+    metadata = {"ticdc_table": table_schema_to_json(table)}
+    return T.StructType([*fields, *extra, T.StructField("_table", T.StringType(), False, metadata)])
+
+
+READ = build_table_schema(
+    "shop",
+    "orders",
+    _frame(T.StructField("id", T.LongType()), T.StructField("code", T.StringType())),
+    table_ddl=(
+        "CREATE TABLE shop.orders (id bigint NOT NULL, code varchar(8) NOT NULL DEFAULT 'x', "
+        "PRIMARY KEY (id), UNIQUE KEY uk_code (code))"
+    ),
+    table_id=148,
+    version=447984074911121426,
+)
+
+
+def test_a_reads_table_gives_its_keys_id_and_version_back() -> None:
+    frame = _read_frame(READ)
+    declared = declared_table(frame, "_table")
+    assert declared == READ
+    again = build_table_schema("shop", "orders", frame, reserved={"_table"}, declared=declared)
+    assert again == READ
+
+
+def test_a_reads_table_with_a_column_more_keeps_its_keys_and_id_not_its_version() -> None:
+    frame = _read_frame(READ, T.StructField("note", T.StringType()))
+    declared = declared_table(frame, "_table")
+    again = build_table_schema("shop", "orders", frame, reserved={"_table"}, declared=declared)
+    assert again.indexes == READ.indexes and again.table_id == READ.table_id
+    assert again.version != READ.version  # another schema: a version of its own
+    # another table's name: the keys, but a table id of its own
+    other = build_table_schema("shop", "copy", frame, reserved={"_table"}, declared=declared)
+    assert other.indexes == READ.indexes and other.table_id != READ.table_id
+
+
+def test_primary_key_replaces_a_reads_primary_key() -> None:
+    frame = _read_frame(READ)
+    declared = declared_table(frame, "_table")
+    again = build_table_schema(
+        "shop", "orders", frame, reserved={"_table"}, declared=declared, primary_key=("code",)
+    )
+    assert again.primary_key == ("code",)
+    assert [i.name for i in again.indexes] == ["PRIMARY", "uk_code"]
+
+
+def test_a_ticdc_table_metadata_that_is_not_a_table_names_the_column() -> None:
+    frame = T.StructType([T.StructField("_t", T.StringType(), metadata={"ticdc_table": "{}"})])
+    with pytest.raises(SchemaError, match="column _t: metadata ticdc_table: .* drop the") as info:
+        declared_table(frame, "_t")
+    assert info.value.column == "_t"
+    assert declared_table(frame, "_table") is None

@@ -115,3 +115,36 @@ def test_charsets_and_types() -> None:
 def test_table_without_columns_is_an_error() -> None:
     with pytest.raises(SchemaError, match="no columns"):
         ddl_for(None, TableSchema("d", "t", ()))
+
+
+def test_spark_nullability_alone_announces_no_schema_change() -> None:
+    # One query's micro-batches: a literal column (not nullable) and the same column read
+    # from a file (nullable). Spark infers that flag; it declares nothing (issue 23).
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from ticdc_sink import tso
+    from ticdc_sink.config import SinkConfig
+    from ticdc_sink.writer.commit import schema_change_query
+    from ticdc_sink.writer.plan import make_plan
+
+    config = SinkConfig.from_options(
+        {
+            "kafka.bootstrap.servers": "unused:1",
+            "topic": "t",
+            "protocol": "debezium",
+            "database": "shop",
+            "table": "items",
+            "primary-key": "id",
+        }
+    )
+
+    def plan(nullable: bool):
+        schema = StructType(
+            [StructField("id", LongType(), nullable), StructField("v", StringType(), nullable)]
+        )
+        return make_plan(config, schema, tso.compose(1_700_000_000_000), batch_id=1)
+
+    literal, from_file = plan(False), plan(True)
+    assert literal.tables.named_table == from_file.tables.named_table
+    assert schema_change_query(from_file, literal.tables.named_table) is None
+    assert schema_change_query(literal, from_file.tables.named_table) is None

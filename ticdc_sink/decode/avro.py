@@ -41,6 +41,7 @@ the table, the key, and the checksum expected and got. Tombstones carry no check
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 from collections import OrderedDict
@@ -60,12 +61,15 @@ from ticdc_sink.codec.avro import (
     TIDB_CORRUPTED,
     TIDB_OP,
     TIDB_ROW_LEVEL_CHECKSUM,
+    as_fastavro_reads_it,
+    timestamp_default_local,
 )
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.gotext import format_float
 from ticdc_sink.schema import MySQLType, TableSchema
 
 __all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
@@ -165,7 +169,8 @@ def _converter(tidb_type: str, avro_type: Any, params: dict[str, Any]) -> Conver
 
 
 # tidb_type -> the closest MySQL type's base name (`decode.types`): INT stands for every
-# integer type up to INT, TEXT for every text type and CHAR/VARCHAR, BLOB for every binary.
+# signed integer type up to INT (INT UNSIGNED of an Avro int for the unsigned ones up to
+# MEDIUMINT), TEXT for every text type and CHAR/VARCHAR, BLOB for every binary.
 _BASES = {
     "INT": "int",
     "BIGINT": "bigint",
@@ -196,7 +201,38 @@ def _mysql_type(tidb_type: str, kind: dict[str, Any] | str, params: dict[str, An
     if base in ("ENUM", "SET"):
         allowed = split_allowed(str(params.get("allowed", "")))
         return closest_type(base.lower(), elements=allowed)
+    avro_type = kind.get("type") if isinstance(kind, dict) else kind
+    if base == "INT" and unsigned and avro_type == "int":
+        # INT UNSIGNED travels as a long; the smaller unsigned types as an int.
+        return closest_type("mediumint", unsigned=True)
     return closest_type(_BASES[base], unsigned=unsigned)
+
+
+def _default_text(raw: Any, t: MySQLType, time_zone: str) -> str | None:
+    """A field's `default` as TiDB's default string (`schema.Column`), undoing what the
+    encoder's `codec.avro.schema` conversion did: BIGINT UNSIGNED wrapped to a negative
+    long, FLOAT widened to a double, BIT and binary strings in base64, a TIMESTAMP literal
+    in UTC (read back in the writer's `time_zone`). None: no default (a DECIMAL of a
+    logical type never has one in TiCDC's schemas)."""
+    if raw is None:
+        return None
+    base = t.base
+    if t.is_integer or base == "year":
+        value = int(raw)
+        if value < 0 and t.unsigned and base == "bigint":
+            value += 1 << 64
+        return str(value)
+    if base == "float":
+        return format_float(float(raw), 32)
+    if base == "double":
+        return format_float(float(raw), 64)
+    if base == "bit":
+        return str(int.from_bytes(base64.b64decode(raw), "big"))
+    if t.is_binary:
+        return base64.b64decode(raw).decode("utf-8", "surrogateescape")
+    if base == "timestamp":
+        return timestamp_default_local(str(raw), time_zone)
+    return str(raw)
 
 
 def _field_type(field: dict[str, Any]) -> dict[str, Any] | str:
@@ -218,18 +254,24 @@ class _Reader:
     #: The closest MySQL type of each column (None: a field without tidb_type).
     types: tuple[MySQLType | None, ...] = ()
     schema_id: int = 0
+    #: Whether each column's field is a union with null (a nullable column).
+    nullable: tuple[bool, ...] = ()
+    #: Each field's `default` as the schema holds it (None: none, or null).
+    defaults: tuple[Any, ...] = ()
 
     @classmethod
     def from_text(cls, schema_id: int, text: str) -> _Reader:
         try:
             schema = orjson.loads(text)
-            parsed = fastavro.parse_schema(schema)
+            parsed = fastavro.parse_schema(as_fastavro_reads_it(schema))
         except Exception as exc:  # orjson and fastavro raise several types
             raise DecodeError(f"schema id {schema_id} is not a valid Avro schema: {exc}") from exc
         if not isinstance(schema, dict) or schema.get("type") != "record":
             raise DecodeError(f"schema id {schema_id} is not an Avro record schema")
         columns = []
         types: list[MySQLType | None] = []
+        nullable: list[bool] = []
+        defaults: list[Any] = []
         for field in schema.get("fields", []):
             name = field["name"]
             if name == TIDB_OP:  # the extension fields follow the columns (tiflow decoder)
@@ -241,13 +283,25 @@ class _Reader:
             convert = _identity if tidb is None else _converter(tidb, avro_type, params)
             columns.append((name, convert))
             types.append(None if tidb is None else _mysql_type(tidb, kind, params))
+            union = field.get("type")
+            nullable.append(isinstance(union, list) and "null" in union)
+            defaults.append(field.get("default"))
         namespace = str(schema.get("namespace", ""))
         name = str(schema.get("name", ""))
         if name == KEY_RECORD and namespace.count(".") >= 2:
             # A key record under the record subject strategies: <value full name>.Key.
             namespace, _, name = namespace.rpartition(".")
         _, _, database = namespace.partition(".")
-        return cls(parsed, database, name, tuple(columns), tuple(types), schema_id)
+        return cls(
+            parsed,
+            database,
+            name,
+            tuple(columns),
+            tuple(types),
+            schema_id,
+            tuple(nullable),
+            tuple(defaults),
+        )
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:
         stream = io.BytesIO(body)
@@ -331,9 +385,10 @@ class AvroDecoder:
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
         """The table a record implies: the value schema's fields, each of the closest
-        MySQL type to its `tidb_type` (`_mysql_type`), and the key schema's fields as the
-        primary key. None for a tombstone (its key holds the key columns only) and a value
-        schema that is not TiCDC's (fields without `tidb_type`).
+        MySQL type to its `tidb_type` (`_mysql_type`), NOT NULL unless a union with null,
+        with its default (`_default_text`), and the key schema's fields as the primary
+        key. None for a tombstone (its key holds the key columns only) and a value schema
+        that is not TiCDC's (fields without `tidb_type`).
 
         Raises:
             DecodeError: as `decode_message`.
@@ -351,7 +406,18 @@ class AvroDecoder:
         if len(columns) < len(reader.columns):
             return None
         primary = tuple(name for name, _ in key_reader.columns) if key_reader else ()
-        return implied_table(reader.database, reader.table, columns, primary)
+        defaults = [
+            _default_text(raw, t, self._time_zone)
+            for raw, (_, t) in zip(reader.defaults, columns, strict=True)
+        ]
+        return implied_table(
+            reader.database,
+            reader.table,
+            columns,
+            primary,
+            nullable=reader.nullable,
+            defaults=defaults,
+        )
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedRow:
         """The row change of one Kafka record.

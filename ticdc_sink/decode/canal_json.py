@@ -252,9 +252,12 @@ class CanalJsonDecoder:
         where = f"{event.op.value} {event.database}.{event.table}"
         mysql_types = _object_field(message, "mysqlType", where)
         sql_types = _object_field(message, "sqlType", where)
+        # content-compatible writes whole types: then every type with a length or members
+        # shows it, and a bare `time` is time(0).
+        whole = any(isinstance(t, str) and "(" in t for t in mysql_types.values())
         columns = []
         for name in _image(message, "data", where) or {}:
-            columns.append((name, _column_type(name, mysql_types, sql_types, where)))
+            columns.append((name, _column_type(name, mysql_types, sql_types, where, whole)))
         keys = message.get("pkNames") or ()
         primary = tuple(k for k in keys if isinstance(k, str))
         return implied_table(event.database, event.table, columns, primary)
@@ -348,12 +351,16 @@ class CanalJsonDecoder:
 
 
 def _column_type(
-    name: str, mysql_types: dict[str, Any], sql_types: dict[str, Any], where: str
+    name: str,
+    mysql_types: dict[str, Any],
+    sql_types: dict[str, Any],
+    where: str,
+    whole: bool = False,
 ) -> MySQLType:
     text = mysql_types.get(name)
     try:
         if isinstance(text, str):
-            return type_from_text(text)
+            return type_from_text(text, whole=whole)
         code = sql_types.get(name)
         if isinstance(code, int):
             return closest_type(_TYPE_BY_CODE.get(code, "longtext"))

@@ -296,9 +296,30 @@ def _field_type(field: dict[str, Any]) -> MySQLType:
     if field.get("type") == "boolean":
         return closest_type("bit", length=1)
     words = str(field.get("tidb_type", "")).split()
+    if words[:1] == ["float"] and field.get("type") == "double":
+        # A FLOAT with a scale travels as a double (FLOAT(M,D): neither M nor D is carried).
+        return closest_type("float", unsigned="unsigned" in words[1:], length=12, scale=0)
     if words:
         return closest_type(words[0], unsigned="unsigned" in words[1:])
     return closest_type(_CONNECT_TYPES.get(str(field.get("type")), "longtext"))
+
+
+def _default_text(field: dict[str, Any], t: MySQLType, zone: dt.tzinfo | None) -> str | None:
+    """A field schema's `default` as TiDB's default string (`schema.Column`): text,
+    binary, ENUM and SET defaults are their text; the others the value the field's
+    converter reads (a date from its days, a BIT from its bytes, ...) as TiDB writes it.
+    None: no default."""
+    raw = field.get("default")
+    if raw is None:
+        return None
+    if isinstance(raw, str) and (t.is_text or t.is_binary or t.base in ("enum", "set", "json")):
+        return raw
+    value = _converter(field, zone)(raw)
+    if isinstance(value, float):
+        return format_float(value, 32 if t.base == "float" else 64)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)
 
 
 class DebeziumDecoder:
@@ -402,8 +423,12 @@ class DebeziumDecoder:
         message = orjson.loads(decompress(self.compression, value or b""))
         parts = {p.get("field"): p for p in message["schema"].get("fields") or ()}
         image = parts.get("after") or parts.get("before") or {}
+        fields = image.get("fields") or ()
         try:
-            columns = [(f["field"], _field_type(f)) for f in image.get("fields") or ()]
+            columns = [(f["field"], _field_type(f)) for f in fields]
+            defaults = [
+                _default_text(f, t, self._zone) for f, (_, t) in zip(fields, columns, strict=True)
+            ]
         except (SchemaError, KeyError, ValueError) as exc:
             raise DecodeError(
                 f"a field schema of {event.database}.{event.table} names no MySQL type: {exc}"
@@ -416,7 +441,14 @@ class DebeziumDecoder:
                 key_payload = None
             if isinstance(key_payload, dict):
                 primary = tuple(key_payload)
-        return implied_table(event.database, event.table, columns, primary)
+        return implied_table(
+            event.database,
+            event.table,
+            columns,
+            primary,
+            nullable=[f.get("optional") is not False for f in fields],
+            defaults=defaults,
+        )
 
     def _fields(self, schema: dict[str, Any]) -> dict[str, Convert]:
         cache_key = orjson.dumps(schema.get("fields"))

@@ -51,6 +51,15 @@ from ticdc_sink.codec.open_protocol.message import (
     TYPE_RESOLVED,
     TYPE_ROW,
 )
+from ticdc_sink.codec.open_protocol.values import (
+    BINARY_FLAG,
+    HANDLE_KEY_FLAG,
+    MULTIPLE_KEY_FLAG,
+    NULLABLE_FLAG,
+    PRIMARY_KEY_FLAG,
+    UNIQUE_KEY_FLAG,
+    UNSIGNED_FLAG,
+)
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedDDL,
@@ -65,12 +74,11 @@ from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_unquote, to_float32
-from ticdc_sink.schema import MySQLType, TableSchema
+from ticdc_sink.schema import Index, MySQLType, TableSchema
 
 __all__ = ["OpenProtocolDecoder", "build_decoder"]
 
 _LENGTH = struct.Struct(">Q")
-_BINARY_FLAG = 1
 # TiDB's ActionType names (model.ActionType.String) of the DDL types TiCDC sends most.
 _ACTIONS = {
     3: "create table",
@@ -122,8 +130,6 @@ def _base64(value: Any) -> bytes:
         raise ValueError(f"{value!r} is not base64") from None
 
 
-_UNSIGNED_FLAG = 128
-_PRIMARY_KEY_FLAG = 8
 # Type codes -> (the type, the type with the binary flag); tiflow writes one code for
 # varchar and varbinary, char and binary, text and blob of each size.
 _TYPES = {
@@ -163,8 +169,36 @@ def _column_type(column: Any) -> MySQLType:
     flags = column.get("f", 0)
     text, binary = _TYPES[column["t"]]
     return closest_type(
-        binary if flags & _BINARY_FLAG else text, unsigned=bool(flags & _UNSIGNED_FLAG)
+        binary if flags & BINARY_FLAG else text, unsigned=bool(flags & UNSIGNED_FLAG)
     )
+
+
+def _keys_of(flags: dict[str, int], primary: tuple[str, ...]) -> list[Index]:
+    """Keys other than the primary key that give the columns the flags they carry
+    (`codec.open_protocol.values.column_flags`): without a primary key, a unique key of
+    the handle-key columns; a unique key of each other column flagged unique; a plain
+    key of each column flagged multiple-key (named as TiDB names unnamed keys). Which
+    columns share a key, and its name, are not carried."""
+    keys: list[Index] = []
+    names: set[str] = set()
+
+    def add(columns: tuple[str, ...], unique: bool) -> None:
+        name, n = columns[0], 2
+        while name.lower() in names:
+            name, n = f"{columns[0]}_{n}", n + 1
+        names.add(name.lower())
+        keys.append(Index(name, columns, unique=unique))
+
+    handle = tuple(name for name, f in flags.items() if f & HANDLE_KEY_FLAG)
+    if handle and not primary:
+        add(handle, True)
+    for name, f in flags.items():
+        if f & UNIQUE_KEY_FLAG and (primary or name not in handle):
+            add((name,), True)
+    for name, f in flags.items():
+        if f & MULTIPLE_KEY_FLAG and not (len(handle) > 1 and name in handle):
+            add((name,), False)
+    return keys
 
 
 _INTEGER_CODES = frozenset({1, 2, 3, 8, 9, 13, 16, 247, 248})
@@ -191,8 +225,8 @@ def _value(column: Any) -> Any:
         return _decimal(value)
     if code in _BLOB_CODES:
         data = _base64(value)
-        return data if flags & _BINARY_FLAG else data.decode("utf-8", "surrogateescape")
-    if code in _STRING_CODES and flags & _BINARY_FLAG:
+        return data if flags & BINARY_FLAG else data.decode("utf-8", "surrogateescape")
+    if code in _STRING_CODES and flags & BINARY_FLAG:
         return go_unquote(_text(value))
     return _text(value)
 
@@ -383,10 +417,16 @@ class OpenProtocolDecoder:
                 raise DecodeError(
                     f"open-protocol row of {event.database}.{event.table}: {exc.message}"
                 ) from exc
-            primary = tuple(
-                name for name, c in columns.items() if c.get("f", 0) & _PRIMARY_KEY_FLAG
+            flags = {name: c.get("f", 0) for name, c in columns.items()}
+            primary = tuple(name for name, f in flags.items() if f & PRIMARY_KEY_FLAG)
+            return implied_table(
+                event.database,
+                event.table,
+                typed,
+                primary,
+                nullable=[bool(f & NULLABLE_FLAG) for f in flags.values()],
+                indexes=_keys_of(flags, primary),
             )
-            return implied_table(event.database, event.table, typed, primary)
         return None
 
     def _stored(self, location: str) -> tuple[dict[str, Any] | None, bytes]:

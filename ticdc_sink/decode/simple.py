@@ -89,7 +89,7 @@ from ticdc_sink.decode import (
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
-from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, canonical_type
 
 __all__ = [
     "ENCODING_FORMATS",
@@ -268,6 +268,10 @@ def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 
+# Types whose length JSON leaves out when it is 0 (`char(0)`); every other type has one.
+_ZERO_LENGTH_TYPES = frozenset({"char", "binary", "varchar", "varbinary"})
+
+
 def _column_from_json(obj: Any, column_id: int, where: str) -> Column:
     name = _require(obj, "name", str, where)
     where = f"{where} column {name!r}"
@@ -280,15 +284,22 @@ def _column_from_json(obj: Any, column_id: int, where: str) -> Column:
     for label, number in (("length", length), ("decimal", decimal)):
         if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
             raise DecodeError(f"{where}: dataType.{label} is {number!r}; expected an integer")
-    mysql_type = MySQLType(
-        base=_require(data_type, "mysqlType", str, where),
-        length=length,
-        decimal=decimal,
-        unsigned=data_type.get("unsigned") is True,
-        zerofill=data_type.get("zerofill") is True,
-        elements=tuple(elements),
-        charset=data_type.get("charset"),
-        collation=data_type.get("collate"),
+    base = _require(data_type, "mysqlType", str, where)
+    if length is None and base in _ZERO_LENGTH_TYPES:
+        length = 0  # `omitempty` left out a length of 0
+    # `length` is TiDB's flen (`text` arrives with 65535, `int` with 11): the type is spelt
+    # as the writer spells it, which leaves out what TiDB implies (schema.canonical_type).
+    mysql_type = canonical_type(
+        MySQLType(
+            base=base,
+            length=length,
+            decimal=decimal,
+            unsigned=data_type.get("unsigned") is True,
+            zerofill=data_type.get("zerofill") is True,
+            elements=tuple(elements),
+            charset=data_type.get("charset"),
+            collation=data_type.get("collate"),
+        )
     )
     default = obj.get("default")
     if isinstance(default, int) and not isinstance(default, bool):
@@ -307,9 +318,10 @@ def _column_from_json(obj: Any, column_id: int, where: str) -> Column:
 def table_schema_from_json(obj: Any) -> TableSchema:
     """The TableSchema of a `tableSchema` object (reference §7.4).
 
-    Columns get ids 1, 2, ... in message order (already sorted by id); the synthetic
-    `primary` index of an integer handle stays an index named `primary`, so encoding the
-    result again gives the same JSON.
+    Columns get ids 1, 2, ... in message order (already sorted by id); types and keys
+    are spelt as the writer spells them (`canonical_type`, `_table_schema`), so encoding the
+    result again gives the same JSON, and a write of the table read gives the same
+    schema and version.
 
     Raises:
         DecodeError: a field is missing or has the wrong JSON type.
@@ -336,13 +348,48 @@ def table_schema_from_json(obj: Any) -> TableSchema:
                 primary=index.get("primary") is True,
             )
         )
-    return TableSchema(
+    return _table_schema(
         database=_require(obj, "schema", str, where),
         table=_require(obj, "table", str, where),
         columns=columns,
-        indexes=tuple(indexes),
+        indexes=indexes,
         table_id=_require(obj, "tableID", int, where),
         version=_require(obj, "version", int, where),
+    )
+
+
+def _table_schema(
+    *,
+    database: str,
+    table: str,
+    columns: tuple[Column, ...],
+    indexes: list[Index],
+    table_id: int,
+    version: int,
+) -> TableSchema:
+    """The table a tableSchema describes, as the writer models it: the primary key of an
+    integer handle, which TiCDC leaves out of TiDB's indexes and appends as a synthetic
+    `primary` index, is the writer's `PRIMARY` key again, first among the keys (where it
+    stood among them is not carried); an integer primary key kept among TiDB's indexes
+    is one that is not the handle (`NONCLUSTERED`)."""
+    integers = {c.name for c in columns if c.type.is_integer}
+    keys, clustered = [], None
+    for index in indexes:
+        integer_key = index.primary and len(index.columns) == 1 and index.columns[0] in integers
+        if integer_key and index.name == "primary":
+            keys.insert(0, Index("PRIMARY", index.columns, unique=True, primary=True))
+        else:
+            if integer_key:
+                clustered = False
+            keys.append(index)
+    return TableSchema(
+        database=database,
+        table=table,
+        columns=columns,
+        indexes=tuple(keys),
+        table_id=table_id,
+        version=version,
+        pk_clustered=clustered,
     )
 
 
@@ -378,15 +425,17 @@ def _column_from_avro(obj: dict[str, Any], column_id: int) -> Column:
             default = str(int.from_bytes(raw, "big"))
         else:
             default = _go_text(default)
-    mysql_type = MySQLType(
-        base=base,
-        length=length,
-        decimal=decimal,
-        unsigned=data_type["unsigned"] is True,
-        zerofill=data_type["zerofill"] is True,
-        elements=tuple(data_type["elements"] or ()),
-        charset=data_type["charset"],
-        collation=data_type["collate"],
+    mysql_type = canonical_type(  # as in _column_from_json
+        MySQLType(
+            base=base,
+            length=length,
+            decimal=decimal,
+            unsigned=data_type["unsigned"] is True,
+            zerofill=data_type["zerofill"] is True,
+            elements=tuple(data_type["elements"] or ()),
+            charset=data_type["charset"],
+            collation=data_type["collate"],
+        )
     )
     return Column(
         name=obj["name"],
@@ -408,7 +457,7 @@ def table_schema_from_avro(obj: dict[str, Any]) -> TableSchema:
         columns = tuple(
             _column_from_avro(c, column_id) for column_id, c in enumerate(obj["columns"], 1)
         )
-        indexes = tuple(
+        indexes = [
             Index(
                 name=index["name"],
                 columns=tuple(index["columns"]),
@@ -416,8 +465,8 @@ def table_schema_from_avro(obj: dict[str, Any]) -> TableSchema:
                 primary=index["primary"],
             )
             for index in obj["indexes"]
-        )
-        table = TableSchema(
+        ]
+        table = _table_schema(
             database=obj["database"],
             table=obj["table"],
             columns=columns,

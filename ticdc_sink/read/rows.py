@@ -2,9 +2,11 @@
 
 The output of a read is what `df.write.format("ticdc")` takes (README, "The input
 contract"), so a read followed by a write round-trips: the table's columns, each carrying
-its MySQL type in the field metadata `mysql_type`, then `_op` (INSERT/UPDATE/DELETE),
-`_commit_ts` (the TSO), `_before` (the old row of an UPDATE, a struct of the table
-columns), `_database`, `_table`, and on request the Kafka coordinates `_topic`,
+its definition in the field metadata `mysql_type` (type, NOT NULL, DEFAULT:
+`schema.column_definition_sql`), then `_op` (INSERT/UPDATE/DELETE), `_commit_ts` (the
+TSO), `_before` (the old row of an UPDATE, a struct of the table columns), `_database`,
+`_table` (carrying the table read, keys, id and version included, in its metadata
+`ticdc_table`: `schema.declared_table`), and on request the Kafka coordinates `_topic`,
 `_partition`, `_offset`. For a DELETE the table columns hold the deleted row.
 
 Arrow types, chosen so that every MySQL value keeps its exact value and the writer reads
@@ -31,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
 import pyarrow as pa
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
@@ -39,7 +40,14 @@ from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.producer import Record
-from ticdc_sink.schema import Column, MySQLType, TableSchema
+from ticdc_sink.schema import (
+    MYSQL_TYPE_METADATA,
+    TABLE_METADATA,
+    Column,
+    TableSchema,
+    column_definition_sql,
+    table_schema_to_json,
+)
 
 __all__ = [
     "BEFORE",
@@ -56,7 +64,7 @@ __all__ = [
     "value_converter",
 ]
 
-MYSQL_TYPE = "mysql_type"
+MYSQL_TYPE = MYSQL_TYPE_METADATA
 OP, COMMIT_TS, BEFORE, DATABASE, TABLE = "_op", "_commit_ts", "_before", "_database", "_table"
 KAFKA_COLUMNS = ("_topic", "_partition", "_offset")
 
@@ -88,23 +96,9 @@ def _arrow_type(column: Column) -> pa.DataType:
     return pa.string()
 
 
-def _type_text(mysql: MySQLType) -> str:
-    """The `mysql_type` metadata: the type as the writer's `parse_mysql_type` reads it.
-    A FLOAT/DOUBLE without a scale drops the display length a BOOTSTRAP carries
-    (`double(22)` is not MySQL); YEAR and BIT drop the unsigned flag TiDB keeps on them
-    (MySQL's syntax has none), YEAR its display width."""
-    if mysql.base in ("float", "double") and mysql.decimal is None:
-        mysql = attrs.evolve(mysql, length=None)
-    elif not (mysql.is_integer or mysql.base in ("float", "double", "decimal")):
-        mysql = attrs.evolve(mysql, unsigned=False, zerofill=False)
-    if mysql.base == "year":
-        mysql = attrs.evolve(mysql, length=None)
-    return mysql.to_sql()
-
-
 def _table_fields(table: TableSchema) -> list[pa.Field]:
     return [
-        pa.field(c.name, _arrow_type(c), metadata={MYSQL_TYPE: _type_text(c.type)})
+        pa.field(c.name, _arrow_type(c), metadata={MYSQL_TYPE: column_definition_sql(c)})
         for c in table.columns
     ]
 
@@ -121,7 +115,12 @@ def arrow_schema(table: TableSchema, *, kafka_columns: bool = False) -> pa.Schem
         pa.field(COMMIT_TS, pa.int64(), nullable=False),
         pa.field(BEFORE, pa.struct(fields)),
         pa.field(DATABASE, pa.string(), nullable=False),
-        pa.field(TABLE, pa.string(), nullable=False),
+        pa.field(
+            TABLE,
+            pa.string(),
+            nullable=False,
+            metadata={TABLE_METADATA: table_schema_to_json(table)},
+        ),
     ]
     if kafka_columns:
         topic, partition, offset = KAFKA_COLUMNS

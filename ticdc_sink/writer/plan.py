@@ -18,7 +18,13 @@ from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.routing import DispatchRule, Route
 from ticdc_sink.row_filter import EventFilterRule
-from ticdc_sink.schema import TableSchema, build_table_schema, parse_table_ddl, stable_table_id
+from ticdc_sink.schema import (
+    TableSchema,
+    build_table_schema,
+    declared_table,
+    parse_table_ddl,
+    stable_table_id,
+)
 
 __all__ = [
     "TableDecision",
@@ -41,6 +47,9 @@ class TablePlan:
     fixed_table_id: int | None = None
     default_database: str | None = None
     default_table: str | None = None
+    # The table a read returned (`schema.declared_table`) when rows name their tables:
+    # its rows keep its table id.
+    declared: TableSchema | None = None
 
     @property
     def named_table(self) -> TableSchema | None:
@@ -53,6 +62,9 @@ class TablePlan:
         if (database, table) == (self.template.database, self.template.table):
             return self.template
         table_id = self.fixed_table_id or stable_table_id(database, table)
+        declared = self.declared
+        if declared is not None and (database, table) == (declared.database, declared.table):
+            table_id = self.fixed_table_id or declared.table_id or table_id
         return attrs.evolve(self.template, database=database, table=table, table_id=table_id)
 
 
@@ -112,6 +124,8 @@ def make_plan(
     layout = inp.layout().bind(fields)
     database = inp.database or (ddl and ddl.database)
     table = inp.table or (ddl and ddl.table)
+    # A read's DataFrame names its table in the `_table` column's metadata.
+    declared = declared_table(schema, layout.table_column)
     template = build_table_schema(
         database or (_ROUTED if layout.database_column in fields else None),
         table or (_ROUTED if layout.table_column in fields else None),
@@ -122,6 +136,7 @@ def make_plan(
         primary_key=inp.primary_key,
         table_id=inp.table_id,
         version=inp.schema_version,
+        declared=declared,
     )
     if not template.handle_key and not config.force_replicate:
         raise _no_handle_key(template, layout.table_column)
@@ -159,6 +174,7 @@ def make_plan(
             fixed_table_id=inp.table_id,
             default_database=database or None,
             default_table=table or None,
+            declared=declared,
         ),
         commit_ts=commit_ts,
         build_ts_ms=build_ts_ms,

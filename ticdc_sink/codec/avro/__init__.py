@@ -30,10 +30,12 @@ if TYPE_CHECKING:
         TIDB_OP,
         TIDB_PHYSICAL_TIME,
         TIDB_ROW_LEVEL_CHECKSUM,
+        as_fastavro_reads_it,
         key_record_name,
         key_schema_json,
         record_name,
         tidb_type,
+        timestamp_default_local,
         value_schema_json,
     )
     from ticdc_sink.codec.avro.values import decimal_bytes
@@ -48,11 +50,13 @@ __all__ = [
     "TIDB_PHYSICAL_TIME",
     "TIDB_ROW_LEVEL_CHECKSUM",
     "AvroEncoder",
+    "as_fastavro_reads_it",
     "decimal_bytes",
     "key_record_name",
     "key_schema_json",
     "record_name",
     "tidb_type",
+    "timestamp_default_local",
     "value_schema_json",
 ]
 
@@ -68,11 +72,13 @@ __getattr__ = lazy_names(
         "TIDB_PHYSICAL_TIME": "schema",
         "TIDB_ROW_LEVEL_CHECKSUM": "schema",
         "AvroEncoder": "encoder",
+        "as_fastavro_reads_it": "schema",
         "decimal_bytes": "values",
         "key_record_name": "schema",
         "key_schema_json": "schema",
         "record_name": "schema",
         "tidb_type": "schema",
+        "timestamp_default_local": "schema",
         "value_schema_json": "schema",
     },
 )

@@ -24,6 +24,7 @@ from ticdc_sink.codec.avro.batch import AvroBatchEncoder
 from ticdc_sink.codec.avro.framing import SchemaHeaders
 from ticdc_sink.codec.avro.row import AvroRowEncoder
 from ticdc_sink.codec.avro.schema import (
+    as_fastavro_reads_it,
     key_record_name,
     key_schema_json,
     record_name,
@@ -85,7 +86,7 @@ class AvroEncoder:
         for text in (self.key_schema, self.value_schema):
             if text is not None:
                 try:
-                    fastavro.parse_schema(orjson.loads(text))
+                    fastavro.parse_schema(as_fastavro_reads_it(orjson.loads(text)))
                 except Exception as exc:  # fastavro raises several exception types
                     raise SchemaError(
                         f"table {table.database}.{table.table}: the Avro schema is "

@@ -49,12 +49,14 @@ __all__ = [
     "TIDB_PHYSICAL_TIME",
     "TIDB_ROW_LEVEL_CHECKSUM",
     "KEY_RECORD",
+    "as_fastavro_reads_it",
     "key_record_name",
     "key_schema_json",
     "modes",
     "null_first",
     "record_name",
     "tidb_type",
+    "timestamp_default_local",
     "unscaled_decimal",
     "value_columns",
     "value_schema_json",
@@ -135,6 +137,22 @@ _TIDB_TYPES: dict[ValueKind, str] = {
     ValueKind.TIME: "TIME",
     ValueKind.VECTOR: "TiDBVECTORFloat32",
 }
+
+
+def as_fastavro_reads_it(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with a whole-number default of a FLOAT / DOUBLE field written as a float
+    (`0.0`) for fastavro, which refuses `0` for a float type with properties although the
+    Avro specification allows any JSON number; Go writes `0`, and the schema text sent
+    keeps it. The encoder checks and the decoder parses schemas through this."""
+    fields = []
+    for field in schema.get("fields", []):
+        kind = field.get("type")
+        name = kind.get("type") if isinstance(kind, dict) else kind
+        default = field.get("default")
+        if name in ("float", "double") and type(default) is int:
+            field = {**field, "default": float(default)}
+        fields.append(field)
+    return {**schema, "fields": fields}
 
 
 def tidb_type(column: Column) -> str:
@@ -296,6 +314,18 @@ def _timestamp_default_utc(text: str, time_zone: str) -> str:
     local = dt.datetime(y, mo, d, h, mi, sec, tzinfo=zoneinfo.ZoneInfo(time_zone))
     utc = local.astimezone(dt.UTC)
     return utc.strftime("%Y-%m-%d %H:%M:%S") + (match.group(7) or "")
+
+
+def timestamp_default_local(text: str, time_zone: str) -> str:
+    """The inverse of `_timestamp_default_utc`: a TIMESTAMP default as a schema holds it
+    (UTC) read back as the literal in `time_zone`."""
+    match = _TIMESTAMP_TEXT.match(text)
+    if match is None or time_zone == "UTC" or text.startswith("0000-00-00"):
+        return text
+    y, mo, d, h, mi, sec = (int(g) for g in match.groups()[:6])
+    utc = dt.datetime(y, mo, d, h, mi, sec, tzinfo=dt.UTC)
+    local = utc.astimezone(zoneinfo.ZoneInfo(time_zone))
+    return local.strftime("%Y-%m-%d %H:%M:%S") + (match.group(7) or "")
 
 
 def _field(
