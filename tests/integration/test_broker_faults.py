@@ -1,6 +1,7 @@
 """Broker faults through a TCP proxy (tests/support/proxy.py) between the sink's producers
-and Tansu: connections cut again and again during a 200k-row write, and a broker that
-stops answering for longer than the delivery timeout."""
+and Kafka (a broker of the module's own, `ProxiedKafka`): connections cut again and again
+during a 200k-row write, and a broker that stops answering for longer than the delivery
+timeout."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.broker import ProxiedBroker
+from tests.support.kafka import ProxiedKafka
 from ticdc_sink import tso
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
@@ -25,13 +26,13 @@ BASE_TS = tso.compose(1_700_000_000_000)
 
 
 @pytest.fixture(scope="module")
-def proxied() -> Iterator[ProxiedBroker]:
-    with ProxiedBroker() as running:
+def proxied() -> Iterator[ProxiedKafka]:
+    with ProxiedKafka() as running:
         yield running
 
 
 @pytest.fixture
-def proxy(proxied: ProxiedBroker) -> Iterator[Any]:
+def proxy(proxied: ProxiedKafka) -> Iterator[Any]:
     yield proxied.proxy
     proxied.proxy.cut_every()
     proxied.proxy.cut_each_connection_after(None)
@@ -80,7 +81,7 @@ def write(df: Any, bootstrap: str, topic: str, **options: str) -> None:
 
 
 def test_connections_cut_during_a_200k_row_write_lose_nothing_and_keep_key_order(
-    spark: Any, proxied: ProxiedBroker, proxy: Any
+    spark: Any, proxied: ProxiedKafka, proxy: Any
 ) -> None:
     topic = "faults_cut"
     df = change_stream(spark, KEYS)
@@ -133,7 +134,7 @@ def test_connections_cut_during_a_200k_row_write_lose_nothing_and_keep_key_order
 
 
 def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_no_watermark(
-    spark: Any, proxied: ProxiedBroker, proxy: Any, tmp_path: Any
+    spark: Any, proxied: ProxiedKafka, proxy: Any, tmp_path: Any
 ) -> None:
     topic = "faults_stall"
     df = change_stream(spark, 10_000)
@@ -181,7 +182,7 @@ def test_a_stalled_broker_fails_the_write_within_the_delivery_timeout_and_sends_
 
 
 def test_metadata_reads_and_topic_creation_ride_out_cut_connections(
-    proxied: ProxiedBroker, proxy: Any
+    proxied: ProxiedKafka, proxy: Any
 ) -> None:
     # A task's first broker calls (partition count, creating the topic) while every
     # connection drops after three answers (its ApiVersions handshake and two more), losing

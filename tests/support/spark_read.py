@@ -1,7 +1,5 @@
 """Writing a DataFrame with the sink (or records as they are) and reading a topic back with
-`spark.read`, for the reader's integration tests. Reads end at `tests.support.broker` end
-markers (Tansu's high watermarks are unreliable), so they hold every record acknowledged
-before."""
+`spark.read`, for the reader's integration tests."""
 
 from __future__ import annotations
 
@@ -24,12 +22,9 @@ def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
 
 
 def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
-    """`topic` read with `format("ticdc")` and `options`, up to its end now."""
+    """`topic` read with `format("ticdc")` and `options` (by default up to its end now)."""
     reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)
     reader = reader.option("topic", topic)
-    if "endingOffsets" not in options:
-        ends = broker.end_offsets(topic)
-        options["endingOffsets"] = json.dumps({topic: {str(p): o for p, o in ends.items()}})
     for name, value in options.items():
         reader = reader.option(name, value)
     return reader.load()
