@@ -1,6 +1,20 @@
-"""Shared fixtures: one local Spark session per run; one Apache Kafka broker and one
-Apicurio Registry per run (`kafka`, `apicurio`; fetched from Maven Central on first use);
-one Tansu broker and one test schema registry per test module (`broker`, `registry`)."""
+"""Shared fixtures of the integration tests.
+
+| fixture | scope | what |
+| --- | --- | --- |
+| `spark` | run | a local Spark session (`local[2]`), `ticdc` registered |
+| `broker` (`kafka`) | run | Apache Kafka 4.x, one node, KRaft (tests/support/kafka.py) |
+| `registry` (`apicurio`) | run | Apicurio Registry 3.x, its Confluent-compatible API, |
+|  |  | compatibility BACKWARD (tests/support/apicurio.py) |
+| `topics` | test | topic names no other test uses (tests/support/topics.py) |
+| `tansu` | module | Tansu, the demo's embedded broker (tests/support/broker.py), for |
+|  |  | the few tests that keep `ticdc-sink demo`'s path honest |
+
+Kafka and Apicurio are fetched from Maven Central on first use (tests/support/maven.py)
+and started when a test first asks for them; every test shares them, so a test names its
+topics with `topics`. The in-house registry (tests/support/registry.py) serves the tests
+that need what Apicurio cannot give (basic auth, injected faults, request counts), each
+starting its own."""
 
 from __future__ import annotations
 
@@ -40,23 +54,6 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[object]:
-    from tests.support.broker import TansuBroker
-
-    with TansuBroker() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def registry() -> Iterator[object]:
-    """The test Schema Registry (tests/support/registry.py) on a free loopback port."""
-    from tests.support.registry import TestSchemaRegistry
-
-    with TestSchemaRegistry() as running:
-        yield running
-
-
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[object]:
     """Apache Kafka 4.x, single node, KRaft (tests/support/kafka.py), for the whole run."""
@@ -73,4 +70,33 @@ def apicurio() -> Iterator[object]:
     from tests.support.apicurio import ApicurioRegistry
 
     with ApicurioRegistry() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def broker(kafka: object) -> object:
+    """The integration tests' broker: the run's Kafka."""
+    return kafka
+
+
+@pytest.fixture(scope="session")
+def registry(apicurio: object) -> object:
+    """The integration tests' schema registry: the run's Apicurio."""
+    return apicurio
+
+
+@pytest.fixture
+def topics() -> object:
+    """Names for this test's topics (`topics("orders")`), unique in the run."""
+    from tests.support.topics import TopicNames
+
+    return TopicNames()
+
+
+@pytest.fixture(scope="module")
+def tansu() -> Iterator[object]:
+    """Tansu on a free loopback port, as `ticdc-sink demo` starts it."""
+    from tests.support.broker import TansuBroker
+
+    with TansuBroker() as running:
         yield running

@@ -1,8 +1,9 @@
 """`ticdc-sink` / `python -m ticdc_sink`: see what the sink writes, without writing code.
 
-    ticdc-sink demo [--protocol P] [-o option=value ...]
-                                          local broker, a DataFrame of changes written through
-                                          format("ticdc"), the decoded messages printed
+    ticdc-sink demo [--protocol P] [-o option=value ...] [--bootstrap-servers H:P]
+                                          local broker (or yours), a DataFrame of changes
+                                          written through format("ticdc"), the decoded
+                                          messages printed
     ticdc-sink decode --bootstrap-servers H:P --topic T [--protocol P] [--follow] ...
                                           decode every message of a topic
                                           (--follow-claim-check: read claim-check
@@ -183,6 +184,11 @@ def _parser() -> argparse.ArgumentParser:
         "which the demo has none of)",
     )
     demo.add_argument("--topic", default="demo_{schema}_{table}", help="topic expression")
+    demo.add_argument(
+        "--bootstrap-servers",
+        metavar="H:P",
+        help="your Kafka brokers (host:port[,host:port]) instead of a local Tansu",
+    )
     demo.set_defaults(run=run_demo)
 
     decode = commands.add_parser(
@@ -1242,7 +1248,7 @@ def _report_row(text: str) -> str:
 
 # -- demo ----------------------------------------------------------------------------------
 
-# Options the demo sets itself: its broker, topic and table.
+# Options the demo sets itself: its brokers, topic and table.
 _DEMO_SETS = ("kafka.bootstrap.servers", "topic", "database", "table", "primary-key")
 # The protocols the demo writes: not those that need a schema registry (the demo's broker
 # has none). `demo --help` lists these.
@@ -1263,9 +1269,12 @@ def run_demo(args: argparse.Namespace) -> int:
         )
     for name in _DEMO_SETS:
         if name in options:
-            raise ValueError(f"-o {name}: the demo sets it itself (use --topic for the topic)")
+            raise ValueError(
+                f"-o {name}: the demo sets it itself (use --bootstrap-servers for the brokers, "
+                "--topic for the topic)"
+            )
     options = {
-        "kafka.bootstrap.servers": "demo:9092",
+        "kafka.bootstrap.servers": args.bootstrap_servers or "demo:9092",
         "topic": args.topic,
         "partition-num": "2",
         "database": "shop",
@@ -1277,9 +1286,14 @@ def run_demo(args: argparse.Namespace) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    with LocalBroker() as broker:
-        options["kafka.bootstrap.servers"] = broker.bootstrap
-        print(f"local broker (Tansu) on {broker.bootstrap}")
+    with contextlib.ExitStack() as stack:
+        brokers = args.bootstrap_servers
+        if brokers is None:
+            brokers = stack.enter_context(LocalBroker()).bootstrap
+            print(f"local broker (Tansu) on {brokers}")
+        else:
+            print(f"Kafka brokers {brokers}")
+        options["kafka.bootstrap.servers"] = brokers
         spark = (
             SparkSession.builder.master("local[2]")
             .appName("ticdc-sink-demo")
@@ -1329,7 +1343,7 @@ def run_demo(args: argparse.Namespace) -> int:
             time_zone=config.codec.time_zone,
             compression=config.codec.large_message_handle_compression.value,
         )
-        print_topic(broker.bootstrap, topic, decoder)
+        print_topic(brokers, topic, decoder)
     done = time.monotonic()
     print(
         f"done in {done - started:.1f} s: broker and Spark started in "

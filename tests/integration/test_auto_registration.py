@@ -18,15 +18,16 @@ from tests.support.runtime_jobs import run_job
 from tests.support.spark_job import add_file
 from tests.support.topic_check import simple_topic
 
-pytestmark = pytest.mark.integration
+# spark_version: PySpark's own lookup of `pyspark_ticdc`
+pytestmark = [pytest.mark.integration, pytest.mark.spark_version]
 
 ROOT_CONF = "spark.sql.streaming.checkpointLocation"
 
 
-def sink_options(broker, table: str, **extra: str) -> dict[str, str]:
+def sink_options(broker, topics, table: str, **extra: str) -> dict[str, str]:
     return {
         "kafka.bootstrap.servers": broker.bootstrap,
-        "topic": "auto_{schema}_{table}",
+        "topic": topics("auto_{schema}_{table}"),
         "partition-num": "2",
         "partition": "index-value",
         "database": "shop",
@@ -36,25 +37,32 @@ def sink_options(broker, table: str, **extra: str) -> dict[str, str]:
     }
 
 
-def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, tmp_path):
+def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, topics, tmp_path):
     source = tmp_path / "in"
     source.mkdir()
     add_file(source, 0)
     add_file(source, 1)
     results = run_job(
         [
-            {"write": "batch", "rows": 50, "options": sink_options(broker, "batch")},
-            {"write": "batch", "rows": 9, "thread": True, "options": sink_options(broker, "lost")},
+            {"write": "batch", "rows": 50, "options": sink_options(broker, topics, "batch")},
+            {
+                "write": "batch",
+                "rows": 9,
+                "thread": True,
+                "options": sink_options(broker, topics, "lost"),
+            },
             {
                 "write": "batch",
                 "rows": 20,
                 "thread": "activate",
-                "options": sink_options(broker, "thr"),
+                "options": sink_options(broker, topics, "thr"),
             },
             {
                 "write": "stream",
                 "source": str(source),
-                "options": sink_options(broker, "stream", checkpointLocation=str(tmp_path / "chk")),
+                "options": sink_options(
+                    broker, topics, "stream", checkpointLocation=str(tmp_path / "chk")
+                ),
             },
         ]
     )
@@ -62,15 +70,15 @@ def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, 
     # Spark looks Python data sources up in the JVM thread's active session only
     # (DataSource.lookupDataSource, SparkSession.getActiveSession), registered or not.
     assert "DATA_SOURCE_NOT_FOUND" in results[1]["message"]
-    assert simple_topic(broker, "auto_shop_batch").ids == list(range(50))
-    assert simple_topic(broker, "auto_shop_thr").ids == list(range(20))
-    stream = simple_topic(broker, "auto_shop_stream")
+    assert simple_topic(broker, topics("auto_shop_batch")).ids == list(range(50))
+    assert simple_topic(broker, topics("auto_shop_thr")).ids == list(range(20))
+    stream = simple_topic(broker, topics("auto_shop_stream"))
     assert stream.ids == [0, 1, 2, 100, 101, 102]
     assert len(stream.commit_ts) == 2  # one per micro-batch
 
 
 def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every_row(
-    broker, tmp_path
+    broker, topics, tmp_path
 ):
     source, root = tmp_path / "in", tmp_path / "root"
     source.mkdir()
@@ -79,7 +87,7 @@ def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every
         "write": "stream",
         "source": str(source),
         "query_name": "orders_q",
-        "options": sink_options(broker, "named"),
+        "options": sink_options(broker, topics, "named"),
     }
     add_file(source, 0)
     add_file(source, 1)
@@ -93,7 +101,7 @@ def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every
         (checkpoint / "commits" / name).unlink(missing_ok=True)
     add_file(source, 2)
     assert run_job([step], conf=conf) == [{"ok": True}]
-    topic = simple_topic(broker, "auto_shop_named")
+    topic = simple_topic(broker, topics("auto_shop_named"))
 
     # Nothing lost; batch 1's rows are there twice (at-least-once), nothing else is.
     # (Files written in the same instant may make either file batch 0.)
@@ -109,11 +117,17 @@ def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every
         assert marks == topic.commit_ts
 
 
-def test_an_unnamed_query_checkpointed_by_the_session_conf_is_refused_by_name(broker, tmp_path):
+def test_an_unnamed_query_checkpointed_by_the_session_conf_is_refused_by_name(
+    broker, topics, tmp_path
+):
     source = tmp_path / "in"
     source.mkdir()
     add_file(source, 0)
-    step = {"write": "stream", "source": str(source), "options": sink_options(broker, "anon")}
+    step = {
+        "write": "stream",
+        "source": str(source),
+        "options": sink_options(broker, topics, "anon"),
+    }
     [result] = run_job([step], conf={ROOT_CONF: str(tmp_path / "root")})
     assert not result["ok"]
     assert "ticdc: streaming writes need option 'checkpointLocation'" in result["message"]

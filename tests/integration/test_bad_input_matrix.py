@@ -10,7 +10,7 @@ checkpoint location holds no watermark and no committed table schema, and the to
 no watermark (or does not exist, for errors raised before any task).
 
 Cost: cases that fail on the driver run no task; cases that fail in a task write one or two
-rows in one partition. One Spark session, one broker and registry per module.
+rows in one partition. One Spark session, broker and registry for the run.
 """
 
 from __future__ import annotations
@@ -39,11 +39,6 @@ REG_USER, REG_PASSWORD = "matrix-user", "matrix-Pa55"
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-def topic_name(request: Any) -> str:
-    """A topic per case, so no-watermark checks see only that case's messages."""
-    return "bim_" + re.sub(r"[^A-Za-z0-9]+", "_", request.node.name)[:150]
 
 
 def save(df: Any, bootstrap: str, options: dict[str, str], mode: str = "append") -> None:
@@ -97,9 +92,10 @@ def assert_nothing_committed(
 
 
 @pytest.fixture
-def case(request, tmp_path, broker):
-    """(topic, checkpoint dir) of one case."""
-    return topic_name(request), tmp_path / "chk"
+def case(topics, tmp_path):
+    """(topic, checkpoint dir) of one case: a topic per case, so no-watermark checks see
+    only that case's messages."""
+    return topics("bim"), tmp_path / "chk"
 
 
 # -- options, sink-uri, TOML, topic and partition settings: fail on the driver ----------------

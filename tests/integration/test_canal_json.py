@@ -37,15 +37,15 @@ def decoded(broker: Any, topic: str) -> list[tuple[Any, Any]]:
     return [(r, decoder.decode_message(r.key, r.value)) for r in broker.consume_all(topic)]
 
 
-def test_every_mysql_type_round_trips(spark, broker):
+def test_every_mysql_type_round_trips(spark, broker, topics):
     write(
         all_types_frame(spark),
         broker,
-        topic="canal_types",
+        topic=topics("canal_types"),
         enable_tidb_extension="true",
         **all_types_options(),
     )
-    records = decoded(broker, "canal_types")
+    records = decoded(broker, topics("canal_types"))
     events = [e for _, e in records]
     assert isinstance(events[-1], DecodedWatermark)
     rows = [e for e in events if isinstance(e, DecodedRow)]
@@ -62,12 +62,12 @@ def test_every_mysql_type_round_trips(spark, broker):
     assert records[0][0].key == b""  # canal-json rows carry an empty key, as TiCDC's
 
 
-def test_a_change_stream_replays_into_the_same_table(spark, broker):
+def test_a_change_stream_replays_into_the_same_table(spark, broker, topics):
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA).repartition(2, "id")
     write(
         df.sortWithinPartitions("_commit_ts"),
         broker,
-        topic="canal_changes",
+        topic=topics("canal_changes"),
         database="shop",
         table="orders",
         primary_key="id",
@@ -75,14 +75,14 @@ def test_a_change_stream_replays_into_the_same_table(spark, broker):
         partition_num="3",
         enable_tidb_extension="true",
     )
-    rows = [e for _, e in decoded(broker, "canal_changes") if isinstance(e, DecodedRow)]
+    rows = [e for _, e in decoded(broker, topics("canal_changes")) if isinstance(e, DecodedRow)]
     rows.sort(key=lambda e: e.commit_ts)
     assert final_table(rows) == apply_changes(CHANGES)
 
 
-def test_no_watermark_without_the_extension(spark, broker):
+def test_no_watermark_without_the_extension(spark, broker, topics):
     df = spark.createDataFrame([(1, "x")], "id bigint, name string")
-    write(df, broker, topic="canal_plain", database="d", table="t", primary_key="id")
-    events = [e for _, e in decoded(broker, "canal_plain")]
+    write(df, broker, topic=topics("canal_plain"), database="d", table="t", primary_key="id")
+    events = [e for _, e in decoded(broker, topics("canal_plain"))]
     assert [type(e).__name__ for e in events] == ["DecodedRow"]
     assert events[0].commit_ts == 0  # canal itself carries only `es`

@@ -1,4 +1,4 @@
-"""`ticdc-sink decode` against the local broker: table and JSON-lines output, partitions,
+"""`ticdc-sink decode` against Kafka: table and JSON-lines output, partitions,
 limits, following, messages of another protocol reported one by one, and exit codes."""
 
 from __future__ import annotations
@@ -39,13 +39,14 @@ def produce(broker, topic: str, protocol: Protocol, partitions: int = 2) -> None
     producer.flush(10)
 
 
-def test_decode_prints_tables_and_json_lines(broker, capsys):
-    produce(broker, "cli_simple", Protocol.SIMPLE)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_simple"]
+def test_decode_prints_tables_and_json_lines(broker, topics, capsys):
+    simple = topics("cli_simple")
+    produce(broker, simple, Protocol.SIMPLE)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", simple]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["partition", "offset", "event"]
-    assert out[-1] == "8 messages from topic cli_simple"
+    assert out[-1] == f"8 messages from topic {simple}"
     assert sum("INSERT shop.items" in line for line in out) == 6
 
     assert main([*argv, "--format", "jsonl", "--partition", "1", "--limit", "3"]) == 0
@@ -58,9 +59,10 @@ def test_decode_prints_tables_and_json_lines(broker, capsys):
     assert lines[1]["data"] == {"id": 10, "name": "n0"} and lines[1]["op"] == "INSERT"
 
 
-def test_messages_of_another_protocol_are_reported_one_by_one(broker, capsys):
-    produce(broker, "cli_debezium", Protocol.DEBEZIUM, partitions=1)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_debezium"]
+def test_messages_of_another_protocol_are_reported_one_by_one(broker, topics, capsys):
+    debezium = topics("cli_debezium")
+    produce(broker, debezium, Protocol.DEBEZIUM, partitions=1)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", debezium]
     assert main([*argv, "--protocol", "canal-json"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert sum("not canal-json:" in line for line in out) == 3
@@ -68,8 +70,9 @@ def test_messages_of_another_protocol_are_reported_one_by_one(broker, capsys):
     assert all("error" not in json.loads(x) for x in capsys.readouterr().out.splitlines())
 
 
-def test_follow_reads_from_the_beginning_until_the_limit(broker):
-    produce(broker, "cli_follow", Protocol.SIMPLE, partitions=1)
+def test_follow_reads_from_the_beginning_until_the_limit(broker, topics):
+    follow = topics("cli_follow")
+    produce(broker, follow, Protocol.SIMPLE, partitions=1)
     done = subprocess.run(
         [
             sys.executable,
@@ -79,7 +82,7 @@ def test_follow_reads_from_the_beginning_until_the_limit(broker):
             "--bootstrap-servers",
             broker.bootstrap,
             "--topic",
-            "cli_follow",
+            follow,
             "--follow",
             "--from-beginning",
             "--limit",
@@ -95,24 +98,26 @@ def test_follow_reads_from_the_beginning_until_the_limit(broker):
     assert len(done.stdout.splitlines()) == 4
 
 
-def test_unreachable_broker_and_missing_topic_exit_2(broker, capsys):
+def test_unreachable_broker_and_missing_topic_exit_2(broker, topics, capsys):
+    missing = topics("no_such_topic")
     code = main(["decode", "--bootstrap-servers", "127.0.0.1:1", "--topic", "x", "--timeout", "2"])
     assert code == 2
     err = capsys.readouterr().err
     assert "cannot reach Kafka brokers 127.0.0.1:1" in err and len(err.splitlines()) == 1
-    code = main(["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "no_such_topic"])
+    code = main(["decode", "--bootstrap-servers", broker.bootstrap, "--topic", missing])
     assert code == 2
-    assert "no_such_topic" in capsys.readouterr().err
+    assert missing in capsys.readouterr().err
 
 
-def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, registry, capsys):
+def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, topics, registry, capsys):
     from ticdc_sink.config import RegistryConfig, SubjectNameStrategy
     from ticdc_sink.registry import ConfluentSchemaRegistry
 
-    broker.create_topic("cli_avro", 1)
+    avro = topics("cli_avro")
+    broker.create_topic(avro, 1)
     ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
     encoder = codec.build_encoder(
-        CodecConfig(protocol=Protocol.AVRO), SCHEMA, build_ts_ms=1, topic="cli_avro", registry=ids
+        CodecConfig(protocol=Protocol.AVRO), SCHEMA, build_ts_ms=1, topic=avro, registry=ids
     )
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     for change in (
@@ -120,9 +125,9 @@ def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, regist
         RowChange(SCHEMA, Op.DELETE, TS, None, (1, "a")),
     ):
         message = encoder.encode_row(change)
-        producer.produce("cli_avro", message.value, message.key, partition=0)
+        producer.produce(avro, message.value, message.key, partition=0)
     producer.flush(10)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_avro"]
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", avro]
     assert main([*argv, "--protocol", "avro", "--schema-registry", registry.url]) == 0
     out = capsys.readouterr().out
     assert "INSERT shop.items" in out and "data={id=1, name='a'}" in out
@@ -134,54 +139,57 @@ def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, regist
 
 
 def test_an_avro_message_with_an_unknown_schema_id_is_reported_on_its_line(
-    broker, registry, capsys
+    broker, topics, registry, capsys
 ):
     # Issue 13: a traceback and exit 1, where every other decoder reports the message.
     from ticdc_sink.config import RegistryConfig, SubjectNameStrategy
     from ticdc_sink.registry import ConfluentSchemaRegistry
 
-    broker.create_topic("cli_avro_unknown", 1)
+    avro_unknown = topics("cli_avro_unknown")
+    broker.create_topic(avro_unknown, 1)
     ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
     encoder = codec.build_encoder(
         CodecConfig(protocol=Protocol.AVRO),
         SCHEMA,
         build_ts_ms=1,
-        topic="cli_avro_unknown",
+        topic=avro_unknown,
         registry=ids,
     )
     good = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, (1, "a")))
     producer = Producer({"bootstrap.servers": broker.bootstrap})
-    producer.produce("cli_avro_unknown", b"\x00\x00\x00\x27\x0f\x02", None, partition=0)
-    producer.produce("cli_avro_unknown", good.value, good.key, partition=0)
+    producer.produce(avro_unknown, b"\x00\x00\x00\x27\x0f\x02", None, partition=0)
+    producer.produce(avro_unknown, good.value, good.key, partition=0)
     producer.flush(10)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_avro_unknown"]
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", avro_unknown]
     assert main([*argv, "-o", "protocol=avro", "--schema-registry", registry.url]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].split(None, 2)[2] == "not avro: ticdc: schema id 9999 is unknown to the registry"
     assert "INSERT shop.items" in out[2]
 
 
-def test_a_partition_the_topic_does_not_have_is_an_error(broker, capsys):
-    produce(broker, "cli_one_partition", Protocol.SIMPLE, partitions=1)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "cli_one_partition"]
+def test_a_partition_the_topic_does_not_have_is_an_error(broker, topics, capsys):
+    one_partition = topics("cli_one_partition")
+    produce(broker, one_partition, Protocol.SIMPLE, partitions=1)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", one_partition]
     assert main([*argv, "--partition", "99"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "ticdc-sink decode: ticdc: topic cli_one_partition has no partition 99; its partitions "
+        f"ticdc-sink decode: ticdc: topic {one_partition} has no partition 99; its partitions "
         "are 0\n"
     )
     assert main([*argv, "--partition", "99", "--follow", "--timeout", "5"]) == 2
     assert "has no partition 99" in capsys.readouterr().err
 
 
-def test_a_closed_pipe_ends_decode_quietly(broker):
-    broker.create_topic("cli_many", 1)
+def test_a_closed_pipe_ends_decode_quietly(broker, topics):
+    many = topics("cli_many")
+    broker.create_topic(many, 1)
     config = CodecConfig(protocol=Protocol.SIMPLE)
     encoder = codec.build_encoder(config, SCHEMA, build_ts_ms=1)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     for i in range(3000):  # far more output than a pipe holds
         message = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, (i, "n" * 40)))
-        producer.produce("cli_many", message.value, message.key, partition=0)
+        producer.produce(many, message.value, message.key, partition=0)
     producer.flush(30)
     decode = subprocess.Popen(
         [
@@ -192,7 +200,7 @@ def test_a_closed_pipe_ends_decode_quietly(broker):
             "--bootstrap-servers",
             broker.bootstrap,
             "--topic",
-            "cli_many",
+            many,
             "--format",
             "jsonl",
         ],

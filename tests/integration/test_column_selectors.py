@@ -1,7 +1,6 @@
-"""`[sink] column-selectors` through Spark `local[2]`, a real broker (Tansu) and the test
-registry: the changefeeds and tables of tiflow's `tests/integration_tests/
-kafka_column_selector` (canal-json) and `kafka_column_selector_avro` (avro), read back
-with `ticdc_sink.decode`."""
+"""`[sink] column-selectors` through Spark `local[2]`, Kafka and the schema registry: the
+changefeeds and tables of tiflow's `tests/integration_tests/kafka_column_selector`
+(canal-json) and `kafka_column_selector_avro` (avro), read back with `ticdc_sink.decode`."""
 
 from __future__ import annotations
 
@@ -55,11 +54,12 @@ def _canal_rows(broker: Any, topic: str) -> list[DecodedRow]:
     return [e for e in decoded if isinstance(e, DecodedRow)]
 
 
-def test_canal_json_sends_the_selected_columns(spark, broker, tmp_path: Path) -> None:
+def test_canal_json_sends_the_selected_columns(spark, broker, topics, tmp_path: Path) -> None:
     config = tmp_path / "changefeed.toml"
     config.write_text(CHANGEFEED)
     # kafka_column_selector's sink-uri: protocol=canal-json&enable-tidb-extension=true
-    uri = f"kafka://{broker.bootstrap}/column-selector-test?protocol=canal-json&enable-tidb-extension=true"
+    topic = topics("column-selector-test")
+    uri = f"kafka://{broker.bootstrap}/{topic}?protocol=canal-json&enable-tidb-extension=true"
     test_tables = spark.createDataFrame(
         [("test", t, "c", TS + i, *v) for t in ("t1", "t2", "t3") for i, v in enumerate(VALUES)],
         "_database string, _table string, _op string, _commit_ts bigint, a int, b int, c int",
@@ -75,7 +75,7 @@ def test_canal_json_sends_the_selected_columns(spark, broker, tmp_path: Path) ->
         config,
         **{"sink-uri": uri, "primary-key": "column0", "database": "test1", "table": "t1"},
     )
-    rows = _canal_rows(broker, "column-selector-test")
+    rows = _canal_rows(broker, topic)
     by_table: dict[str, list[dict[str, Any] | None]] = {}
     for row in rows:
         by_table.setdefault(f"{row.database}.{row.table}", []).append(row.data)
@@ -88,7 +88,7 @@ def test_canal_json_sends_the_selected_columns(spark, broker, tmp_path: Path) ->
 
 
 def test_avro_registers_and_sends_the_selected_columns(
-    spark, broker, registry, tmp_path: Path
+    spark, broker, topics, registry, tmp_path: Path
 ) -> None:
     # tiflow tests/integration_tests/kafka_column_selector_avro/conf/changefeed.toml
     config = tmp_path / "changefeed.toml"
@@ -106,21 +106,24 @@ def test_avro_registers_and_sends_the_selected_columns(
         protocol="avro",
         **{
             "schema-registry": registry.url,
-            "topic": "colsel_{schema}_{table}",
+            "topic": topics("colsel_{schema}_{table}"),
             "database": "test",
             "table": "t1",
             "primary-key": "a",
         },
     )
     client = SchemaRegistryClient({"url": registry.url})
-    schema = client.get_latest_version("colsel_test_t1-value").schema.schema_str
+    topic = topics("colsel_test_t1")
+    schema = client.get_latest_version(f"{topic}-value").schema.schema_str
     assert [f["name"] for f in json.loads(schema)["fields"]] == ["a", "c"]
     decoder = AvroDecoder(lambda schema_id: client.get_schema(schema_id).schema_str)
-    rows = [decoder.decode_message(r.key, r.value) for r in broker.consume_all("colsel_test_t1")]
+    rows = [decoder.decode_message(r.key, r.value) for r in broker.consume_all(topic)]
     assert [row.data for row in rows] == [{"a": a, "c": c} for a, _, c in VALUES]
 
 
-def test_a_selection_dropping_the_key_fails_before_any_task(spark, broker, tmp_path: Path) -> None:
+def test_a_selection_dropping_the_key_fails_before_any_task(
+    spark, broker, topics, tmp_path: Path
+) -> None:
     config = tmp_path / "changefeed.toml"
     config.write_text("[[sink.column-selectors]]\nmatcher = ['test.t1']\ncolumns = ['b', 'c']\n")
     df = spark.createDataFrame(
@@ -132,7 +135,12 @@ def test_a_selection_dropping_the_key_fails_before_any_task(spark, broker, tmp_p
             broker,
             config,
             protocol="canal-json",
-            **{"topic": "colsel_refused", "database": "test", "table": "t1", "primary-key": "a"},
+            **{
+                "topic": topics("colsel_refused"),
+                "database": "test",
+                "table": "t1",
+                "primary-key": "a",
+            },
         )
     assert "keeps neither the primary key nor a unique key of table test.t1; add a" in str(
         caught.value

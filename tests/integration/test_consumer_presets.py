@@ -64,8 +64,8 @@ def write_two_batches(spark: Any, broker: Any, topic: str, checkpoint: Path, **o
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_presets_send_only_what_the_consumer_accepts(spark, broker, tmp_path, preset):
-    topic = f"preset_{preset.replace('-', '_')}"
+def test_presets_send_only_what_the_consumer_accepts(spark, broker, topics, tmp_path, preset):
+    topic = topics(f"preset_{preset.replace('-', '_')}")
     values, records = write_two_batches(spark, broker, topic, tmp_path, **PRESETS[preset])
     assert len(values) == 5  # the five row changes, nothing else
     if PRESETS[preset]["protocol"] == "debezium":
@@ -82,8 +82,8 @@ def test_presets_send_only_what_the_consumer_accepts(spark, broker, tmp_path, pr
 
 
 @pytest.mark.parametrize("protocol", ["debezium", "canal-json"])
-def test_without_the_presets_watermarks_and_ddl_are_sent(spark, broker, tmp_path, protocol):
-    topic = f"nopreset_{protocol.replace('-', '_')}"
+def test_without_the_presets_watermarks_and_ddl_are_sent(spark, broker, topics, tmp_path, protocol):
+    topic = topics(f"nopreset_{protocol.replace('-', '_')}")
     values, _ = write_two_batches(
         spark, broker, topic, tmp_path, protocol=protocol, **{"enable-tidb-extension": "true"}
     )

@@ -41,15 +41,15 @@ def decoded(broker: Any, topic: str, time_zone: str = "UTC") -> list[tuple[Any, 
     return [(r, decoder.decode_message(r.key, r.value)) for r in broker.consume_all(topic)]
 
 
-def test_every_mysql_type_round_trips(spark, broker):
+def test_every_mysql_type_round_trips(spark, broker, topics):
     write(
         all_types_frame(spark),
         broker,
-        topic="dbz_types",
+        topic=topics("dbz_types"),
         enable_tidb_extension="true",
         **all_types_options(),
     )
-    events = [e for _, e in decoded(broker, "dbz_types", "Asia/Shanghai")]
+    events = [e for _, e in decoded(broker, topics("dbz_types"), "Asia/Shanghai")]
     rows = [e for e in events if isinstance(e, DecodedRow)]
     assert isinstance(events[-1], DecodedWatermark)
     assert [r.data["id"] for r in rows] == [1, 2]
@@ -61,8 +61,8 @@ def test_every_mysql_type_round_trips(spark, broker):
 
 
 @pytest.mark.parametrize("disable_schema", ["false", "true"])
-def test_a_change_stream_replays_into_the_same_table(spark, broker, disable_schema):
-    topic = f"dbz_changes_{disable_schema}"
+def test_a_change_stream_replays_into_the_same_table(spark, broker, topics, disable_schema):
+    topic = topics(f"dbz_changes_{disable_schema}")
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA).repartition(2, "id")
     write(
         df.sortWithinPartitions("_commit_ts"),
@@ -94,7 +94,9 @@ def test_a_change_stream_replays_into_the_same_table(spark, broker, disable_sche
     assert ("schema" in key) is (disable_schema == "false")
 
 
-def _run_stream(spark: Any, broker: Any, source: Path, checkpoint: Path, schema: str) -> None:
+def _run_stream(
+    spark: Any, broker: Any, topic: str, source: Path, checkpoint: Path, schema: str
+) -> None:
     query = (
         spark.readStream.schema(schema)
         .json(str(source))
@@ -102,7 +104,7 @@ def _run_stream(spark: Any, broker: Any, source: Path, checkpoint: Path, schema:
         .option("checkpointLocation", str(checkpoint))
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("protocol", "debezium")
-        .option("topic", "dbz_ddl_{schema}_{table}")
+        .option("topic", topic)
         .option("partition-num", "2")
         .option("database", "shop")
         .option("table", "items")
@@ -116,19 +118,25 @@ def _run_stream(spark: Any, broker: Any, source: Path, checkpoint: Path, schema:
     assert query.exception() is None
 
 
-def test_ddl_messages_announce_the_first_batch_and_a_schema_change(spark, broker, tmp_path):
+@pytest.mark.spark_version
+def test_ddl_messages_announce_the_first_batch_and_a_schema_change(spark, broker, topics, tmp_path):
+    topic = topics("dbz_ddl_shop_items")
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     source.mkdir()
     (source / "a.json").write_text('{"_op": "c", "id": 1, "name": "x"}\n')
-    _run_stream(spark, broker, source, checkpoint, "_op string, id bigint, name string")
+    _run_stream(spark, broker, topic, source, checkpoint, "_op string, id bigint, name string")
     (source / "b.json").write_text('{"_op": "c", "id": 2, "name": "y", "qty": 5}\n')
     # The restarted query reads with one more column: the table's schema changed.
-    _run_stream(spark, broker, source, checkpoint, "_op string, id bigint, name string, qty int")
+    _run_stream(
+        spark, broker, topic, source, checkpoint, "_op string, id bigint, name string, qty int"
+    )
     # Same schema again: no DDL.
     (source / "c.json").write_text('{"_op": "c", "id": 3, "name": "z", "qty": 6}\n')
-    _run_stream(spark, broker, source, checkpoint, "_op string, id bigint, name string, qty int")
+    _run_stream(
+        spark, broker, topic, source, checkpoint, "_op string, id bigint, name string, qty int"
+    )
 
-    records = decoded(broker, "dbz_ddl_shop_items")
+    records = decoded(broker, topic)
     for partition in (0, 1):
         kinds = []
         for record, event in records:
@@ -162,13 +170,15 @@ def test_ddl_messages_announce_the_first_batch_and_a_schema_change(spark, broker
     assert ddl_events[0].type == "CREATE" and ddl_events[-1].type == "ALTER"
 
 
-def test_an_update_without_before_names_the_column_and_option_and_sends_no_watermark(spark, broker):
+def test_an_update_without_before_names_the_column_and_option_and_sends_no_watermark(
+    spark, broker, topics
+):
     df = spark.createDataFrame([("c", 1, "a"), ("u", 1, "b")], "_op string, id bigint, name string")
     with pytest.raises(Exception) as failure:
         write(
             df.coalesce(1),
             broker,
-            topic="dbz_no_before",
+            topic=topics("dbz_no_before"),
             database="d",
             table="t",
             primary_key="id",
@@ -179,4 +189,4 @@ def test_an_update_without_before_names_the_column_and_option_and_sends_no_water
     # The record batch is encoded whole before its first message goes out: nothing was
     # sent, not even a message that creates the topic, so there is no watermark either.
     with pytest.raises(DeliveryError, match="UNKNOWN_TOPIC_OR_PART"):
-        broker.consume_all("dbz_no_before")
+        broker.consume_all(topics("dbz_no_before"))

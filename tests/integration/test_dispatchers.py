@@ -19,14 +19,15 @@ case-sensitive = false
 [sink]
 protocol = "canal-json"
 
+# PREFIX_: the test's topic prefix (tests/support/topics.py)
 [[sink.dispatchers]]
 matcher = ['shop.orders']
-topic = "orders_{schema}_{table}"
+topic = "PREFIX_orders_{schema}_{table}"
 partition = "index-value"
 
 [[sink.dispatchers]]
 matcher = ['shop.*', '!shop.tmp_*']
-topic = "shop_all"
+topic = "PREFIX_shop_all"
 partition = "columns"
 columns = ["region"]
 
@@ -42,9 +43,9 @@ def crc(*parts: bytes) -> int:
     return acc
 
 
-def test_three_tables_follow_the_changefeed_dispatchers(spark, broker, tmp_path: Path):
+def test_three_tables_follow_the_changefeed_dispatchers(spark, broker, topics, tmp_path: Path):
     config = tmp_path / "changefeed.toml"
-    config.write_text(CHANGEFEED)
+    config.write_text(CHANGEFEED.replace("PREFIX_", topics.prefix))
     rows = [("shop", "orders", i, f"r{i % 3}") for i in range(8)]
     rows += [("shop", "users", 100 + i, f"r{i % 3}") for i in range(8)]
     rows += [("shop", "tmp_x", 200 + i, f"r{i % 3}") for i in range(4)]
@@ -54,7 +55,7 @@ def test_three_tables_follow_the_changefeed_dispatchers(spark, broker, tmp_path:
         .mode("append")
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("config", str(config))
-        .option("topic", "fallback")
+        .option("topic", topics("fallback"))
         .option("primary-key", "id")
         .save()
     )
@@ -66,18 +67,18 @@ def test_three_tables_follow_the_changefeed_dispatchers(spark, broker, tmp_path:
         ]
 
     # shop.orders: its own topic, index-value on the handle key (id).
-    orders = placed("orders_shop_orders")
+    orders = placed(topics("orders_shop_orders"))
     assert len(orders) == 8
     for partition, row in orders:
         key = str(row.data["id"]).encode()
         assert partition == crc(b"shoporders", b"id" + key) % 4
     # shop.users: the shared topic, columns dispatcher on region.
-    users = placed("shop_all")
+    users = placed(topics("shop_all"))
     assert {row.table for _, row in users} == {"users"}
     for partition, row in users:
         region = row.data["region"].encode()
         assert partition == crc(b"shopusers", b"region" + region) % 4
     # shop.tmp_x: excluded by '!shop.tmp_*', so the catch-all: default topic, table dispatcher.
-    tmp = placed("fallback")
+    tmp = placed(topics("fallback"))
     assert len(tmp) == 4
     assert {p for p, _ in tmp} == {crc(b"shoptmp_x") % 4}

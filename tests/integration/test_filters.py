@@ -35,7 +35,7 @@ def rows(broker: Any, topic: str) -> list[DecodedRow]:
     return [e for e in decoded if isinstance(e, DecodedRow)]
 
 
-def test_rules_and_event_filters_drop_rows(spark, broker, tmp_path: Path) -> None:
+def test_rules_and_event_filters_drop_rows(spark, broker, topics, tmp_path: Path) -> None:
     config = tmp_path / "changefeed.toml"
     config.write_text(CHANGEFEED)
     ts = [tso.compose(1_700_000_000_000 + i) for i in range(8)]
@@ -59,13 +59,13 @@ def test_rules_and_event_filters_drop_rows(spark, broker, tmp_path: Path) -> Non
         .mode("append")
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("config", str(config))
-        .option("topic", "filtered_{schema}_{table}")
+        .option("topic", topics("filtered_{schema}_{table}"))
         .option("partition-num", "1")
         .option("primary-key", "id")
         .option("checkpointLocation", str(checkpoint))
         .save()
     )
-    sent = rows(broker, "filtered_shop_users")
+    sent = rows(broker, topics("filtered_shop_users"))
     assert [(r.op, r.data["id"], r.data["name"]) for r in sent] == [
         (Op.INSERT, 1, "alice"),
         (Op.INSERT, 3, None),

@@ -62,8 +62,8 @@ def rows(decoded: list[Any]) -> list[DecodedRow]:
 
 
 @pytest.mark.parametrize("kind", PROTOCOLS)
-def test_none_fails_naming_table_key_and_size_and_sends_no_watermark(spark, broker, kind):
-    topic = f"large_none_{kind.replace('-', '_')}"
+def test_none_fails_naming_table_key_and_size_and_sends_no_watermark(spark, broker, topics, kind):
+    topic = topics(f"large_none_{kind.replace('-', '_')}")
     broker.create_topic(topic, 1)
     with pytest.raises(Exception) as failure:
         save(spark, broker, topic, kind)
@@ -75,8 +75,8 @@ def test_none_fails_naming_table_key_and_size_and_sends_no_watermark(spark, brok
 
 
 @pytest.mark.parametrize("kind", PROTOCOLS)
-def test_handle_key_only_sends_the_key_columns(spark, broker, kind):
-    topic = f"large_key_{kind.replace('-', '_')}"
+def test_handle_key_only_sends_the_key_columns(spark, broker, topics, kind):
+    topic = topics(f"large_key_{kind.replace('-', '_')}")
     broker.create_topic(topic, 1)
     save(spark, broker, topic, kind, **{"large-message-handle-option": "handle-key-only"})
     decoded = events(broker, topic, decoder(kind))
@@ -92,9 +92,9 @@ def test_handle_key_only_sends_the_key_columns(spark, broker, kind):
 @pytest.mark.parametrize("kind", PROTOCOLS)
 @pytest.mark.parametrize("raw", [False, True], ids=["wrapped", "raw"])
 def test_claim_check_stores_the_row_and_the_decoder_follows_it(
-    spark, broker, kind, raw, tmp_path: Path, capsys
+    spark, broker, topics, kind, raw, tmp_path: Path, capsys
 ):
-    topic = f"large_claim_{kind.replace('-', '_')}_{int(raw)}"
+    topic = topics(f"large_claim_{kind.replace('-', '_')}_{int(raw)}")
     broker.create_topic(topic, 1)
     store = tmp_path / "claim check"
     save(

@@ -42,15 +42,15 @@ def decoded(broker: Any, topic: str) -> list[tuple[Any, list[Any]]]:
     return [(r, decoder.decode_messages(r.key, r.value)) for r in broker.consume_all(topic)]
 
 
-def test_every_mysql_type_round_trips_and_ddl_and_resolved_events_come(spark, broker):
+def test_every_mysql_type_round_trips_and_ddl_and_resolved_events_come(spark, broker, topics):
     write(
         all_types_frame(spark),
         broker,
-        topic="open_types",
+        topic=topics("open_types"),
         ddl_on_first_batch="true",
         **all_types_options(),
     )
-    records = decoded(broker, "open_types")
+    records = decoded(broker, topics("open_types"))
     kinds = [[type(e) for e in events] for _, events in records]
     # The CREATE TABLE first, both rows in one message, the resolved event last.
     assert kinds == [[DecodedDDL], [DecodedRow, DecodedRow], [DecodedWatermark]]
@@ -63,12 +63,12 @@ def test_every_mysql_type_round_trips_and_ddl_and_resolved_events_come(spark, br
     assert records[2][1][0].commit_ts >= records[1][1][1].commit_ts
 
 
-def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker):
+def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker, topics):
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA).repartition(2, "id")
     write(
         df.sortWithinPartitions("_commit_ts"),
         broker,
-        topic="open_changes",
+        topic=topics("open_changes"),
         database="shop",
         table="orders",
         primary_key="id",
@@ -76,7 +76,7 @@ def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker):
         partition_num="3",
         max_batch_size="3",
     )
-    records = decoded(broker, "open_changes")
+    records = decoded(broker, topics("open_changes"))
     sizes = [len(events) for _, events in records]
     rows = [e for _, events in records for e in events if isinstance(e, DecodedRow)]
     assert max(sizes) == 3 and len(records) < len(rows)
@@ -84,13 +84,13 @@ def test_a_change_stream_replays_in_batches_of_max_batch_size(spark, broker):
     assert final_table(rows) == apply_changes(CHANGES)
 
 
-def test_compressed_values_round_trip(spark, broker):
+def test_compressed_values_round_trip(spark, broker, topics):
     rows = [(i, "x" * 500) for i in range(4)]
     df = spark.createDataFrame(rows, "id bigint, name string").coalesce(1)
     options = {"database": "shop", "table": "lz", "primary_key": "id", "partition_num": "1"}
-    write(df, broker, topic="open_lz4", large_message_handle_compression="lz4", **options)
+    write(df, broker, topic=topics("open_lz4"), large_message_handle_compression="lz4", **options)
     decoder = OpenProtocolDecoder(compression="lz4")
-    records = broker.consume_all("open_lz4")
+    records = broker.consume_all(topics("open_lz4"))
     events = [e for r in records for e in decoder.decode_messages(r.key, r.value)]
     assert [e.data for e in events if isinstance(e, DecodedRow)] == [
         {"id": i, "name": "x" * 500} for i in range(4)
@@ -99,10 +99,10 @@ def test_compressed_values_round_trip(spark, broker):
 
 
 @pytest.mark.parametrize("protocol", ["simple", "canal-json", "debezium"])
-def test_other_protocols_compress_as_well(spark, broker, protocol):
+def test_other_protocols_compress_as_well(spark, broker, topics, protocol):
     rows = [(i, "y" * 500) for i in range(3)]
     df = spark.createDataFrame(rows, "id bigint, name string").coalesce(1)
-    topic = f"compressed_{protocol.replace('-', '_')}"
+    topic = topics(f"compressed_{protocol.replace('-', '_')}")
     options = {"database": "shop", "table": "z", "primary_key": "id", "partition_num": "1"}
     write(
         df,
@@ -124,14 +124,14 @@ def test_other_protocols_compress_as_well(spark, broker, protocol):
     assert all(json.loads(decompress(Compression.SNAPPY, r.value)) for r in records)
 
 
-def test_decode_prints_every_event_of_a_batched_message(spark, broker, capsys):
+def test_decode_prints_every_event_of_a_batched_message(spark, broker, topics, capsys):
     df = spark.createDataFrame([(i, f"n{i}") for i in range(5)], "id bigint, name string")
     options = {"database": "shop", "table": "cli", "primary_key": "id", "partition_num": "1"}
-    write(df.coalesce(1), broker, topic="open_cli", **options)
-    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", "open_cli"]
+    write(df.coalesce(1), broker, topic=topics("open_cli"), **options)
+    argv = ["decode", "--bootstrap-servers", broker.bootstrap, "--topic", topics("open_cli")]
     assert main([*argv, "--protocol", "open-protocol"]) == 0
     out = capsys.readouterr().out.splitlines()
     # One message of 5 rows (max-batch-size 16) and the resolved event: 6 lines, 2 messages.
     assert sum("INSERT shop.cli" in line for line in out) == 5
     assert sum("WATERMARK" in line for line in out) == 1
-    assert out[-1] == "2 messages from topic open_cli"
+    assert out[-1] == f"2 messages from topic {topics('open_cli')}"

@@ -1,5 +1,6 @@
-"""KafkaProducer against a real Kafka-protocol broker (Tansu on loopback): topic creation,
-partition counts, a 10k-message round trip, null vs empty keys, an unreachable broker."""
+"""KafkaProducer against Kafka: topic creation, partition counts, a 10k-message round trip,
+null vs empty keys, a topic recreated smaller under a running producer, an unreachable
+broker."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support.broker import TansuBroker, free_port
+from tests.support.broker import free_port
 from ticdc_sink.config import KafkaConfig
 from ticdc_sink.errors import DeliveryError
 from ticdc_sink.producer import KafkaProducer
@@ -21,13 +21,7 @@ from ticdc_sink.producer import KafkaProducer
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[TansuBroker]:
-    with TansuBroker() as running:
-        yield running
-
-
-def kafka_config(broker: TansuBroker, **changes: Any) -> KafkaConfig:
+def kafka_config(broker: Any, **changes: Any) -> KafkaConfig:
     return KafkaConfig(
         bootstrap_servers=broker.bootstrap,
         client_config={"linger.ms": "5"},
@@ -36,8 +30,8 @@ def kafka_config(broker: TansuBroker, **changes: Any) -> KafkaConfig:
     )
 
 
-def test_round_trip_of_10k_messages_across_partitions(broker: TansuBroker) -> None:
-    topic = "round_trip"
+def test_round_trip_of_10k_messages_across_partitions(broker: Any, topics: Any) -> None:
+    topic = topics("round_trip")
     with KafkaProducer(kafka_config(broker, partition_num=4)) as producer:
         assert producer.partition_count(topic) == 4
         sent: dict[int, list[tuple[bytes, bytes]]] = {p: [] for p in range(4)}
@@ -63,8 +57,8 @@ def test_round_trip_of_10k_messages_across_partitions(broker: TansuBroker) -> No
         assert [(r.key, r.value) for r in got] == sent[partition]
 
 
-def test_null_and_empty_keys_and_values_are_kept_apart(broker: TansuBroker) -> None:
-    topic = "keys"
+def test_null_and_empty_keys_and_values_are_kept_apart(broker: Any, topics: Any) -> None:
+    topic = topics("keys")
     with KafkaProducer(kafka_config(broker, partition_num=1)) as producer:
         producer.partition_count(topic)
         producer.send(topic, 0, None, b"null key")  # TiCDC watermark
@@ -82,36 +76,36 @@ def test_null_and_empty_keys_and_values_are_kept_apart(broker: TansuBroker) -> N
 
 
 def test_missing_topic_is_created_with_partition_num_not_broker_default(
-    broker: TansuBroker,
+    broker: Any, topics: Any
 ) -> None:
-    # Tansu auto-creates topics with 4 partitions on a metadata request that allows it.
+    # Kafka auto-creates topics with 1 partition (num.partitions) on a metadata request
+    # that allows it; the sink creates them itself.
     with KafkaProducer(kafka_config(broker)) as producer:
-        assert producer.partition_count("created_default") == 3
-    assert broker.partition_count("created_default") == 3
+        assert producer.partition_count(topics("created_default")) == 3
+    assert broker.partition_count(topics("created_default")) == 3
     with KafkaProducer(kafka_config(broker, partition_num=6)) as producer:
-        assert producer.partition_count("created_six") == 6
-    assert broker.partition_count("created_six") == 6
+        assert producer.partition_count(topics("created_six")) == 6
+    assert broker.partition_count(topics("created_six")) == 6
 
 
-def test_existing_topic_partition_count_is_used(broker: TansuBroker) -> None:
-    broker.create_topic("existing", 5)
+def test_existing_topic_partition_count_is_used(broker: Any, topics: Any) -> None:
+    topic = topics("existing")
+    broker.create_topic(topic, 5)
     with KafkaProducer(kafka_config(broker, partition_num=3)) as producer:
-        assert producer.partition_count("existing") == 5
-        producer.send("existing", 4, b"k", b"last partition")
+        assert producer.partition_count(topic) == 5
+        producer.send(topic, 4, b"k", b"last partition")
         producer.flush()
-    assert [(r.partition, r.value) for r in broker.consume_all("existing")] == [
-        (4, b"last partition")
-    ]
+    assert [(r.partition, r.value) for r in broker.consume_all(topic)] == [(4, b"last partition")]
 
 
-def test_tasks_creating_the_same_topic_at_once_agree(broker: TansuBroker) -> None:
+def test_tasks_creating_the_same_topic_at_once_agree(broker: Any, topics: Any) -> None:
     counts: list[int] = []
     errors: list[BaseException] = []
 
     def task() -> None:
         try:
             with KafkaProducer(kafka_config(broker, partition_num=2)) as producer:
-                counts.append(producer.partition_count("raced"))
+                counts.append(producer.partition_count(topics("raced")))
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -138,38 +132,35 @@ def test_unreachable_broker_fails_within_broker_timeout_and_names_it() -> None:
     assert "broker-timeout-ms 1500" in str(info.value)
 
 
-def test_a_broker_back_with_the_topic_recreated_smaller_fails_the_write_promptly() -> None:
+def test_a_topic_recreated_smaller_under_a_running_producer_fails_the_write_promptly(
+    broker: Any, topics: Any
+) -> None:
     # Issue 13: the write hung until message.timeout.ms, or failed with a raw SystemError
     # or cimpl.KafkaException; now it ends at the first refused message as a DeliveryError
     # naming the brokers and the topic.
-    first = TansuBroker()
-    port = first.port
-    try:
-        first.create_topic("recreated", 3)
-        config = KafkaConfig(
-            bootstrap_servers=first.bootstrap,
-            broker_timeout_ms=5000,
-            client_config={"message.timeout.ms": "120000"},
-        )
-        with KafkaProducer(config) as producer:
-            assert producer.partition_count("recreated") == 3
+    topic = topics("recreated")
+    broker.create_topic(topic, 3)
+    config = KafkaConfig(
+        bootstrap_servers=broker.bootstrap,
+        broker_timeout_ms=5000,
+        client_config={"message.timeout.ms": "120000"},
+    )
+    with KafkaProducer(config) as producer:
+        assert producer.partition_count(topic) == 3
+        for i in range(30):
+            producer.send(topic, i % 3, b"k", b"before-%d" % i)
+        producer.flush()
+        broker.delete_topic(topic)
+        broker.create_topic(topic, 1)
+        started = time.monotonic()
+        with pytest.raises(DeliveryError) as info:
             for i in range(30):
-                producer.send("recreated", i % 3, b"k", b"before-%d" % i)
+                producer.send(topic, i % 3, b"k", b"after-%d" % i)
             producer.flush()
-            first.close()
-            with TansuBroker(port=port) as second:
-                second.create_topic("recreated", 1)
-                started = time.monotonic()
-                with pytest.raises(DeliveryError) as info:
-                    for i in range(30):
-                        producer.send("recreated", i % 3, b"k", b"after-%d" % i)
-                    producer.flush()
-                elapsed = time.monotonic() - started
-    finally:
-        first.close()
+        elapsed = time.monotonic() - started
     assert elapsed < 60  # message.timeout.ms is 120 s: the first refusal ended the write
     text = str(info.value)
-    assert f"127.0.0.1:{port}" in text and "topic recreated partition" in text
+    assert broker.bootstrap in text and f"topic {topic} partition" in text
     assert "Unknown partition" in text or "has no partition" in text
 
 

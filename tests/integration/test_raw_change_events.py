@@ -87,8 +87,10 @@ def summary(placed: list[tuple[int, DecodedRow]]) -> list[tuple[str, int, int, i
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
-def test_a_key_changing_update_arrives_as_one_update(spark, broker, registry, protocol: str):
-    topic = f"raw_{protocol.replace('-', '_')}"
+def test_a_key_changing_update_arrives_as_one_update(
+    spark, broker, topics, registry, protocol: str
+):
+    topic = topics(f"raw_{protocol.replace('-', '_')}")
     write(spark, broker, registry, protocol, topic, raw=True)
     # Avro carries no old values (tiflow ValidateProtocol: outputOldValue is false).
     old = (lambda key: 0) if protocol == "avro" else (lambda key: key)
@@ -100,8 +102,10 @@ def test_a_key_changing_update_arrives_as_one_update(spark, broker, registry, pr
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
-def test_by_default_it_arrives_as_a_delete_and_an_insert(spark, broker, registry, protocol: str):
-    topic = f"split_{protocol.replace('-', '_')}"
+def test_by_default_it_arrives_as_a_delete_and_an_insert(
+    spark, broker, topics, registry, protocol: str
+):
+    topic = topics(f"split_{protocol.replace('-', '_')}")
     write(spark, broker, registry, protocol, topic, raw=False)
     old = (lambda key: 0) if protocol == "avro" else (lambda key: key)
     assert summary(rows(broker, registry, protocol, topic)) == sorted(

@@ -1,13 +1,10 @@
 """Reading with `spark.read.format("ticdc")`: what the sink wrote reads back as the same
 changes (rows, ops, commit ts, before images), every MySQL type survives a read and a
 second write byte for byte, and offsets, Kafka columns, a user schema and bad messages
-behave as documented. Reads end at `tests.support.broker` end markers (Tansu's high
-watermarks are unreliable) except where `latest` itself is under test."""
+behave as documented."""
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import Any
 
 import pytest
@@ -35,9 +32,6 @@ def read(spark: Any, broker: Any, topic: str, schema: str | None = None, **optio
     if schema is not None:
         reader = reader.schema(schema)
     reader = reader.option("topic", topic)
-    if "endingOffsets" not in options:
-        ends = broker.end_offsets(topic)
-        options["endingOffsets"] = json.dumps({topic: {str(p): o for p, o in ends.items()}})
     for name, value in options.items():
         reader = reader.option(name, value)
     return reader.load()
@@ -57,9 +51,10 @@ def expected_changes() -> list[tuple[Any, ...]]:
     return sorted(out, key=lambda c: (c[1], c[0], c[2]))
 
 
+@pytest.mark.spark_version
 @pytest.mark.parametrize("encoding", ["json", "avro"])
-def test_a_written_change_stream_reads_back_as_the_same_changes(spark, broker, encoding):
-    topic = f"read_changes_{encoding}"
+def test_a_written_change_stream_reads_back_as_the_same_changes(spark, broker, topics, encoding):
+    topic = topics("read_changes")
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA)
     options = {"database": "shop", "table": "items", "primary-key": "id"}
     options |= {"encoding-format": encoding, "partition": "index-value", "partition-num": "3"}
@@ -87,12 +82,13 @@ def test_a_written_change_stream_reads_back_as_the_same_changes(spark, broker, e
     assert {(r["_database"], r["_table"]) for r in result.collect()} == {("shop", "items")}
 
 
-def test_every_type_survives_a_read_and_a_second_write(spark, broker):
+@pytest.mark.spark_version
+def test_every_type_survives_a_read_and_a_second_write(spark, broker, topics):
     options = all_types_options()
-    write(all_types_frame(spark), broker, "read_types_1", **options)
-    result = read(spark, broker, "read_types_1")
+    write(all_types_frame(spark), broker, topics("read_types_1"), **options)
+    result = read(spark, broker, topics("read_types_1"))
     again = {k: v for k, v in options.items() if k != "column-types"}  # metadata carries them
-    write(result, broker, "read_types_2", **again)
+    write(result, broker, topics("read_types_2"), **again)
 
     def changes(topic: str) -> list[tuple[Any, ...]]:
         decoder = SimpleDecoder()
@@ -103,83 +99,83 @@ def test_every_type_survives_a_read_and_a_second_write(spark, broker):
             key=lambda c: c[4]["id"],
         )
 
-    first = changes("read_types_1")
+    first = changes(topics("read_types_1"))
     assert len(first) == 2
-    assert changes("read_types_2") == first
+    assert changes(topics("read_types_2")) == first
 
 
-def test_offsets_kafka_columns_and_latest(spark, broker):
+def test_offsets_kafka_columns_and_latest(spark, broker, topics):
+    topic = topics("read_offsets")
     df = spark.createDataFrame(CHANGES[:6], CHANGES_SCHEMA).coalesce(1)
-    # One task, one message per produce request: Tansu's high watermark is then right.
     write(
         df,
         broker,
-        "read_offsets",
+        topic,
         database="shop",
         table="items",
-        **{"primary-key": "id", "partition-num": "1", "kafka.batch.num.messages": "1"},
+        **{"primary-key": "id", "partition-num": "1"},
     )
     everything = (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("topic", "read_offsets")
+        .option("topic", topic)
         .option("kafka-columns", "true")
         .load()
     )
     rows = everything.orderBy("_offset").collect()
     # A BOOTSTRAP at offset 0, the six rows, then the watermark.
     assert [(r["_topic"], r["_partition"], r["_offset"]) for r in rows] == [
-        ("read_offsets", 0, offset) for offset in range(1, 7)
+        (topic, 0, offset) for offset in range(1, 7)
     ]
     middle = read(
         spark,
         broker,
-        "read_offsets",
-        startingOffsets='{"read_offsets": {"0": 3}}',
-        endingOffsets='{"read_offsets": {"0": 5}}',
+        topic,
+        startingOffsets=f'{{"{topic}": {{"0": 3}}}}',
+        endingOffsets=f'{{"{topic}": {{"0": 5}}}}',
     )
     assert [r["id"] for r in middle.collect()] == [rows[2]["id"], rows[3]["id"]]
-    nothing = read(spark, broker, "read_offsets", startingOffsets="latest", endingOffsets="latest")
+    nothing = read(spark, broker, topic, startingOffsets="latest", endingOffsets="latest")
     assert nothing.count() == 0 and nothing.columns == everything.columns[:-3]
 
 
-def test_a_user_schema_picks_and_casts_columns(spark, broker):
+def test_a_user_schema_picks_and_casts_columns(spark, broker, topics):
+    topic = topics("read_user_schema")
     df = spark.createDataFrame(CHANGES[:3], CHANGES_SCHEMA)
-    write(df, broker, "read_user_schema", database="shop", table="items", **{"primary-key": "id"})
-    result = read(spark, broker, "read_user_schema", "id string, name string, _commit_ts long")
+    write(df, broker, topic, database="shop", table="items", **{"primary-key": "id"})
+    result = read(spark, broker, topic, "id string, name string, _commit_ts long")
     assert sorted(tuple(r) for r in result.collect()) == sorted(
         (str(key), name, ts) for _op, ts, key, name, _amount, _before in CHANGES[:3]
     )
 
 
-def test_a_message_of_another_protocol_fails_naming_topic_partition_offset(spark, broker):
+def test_a_message_of_another_protocol_fails_naming_topic_partition_offset(spark, broker, topics):
+    topic = topics("read_bad")
     df = spark.createDataFrame(CHANGES[:2], CHANGES_SCHEMA)
     write(
         df,
         broker,
-        "read_bad",
+        topic,
         database="shop",
         table="items",
         **{"primary-key": "id", "partition-num": "1"},
     )
-    broker.end_offsets("read_bad")  # an empty record: not a Simple message
-    with pytest.raises(Exception, match=r"ticdc: topic read_bad partition 0 offset \d+: "):
-        read(spark, broker, "read_bad", endingOffsets="latest").collect()
+    produce(broker, topic, [(None, b"")], create=False)  # an empty record: not a Simple message
+    with pytest.raises(Exception, match=rf"ticdc: topic {topic} partition 0 offset \d+: "):
+        read(spark, broker, topic).collect()
 
 
-def test_a_batch_read_drops_replays_as_a_stream_of_the_topic_does(spark, broker, tmp_path):
+def test_a_batch_read_drops_replays_as_a_stream_of_the_topic_does(spark, broker, topics, tmp_path):
     # A retried write sends rows 1 and 2 again before watermark 10; a restart of TiCDC
-    # sends row 1 again after it. Produced one record per request, so the topic's high
-    # watermark holds every one.
-    topic = f"read_replays_{uuid.uuid4().hex[:8]}"
+    # sends row 1 again after it.
+    topic = topics("read_replays")
     users = table("users")
     rows = [(Op.INSERT, 10, (1, "a")), (Op.INSERT, 10, (2, "b")), (Op.INSERT, 10, (3, "c"))]
     values = simple_messages(users, []) + simple_stream(
         users,
         [*rows, *rows[:2], (WATERMARK, 10), rows[0], (Op.INSERT, 11, (4, "d")), (WATERMARK, 11)],
     )
-    for i, value in enumerate(values):
-        produce(broker, topic, [(None, value)], create=i == 0)
+    produce(broker, topic, [(None, value) for value in values])
 
     def read_batch(**options: str) -> list[int]:
         reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)

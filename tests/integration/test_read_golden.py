@@ -37,11 +37,13 @@ def _rows(result: Any) -> list[tuple[Any, ...]]:
     ]
 
 
-def test_canal_json_golden_messages(spark: Any, broker: Any) -> None:
+def test_canal_json_golden_messages(spark: Any, broker: Any, topics: Any) -> None:
     values = ["insert_tp_int", "update_tp_int", "delete_tp_int", "watermark", "ddl_query"]
     records = [(b"", _file("canal_json", f"{v}.value.json")) for v in values]
-    produce(broker, "golden_canal_json", records)
-    result = read_topic(spark, broker, "golden_canal_json", protocol="canal-json", table="tp_int")
+    produce(broker, topics("golden_canal_json"), records)
+    result = read_topic(
+        spark, broker, topics("golden_canal_json"), protocol="canal-json", table="tp_int"
+    )
     types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields[:6]}
     assert types == {
         "id": "int NOT NULL",
@@ -61,14 +63,14 @@ def test_canal_json_golden_messages(spark: Any, broker: Any) -> None:
     ]
 
 
-def test_debezium_golden_messages(spark: Any, broker: Any) -> None:
+def test_debezium_golden_messages(spark: Any, broker: Any, topics: Any) -> None:
     cases = ["insert_schema", "update_schema", "delete_schema", "watermark_schema"]
     records = [
         (_file("debezium", f"tiflow_{c}.key.json"), _file("debezium", f"tiflow_{c}.value.json"))
         for c in cases
     ]
-    produce(broker, "golden_debezium", records)
-    result = read_topic(spark, broker, "golden_debezium", protocol="debezium")
+    produce(broker, topics("golden_debezium"), records)
+    result = read_topic(spark, broker, topics("golden_debezium"), protocol="debezium")
     # an int16 field, the key (so NOT NULL)
     assert result.schema["tiny"].metadata == {"mysql_type": "smallint NOT NULL"}
     assert _rows(result) == [
@@ -78,7 +80,7 @@ def test_debezium_golden_messages(spark: Any, broker: Any) -> None:
     ]
 
 
-def test_open_protocol_golden_messages(spark: Any, broker: Any) -> None:
+def test_open_protocol_golden_messages(spark: Any, broker: Any, topics: Any) -> None:
     key = _file("open_protocol", "insert_varchar_pk.key.json")
     records = [
         frame(
@@ -88,8 +90,8 @@ def test_open_protocol_golden_messages(spark: Any, broker: Any) -> None:
         frame(key, _file("open_protocol", "insert_blob_text_utf8.value.json")),
         frame(_file("open_protocol", "resolved.key.json"), b""),
     ]
-    produce(broker, "golden_open_protocol", records)
-    result = read_topic(spark, broker, "golden_open_protocol", protocol="open-protocol")
+    produce(broker, topics("golden_open_protocol"), records)
+    result = read_topic(spark, broker, topics("golden_open_protocol"), protocol="open-protocol")
     types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields[:4]}
     assert types == {
         "c_blob": "blob",

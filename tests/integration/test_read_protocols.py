@@ -1,5 +1,5 @@
-"""Reading every protocol with `spark.read.format("ticdc")`, through Spark, the Tansu broker
-and the test registry: a DataFrame of every MySQL type the writer supports, and a change
+"""Reading every protocol with `spark.read.format("ticdc")`, through Spark, Kafka and the
+schema registry: a DataFrame of every MySQL type the writer supports, and a change
 stream of INSERTs, UPDATEs and DELETEs across 3 partitions, written with the sink and read
 back. Simple's read is the reference (test_read.py proves it lossless); each other
 protocol reads the same, less what it cannot carry, stated here column by column and in
@@ -8,7 +8,6 @@ the README ("Reading TiCDC topics")."""
 from __future__ import annotations
 
 import hashlib
-import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from tests.support.spark_read import produce, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
+from tests.support.topics import TopicNames
 from ticdc_sink.schema import parse_column_definition
 
 pytestmark = pytest.mark.integration
@@ -119,8 +119,9 @@ def _base_type(text: str | None) -> str | None:
 @pytest.fixture(scope="module")
 def reference(spark: Any, broker: Any) -> dict[str, Any]:
     """Simple's read of the all-types frame: every row by id, and the `mysql_type`s."""
-    write_frame(all_types_frame(spark), broker, "rp_types_simple", **all_types_options())
-    result = read_topic(spark, broker, "rp_types_simple")
+    topic = TopicNames()("rp_types_simple")
+    write_frame(all_types_frame(spark), broker, topic, **all_types_options())
+    result = read_topic(spark, broker, topic)
     return {
         "rows": {r["id"]: r.asDict() for r in result.collect()},
         "types": {f.name: f.metadata.get("mysql_type") for f in result.schema.fields},
@@ -129,10 +130,10 @@ def reference(spark: Any, broker: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_every_type_reads_back_as_simple_reads_it_less_the_protocols_losses(
-    spark: Any, broker: Any, registry: Any, reference: dict[str, Any], protocol: str
+    spark: Any, broker: Any, registry: Any, topics: Any, reference: dict[str, Any], protocol: str
 ) -> None:
     written, read = _options(protocol, registry)
-    topic, read_name = _topic("rp_types", protocol)
+    topic, read_name = _topic(topics("rp_types"), protocol)
     write_frame(all_types_frame(spark), broker, topic, **all_types_options(), **written)
     if protocol == "avro":
         read_name += "types_all"
@@ -176,10 +177,10 @@ def _expected_changes(protocol: str) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_change_stream_across_3_partitions_reads_back(
-    spark: Any, broker: Any, registry: Any, protocol: str
+    spark: Any, broker: Any, registry: Any, topics: Any, protocol: str
 ) -> None:
     written, read = _options(protocol, registry)
-    topic, read_name = _topic("rp_changes", protocol)
+    topic, read_name = _topic(topics("rp_changes"), protocol)
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA)
     options = {"database": "shop", "table": "items", "primary-key": "id"}
     options |= {"partition": "index-value", "partition-num": "3", **written}
@@ -213,13 +214,13 @@ def test_a_change_stream_across_3_partitions_reads_back(
 
 @pytest.mark.parametrize("protocol", ["simple", "canal-json", "open-protocol"])
 def test_claim_check_rows_are_followed_back_to_the_full_row(
-    spark: Any, broker: Any, protocol: str, tmp_path: Path
+    spark: Any, broker: Any, topics: Any, protocol: str, tmp_path: Path
 ) -> None:
     # 51 200 hex digits: above max-message-bytes even compressed.
     huge = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(800))
     df = spark.createDataFrame([(1, "small"), (2, huge)], "id bigint, payload string")
     store = tmp_path / "claims"
-    topic = f"rp_claim_{protocol}"
+    topic = topics("rp_claim")
     options = {
         "protocol": protocol,
         "enable-tidb-extension": "true",
@@ -236,40 +237,31 @@ def test_claim_check_rows_are_followed_back_to_the_full_row(
     # The files may have moved since: TiCDC's consumer, too, reads them by file name.
     moved = tmp_path / "moved"
     store.rename(moved)
-    # One end for the three reads: each end marker is a record the next read would meet.
-    ends = {str(p): o for p, o in broker.end_offsets(topic).items()}
-    reading = {
-        "protocol": protocol,
-        "large-message-handle-compression": "lz4",
-        "endingOffsets": json.dumps({topic: ends}),
-    }
+    reading = {"protocol": protocol, "large-message-handle-compression": "lz4"}
     result = read_topic(
         spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
     )
     assert sorted((r["id"], r["payload"]) for r in result.collect()) == [(1, "small"), (2, huge)]
 
-    with pytest.raises(
-        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*claim-check"
-    ):
+    with pytest.raises(Exception, match=rf"topic {topic} partition 0 offset \d+: .*claim-check"):
         read_topic(spark, broker, topic, **reading).collect()
     (stored,) = list(moved.iterdir())
     stored.unlink()
-    with pytest.raises(
-        Exception, match=r"topic rp_claim_\S+ partition 0 offset \d+: .*cannot be read"
-    ):
+    with pytest.raises(Exception, match=rf"topic {topic} partition 0 offset \d+: .*cannot be read"):
         read_topic(
             spark, broker, topic, **reading, **{"claim-check-storage-uri": moved.as_uri()}
         ).collect()
 
 
 def test_an_avro_schema_id_the_registry_does_not_know_names_its_offset(
-    spark: Any, broker: Any, registry: Any
+    spark: Any, broker: Any, registry: Any, topics: Any
 ) -> None:
     df = spark.createDataFrame(CHANGES[:2], CHANGES_SCHEMA)
     written, read = _options("avro", registry)
     options = {"database": "shop", "table": "items", "primary-key": "id", "partition-num": "1"}
-    write_frame(df, broker, "rp_unknown_avro_{schema}_{table}", **options, **written)
+    write_frame(df, broker, topics("rp_unknown_avro_{schema}_{table}"), **options, **written)
     unknown = b"\x00" + (987654).to_bytes(4, "big") + b"\x02"
-    produce(broker, "rp_unknown_avro_shop_items", [(None, unknown)], create=False)
+    topic = topics("rp_unknown_avro_shop_items")
+    produce(broker, topic, [(None, unknown)], create=False)
     with pytest.raises(Exception, match=r"offset 2: schema id 987654 is unknown to the registry"):
-        read_topic(spark, broker, "rp_unknown_avro_shop_items", **read).collect()
+        read_topic(spark, broker, topic, **read).collect()

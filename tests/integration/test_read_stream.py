@@ -2,9 +2,7 @@
 partitions with watermarks read into micro-batches that each end at a watermark in every
 partition and hold whole commit ts; a restart from the checkpoint continues with no loss
 and no duplicate; a replayed range (the same messages produced again) adds no row.
-
-The producer sends one message per request (`batch.num.messages=1`), which keeps Tansu's
-high watermarks right (tests/support/broker.py); `availableNow` synchronises."""
+`availableNow` synchronises."""
 
 from __future__ import annotations
 
@@ -19,9 +17,9 @@ from tests.support.read_log import WATERMARK, simple_messages, simple_stream, ta
 from tests.support.spark_read import progress_offset
 from ticdc_sink.events import Op
 
-pytestmark = pytest.mark.integration
+# spark_version: the stream reader: latestOffset's arguments and read limits (4.2+)
+pytestmark = [pytest.mark.integration, pytest.mark.spark_version]
 
-TOPIC = "read_stream_tx"
 PARTITIONS = (0, 1, 2)
 USERS = table("users")
 
@@ -37,14 +35,14 @@ def transactions(first: int, count: int) -> Iterator[tuple[int, list[tuple[int, 
 class TopicWriter:
     """Writes the topic's messages and remembers each partition's items by offset."""
 
-    def __init__(self, bootstrap: str, topic: str = TOPIC) -> None:
-        self.producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1})
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap})
         self.topic = topic
         self.items: dict[int, list[Any]] = {p: [] for p in PARTITIONS}
 
     def send(self, partition: int, value: bytes | None, item: Any) -> None:
         self.producer.produce(self.topic, value=value, partition=partition)
-        self.producer.flush(30)  # one at a time: offsets in order, high watermark right
+        self.producer.flush(30)  # one at a time: `items` in offset order
         self.items[partition].append(item)
 
     def bootstrap(self) -> None:
@@ -66,7 +64,7 @@ def run(
     spark: Any,
     bootstrap: str,
     checkpoint: str,
-    topic: str = TOPIC,
+    topic: str,
     *,
     available_now: bool = True,
     **options: str,
@@ -111,11 +109,11 @@ def check_batches(batches: list[dict[str, Any]], writer: TopicWriter) -> None:
     """Each batch ends just after a watermark of the same ts in every partition and holds
     every row of its commit ts."""
     for batch in batches:
-        ends = batch["end"][TOPIC]
+        ends = batch["end"][writer.topic]
         marks = {writer.items[int(p)][o - 1] for p, o in ends.items()}
         assert len(marks) == 1 and next(iter(marks))[0] == WATERMARK, marks
         (_, resolved) = next(iter(marks))
-        assert batch["end"]["ticdc:resolved-ts"] == {TOPIC: dict.fromkeys(ends, resolved)}
+        assert batch["end"]["ticdc:resolved-ts"] == {writer.topic: dict.fromkeys(ends, resolved)}
         in_batch = {ts for _, ts in batch["rows"]}
         everywhere = [
             (item[2], item[1])
@@ -136,11 +134,12 @@ LIMIT = {"maxOffsetsPerTrigger": "6"} if READ_LIMITS else {}
 
 
 @pytest.mark.skipif(READ_LIMITS, reason="PySpark 4.2+ applies maxOffsetsPerTrigger")
-def test_max_offsets_per_trigger_is_refused_where_spark_gives_no_read_limits(spark, broker):
+def test_max_offsets_per_trigger_is_refused_where_spark_gives_no_read_limits(spark, broker, topics):
     # Spark 4.0/4.1 hand Python stream sources no read limit: a reader-side cap would end
     # Trigger.AvailableNow after its first batch.
-    broker.create_topic("read_stream_limit", len(PARTITIONS))
-    writer = TopicWriter(broker.bootstrap, "read_stream_limit")
+    topic = topics("read_stream_limit")
+    broker.create_topic(topic, len(PARTITIONS))
+    writer = TopicWriter(broker.bootstrap, topic)
     writer.bootstrap()
     writer.producer.flush(30)
     del writer
@@ -148,7 +147,7 @@ def test_max_offsets_per_trigger_is_refused_where_spark_gives_no_read_limits(spa
         (
             spark.readStream.format("ticdc")
             .option("kafka.bootstrap.servers", broker.bootstrap)
-            .option("topic", "read_stream_limit")
+            .option("topic", topic)
             .option("maxOffsetsPerTrigger", "6")
             .load()
             .writeStream.format("noop")
@@ -157,15 +156,16 @@ def test_max_offsets_per_trigger_is_refused_where_spark_gives_no_read_limits(spa
         )
 
 
-def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_path):
-    broker.create_topic(TOPIC, 3)
-    writer = TopicWriter(broker.bootstrap)
+def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topics, tmp_path):
+    topic = topics("read_stream_tx")
+    broker.create_topic(topic, 3)
+    writer = TopicWriter(broker.bootstrap, topic)
     writer.bootstrap()
     first = list(transactions(0, 8))
     writer.write(first)
     checkpoint = str(tmp_path / "chk")
 
-    batches = run(spark, broker.bootstrap, checkpoint, **LIMIT)
+    batches = run(spark, broker.bootstrap, checkpoint, topic, **LIMIT)
     if READ_LIMITS:
         assert len([b for b in batches if b["rows"]]) > 1  # the limit split the read
     check_batches(batches, writer)
@@ -176,7 +176,7 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_
     # checkpoint, up to the last watermark.
     second = list(transactions(8, 5))
     writer.write(second)
-    more = run(spark, broker.bootstrap, checkpoint, **LIMIT)
+    more = run(spark, broker.bootstrap, checkpoint, topic, **LIMIT)
     check_batches(more, writer)
     rows += [row for b in more for row in b["rows"]]
     resolved = second[:4]
@@ -187,7 +187,7 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_
     writer.write(first + second)
     third = list(transactions(13, 2))
     writer.write(third)
-    again = run(spark, broker.bootstrap, checkpoint)
+    again = run(spark, broker.bootstrap, checkpoint, topic)
     check_batches(again, writer)
     rows += [row for b in again for row in b["rows"]]
     expected = first + second + third
@@ -197,8 +197,10 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, tmp_
     del writer  # its producer, before the broker stops
 
 
-def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(spark, broker, tmp_path):
-    topic = "read_stream_ddl"
+def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
+    spark, broker, topics, tmp_path
+):
+    topic = topics("read_stream_ddl")
     broker.create_topic(topic, 1)
     writer = TopicWriter(broker.bootstrap, topic)
     wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)

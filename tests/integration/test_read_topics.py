@@ -1,16 +1,12 @@
-"""Reads of several topics through Spark and the Tansu broker: a batch read of two topics
-by list and by pattern, a read configured by `sink-uri`, and a streaming read of two
-topics whose every micro-batch ends at one watermark across both, restarting from the
-checkpoint with no loss and no duplicate, and a topic that comes to match a pattern
-mid-stream. Tansu refuses CreatePartitions (tests/support/broker.py), so a partition added
-mid-stream is tested on the planning alone (tests/unit/test_read_stream.py).
-
-Streams are written one message per request (`batch.num.messages=1`), which keeps Tansu's
-high watermarks right (tests/support/broker.py); `availableNow` synchronises."""
+"""Reads of several topics through Spark and Kafka: a batch read of two topics by list and
+by pattern, a read configured by `sink-uri`, and a streaming read of two topics whose
+every micro-batch ends at one watermark across both, restarting from the checkpoint with
+no loss and no duplicate, and a topic that comes to match a pattern mid-stream. A
+partition added mid-stream is tested on the planning (tests/unit/test_read_stream.py).
+`availableNow` synchronises."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,6 +15,7 @@ from confluent_kafka import Producer
 from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
 from tests.support.spark_read import progress_offset, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA
+from tests.support.topics import TopicNames
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration
@@ -28,55 +25,45 @@ WRITTEN = {"database": "shop", "table": "items", "primary-key": "id", "partition
 Key = tuple[str, int]
 
 
-def _ends(ends: dict[str, dict[int, int]], topics: list[str]) -> str:
-    """endingOffsets JSON of `topics`."""
-    return json.dumps({t: {str(p): o for p, o in ends[t].items()} for t in topics})
-
-
 def _changes(rows: list[Any]) -> list[tuple[Any, ...]]:
     return sorted((r["_op"], r["_commit_ts"], r["id"], r["name"]) for r in rows)
 
 
 @pytest.fixture(scope="module")
-def expected(spark: Any, broker: Any, two_topics: list[str], ends: Any) -> list[Any]:
+def expected(spark: Any, broker: Any, two_topics: list[str]) -> list[Any]:
     """The changes of one topic, read alone."""
-    read = read_topic(spark, broker, two_topics[0], endingOffsets=_ends(ends, two_topics[:1]))
-    changes = _changes(read.collect())
+    changes = _changes(read_topic(spark, broker, two_topics[0]).collect())
     assert len(changes) >= len(CHANGES)
     return changes
 
 
 @pytest.fixture(scope="module")
-def ends(broker: Any, two_topics: list[str]) -> dict[str, dict[int, int]]:
-    """Where the topics end: after an end marker, once (a marker does not decode, so
-    every read stops before the first)."""
-    return {t: broker.end_offsets(t) for t in two_topics}
+def names() -> TopicNames:
+    """The names of the module's topics."""
+    return TopicNames()
 
 
 @pytest.fixture(scope="module")
-def two_topics(spark: Any, broker: Any) -> list[str]:
+def two_topics(spark: Any, broker: Any, names: TopicNames) -> list[str]:
     """CHANGES written with the sink to two topics of 2 partitions, and a third topic of
     another table that the pattern below does not match."""
     df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA)
-    topics = ["rt_batch_a", "rt_batch_b"]
-    for topic in [*topics, "rt_other"]:
+    topics = [names("rt_batch_a"), names("rt_batch_b")]
+    for topic in [*topics, names("rt_other")]:
         broker.create_topic(topic, 2)
     for topic in topics:
         write_frame(df, broker, topic, **WRITTEN)
     other = spark.createDataFrame([(1, "x")], "id bigint, note string")
-    write_frame(other, broker, "rt_other", **{**WRITTEN, "table": "notes"})
+    write_frame(other, broker, names("rt_other"), **{**WRITTEN, "table": "notes"})
     return topics
 
 
-def test_a_batch_read_of_a_topic_list_tells_the_topics_apart(
-    spark, broker, two_topics, ends, expected
-):
+def test_a_batch_read_of_a_topic_list_tells_the_topics_apart(spark, broker, two_topics, expected):
     result = (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("topic", ",".join(two_topics))
         .option("kafka-columns", "true")
-        .option("endingOffsets", _ends(ends, two_topics))
         .load()
     )
     assert result.rdd.getNumPartitions() == 4  # 2 partitions of each topic
@@ -87,40 +74,34 @@ def test_a_batch_read_of_a_topic_list_tells_the_topics_apart(
 
 
 def test_a_batch_read_of_a_pattern_reads_the_matching_topics_only(
-    spark, broker, two_topics, ends, expected
+    spark, broker, names, two_topics, expected
 ):
     result = (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("topicPattern", "rt_batch_.*")
+        .option("topicPattern", names("rt_batch_.*"))
         .option("kafka-columns", "true")
-        .option("endingOffsets", _ends(ends, two_topics))  # the matched topics
         .load()
     )
     rows = result.collect()
     assert {r["_topic"] for r in rows} == set(two_topics)  # not rt_other (another table)
     for topic in two_topics:
         assert _changes([r for r in rows if r["_topic"] == topic]) == expected
-    with pytest.raises(Exception, match=r"topicPattern 'rt_nothing.\*' matches no topic"):
+    with pytest.raises(Exception, match=rf"topicPattern '{names.prefix}rt_nothing.\*' matches no"):
         (
             spark.read.format("ticdc")
             .option("kafka.bootstrap.servers", broker.bootstrap)
-            .option("topicPattern", "rt_nothing.*")
+            .option("topicPattern", names("rt_nothing.*"))
             .load()
         )
 
 
-def test_a_read_configured_by_the_writers_sink_uri(spark, broker, two_topics, ends, expected):
+def test_a_read_configured_by_the_writers_sink_uri(spark, broker, two_topics, expected):
     uri = (
         f"kafka://{broker.bootstrap}/{two_topics[0]}?protocol=simple&partition-num=2"
         "&max-message-bytes=1048576&enable-tidb-extension=false&kafka-client-id=reader"
     )
-    result = (
-        spark.read.format("ticdc")
-        .option("sink-uri", uri)
-        .option("endingOffsets", _ends(ends, two_topics[:1]))
-        .load()
-    )
+    result = spark.read.format("ticdc").option("sink-uri", uri).load()
     assert _changes(result.collect()) == expected
 
 
@@ -129,7 +110,7 @@ class TopicsWriter:
     partition's items by offset."""
 
     def __init__(self, bootstrap: str, partitions: list[Key]) -> None:
-        self.producer = Producer({"bootstrap.servers": bootstrap, "batch.num.messages": 1})
+        self.producer = Producer({"bootstrap.servers": bootstrap})
         self.items: dict[Key, list[Any]] = {}
         for key in partitions:
             self.add(key)
@@ -141,7 +122,7 @@ class TopicsWriter:
 
     def send(self, key: Key, value: bytes | None, item: Any) -> None:
         self.producer.produce(key[0], value=value, partition=key[1])
-        self.producer.flush(30)  # one at a time: offsets in order, high watermark right
+        self.producer.flush(30)  # one at a time: `items` in offset order
         self.items[key].append(item)
 
     def write(self, first: int, count: int, *, marks: list[str] | None = None) -> None:
@@ -222,24 +203,27 @@ def check_batches(batches: list[dict[str, Any]], writer: TopicsWriter, previous:
     return previous
 
 
-def test_a_stream_of_two_topics_is_consistent_across_them_and_restarts(spark, broker, tmp_path):
-    topics = ["rt_stream_a", "rt_stream_b"]
-    broker.create_topic(topics[0], 2)
-    broker.create_topic(topics[1], 1)
-    writer = TopicsWriter(broker.bootstrap, [(topics[0], 0), (topics[0], 1), (topics[1], 0)])
+@pytest.mark.spark_version
+def test_a_stream_of_two_topics_is_consistent_across_them_and_restarts(
+    spark, broker, topics, tmp_path
+):
+    pair = [topics("rt_stream_a"), topics("rt_stream_b")]
+    broker.create_topic(pair[0], 2)
+    broker.create_topic(pair[1], 1)
+    writer = TopicsWriter(broker.bootstrap, [(pair[0], 0), (pair[0], 1), (pair[1], 0)])
     writer.write(0, 4)
-    writer.write(4, 3, marks=[topics[0]])  # topic b lags: its watermarks stop at ts 1030
+    writer.write(4, 3, marks=[pair[0]])  # topic b lags: its watermarks stop at ts 1030
     checkpoint = str(tmp_path / "chk")
 
-    batches = run(spark, broker.bootstrap, checkpoint, topic=",".join(topics))
+    batches = run(spark, broker.bootstrap, checkpoint, topic=",".join(pair))
     resolved = check_batches(batches, writer, 0)
     assert resolved == 1030  # the smallest watermark across the topics, not a's 1060
     read = [row for b in batches for row in b["rows"]]
 
     # Topic b catches up, and more transactions come: a restart reads on from there.
-    writer.send((topics[1], 0), simple_stream(USERS, [(WATERMARK, 1060)])[0], (WATERMARK, 1060))
+    writer.send((pair[1], 0), simple_stream(USERS, [(WATERMARK, 1060)])[0], (WATERMARK, 1060))
     writer.write(7, 3)
-    more = run(spark, broker.bootstrap, checkpoint, topic=",".join(topics))
+    more = run(spark, broker.bootstrap, checkpoint, topic=",".join(pair))
     assert check_batches(more, writer, resolved) == 1090
     read += [row for b in more for row in b["rows"]]
     assert sorted(read) == writer.rows(1090) and len(read) == len(set(read))
@@ -247,23 +231,25 @@ def test_a_stream_of_two_topics_is_consistent_across_them_and_restarts(spark, br
     del writer  # its producer, before the broker stops
 
 
-def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream(spark, broker, tmp_path):
-    broker.create_topic("rt_join_a", 1)
-    writer = TopicsWriter(broker.bootstrap, [("rt_join_a", 0)])
+@pytest.mark.spark_version
+def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream(spark, broker, topics, tmp_path):
+    a, b = topics("rt_join_a"), topics("rt_join_b")
+    broker.create_topic(a, 1)
+    writer = TopicsWriter(broker.bootstrap, [(a, 0)])
     writer.write(0, 2)
     checkpoint = str(tmp_path / "chk")
-    first = run(spark, broker.bootstrap, checkpoint, topicPattern="rt_join_.*")
+    first = run(spark, broker.bootstrap, checkpoint, topicPattern=topics("rt_join_.*"))
     resolved = check_batches(first, writer, 0)
     read = [row for b in first for row in b["rows"]]
 
-    broker.create_topic("rt_join_b", 1)
-    writer.add(("rt_join_b", 0))
+    broker.create_topic(b, 1)
+    writer.add((b, 0))
     writer.write(2, 3)
-    more = run(spark, broker.bootstrap, checkpoint, topicPattern="rt_join_.*")
+    more = run(spark, broker.bootstrap, checkpoint, topicPattern=topics("rt_join_.*"))
     # The batch that finds the new topic reads it from its earliest offset.
     assert check_batches(more, writer, resolved) == 1040
     read += [row for b in more for row in b["rows"]]
     assert sorted(read) == writer.rows(1040) and len(read) == len(set(read))
-    assert {t for t, _, _ in read} == {"rt_join_a", "rt_join_b"}
+    assert {t for t, _, _ in read} == {a, b}
     writer.producer.flush(30)
     del writer

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.integration
 REPORT = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ticdc_sink\.writer: ticdc batch report ")
 
 
-def test_reports_and_warnings_are_on_the_drivers_stderr_under_spark_submit(broker, tmp_path):
+def test_reports_and_warnings_are_on_the_drivers_stderr_under_spark_submit(
+    broker, topics, tmp_path
+):
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     source.mkdir()
     add_file(source, 0)
@@ -36,7 +38,7 @@ def test_reports_and_warnings_are_on_the_drivers_stderr_under_spark_submit(broke
             "--bootstrap",
             broker.bootstrap,
             "--topic",
-            "reported_batch",
+            topics("reported_batch"),
             "--source",
             str(source),
             "--checkpoint",

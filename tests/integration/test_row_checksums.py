@@ -67,7 +67,7 @@ def _frame(spark: Any) -> Any:
     ).coalesce(1)
 
 
-def test_checksums_are_written_and_checked(spark, broker, tmp_path: Path) -> None:
+def test_checksums_are_written_and_checked(spark, broker, topics, tmp_path: Path) -> None:
     config = tmp_path / "changefeed.toml"
     config.write_text(CHANGEFEED)
     df = _frame(spark)
@@ -76,7 +76,7 @@ def test_checksums_are_written_and_checked(spark, broker, tmp_path: Path) -> Non
         .mode("append")
         .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("config", str(config))
-        .option("topic", "checksums")
+        .option("topic", topics("checksums"))
         .option("database", "shop")
         .option("table", "orders")
         .option("partition-num", "1")
@@ -85,7 +85,7 @@ def test_checksums_are_written_and_checked(spark, broker, tmp_path: Path) -> Non
         .option("column-types", json.dumps({"ts": "timestamp(3)"}))
         .save()
     )
-    records = broker.consume_all("checksums")
+    records = broker.consume_all(topics("checksums"))
     decoder = SimpleDecoder()
     decoded = [decoder.decode_message(r.key, r.value) for r in records]
     sent = [e for e in decoded if isinstance(e, DecodedRow)]
@@ -112,7 +112,7 @@ def test_checksums_are_written_and_checked(spark, broker, tmp_path: Path) -> Non
     assert f"the message says {checksums[0].current}, its values give" in line
 
 
-def test_avro_checksums_are_written_and_checked(spark, broker, registry) -> None:
+def test_avro_checksums_are_written_and_checked(spark, broker, topics, registry) -> None:
     # protocol=avro: the value records end with TiCDC's checksum fields (TiCDC's required
     # settings given), read by Confluent's deserializer and checked by the decoder
     df = _frame(spark)
@@ -124,7 +124,7 @@ def test_avro_checksums_are_written_and_checked(spark, broker, registry) -> None
         "enable-tidb-extension": "true",
         "avro-decimal-handling-mode": "string",
         "avro-bigint-unsigned-handling-mode": "string",
-        "topic": "avro_checksums",
+        "topic": topics("avro_checksums"),
         "database": "shop",
         "table": "orders",
         "partition-num": "1",
@@ -137,11 +137,11 @@ def test_avro_checksums_are_written_and_checked(spark, broker, registry) -> None
         writer = writer.option(name, value)
     writer.save()
 
-    records = broker.consume_all("avro_checksums")
+    records = broker.consume_all(topics("avro_checksums"))
     assert [r.value is None for r in records] == [False, False, False, True]
     client = SchemaRegistryClient({"url": registry.url})
     values = AvroDeserializer(client)
-    context = SerializationContext("avro_checksums", MessageField.VALUE)
+    context = SerializationContext(topics("avro_checksums"), MessageField.VALUE)
     confluent = [values(r.value, context) for r in records[:3]]
     assert [v["_tidb_row_level_checksum"] for v in confluent][0] == str(
         crc32_bitwise(bytes.fromhex(ALICE))
@@ -171,7 +171,7 @@ def test_avro_checksums_are_written_and_checked(spark, broker, registry) -> None
     assert f"the record says {confluent[0]['_tidb_row_level_checksum']}, its values give" in line
 
 
-def test_simple_avro_checksums_are_written_and_checked(spark, broker) -> None:
+def test_simple_avro_checksums_are_written_and_checked(spark, broker, topics) -> None:
     # encoding-format=avro: the Checksum record, checked by the Simple Avro decoder
     writer = _frame(spark).write.format("ticdc").mode("append")
     options = {
@@ -179,7 +179,7 @@ def test_simple_avro_checksums_are_written_and_checked(spark, broker) -> None:
         "protocol": "simple",
         "encoding-format": "avro",
         "integrity-check-level": "correctness",
-        "topic": "simple_avro_checksums",
+        "topic": topics("simple_avro_checksums"),
         "database": "shop",
         "table": "orders",
         "partition-num": "1",
@@ -190,7 +190,7 @@ def test_simple_avro_checksums_are_written_and_checked(spark, broker) -> None:
     for name, value in options.items():
         writer = writer.option(name, value)
     writer.save()
-    records = broker.consume_all("simple_avro_checksums")
+    records = broker.consume_all(topics("simple_avro_checksums"))
     decoder = SimpleDecoder(encoding_format="avro")
     decoded = [decoder.decode_message(r.key, r.value) for r in records]  # each one checked
     sent = [e for e in decoded if isinstance(e, DecodedRow)]

@@ -44,7 +44,8 @@ from ticdc_sink.producer import KafkaProducer
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.writer import commit_batch, make_plan, write_batches
 
-pytestmark = pytest.mark.integration
+# spark_version: python_worker_logs() (4.2+), a stream's plan text
+pytestmark = [pytest.mark.integration, pytest.mark.spark_version]
 
 KAFKA_PASSWORD = "kafkaOptPw-7f3a9e"  # kafka.sasl.password
 URI_PASSWORD = "uriSaslPw-91bc4d"  # sasl-password in a sink-uri
@@ -146,7 +147,7 @@ def save(df: Any, options: dict[str, str]) -> None:
 
 
 def test_no_secret_in_errors_logs_reprs_or_progress(
-    spark, broker, auth_registry, tmp_path, caplog, request
+    spark, broker, topics, auth_registry, tmp_path, caplog, request
 ):
     # The sink's loggers and the HTTP and Kafka clients' (httpx logs request URLs).
     for name in ("ticdc_sink", "httpx", "httpcore", "confluent_kafka"):
@@ -166,7 +167,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
             {
                 "kafka.bootstrap.servers": broker.bootstrap,
                 "kafka.sasl.password": KAFKA_PASSWORD,
-                "topic": "sec_{schema}_{table}",
+                "topic": topics("sec_{schema}_{table}"),
                 "protocol": "avro",
                 "schema-registry": good_url,
                 **table,
@@ -178,7 +179,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         "registry-wrong-password": (
             {
                 "kafka.bootstrap.servers": broker.bootstrap,
-                "topic": "sec2_{schema}_{table}",
+                "topic": topics("sec2_{schema}_{table}"),
                 "protocol": "avro",
                 "schema-registry": auth_registry.url,
                 "schema-registry-user": REGISTRY_USER,
@@ -191,7 +192,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         # unreachable broker, SASL settings in the sink-uri
         "sasl-uri-unreachable-broker": (
             {
-                "sink-uri": f"kafka://{closed}/sec3?protocol=simple&sasl-user=u"
+                "sink-uri": f"kafka://{closed}/{topics('sec3')}?protocol=simple&sasl-user=u"
                 f"&sasl-password={URI_PASSWORD}&sasl-mechanism=plain",
                 "broker-timeout-ms": "3000",
                 **table,
@@ -202,7 +203,8 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         # a bad option next to every kind of secret: fails on the driver
         "bad-option-next-to-secrets": (
             {
-                "sink-uri": f"kafka://{broker.bootstrap}/sec4?sasl-password={URI_PASSWORD}",
+                "sink-uri": f"kafka://{broker.bootstrap}/{topics('sec4')}"
+                f"?sasl-password={URI_PASSWORD}",
                 "kafka.sasl.password": KAFKA_PASSWORD,
                 "sasl-oauth-client-id": "cid",
                 "sasl-oauth-client-secret": OAUTH_SECRET_B64,
@@ -217,7 +219,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         "bad-oauth-secret": (
             {
                 "kafka.bootstrap.servers": broker.bootstrap,
-                "topic": "sec5",
+                "topic": topics("sec5"),
                 "sasl-oauth-client-id": "cid",
                 "sasl-oauth-client-secret": OAUTH_SECRET + "!",
                 **table,
@@ -229,7 +231,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         "oauth-unreachable-broker": (
             {
                 "kafka.bootstrap.servers": closed,
-                "topic": "sec6",
+                "topic": topics("sec6"),
                 "sasl-oauth-client-id": "cid",
                 "sasl-oauth-client-secret": OAUTH_SECRET_B64,
                 "sasl-oauth-token-url": f"http://{closed}/token",
@@ -277,7 +279,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         {
             "kafka.bootstrap.servers": broker.bootstrap,
             "kafka.sasl.password": KAFKA_PASSWORD,
-            "topic": "sec_commit",
+            "topic": topics("sec_commit"),
             **table,
         }
     )
@@ -292,7 +294,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
         {k.lower(): v for k, v in scenarios["sasl-uri-unreachable-broker"][0].items()}
     )
     with KafkaProducer(sasl.kafka) as producer, pytest.raises(DeliveryError) as unreachable:
-        producer.partition_count("sec3")
+        producer.partition_count(topics("sec3"))
     out.add_exception("in-process producer", unreachable.value)
 
     # A streaming query with secrets: its plan, progress and status.
@@ -300,7 +302,7 @@ def test_no_secret_in_errors_logs_reprs_or_progress(
     spark.createDataFrame([(10, "x"), (11, "y")], SCHEMA).write.parquet(str(source_dir))
     stream_options = {
         **scenarios["avro-url-credentials"][0],
-        "topic": "secs_{schema}_{table}",
+        "topic": topics("secs_{schema}_{table}"),
         "checkpointLocation": str(tmp_path / "chk"),
     }
     writer = spark.readStream.schema(SCHEMA).parquet(str(source_dir)).writeStream

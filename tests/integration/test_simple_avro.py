@@ -12,18 +12,18 @@ from ticdc_sink.decode.simple import SimpleDecoder
 pytestmark = pytest.mark.integration
 
 
-def test_every_mysql_type_round_trips_in_the_simple_avro_encoding(spark, broker):
+def test_every_mysql_type_round_trips_in_the_simple_avro_encoding(spark, broker, topics):
     writer = all_types_frame(spark).write.format("ticdc").mode("append")
     options = {
         "kafka.bootstrap.servers": broker.bootstrap,
-        "topic": "simple_avro_types",
+        "topic": topics("simple_avro_types"),
         "encoding-format": "avro",
         **all_types_options(),
     }
     for name, value in options.items():
         writer = writer.option(name, value)
     writer.save()
-    records = broker.consume_all("simple_avro_types")
+    records = broker.consume_all(topics("simple_avro_types"))
     assert all(r.value[:1] == b"\x16" for r in records)  # the Message union branch
     decoder = SimpleDecoder(encoding_format="avro")
     events = [decoder.decode_message(r.key, r.value) for r in records]

@@ -1,4 +1,4 @@
-"""Batch writes through Spark `local[2]` to a real broker (Tansu), read back and decoded."""
+"""Batch writes through Spark `local[2]` to a real broker (Kafka), read back and decoded."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def crc_partition(parts: list[bytes], partitions: int) -> int:
     return acc % partitions
 
 
-def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, broker):
+def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, broker, topics):
     ts = [tso.compose(1_700_000_000_000 + i) for i in range(6)]
     df = spark.createDataFrame(
         [
@@ -59,14 +59,14 @@ def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, 
     write(
         df,
         broker,
-        topic="orders_{schema}_{table}",
+        topic=topics("orders_{schema}_{table}"),
         partition="index-value",
         partition_num="4",
         database="shop",
         table="users",
         primary_key="id",
     )
-    by_partition = decoded(broker, "orders_shop_users")
+    by_partition = decoded(broker, topics("orders_shop_users"))
     assert sorted(by_partition) == [0, 1, 2, 3]
     rows: list[tuple[int, DecodedRow]] = []
     for partition, events in by_partition.items():
@@ -89,15 +89,15 @@ def test_changes_land_in_tidb_partitions_between_bootstrap_and_watermark(spark, 
     ]
 
 
-def test_partition_num_below_an_existing_topic_count_is_used_as_in_ticdc(spark, broker):
+def test_partition_num_below_an_existing_topic_count_is_used_as_in_ticdc(spark, broker, topics):
     # tiflow SetPartitionNum: the sink-uri topic keeps partition-num partitions in use
     # (bootstraps, rows and watermarks alike); a topic of an expression keeps its count.
-    broker.create_topic("existing_five", 5)
-    broker.create_topic("existing_expr_t", 5)
+    broker.create_topic(topics("existing_five"), 5)
+    broker.create_topic(topics("existing_expr_t"), 5)
     df = spark.createDataFrame([(i, "x") for i in range(20)], "id bigint, name string")
     options = {"database": "db", "table": "t", "partition": "index-value", "primary_key": "id"}
-    write(df, broker, topic="existing_five", partition_num="2", **options)
-    by_partition = decoded(broker, "existing_five")
+    write(df, broker, topic=topics("existing_five"), partition_num="2", **options)
+    by_partition = decoded(broker, topics("existing_five"))
     assert sorted(by_partition) == [0, 1]
     for partition, events in by_partition.items():
         assert isinstance(events[0], DecodedBootstrap)
@@ -105,25 +105,26 @@ def test_partition_num_below_an_existing_topic_count_is_used_as_in_ticdc(spark, 
         for row in (e for e in events if isinstance(e, DecodedRow)):
             key = str(row.data["id"]).encode()
             assert partition == crc_partition([b"dbt", b"id" + key], 2)
-    write(df, broker, topic="existing_expr_{table}", partition_num="2", **options)
-    assert sorted(decoded(broker, "existing_expr_t")) == [0, 1, 2, 3, 4]
+    write(df, broker, topic=topics("existing_expr_{table}"), partition_num="2", **options)
+    assert sorted(decoded(broker, topics("existing_expr_t"))) == [0, 1, 2, 3, 4]
 
 
-def test_rows_of_several_tables_route_by_the_database_and_table_columns(spark, broker):
+def test_rows_of_several_tables_route_by_the_database_and_table_columns(spark, broker, topics):
     df = spark.createDataFrame(
         [("a", "t1", 1), ("a", "t2", 2), ("b", "t1", 3)],
         "_database string, _table string, id bigint",
     )
-    write(df, broker, topic="multi_{schema}_{table}", primary_key="id", partition_num="1")
-    for topic, expected in [("multi_a_t1", 1), ("multi_a_t2", 2), ("multi_b_t1", 3)]:
-        events = decoded(broker, topic)[0]
+    topic = topics("multi_{schema}_{table}")
+    write(df, broker, topic=topic, primary_key="id", partition_num="1")
+    for database, table, expected in [("a", "t1", 1), ("a", "t2", 2), ("b", "t1", 3)]:
+        events = decoded(broker, topics(f"multi_{database}_{table}"))[0]
         rows = [e for e in events if isinstance(e, DecodedRow)]
         assert [(r.database, r.table, r.data) for r in rows] == [
-            (topic.split("_")[1], topic.split("_")[2], {"id": expected})
+            (database, table, {"id": expected})
         ]
 
 
-def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker):
+def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker, topics):
     import json
 
     names = ["id", *ALL_TYPES]
@@ -135,7 +136,7 @@ def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker
     write(
         df.coalesce(1),
         broker,
-        topic="all_types",
+        topic=topics("all_types"),
         database="types",
         table="all",
         primary_key="id",
@@ -143,7 +144,7 @@ def test_every_mysql_type_round_trips_through_spark_and_the_broker(spark, broker
         time_zone="Asia/Shanghai",
         column_types=json.dumps(column_types),
     )
-    rows = [e for e in decoded(broker, "all_types")[0] if isinstance(e, DecodedRow)]
+    rows = [e for e in decoded(broker, topics("all_types"))[0] if isinstance(e, DecodedRow)]
     assert [r.data["id"] for r in rows] == [1, 2]
     got = rows[0].data
     for name in names[1:]:

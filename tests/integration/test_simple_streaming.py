@@ -13,29 +13,29 @@ from tests.support.spark_job import add_file, kill_job, run_available_now, start
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 
-pytestmark = pytest.mark.integration
-
-TOPIC = "stream_shop_items"
+# spark_version: the stream writers: Arrow (4.1+) or Row (4.0)
+pytestmark = [pytest.mark.integration, pytest.mark.spark_version]
 
 
 def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance(
-    spark, broker, tmp_path
+    spark, broker, topics, tmp_path
 ):
+    topic = topics("stream_shop_items")
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     source.mkdir()
     add_file(source, 0)
     add_file(source, 1)
-    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batches 0 and 1
+    run_available_now(spark, broker.bootstrap, source, checkpoint, topic=topic)  # batches 0, 1
     add_file(source, 2)
-    run_available_now(spark, broker.bootstrap, source, checkpoint)  # batch 2
-    first = broker.consume_all(TOPIC)
+    run_available_now(spark, broker.bootstrap, source, checkpoint, topic=topic)  # batch 2
+    first = broker.consume_all(topic)
 
     # The sink committed batch 2 (watermark sent) but Spark "crashed" before recording it:
     # the restart re-runs batch 2 from the same offsets.
     for name in ("2", ".2.crc"):
         (checkpoint / "commits" / name).unlink(missing_ok=True)
-    run_available_now(spark, broker.bootstrap, source, checkpoint)
-    records = broker.consume_all(TOPIC)
+    run_available_now(spark, broker.bootstrap, source, checkpoint, topic=topic)
+    records = broker.consume_all(topic)
 
     decoder = SimpleDecoder()
     events = [(r, decoder.decode_message(r.key, r.value)) for r in records]
@@ -69,14 +69,14 @@ def test_restarts_lose_nothing_replays_are_identical_and_watermarks_only_advance
     assert [p.name for p in reports] == ["0.json", "1.json", "2.json"]
     last = json.loads(reports[-1].read_text())
     assert last["batch_id"] == 2 and last["rows"] == 3
-    assert last["topics"][TOPIC]["messages"] >= 3 and last["bytes"] > 0
+    assert last["topics"][topic]["messages"] >= 3 and last["bytes"] > 0
     assert last["watermark"] is None  # the re-run sent none: it had been sent
 
 
 def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
-    spark, broker, tmp_path
+    spark, broker, topics, tmp_path
 ):
-    topic = "stream_shop_killed"
+    topic = topics("stream_shop_killed")
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     committed = checkpoint / "ticdc" / "reports" / "1.json"  # the commit's last step
     source.mkdir()
@@ -92,6 +92,8 @@ def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
             "stream",
             "--bootstrap",
             broker.bootstrap,
+            "--topic",
+            topic,
             "--source",
             str(source),
             "--checkpoint",
@@ -115,7 +117,7 @@ def test_a_driver_killed_inside_the_sinks_commit_replays_the_batch_identically(
     # Restarted (here, in the shared session) with one more file: batch 1 is re-run from
     # its offsets, then batch 2 runs.
     add_file(source, 2)
-    run_available_now(spark, broker.bootstrap, source, checkpoint, table="killed")
+    run_available_now(spark, broker.bootstrap, source, checkpoint, topic=topic, table="killed")
     records = broker.consume_all(topic)
     assert set(before) <= set(records)  # what was there stays, at the same offsets
 

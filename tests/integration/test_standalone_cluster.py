@@ -83,10 +83,10 @@ def cluster():
         yield running
 
 
-def options(broker, table: str, **extra: str) -> dict[str, str]:
+def options(broker, topics, table: str, **extra: str) -> dict[str, str]:
     return {
         "kafka.bootstrap.servers": broker.bootstrap,
-        "topic": "cluster_{schema}_{table}",
+        "topic": topics("cluster_{schema}_{table}"),
         "partition-num": "3",
         "partition": "index-value",
         "database": "shop",
@@ -96,32 +96,37 @@ def options(broker, table: str, **extra: str) -> dict[str, str]:
     }
 
 
-def test_batch_writes_on_a_cluster_keep_every_row(cluster, broker, registry):
-    avro = options(broker, "avro", protocol="avro")
+def test_batch_writes_on_a_cluster_keep_every_row(cluster, broker, topics, registry):
+    avro = options(broker, topics, "avro", protocol="avro")
     avro["schema-registry"] = registry.url
     results = run_job(
         [
-            {"write": "batch", "rows": 3000, "partitions": 4, "options": options(broker, "simple")},
+            {
+                "write": "batch",
+                "rows": 3000,
+                "partitions": 4,
+                "options": options(broker, topics, "simple"),
+            },
             {"write": "batch", "rows": 500, "partitions": 2, "options": avro},
         ],
         master=cluster.master,
     )
     assert results == [{"ok": True}] * 2, cluster.log()
-    simple = simple_topic(broker, "cluster_shop_simple")
+    simple = simple_topic(broker, topics("cluster_shop_simple"))
     assert simple.ids == list(range(3000))  # nothing lost, nothing twice
     assert len(simple.commit_ts) == 1  # one commit ts for the job
     # the job's watermark reached every partition, after the rows
     assert simple.watermarks == {p: simple.commit_ts for p in range(3)}
-    assert avro_ids(broker, registry, "cluster_shop_avro") == list(range(500))
+    assert avro_ids(broker, registry, topics("cluster_shop_avro")) == list(range(500))
 
 
-def test_a_stream_on_a_cluster_restarts_from_its_checkpoint(cluster, broker, tmp_path):
+def test_a_stream_on_a_cluster_restarts_from_its_checkpoint(cluster, broker, topics, tmp_path):
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     source.mkdir()
     step = {
         "write": "stream",
         "source": str(source),
-        "options": options(broker, "stream", checkpointLocation=str(checkpoint)),
+        "options": options(broker, topics, "stream", checkpointLocation=str(checkpoint)),
     }
     add_file(source, 0)
     assert run_job([step], master=cluster.master) == [{"ok": True}], cluster.log()
@@ -134,7 +139,7 @@ def test_a_stream_on_a_cluster_restarts_from_its_checkpoint(cluster, broker, tmp
     add_file(source, 2)
     assert run_job([step], master=cluster.master) == [{"ok": True}], cluster.log()
 
-    topic = simple_topic(broker, "cluster_shop_stream")
+    topic = simple_topic(broker, topics("cluster_shop_stream"))
     assert topic.ids == sorted([0, 1, 2, *[100, 101, 102] * 2, 200, 201, 202])
     copies = Counter((r.partition, r.key, r.value) for r, e in topic.rows if e.data["id"] >= 100)
     assert sorted(copies.values()) == [1, 1, 1, 2, 2, 2]  # the re-run is byte-identical

@@ -29,8 +29,8 @@ def decode(records: list[Any]) -> list[tuple[Any, Any]]:
     return [(r, decoder.decode_message(r.key, r.value)) for r in records]
 
 
-def test_retried_batch_tasks_resend_identical_messages_and_one_watermark_follows(broker):
-    topic, rows, tasks, fail_after = "retried_batch", 20_000, 4, 1000
+def test_retried_batch_tasks_resend_identical_messages_and_one_watermark_follows(broker, topics):
+    topic, rows, tasks, fail_after = topics("retried_batch"), 20_000, 4, 1000
     run_job(
         [
             "batch",
@@ -74,10 +74,11 @@ def test_retried_batch_tasks_resend_identical_messages_and_one_watermark_follows
         assert in_partition[-1] is marks[0]
 
 
+@pytest.mark.spark_version
 def test_retried_stream_tasks_resend_identical_messages_and_one_watermark_per_batch(
-    broker, tmp_path
+    broker, topics, tmp_path
 ):
-    topic = "stream_shop_retried"
+    topic = topics("stream_shop_retried")
     source, checkpoint = tmp_path / "in", tmp_path / "chk"
     source.mkdir()
     add_file(source, 0, rows=20)
@@ -87,6 +88,8 @@ def test_retried_stream_tasks_resend_identical_messages_and_one_watermark_per_ba
             "stream",
             "--bootstrap",
             broker.bootstrap,
+            "--topic",
+            topic,
             "--source",
             str(source),
             "--checkpoint",

@@ -13,13 +13,17 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     row_path.py        the row path, the reference the column-wise paths are checked against
     reference_table.py the benchmarks' reference table (the benchmarks import it from here)
     tables.py          the tables the integration tests write through every protocol
-    broker.py          TopicAdmin (topics made, read back) and Tansu, with and without a
-                       fault proxy
-    kafka.py           Apache Kafka from Maven Central (KRaft, one node), killable, proxied
-    apicurio.py        Apicurio Registry from Maven Central (Confluent-compatible API)
+    broker.py          TopicAdmin (topics made, read back) and Tansu, the demo's broker
+    kafka.py           Apache Kafka from Maven Central (KRaft, one node), killable, proxied:
+                       the integration tests' broker
+    apicurio.py        Apicurio Registry from Maven Central (Confluent-compatible API):
+                       the integration tests' registry
     maven.py           Java components fetched with mvn into the test cache
+    components.py      `python -m tests.support.components fetch`: Kafka and Apicurio
+                       fetched ahead, their versions and java printed
+    topics.py          TopicNames: topic names no other test of the run uses
     proxy.py           a TCP proxy that injects broker faults
-    registry.py        a Confluent-compatible schema registry on loopback
+    registry.py        the in-house Confluent-compatible registry (auth, faults, counts)
     faults.py          `ticdc_faults`: the data source with injected faults (retries, kills)
     spark_job.py       Spark writes in a child process (own master, killable driver)
     spark_cluster.py   Spark servers on loopback (standalone cluster, Spark Connect)

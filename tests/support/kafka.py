@@ -42,7 +42,7 @@ from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import free_port
 from ticdc_sink.errors import DeliveryError
 
-__all__ = ["KAFKA_VERSION", "KafkaBroker", "ProxiedKafka", "kafka_classpath"]
+__all__ = ["KAFKA_VERSION", "KafkaBroker", "ProxiedKafka", "kafka_classpath", "kafka_java"]
 
 KAFKA_VERSION = "4.4.0"
 
@@ -69,6 +69,12 @@ rootLogger.appenderRef.file.ref = file
 def kafka_classpath() -> Path:
     """The directory of Kafka's jars (fetched on first use)."""
     return classpath(f"kafka-{KAFKA_VERSION}", _COMPONENTS)
+
+
+def kafka_java() -> str:
+    """The `java` that runs Kafka: `$JAVA_HOME`'s, else the one on PATH (Kafka 4 needs 17+)."""
+    home = os.environ.get("JAVA_HOME")
+    return str(Path(home) / "bin" / "java") if home else "java"
 
 
 class KafkaBroker(TopicAdmin):
@@ -196,9 +202,7 @@ class KafkaBroker(TopicAdmin):
         self.close()
 
     def _java(self) -> list[str]:
-        home = os.environ.get("JAVA_HOME")
-        java = str(Path(home) / "bin" / "java") if home else "java"
-        return [java, "-cp", f"{self._libs}/*"]
+        return [kafka_java(), "-cp", f"{self._libs}/*"]
 
     def _format(self) -> None:
         cluster_id = (

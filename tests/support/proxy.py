@@ -3,8 +3,8 @@
 `FaultProxy(upstream_port)` listens on a free loopback port and, for every client
 connection, opens one to the upstream (the broker) and forwards bytes both ways, one thread
 per direction. Kafka clients learn broker addresses from metadata, so the broker must
-advertise the proxy's address (Tansu: `--advertised-listener-url`; see `ProxiedBroker` in
-`tests/support/broker.py`), or the client would bypass the proxy after its first request.
+advertise the proxy's address (Kafka: `advertised.listeners`; see `ProxiedKafka` in
+`tests/support/kafka.py`), or the client would bypass the proxy after its first request.
 
 | fault | how | what the client sees |
 | --- | --- | --- |

@@ -1,10 +1,13 @@
 """An in-memory, Confluent-REST-compatible Schema Registry for the tests (design §7).
 
-No Confluent-compatible registry can be installed here, so the tests run against this one:
-a `ThreadingHTTPServer` on a free 127.0.0.1 port, in a daemon thread, speaking the REST
-endpoints that confluent-kafka's `SchemaRegistryClient` calls (checked against
-confluent-kafka 2.16.1, `schema_registry/_sync/schema_registry_client.py`). It lives with
-the tests, never in the product. Only Avro schemas; no contexts, modes, references or rules.
+The integration tests run against a real registry, Apicurio (tests/support/apicurio.py);
+this one serves what Apicurio cannot give them: basic auth, injected faults and request
+counts, mostly in unit tests. A `ThreadingHTTPServer` on a free 127.0.0.1 port, in a
+daemon thread, speaking the REST endpoints that confluent-kafka's `SchemaRegistryClient`
+calls (checked against confluent-kafka 2.16.1,
+`schema_registry/_sync/schema_registry_client.py`), with Confluent's global ids. It lives
+with the tests, never in the product. Only Avro schemas; no contexts, modes, references
+or rules.
 
     with TestSchemaRegistry(user="u", password="p") as registry:
         client = SchemaRegistryClient({"url": registry.url, "basic.auth.user.info": "u:p"})

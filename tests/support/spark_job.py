@@ -4,7 +4,7 @@ change its master), a driver the test can kill at a chosen moment, or a job run 
 `spark-submit` with Spark's default logging, whose stderr the test reads.
 
     python -m tests.support.spark_job --master 'local[2,3]' batch --bootstrap B --topic T ...
-    python -m tests.support.spark_job stream --bootstrap B --source DIR --checkpoint DIR ...
+    python -m tests.support.spark_job stream --bootstrap B --topic T --source DIR --checkpoint DIR
     python -m tests.support.spark_job --fail-first-attempt 7 stream ...
     spark-submit tests/support/spark_job.py --default-logging reports --bootstrap B ...
 
@@ -52,11 +52,12 @@ def run_available_now(
     source: Path,
     checkpoint: Path,
     *,
+    topic: str,
     table: str = "items",
     faults: Mapping[str, str] | None = None,
 ) -> None:
     """One `availableNow` run of the file stream in `source` (a micro-batch per file) into
-    topic `stream_shop_<table>` (2 partitions, index-value dispatch); with `faults`,
+    `topic` (2 partitions, index-value dispatch), as table shop.`table`; with `faults`,
     through the data source of `tests/support/faults.py` with those options."""
     stream = (
         spark.readStream.schema("_op string, id bigint, name string")
@@ -68,7 +69,7 @@ def run_available_now(
         .options(**(faults or {}))
         .option("checkpointLocation", str(checkpoint))
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", "stream_{schema}_{table}")
+        .option("topic", topic)
         .option("partition-num", "2")
         .option("partition", "index-value")
         .option("database", "shop")
@@ -190,7 +191,14 @@ def _reports_job(spark: Any, args: argparse.Namespace) -> None:
         .option("table", "reported")
         .save()
     )
-    run_available_now(spark, args.bootstrap, args.source, args.checkpoint, table="reported")
+    run_available_now(
+        spark,
+        args.bootstrap,
+        args.source,
+        args.checkpoint,
+        topic=f"{args.topic}_stream",
+        table="reported",
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -217,12 +225,13 @@ def main(argv: list[str] | None = None) -> None:
     batch.add_argument("--partitions", type=int, default=4)
     stream = sub.add_parser("stream", help="one availableNow run of a file stream")
     stream.add_argument("--bootstrap", required=True)
+    stream.add_argument("--topic", required=True)
     stream.add_argument("--source", type=Path, required=True)
     stream.add_argument("--checkpoint", type=Path, required=True)
     stream.add_argument("--table", default="items")
     reports = sub.add_parser("reports", help="the jobs whose reports a test reads (stderr)")
     reports.add_argument("--bootstrap", required=True)
-    reports.add_argument("--topic", required=True)
+    reports.add_argument("--topic", required=True, help="the batch jobs'; the stream's + _stream")
     reports.add_argument("--source", type=Path, required=True)
     reports.add_argument("--checkpoint", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -256,7 +265,13 @@ def main(argv: list[str] | None = None) -> None:
             )
         else:
             run_available_now(
-                spark, args.bootstrap, args.source, args.checkpoint, table=args.table, faults=faults
+                spark,
+                args.bootstrap,
+                args.source,
+                args.checkpoint,
+                topic=args.topic,
+                table=args.table,
+                faults=faults,
             )
     finally:
         spark.stop()

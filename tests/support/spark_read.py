@@ -1,7 +1,6 @@
 """Writing a DataFrame with the sink (or records as they are) and reading a topic back with
-`spark.read` or `spark.readStream`, for the reader's integration tests. `read_topic` ends
-at `tests.support.broker` end markers, so it holds every record acknowledged before;
-`stream_rows` runs a stream once with `Trigger.AvailableNow`."""
+`spark.read` or `spark.readStream`, for the reader's integration tests; `stream_rows` runs
+a stream once with `Trigger.AvailableNow`."""
 
 from __future__ import annotations
 
@@ -24,12 +23,9 @@ def write_frame(df: Any, broker: Any, topic: str, **options: str) -> None:
 
 
 def read_topic(spark: Any, broker: Any, topic: str, **options: str) -> Any:
-    """`topic` read with `format("ticdc")` and `options`, up to its end now."""
+    """`topic` read with `format("ticdc")` and `options` (by default up to its end now)."""
     reader = spark.read.format("ticdc").option("kafka.bootstrap.servers", broker.bootstrap)
     reader = reader.option("topic", topic)
-    if "endingOffsets" not in options:
-        ends = broker.end_offsets(topic)
-        options["endingOffsets"] = json.dumps({topic: {str(p): o for p, o in ends.items()}})
     for name, value in options.items():
         reader = reader.option(name, value)
     return reader.load()

@@ -15,10 +15,12 @@ outside the checkout (so nothing imports the source tree):
 |  | Avro needs the bundled `codec/simple/message.json`; run with no time zone database |
 |  | but the `tzdata` package |
 | `wheel_write.py`: a simple and an avro write through | the driver and the Python worker |
-| Spark into Tansu with the test registry | import the wheel |
+| Spark into Kafka with Apicurio Registry | import the wheel |
 | `ticdc-sink decode` of both topics | the events written, nothing more |
 
-The broker and the registry run in this process's environment (the test tools).
+The broker and the registry are the integration tests' (tests/support/kafka.py,
+apicurio.py), started here for the writes; the test tools run in this process's
+environment.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from tests.support.broker import TansuBroker
-from tests.support.registry import TestSchemaRegistry
+from tests.support.apicurio import ApicurioRegistry
+from tests.support.kafka import KafkaBroker
 
 __all__ = ["main"]
 
@@ -123,7 +125,7 @@ def check_commands(venv: Path, cwd: Path) -> None:
 
 def check_writes(venv: Path, cwd: Path) -> None:
     bin_dir = venv / "bin"
-    with TansuBroker() as broker, TestSchemaRegistry() as registry:
+    with KafkaBroker() as broker, ApicurioRegistry() as registry:
         started = time.monotonic()
         driver, worker = run(
             [

@@ -352,6 +352,11 @@ def test_check_key_values_are_read_as_the_writer_reads_them(capsys):
             "column '_op' is the name of a metadata column (op-column)",
         ),
         (["dry-run", "--table-ddl", "@/no/such.sql"], "--table-ddl @/no/such.sql: the file"),
+        (
+            ["demo", "-o", "kafka.bootstrap.servers=b:9092"],
+            "the demo sets it itself (use --bootstrap-servers for the brokers",
+        ),
+        (["demo", "--bootstrap-servers", "b:9092", "-o", "partition=x"], "option 'partition'"),
     ],
 )
 def test_errors_exit_2_with_one_line(capsys, argv, fragment):

@@ -61,6 +61,9 @@ from ticdc_sink.datasource import (
 )
 from ticdc_sink.errors import ConfigError
 
+# spark_version: PySpark 4.0's Row stream writer, Spark's Arrow type mapping
+pytestmark = pytest.mark.spark_version
+
 UTC = dt.UTC
 
 BEFORE = StructType(

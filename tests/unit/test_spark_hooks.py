@@ -10,6 +10,9 @@ from pyspark.sql.datasource import DataSource
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 
+# spark_version: the options Spark adds, the module it looks for
+pytestmark = pytest.mark.spark_version
+
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "topic": "t"}
 
 

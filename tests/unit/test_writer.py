@@ -170,6 +170,20 @@ def test_a_watermark_fans_out_with_one_lookup_one_flush_in_partition_order() -> 
     assert producer.values()[0]["type"] == "WATERMARK"
 
 
+def test_an_avro_task_asks_the_registry_once_per_schema_not_per_row() -> None:
+    # The in-house registry counts requests (a real one cannot): 300 rows of one table in
+    # three record batches register one key and one value schema, each once.
+    from tests.support.registry import TestSchemaRegistry
+
+    with TestSchemaRegistry() as server:
+        plan = _plan(protocol="avro", **{"schema-registry": server.url})
+        batches = [_batch(["c"] * 100, list(range(n, n + 100)), ["x"] * 100) for n in (0, 100, 200)]
+        report = write_batches(batches, plan, producer_factory=FakeProducer(partitions=3))
+        assert report.rows == 300
+        assert server.count("POST", "/subjects/{subject}/versions") == 2
+        assert server.count() == 2
+
+
 def test_replays_send_the_same_bytes() -> None:
     # A re-run in another worker process: its own bootstrap schedule.
     first, second = FakeProducer(), FakeProducer()

@@ -1,0 +1,77 @@
+"""The demo's path, kept honest: `ticdc-sink demo` as a user runs it (a child process, since
+it starts a Spark of its own), with its own broker (Tansu, from the `demo` extra) and
+pointed at Kafka with `--bootstrap-servers`; and a write and a read back through Spark on
+Tansu, the broker the demo gives a new user. Everything else runs on Kafka."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.support.spark_read import read_topic, write_frame
+from tests.support.tables import CHANGES, CHANGES_SCHEMA
+from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
+from ticdc_sink.decode.simple import SimpleDecoder
+
+pytestmark = pytest.mark.integration
+
+# The demo's 5 changes in one task to 2 partitions: a BOOTSTRAP and a WATERMARK in each.
+EVENTS = {"BOOTSTRAP": 2, "INSERT": 3, "UPDATE": 1, "DELETE": 1, "WATERMARK": 2}
+
+
+def demo(*argv: str) -> str:
+    """`python -m ticdc_sink demo *argv`; its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ticdc_sink", "demo", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def events_printed(out: str) -> dict[str, int]:
+    """How many events of each kind the demo printed (`offset N  KIND ...` lines)."""
+    kinds = [line.split()[2] for line in out.splitlines() if line.strip().startswith("offset")]
+    return {kind: kinds.count(kind) for kind in sorted(set(kinds))}
+
+
+def test_the_demo_starts_its_own_broker() -> None:
+    out = demo()
+    assert "local broker (Tansu) on 127.0.0.1:" in out
+    assert "topic demo_shop_users: 9 messages" in out
+    assert events_printed(out) == dict(sorted(EVENTS.items()))
+
+
+def test_the_demo_writes_to_the_brokers_it_is_given(broker: Any, topics: Any) -> None:
+    topic = topics("demo")
+    out = demo("--bootstrap-servers", broker.bootstrap, "--topic", topic)
+    assert f"Kafka brokers {broker.bootstrap}" in out and "Tansu" not in out
+    assert f"topic {topic}: 9 messages" in out
+    assert events_printed(out) == dict(sorted(EVENTS.items()))
+    decoder = SimpleDecoder()
+    events = [decoder.decode_message(r.key, r.value) for r in broker.consume_all(topic)]
+    assert len([e for e in events if isinstance(e, DecodedRow)]) == 5
+
+
+def test_a_write_reads_back_from_tansu(spark: Any, tansu: Any) -> None:
+    topic = "demo_path_round_trip"
+    options = {"database": "shop", "table": "items", "primary-key": "id", "partition-num": "2"}
+    write_frame(spark.createDataFrame(CHANGES, CHANGES_SCHEMA), tansu, topic, **options)
+    # Tansu's high watermarks lag behind multi-record batches (tests/support/broker.py): the
+    # read ends at end markers, set once (a marker is no Simple message: a read must stop
+    # before the first).
+    ends = {str(p): o for p, o in tansu.end_offsets(topic).items()}
+    result = read_topic(spark, tansu, topic, endingOffsets=json.dumps({topic: ends}))
+    read = sorted((r["_commit_ts"], r["_op"]) for r in result.collect())
+    events = [SimpleDecoder().decode_message(r.key, r.value) for r in tansu.consume_all(topic)]
+    assert isinstance(events[0], DecodedBootstrap) and isinstance(events[-1], DecodedWatermark)
+    written = sorted((e.commit_ts, e.op.value) for e in events if isinstance(e, DecodedRow))
+    assert read == written and len(written) > len(CHANGES)  # a key change is 2 events
