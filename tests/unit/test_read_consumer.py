@@ -43,14 +43,24 @@ class FakeMessage:
 
 
 class FakeConsumer:
-    """Partition p holds offsets 0..sizes[p]-1; consume() hands out up to `count`
-    messages of the assigned partitions, in two interleaved calls."""
+    """Partition p holds offsets 0..sizes[p]-1, then `markers[p]` offsets without a
+    message (transaction markers); consume() hands out up to `count` messages of the
+    assigned partitions, in two interleaved calls; position() is past the markers once
+    every message was handed out, as librdkafka's."""
 
-    def __init__(self, sizes: dict[int, int], *, unreachable: bool = False) -> None:
+    def __init__(
+        self,
+        sizes: dict[int, int],
+        *,
+        unreachable: bool = False,
+        markers: dict[int, int] | None = None,
+    ) -> None:
         self.sizes = sizes
+        self.markers = markers or {}
         self.unreachable = unreachable
         self.pending: list[FakeMessage] = []
         self.settings: dict[str, Any] = {}
+        self.positions: dict[int, int] = {}
 
     def __call__(self, settings: dict[str, Any]) -> FakeConsumer:
         self.settings = settings
@@ -78,10 +88,19 @@ class FakeConsumer:
 
     def unassign(self) -> None:
         self.pending = []
+        self.positions = {}
 
     def consume(self, count: int, timeout: float) -> list[FakeMessage]:
         out, self.pending = self.pending[:count], self.pending[count:]
+        for message in out:
+            p = message.partition()
+            self.positions[p] = message.offset() + 1
+            if self.positions[p] == self.sizes[p]:
+                self.positions[p] += self.markers.get(p, 0)
         return out
+
+    def position(self, tps: list[Any]) -> list[Any]:
+        return [SimpleNamespace(offset=self.positions.get(tp.partition, -1001)) for tp in tps]
 
     def close(self) -> None:
         pass
@@ -100,6 +119,12 @@ def test_a_range_whose_messages_never_come_fails_after_the_poll_timeout() -> Non
     log = TopicLog(CONFIG, FakeConsumer({0: 3}))
     with pytest.raises(DeliveryError, match="no message arrived from offset 3 of partition 0"):
         list(log.read(OffsetRange("t", 0, 0, 5)))
+
+
+def test_a_range_ending_in_offsets_without_messages_ends_when_the_consumer_passes_them() -> None:
+    # A transactional topic: the high watermark is past the last message's offset.
+    log = TopicLog(CONFIG, FakeConsumer({0: 3}, markers={0: 2}))
+    assert [r.offset for r in log.read(OffsetRange("t", 0, 1, 5))] == [1, 2]
 
 
 def test_bounds_partitions_and_the_quiet_read() -> None:

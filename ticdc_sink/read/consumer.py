@@ -237,6 +237,10 @@ class TopicLog:
                 messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)
                 if messages:
                     waited_since = time.monotonic()
+                elif self._position(offsets) > last:
+                    # The range's last offsets hold no message (transaction markers,
+                    # aborted records under read_committed): the consumer moved past them.
+                    break
                 elif time.monotonic() - waited_since < self.config.poll_timeout_s:
                     continue
                 else:
@@ -262,6 +266,13 @@ class TopicLog:
             raise self._unreachable(exc, offsets.topic) from exc
         finally:
             consumer.unassign()
+
+    def _position(self, offsets: OffsetRange) -> int:
+        """The consumer's position in the range's partition: the offset after the last
+        message it handed out or skipped (librdkafka moves it past control records);
+        negative before the first."""
+        (found,) = self._consumer.position([TopicPartition(offsets.topic, offsets.partition)])
+        return int(found.offset)
 
     def _metadata(self, topic: str | None) -> Any:
         """The brokers' metadata of `topic` (of every topic when None).
