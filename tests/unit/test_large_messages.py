@@ -487,6 +487,15 @@ def test_the_topic_limit_lowers_max_message_bytes() -> None:
             [_batch()], plan, producer_factory=FakeProducer(partitions=1, topic_limit=1128)
         )
     assert caught.value.limit == 1000 and caught.value.key == "id=2"
+    # The option said 10 MiB: the error names the topic's limit and the option's value.
+    assert (caught.value.topic, caught.value.topic_max_message_bytes) == ("t", 1128)
+    assert caught.value.max_message_bytes == 10 * 1024 * 1024
+    assert str(caught.value).startswith(
+        f"ticdc: message for table d.wide key id=2 is {caught.value.size} bytes, above 1000: "
+        "topic t has max.message.bytes 1128 (less 128 bytes, as TiCDC keeps), below "
+        "max-message-bytes 10485760; raise the topic's max.message.bytes or set "
+        "large-message-handle-option"
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from ticdc_sink import claim_check, codec
 from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
-from ticdc_sink.errors import InputError
+from ticdc_sink.errors import InputError, MessageTooLargeError
 from ticdc_sink.events import (
     ChangeBatch,
     InputLayout,
@@ -177,6 +177,8 @@ class TaskWriter:
         if codec_config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
             self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
         self.codecs: dict[str, CodecConfig] = {}
+        # The topics whose max.message.bytes lowered max-message-bytes, with that setting.
+        self.topic_limits: dict[str, int] = {}
         self.bootstrap_on = (
             codec_config.spec.bootstrap
             and codec_config.send_bootstrap_interval_in_sec > 0
@@ -229,8 +231,27 @@ class TaskWriter:
                             limit,
                         )
                         config = attrs.evolve(config, max_message_bytes=limit)
+                        self.topic_limits[topic] = topic_limit
             self.codecs[topic] = config
         return config
+
+    def topic_limit_error(self, error: MessageTooLargeError) -> MessageTooLargeError:
+        """`error` again, naming the topic's max.message.bytes and the option's value
+        when the topic's limit was the one exceeded (`codec_for` lowered it)."""
+        for out in self.outputs.values():
+            name = f"{out.schema.database}.{out.schema.table}"
+            limit = self.topic_limits.get(out.topic)
+            if name == error.table and limit is not None and error.topic is None:
+                return MessageTooLargeError(
+                    table=error.table,
+                    key=error.key,
+                    size=error.size,
+                    limit=error.limit,
+                    topic=out.topic,
+                    topic_max_message_bytes=limit,
+                    max_message_bytes=self.plan.config.codec.max_message_bytes,
+                )
+        return error
 
     def _batcher_for(self, topic: str) -> codec.MessageBatcher:
         batcher = codec.build_batcher(self.codec_for(topic))
@@ -599,6 +620,8 @@ def write_batches(
         task.producer.flush()  # open-protocol: the batched messages still held, first
         task.record_bootstraps()
         report = task.report()
+    except MessageTooLargeError as exc:
+        raise task.topic_limit_error(exc) from exc.__cause__
     finally:
         producer.close()
         if registry is not None:
