@@ -245,11 +245,11 @@ class TopicLog:
                     continue
                 else:
                     raise DeliveryError(
-                        f"no message arrived from offset {position} of partition "
-                        f"{offsets.partition} of topic {offsets.topic} within "
-                        f"{self.config.poll_timeout_s:g} s, though the read ends at offset "
-                        f"{offsets.end}; raise option kafkaConsumer.pollTimeoutMs if the "
-                        "brokers are slow",
+                        f"no message arrived from Kafka brokers {self.config.bootstrap_servers} "
+                        f"from offset {position} of partition {offsets.partition} of topic "
+                        f"{offsets.topic} within {self.config.poll_timeout_s:g} s, though the "
+                        f"read ends at offset {offsets.end}; check that the brokers are up, or "
+                        "raise option kafkaConsumer.pollTimeoutMs if they are slow",
                         brokers=self.config.bootstrap_servers,
                     )
                 for message in messages:
