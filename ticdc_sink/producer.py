@@ -99,6 +99,8 @@ _BACKPRESSURE_POLL_S = 0.1
 _POLL_EVERY = 1024
 # Pause between metadata reads while waiting for a created topic to become visible.
 _METADATA_RETRY_S = 0.05
+# How long the look-up that explains a failed delivery may wait for the brokers.
+_DIAGNOSIS_S = 3.0
 # librdkafka's default `batch.size`: the most bytes of messages it puts in one record batch.
 _LIBRDKAFKA_BATCH_SIZE = 1_000_000
 # librdkafka's default `message.max.bytes`: the largest message it hands to a broker.
@@ -443,42 +445,53 @@ class KafkaProducer:
         self._describe_topics(wanted)
         return {topic: self._max_message_bytes[topic] for topic in wanted}
 
-    def _describe_topics(self, topics: list[str]) -> None:
+    def _describe_topics(self, topics: list[str], *, timeout: float | None = None) -> None:
         """Read `max.message.bytes` and `min.insync.replicas` of the topics not asked yet,
-        in one DescribeConfigs request (a topic without them, or a failed request: None,
-        with a warning for a failure)."""
+        in one DescribeConfigs request, asked again after a lost connection until
+        `timeout` (broker-timeout-ms) runs out. A topic without them is None; so is one
+        whose request failed otherwise, with a warning."""
         new = [topic for topic in topics if topic not in self._max_message_bytes]
         if not new:
             return
         if self._admin is None:
             self._admin = self._admin_factory(dict(self._admin_config))
-        timeout = self._broker_timeout_s
-        limits: dict[str, int | None] = dict.fromkeys(new)
-        in_sync: dict[str, int | None] = dict.fromkeys(new)
-        try:
-            futures = self._admin.describe_configs(
-                [ConfigResource(ResourceType.TOPIC, topic) for topic in new],
-                request_timeout=timeout,
-            )
-        except KafkaException as exc:
-            futures = {}
-            for topic in new:
-                self._warn_no_max_message_bytes(topic, exc)
-        for resource, future in futures.items():
+        deadline = time.monotonic() + (self._broker_timeout_s if timeout is None else timeout)
+        entries: dict[str, Any] = {}
+        pending = new
+        while pending:
+            failed: dict[str, Exception] = {}
             try:
-                entries = future.result(timeout=timeout + 1.0)
-                limits[resource.name] = _int_entry(entries, "max.message.bytes")
-                in_sync[resource.name] = _int_entry(entries, "min.insync.replicas")
-            except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
-                self._warn_no_max_message_bytes(resource.name, exc)
+                futures = self._admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, topic) for topic in pending],
+                    request_timeout=_remaining(deadline),
+                )
+            except KafkaException as exc:
+                futures, failed = {}, dict.fromkeys(pending, exc)
+            for resource, future in futures.items():
+                try:
+                    entries[resource.name] = future.result(timeout=_remaining(deadline) + 1.0)
+                except (KafkaException, FutureTimeoutError) as exc:
+                    failed[resource.name] = exc
+            retry = [t for t, exc in failed.items() if isinstance(exc, KafkaException)]
+            if retry and all(_is_transient(failed[t]) for t in retry):
+                if _pause_before_retry(deadline):
+                    pending = retry
+                    continue
+            for topic, exc in failed.items():
+                self._warn_no_max_message_bytes(topic, exc)
+            break
         for topic in new:
-            self._max_message_bytes[topic] = limits[topic]
-            self._min_insync_replicas[topic] = in_sync[topic]
+            found = entries.get(topic, {})
+            try:
+                limit = _int_entry(found, "max.message.bytes")
+                in_sync = _int_entry(found, "min.insync.replicas")
+            except (ValueError, TypeError) as exc:
+                self._warn_no_max_message_bytes(topic, exc)
+                limit = in_sync = None
+            self._max_message_bytes[topic] = limit
+            self._min_insync_replicas[topic] = in_sync
             logger.debug(
-                "topic %s max.message.bytes: %s, min.insync.replicas: %s",
-                topic,
-                limits[topic],
-                in_sync[topic],
+                "topic %s max.message.bytes: %s, min.insync.replicas: %s", topic, limit, in_sync
             )
 
     def _warn_no_max_message_bytes(self, topic: str, exc: Exception) -> None:
@@ -874,7 +887,11 @@ class KafkaProducer:
             if topic not in self._max_message_bytes:
                 with _quiet_lookup():
                     limit = self.topic_max_message_bytes(topic)
-            known = f"max.message.bytes is {limit}" if limit else "max.message.bytes is lower"
+            known = (
+                f"max.message.bytes is {limit}"
+                if limit
+                else "max.message.bytes (which the brokers do not report) is lower"
+            )
             return (
                 f"Kafka brokers {self._brokers} refused a message of {failure.size} bytes "
                 f"(key and value) for topic {topic} partition {failure.partition} as too "
@@ -884,11 +901,14 @@ class KafkaProducer:
             )
         if not self._acks_all or code not in _IN_SYNC_ERRORS:
             return None
+        # Brief: brokers that are down make the lookup wait, and the timeout is the
+        # likelier story then.
+        wait = min(self._broker_timeout_s, _DIAGNOSIS_S)
         with _quiet_lookup():
             self._min_insync_replicas.pop(topic, None)
             self._max_message_bytes.pop(topic, None)
-            self._describe_topics([topic])
-            self._read_partition_counts([topic], time.monotonic() + self._broker_timeout_s)
+            self._describe_topics([topic], timeout=wait)
+            self._read_partition_counts([topic], time.monotonic() + wait)
         return self._in_sync_problem(topic)
 
     def _delivery_error(self, *, undelivered: int, waited_s: float | None = None) -> DeliveryError:

@@ -11,7 +11,8 @@ holds the topics and how the broker misbehaves.
 |  |  | cluster's errors; `list_topics` answers from the cluster's topics |
 | `FakeAdmin` | `confluent_kafka.admin.AdminClient` | `create_topics` adds them to the |
 |  |  | cluster, or fails as the cluster says; `describe_configs` answers |
-|  |  | the cluster's `topic_configs` (none by default, as Tansu) |
+|  |  | the cluster's `topic_configs` (none by default, as Tansu), after |
+|  |  | its `describe_errors` |
 | `FakeCluster` | the brokers | topics, reachability, failing/stuck partitions, errors |
 |  |  | served once each (metadata, topic, create), topic configs, |
 |  |  | in-sync replicas (`in_sync`: topic -> (in sync, replicas)) |
@@ -99,8 +100,10 @@ class FakeCluster:
     broken_messages: bool = False  # a delivered message's accessors raise
     producers: list[FakeClient] = attrs.field(factory=list)
     admins: list[FakeAdmin] = attrs.field(factory=list)
-    # Topic configs DescribeConfigs answers (`max.message.bytes`, `min.insync.replicas`).
+    # Topic configs DescribeConfigs answers (`max.message.bytes`, `min.insync.replicas`),
+    # after failing with each of `describe_errors` once.
     topic_configs: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    describe_errors: list[KafkaError] = attrs.field(factory=list)
     # Each partition's (in-sync replicas, replicas) in metadata; unset: none listed.
     in_sync: dict[str, tuple[int, int]] = attrs.field(factory=dict)
 
@@ -242,7 +245,11 @@ class FakeAdmin:
         futures: dict[Any, Future[dict[str, Any]]] = {}
         for resource in resources:
             future: Future[dict[str, Any]] = Future()
-            future.set_result(_config_entries(self.cluster.topic_configs.get(resource.name, {})))
+            if self.cluster.describe_errors:
+                future.set_exception(KafkaException(self.cluster.describe_errors.pop(0)))
+            else:
+                configs = self.cluster.topic_configs.get(resource.name, {})
+                future.set_result(_config_entries(configs))
             futures[resource] = future
         return futures
 

@@ -553,6 +553,18 @@ def test_a_topic_limit_below_the_batch_size_makes_batches_that_fit():
     assert len(cluster.producers) == 2
 
 
+def test_a_lost_describe_configs_answer_is_asked_again():
+    cluster = FakeCluster(
+        topics={"small": 1},
+        topic_configs={"small": {"max.message.bytes": "10000"}},
+        describe_errors=[KafkaError(KafkaError._TRANSPORT, "Broker transport failure")],
+    )
+    producer = make_producer(cluster)
+    producer.partition_count("small")
+    assert producer.topic_max_message_bytes("small") == 10_000
+    assert cluster.producers[-1].config["batch.size"] == 10_000 - 128 - 100
+
+
 def test_a_broker_refusing_a_message_as_too_large_names_size_topic_partition_and_limit():
     error = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Broker: Message size too large")
     cluster = FakeCluster(
