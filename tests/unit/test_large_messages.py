@@ -498,6 +498,19 @@ def test_the_topic_limit_lowers_max_message_bytes() -> None:
     )
 
 
+def test_the_lowered_limit_is_a_warning_once_per_process_and_topic(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    plan = _plan(topic="warned_once", **{"large-message-handle-option": "handle-key-only"})
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.writer"):
+        for _ in range(3):  # three tasks
+            write_batches([_batch()], plan, producer_factory=FakeProducer(1, topic_limit=1128))
+    warnings = [r.getMessage() for r in caplog.records if "lowered to" in r.getMessage()]
+    assert warnings == [
+        "topic warned_once max.message.bytes is 1128: max-message-bytes 10485760 lowered to 1000"
+    ]
+
+
 @pytest.mark.parametrize(
     "options",
     [

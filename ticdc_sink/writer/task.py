@@ -12,6 +12,7 @@ batch (`WritePlan.watermark_floor`), unless `allow-commit-ts-below-watermark`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -217,19 +218,8 @@ class TaskWriter:
                 if topic_limit is not None:
                     limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
                     if limit < config.max_message_bytes:
-                        # TiCDC warns when the topic's limit is not above the option.
-                        log = (
-                            logger.warning
-                            if topic_limit <= config.max_message_bytes
-                            else logger.debug
-                        )
-                        log(
-                            "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
-                            topic,
-                            topic_limit,
-                            config.max_message_bytes,
-                            limit,
-                        )
+                        if topic_limit <= config.max_message_bytes:
+                            _warn_lowered(topic, topic_limit, config.max_message_bytes, limit)
                         config = attrs.evolve(config, max_message_bytes=limit)
                         self.topic_limits[topic] = topic_limit
             self.codecs[topic] = config
@@ -531,6 +521,20 @@ class TaskWriter:
             filtered=self.filtered,
             planned_at=self.plan.planned_at,
         )
+
+
+@functools.cache
+def _warn_lowered(topic: str, topic_limit: int, option: int, limit: int) -> None:
+    # TiCDC warns when the topic's limit is not above the option; once per Python process
+    # and topic here, not per task (with the default max-message-bytes, 10 MiB, every
+    # topic of a broker with Kafka's default of about 1 MiB is lowered).
+    logger.warning(
+        "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
+        topic,
+        topic_limit,
+        option,
+        limit,
+    )
 
 
 class _BatchingProducer:
