@@ -107,6 +107,7 @@ __all__ = [
     "SPARK_OPTIONS",
     "SinkConfig",
     "SubjectNameStrategy",
+    "acks_all",
     "is_secret",
     "layer_options",
     "mask_uri",
@@ -725,7 +726,7 @@ class KafkaConfig:
         # librdkafka refuses idempotence without acks=all, and TiCDC's producer is not
         # idempotent, so required-acks=1 works there. Both asked for is refused on the
         # driver (`_check_acks`).
-        if not _acks_all(config) and "enable.idempotence" not in self.client_config:
+        if not acks_all(config) and "enable.idempotence" not in self.client_config:
             config["enable.idempotence"] = "false"
         return config
 
@@ -2129,7 +2130,7 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
             if f"kafka.{k}" in merged
         }
         out["message.send.max.retries"] = _max_retry(
-            p["max-retry"], merged, _acks_all({**out, **acks})
+            p["max-retry"], merged, acks_all({**out, **acks})
         )
 
     sasl = False
@@ -2235,8 +2236,9 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
 _TICDC_MAX_RETRY = 5
 
 
-def _acks_all(settings: Mapping[str, Any]) -> bool:
-    """Whether librdkafka's `acks` (alias `request.required.acks`; default all) is all."""
+def acks_all(settings: Mapping[str, Any]) -> bool:
+    """Whether librdkafka's `acks` (alias `request.required.acks`; its default is all) in
+    `settings` waits for all in-sync replicas."""
     acks = settings.get("acks", settings.get("request.required.acks", "all"))
     return str(acks).strip().lower() in ("all", "-1")
 
@@ -2249,7 +2251,7 @@ def _check_acks(client: Mapping[str, Any]) -> None:
         ConfigError: kafka.enable.idempotence is true and acks is 0 or 1.
     """
     idempotent = str(client.get("enable.idempotence", "")).strip().lower()
-    if _acks_all(client) or idempotent in ("", *_FALSE):
+    if acks_all(client) or idempotent in ("", *_FALSE):
         return
     name = "acks" if "acks" in client else "request.required.acks"
     value = client[name]
@@ -2263,7 +2265,7 @@ def _check_acks(client: Mapping[str, Any]) -> None:
     )
 
 
-def _max_retry(value: Any, merged: Mapping[str, Any], acks_all: bool) -> str:
+def _max_retry(value: Any, merged: Mapping[str, Any], all_acks: bool) -> str:
     """`max-retry`, sarama's Producer.Retry.Max, as librdkafka's message.send.max.retries
     (tiflow ignores a negative one, keeping its default of 5). The idempotent producer
     (the sink's default with acks=all) needs at least one retry: librdkafka refuses 0
@@ -2275,7 +2277,7 @@ def _max_retry(value: Any, merged: Mapping[str, Any], acks_all: bool) -> str:
     assert retries is not None
     if retries < 0:
         retries = _TICDC_MAX_RETRY
-    default = "true" if acks_all else "false"
+    default = "true" if all_acks else "false"
     idempotent = str(merged.get("kafka.enable.idempotence", default)).strip().lower()
     if retries == 0 and idempotent not in _FALSE:
         raise _invalid(

@@ -7,7 +7,9 @@ memory stays bounded because librdkafka's queue is bounded and a full queue make
 wait (serving delivery reports) instead of buffering in Python; reaching the broker is
 bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count of a topic,
 creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
-existing one, as TiCDC's topic manager does. `check_client_config` has librdkafka check the
+existing one, as TiCDC's topic manager does; and, with it, what Kafka enforces on writes
+there: `max.message.bytes` (record batches are kept within it) and `min.insync.replicas`
+(acks=all to a partition short of in-sync replicas fails before sending). `check_client_config` has librdkafka check the
 `kafka.*` settings without connecting (the driver, `ticdc-sink check`). `Record` is one
 message read back; reading is `ticdc_sink.read.consumer`'s. librdkafka's log lines go
 through Python logging (`ticdc_sink.librdkafka`).
@@ -36,7 +38,7 @@ import numpy as np
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
-from ticdc_sink.config import is_secret
+from ticdc_sink.config import acks_all, is_secret
 from ticdc_sink.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
@@ -195,7 +197,7 @@ class KafkaProducer:
         self._min_insync_replicas: dict[str, int | None] = {}
         # Per topic and partition: (in-sync replicas, replicas), from the last metadata.
         self._replicas: dict[str, dict[int, tuple[int, int]]] = {}
-        self._acks_all = _acks_all(client_config)
+        self._acks_all = acks_all(client_config)
         self._batch_size = int(client_config.get("batch.size", _LIBRDKAFKA_BATCH_SIZE))
         self._stats: dict[tuple[str, int], list[int]] = {}
         self._sent = 0
@@ -960,15 +962,8 @@ def _quiet_lookup() -> Iterator[None]:
     message as it was."""
     try:
         yield
-    except (KafkaException, DeliveryError, ConfigError):
+    except (KafkaException, DeliveryError):
         pass
-
-
-def _acks_all(settings: Mapping[str, Any]) -> bool:
-    """Whether the producer waits for all in-sync replicas (librdkafka's `acks` and
-    `request.required.acks` are one setting; its default is all)."""
-    acks = settings.get("acks", settings.get("request.required.acks", "all"))
-    return str(acks).strip().lower() in ("all", "-1")
 
 
 def _replica_counts(partitions: Mapping[int, Any]) -> dict[int, tuple[int, int]]:
