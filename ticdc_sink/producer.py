@@ -9,10 +9,11 @@ bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count
 creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
 existing one, as TiCDC's topic manager does; and, with it, what Kafka enforces on writes
 there: `max.message.bytes` (record batches are kept within it) and `min.insync.replicas`
-(acks=all to a partition short of in-sync replicas fails before sending). `check_client_config` has librdkafka check the
-`kafka.*` settings without connecting (the driver, `ticdc-sink check`). `Record` is one
-message read back; reading is `ticdc_sink.read.consumer`'s. librdkafka's log lines go
-through Python logging (`ticdc_sink.librdkafka`).
+(acks=all to a partition short of in-sync replicas fails before sending).
+`check_client_config` has librdkafka check the `kafka.*` settings without connecting (the
+driver, `ticdc-sink check`). `Record` is one message read back; reading is
+`ticdc_sink.read.consumer`'s. librdkafka's log lines go through Python logging
+(`ticdc_sink.librdkafka`).
 
 It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
@@ -447,11 +448,13 @@ class KafkaProducer:
         self._describe_topics(wanted)
         return {topic: self._max_message_bytes[topic] for topic in wanted}
 
-    def _describe_topics(self, topics: list[str], *, timeout: float | None = None) -> None:
+    def _describe_topics(
+        self, topics: list[str], *, timeout: float | None = None, warn: bool = True
+    ) -> None:
         """Read `max.message.bytes` and `min.insync.replicas` of the topics not asked yet,
         in one DescribeConfigs request, asked again after a lost connection until
         `timeout` (broker-timeout-ms) runs out. A topic without them is None; so is one
-        whose request failed otherwise, with a warning."""
+        whose request failed otherwise, with a warning (if `warn`)."""
         new = [topic for topic in topics if topic not in self._max_message_bytes]
         if not new:
             return
@@ -480,7 +483,8 @@ class KafkaProducer:
                     pending = retry
                     continue
             for topic, exc in failed.items():
-                self._warn_no_max_message_bytes(topic, exc)
+                if warn:
+                    self._warn_no_max_message_bytes(topic, exc)
             break
         for topic in new:
             found = entries.get(topic, {})
@@ -903,13 +907,15 @@ class KafkaProducer:
             )
         if not self._acks_all or code not in _IN_SYNC_ERRORS:
             return None
-        # Brief: brokers that are down make the lookup wait, and the timeout is the
-        # likelier story then.
+        last = self._last_error
+        if last is not None and last.code() == KafkaError._ALL_BROKERS_DOWN:
+            return None  # the brokers are gone: nothing to ask, and no other story
+        # Brief and silent: brokers that do not answer make the look-up wait.
         wait = min(self._broker_timeout_s, _DIAGNOSIS_S)
         with _quiet_lookup():
             self._min_insync_replicas.pop(topic, None)
             self._max_message_bytes.pop(topic, None)
-            self._describe_topics([topic], timeout=wait)
+            self._describe_topics([topic], timeout=wait, warn=False)
             self._read_partition_counts([topic], time.monotonic() + wait)
         return self._in_sync_problem(topic)
 
