@@ -92,7 +92,9 @@ def frame(spark: Any, ids: range, version: str) -> Any:
 # -- a transactional producer with aborted transactions ------------------------------------
 
 
-def transactional_copy(kafka: KafkaBroker, topic: str, committed: list[Any], aborted: list[Any]):
+def transactional_copy(
+    kafka: KafkaBroker, topic: str, committed: list[Any], aborted: list[Any]
+) -> None:
     """`committed` records (read from a topic the sink wrote) in committed transactions of
     ~50 records per partition, each preceded by an aborted transaction holding
     `aborted` records; every partition ends with an aborted transaction."""
@@ -150,7 +152,9 @@ def test_reads_of_a_topic_with_aborted_transactions_end_and_read_only_committed_
 # -- a compacted topic ------------------------------------------------------------------
 
 
-def wait_for_compaction(kafka: KafkaBroker, topic: str, records: int, timeout: float = 120.0):
+def wait_for_compaction(
+    kafka: KafkaBroker, topic: str, records: int, timeout: float = 120.0
+) -> None:
     """Wait until the log cleaner left `records` records in `topic` (it runs every 15 s
     on the test broker, and only on segments no longer written to)."""
     deadline = time.monotonic() + timeout

@@ -63,7 +63,7 @@ def test_connections_cut_during_a_write_leave_no_duplicate_row_on_kafka(
     decoder = SimpleDecoder()
     rows: Counter[int] = Counter()
     messages: Counter[tuple[int, bytes | None, bytes | None]] = Counter()
-    watermarks = Counter()
+    watermarks: Counter[int] = Counter()
     for record in proxied_kafka.consume_all(topic, timeout=180):
         event = decoder.decode_message(record.key, record.value)
         if isinstance(event, DecodedRow):
