@@ -112,6 +112,7 @@ __all__ = [
     "SPARK_OPTIONS",
     "SinkConfig",
     "SubjectNameStrategy",
+    "acks_all",
     "is_secret",
     "layer_options",
     "mask_uri",
@@ -729,6 +730,13 @@ class KafkaConfig:
         if self.max_message_bytes + 128 > 1_000_000:
             config["message.max.bytes"] = str(min(self.max_message_bytes + 128, 1_000_000_000))
         config.update(self.client_config)
+        # acks 0 or 1 (kafka.acks, or TiCDC's required-acks) without an explicit
+        # kafka.enable.idempotence turns idempotence off, as Kafka's Java producer does:
+        # librdkafka refuses idempotence without acks=all, and TiCDC's producer is not
+        # idempotent, so required-acks=1 works there. Both asked for is refused on the
+        # driver (`_check_acks`).
+        if not acks_all(config) and "enable.idempotence" not in self.client_config:
+            config["enable.idempotence"] = "false"
         return config
 
     def redacted(self) -> dict[str, str]:
@@ -2078,6 +2086,7 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
     _split_registry_credentials(merged)
     translated = _translate_ticdc_kafka(merged)
     client = {**translated, **{k: _setting(v) for k, v in client.items()}}
+    _check_acks(client)
     if "topic" not in merged:
         raise ConfigError(
             "option 'topic' is not set; give a topic or expression (tidb_{schema}_{table}), "
@@ -2151,7 +2160,14 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if socket:
         out["socket.timeout.ms"] = str(max(socket))
     if "max-retry" in p:
-        out["message.send.max.retries"] = _max_retry(p["max-retry"], merged)
+        acks = {
+            k: merged[f"kafka.{k}"]
+            for k in ("acks", "request.required.acks")
+            if f"kafka.{k}" in merged
+        }
+        out["message.send.max.retries"] = _max_retry(
+            p["max-retry"], merged, acks_all({**out, **acks})
+        )
 
     sasl = False
     if p.get("sasl-user"):
@@ -2256,10 +2272,40 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
 _TICDC_MAX_RETRY = 5
 
 
-def _max_retry(value: Any, merged: Mapping[str, Any]) -> str:
+def acks_all(settings: Mapping[str, Any]) -> bool:
+    """Whether librdkafka's `acks` (alias `request.required.acks`; its default is all) in
+    `settings` waits for all in-sync replicas."""
+    acks = settings.get("acks", settings.get("request.required.acks", "all"))
+    return str(acks).strip().lower() in ("all", "-1")
+
+
+def _check_acks(client: Mapping[str, Any]) -> None:
+    """The idempotent producer needs acks=all (librdkafka refuses it otherwise): asking
+    for both idempotence and fewer acks names the two settings.
+
+    Raises:
+        ConfigError: kafka.enable.idempotence is true and acks is 0 or 1.
+    """
+    idempotent = str(client.get("enable.idempotence", "")).strip().lower()
+    if acks_all(client) or idempotent in ("", *_FALSE):
+        return
+    name = "acks" if "acks" in client else "request.required.acks"
+    value = client[name]
+    raise ConfigError(
+        f"option 'kafka.{name}' is {value!r} and kafka.enable.idempotence is true; the "
+        "idempotent producer needs acks=all: set kafka.acks=all (sink-uri required-acks=-1), "
+        "or kafka.enable.idempotence=false to write with fewer acknowledgements",
+        option=f"kafka.{name}",
+        value=str(value),
+        allowed=("all", "-1"),
+    )
+
+
+def _max_retry(value: Any, merged: Mapping[str, Any], all_acks: bool) -> str:
     """`max-retry`, sarama's Producer.Retry.Max, as librdkafka's message.send.max.retries
     (tiflow ignores a negative one, keeping its default of 5). The idempotent producer
-    (the sink's default) needs at least one retry: librdkafka refuses 0 then."""
+    (the sink's default with acks=all) needs at least one retry: librdkafka refuses 0
+    then."""
     try:
         retries = _int(-_INT32_MAX - 1, _INT32_MAX)(value)
     except _Invalid as exc:
@@ -2267,7 +2313,8 @@ def _max_retry(value: Any, merged: Mapping[str, Any]) -> str:
     assert retries is not None
     if retries < 0:
         retries = _TICDC_MAX_RETRY
-    idempotent = str(merged.get("kafka.enable.idempotence", "true")).strip().lower()
+    default = "true" if all_acks else "false"
+    idempotent = str(merged.get("kafka.enable.idempotence", default)).strip().lower()
     if retries == 0 and idempotent not in _FALSE:
         raise _invalid(
             "max-retry",

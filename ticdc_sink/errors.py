@@ -85,18 +85,42 @@ class InputError(TiCDCSinkError, ValueError):
 
 
 class MessageTooLargeError(TiCDCSinkError):
-    """An encoded message exceeds max-message-bytes."""
+    """An encoded message exceeds max-message-bytes, or the topic's `max.message.bytes`
+    (less 128 bytes, as TiCDC keeps) when that is lower: then `topic` and
+    `topic_max_message_bytes` say so, and `max_message_bytes` is the option's value."""
 
-    def __init__(self, *, table: str, key: str, size: int, limit: int) -> None:
-        super().__init__(
-            f"message for table {table} key {key} is {size} bytes, above max-message-bytes "
-            f"{limit}; raise max-message-bytes (and the topic's max.message.bytes) or set "
-            "large-message-handle-option"
-        )
+    def __init__(
+        self,
+        *,
+        table: str,
+        key: str,
+        size: int,
+        limit: int,
+        topic: str | None = None,
+        topic_max_message_bytes: int | None = None,
+        max_message_bytes: int | None = None,
+    ) -> None:
+        if topic_max_message_bytes is None:
+            text = (
+                f"message for table {table} key {key} is {size} bytes, above "
+                f"max-message-bytes {limit}; raise max-message-bytes (and the topic's "
+                "max.message.bytes) or set large-message-handle-option"
+            )
+        else:
+            text = (
+                f"message for table {table} key {key} is {size} bytes, above {limit}: topic "
+                f"{topic} has max.message.bytes {topic_max_message_bytes} (less 128 bytes, as "
+                f"TiCDC keeps), below max-message-bytes {max_message_bytes}; raise the topic's "
+                "max.message.bytes or set large-message-handle-option"
+            )
+        super().__init__(text)
         self.table = table
         self.key = key
         self.size = size
         self.limit = limit
+        self.topic = topic
+        self.topic_max_message_bytes = topic_max_message_bytes
+        self.max_message_bytes = max_message_bytes
 
 
 class RegistryError(TiCDCSinkError):

@@ -7,10 +7,13 @@ memory stays bounded because librdkafka's queue is bounded and a full queue make
 wait (serving delivery reports) instead of buffering in Python; reaching the broker is
 bounded by `broker_timeout_ms`. It also owns topic metadata: the partition count of a topic,
 creating a missing topic with `partition-num` and applying TiCDC's partition-num rule to an
-existing one, as TiCDC's topic manager does. `check_client_config` has librdkafka check the
-`kafka.*` settings without connecting (the driver, `ticdc-sink check`). `Record` is one
-message read back; reading is `ticdc_sink.read.consumer`'s. librdkafka's log lines go
-through Python logging (`ticdc_sink.librdkafka`).
+existing one, as TiCDC's topic manager does; and, with it, what Kafka enforces on writes
+there: `max.message.bytes` (record batches are kept within it) and `min.insync.replicas`
+(acks=all to a partition short of in-sync replicas fails before sending).
+`check_client_config` has librdkafka check the `kafka.*` settings without connecting (the
+driver, `ticdc-sink check`). `Record` is one message read back; reading is
+`ticdc_sink.read.consumer`'s. librdkafka's log lines go through Python logging
+(`ticdc_sink.librdkafka`).
 
 It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partition). Objects
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
@@ -21,11 +24,12 @@ fakes instead of patching this module.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -35,7 +39,7 @@ import numpy as np
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
-from ticdc_sink.config import is_secret
+from ticdc_sink.config import acks_all, is_secret
 from ticdc_sink.errors import ConfigError, DeliveryError
 
 if TYPE_CHECKING:
@@ -98,6 +102,12 @@ _BACKPRESSURE_POLL_S = 0.1
 _POLL_EVERY = 1024
 # Pause between metadata reads while waiting for a created topic to become visible.
 _METADATA_RETRY_S = 0.05
+# How long the look-up that explains a failed delivery may wait for the brokers.
+_DIAGNOSIS_S = 3.0
+# librdkafka's default `batch.size`: the most bytes of messages it puts in one record batch.
+_LIBRDKAFKA_BATCH_SIZE = 1_000_000
+# librdkafka's default `message.max.bytes`: the largest message it hands to a broker.
+_LIBRDKAFKA_MESSAGE_MAX_BYTES = 1_000_000
 # How long one librdkafka flush() waits before `flush` looks at the delivery reports
 # again: the first failed message fails the task then, instead of after every other
 # message has also run into its timeout.
@@ -144,6 +154,7 @@ class _Failure(NamedTuple):
     topic: str
     partition: int
     error: KafkaError
+    size: int  # the message's key and value bytes
 
 
 class KafkaProducer:
@@ -184,6 +195,11 @@ class KafkaProducer:
         self._admin: Any = None
         self._partitions: dict[str, int] = {}
         self._max_message_bytes: dict[str, int | None] = {}
+        self._min_insync_replicas: dict[str, int | None] = {}
+        # Per topic and partition: (in-sync replicas, replicas), from the last metadata.
+        self._replicas: dict[str, dict[int, tuple[int, int]]] = {}
+        self._acks_all = acks_all(client_config)
+        self._batch_size = int(client_config.get("batch.size", _LIBRDKAFKA_BATCH_SIZE))
         self._stats: dict[tuple[str, int], list[int]] = {}
         self._sent = 0
         self._failed = 0
@@ -196,6 +212,8 @@ class KafkaProducer:
         self._closed = False
         client_config["error_cb"] = self._on_error
         client_config["logger"] = LIBRDKAFKA_LOG
+        self._factory = factory
+        self._client_config = client_config
         self._producer: Any = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
@@ -250,6 +268,10 @@ class KafkaProducer:
                 count = self._governed_count(topic, counts[topic])
                 self._partitions[topic] = count
                 logger.debug("topic %s has %d partitions", topic, count)
+            # What Kafka enforces on writes to these topics, asked once with the counts.
+            self._describe_topics(new)
+            self._check_in_sync_replicas(new)
+            self._fit_batches(new)
         return {topic: self._partitions[topic] for topic in wanted}
 
     def _read_partition_counts(self, topics: list[str], deadline: float) -> dict[str, int | None]:
@@ -286,6 +308,7 @@ class KafkaProducer:
                     counts[topic] = None
                 elif error is None:
                     counts[topic] = len(topic_metadata.partitions) or None
+                    self._replicas[topic] = _replica_counts(topic_metadata.partitions)
                 elif _is_transient(error) and _pause_before_retry(deadline):
                     retry = True
                     break
@@ -411,43 +434,71 @@ class KafkaProducer:
         """The topic's `max.message.bytes` as the brokers report it (DescribeConfigs),
         or None when they do not (Tansu reports no topic configs) or the request fails
         (e.g. no DescribeConfigs permission: a warning, the option's value then holds).
-        Asked once per topic and producer; call it after `partition_count` has made sure
-        the topic exists. TiCDC lowers max-message-bytes to this minus 128
-        (tiflow pkg/sink/kafka/options.go, adjustOptions)."""
+        Asked once per topic and producer, with its partition count; call it after
+        `partition_count` has made sure the topic exists. TiCDC lowers max-message-bytes
+        to this minus 128 (tiflow pkg/sink/kafka/options.go, adjustOptions)."""
         if topic not in self._max_message_bytes:
-            self.topics_max_message_bytes([topic])
+            self._describe_topics([topic])
         return self._max_message_bytes[topic]
 
     def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]:
         """`topic_max_message_bytes` of many topics, in one DescribeConfigs request for
         those not asked yet."""
         wanted = list(dict.fromkeys(topics))
-        new = [topic for topic in wanted if topic not in self._max_message_bytes]
-        if new:
-            if self._admin is None:
-                self._admin = self._admin_factory(dict(self._admin_config))
-            timeout = self._broker_timeout_s
-            values: dict[str, int | None] = dict.fromkeys(new)
+        self._describe_topics(wanted)
+        return {topic: self._max_message_bytes[topic] for topic in wanted}
+
+    def _describe_topics(
+        self, topics: list[str], *, timeout: float | None = None, warn: bool = True
+    ) -> None:
+        """Read `max.message.bytes` and `min.insync.replicas` of the topics not asked yet,
+        in one DescribeConfigs request, asked again after a lost connection until
+        `timeout` (broker-timeout-ms) runs out. A topic without them is None; so is one
+        whose request failed otherwise, with a warning (if `warn`)."""
+        new = [topic for topic in topics if topic not in self._max_message_bytes]
+        if not new:
+            return
+        if self._admin is None:
+            self._admin = self._admin_factory(dict(self._admin_config))
+        deadline = time.monotonic() + (self._broker_timeout_s if timeout is None else timeout)
+        entries: dict[str, Any] = {}
+        pending = new
+        while pending:
+            failed: dict[str, Exception] = {}
             try:
                 futures = self._admin.describe_configs(
-                    [ConfigResource(ResourceType.TOPIC, topic) for topic in new],
-                    request_timeout=timeout,
+                    [ConfigResource(ResourceType.TOPIC, topic) for topic in pending],
+                    request_timeout=_remaining(deadline),
                 )
             except KafkaException as exc:
-                futures = {}
-                for topic in new:
-                    self._warn_no_max_message_bytes(topic, exc)
+                futures, failed = {}, dict.fromkeys(pending, exc)
             for resource, future in futures.items():
                 try:
-                    entry = future.result(timeout=timeout + 1.0).get("max.message.bytes")
-                    if entry is not None and entry.value is not None:
-                        values[resource.name] = int(entry.value)
-                except (KafkaException, FutureTimeoutError, ValueError, TypeError) as exc:
-                    self._warn_no_max_message_bytes(resource.name, exc)
-            for topic, value in values.items():
-                self._max_message_bytes[topic] = value
-                logger.debug("topic %s max.message.bytes: %s", topic, value)
-        return {topic: self._max_message_bytes[topic] for topic in wanted}
+                    entries[resource.name] = future.result(timeout=_remaining(deadline) + 1.0)
+                except (KafkaException, FutureTimeoutError) as exc:
+                    failed[resource.name] = exc
+            retry = [t for t, exc in failed.items() if isinstance(exc, KafkaException)]
+            if retry and all(_is_transient(failed[t]) for t in retry):
+                if _pause_before_retry(deadline):
+                    pending = retry
+                    continue
+            for topic, exc in failed.items():
+                if warn:
+                    self._warn_no_max_message_bytes(topic, exc)
+            break
+        for topic in new:
+            found = entries.get(topic, {})
+            try:
+                limit = _int_entry(found, "max.message.bytes")
+                in_sync = _int_entry(found, "min.insync.replicas")
+            except (ValueError, TypeError) as exc:
+                self._warn_no_max_message_bytes(topic, exc)
+                limit = in_sync = None
+            self._max_message_bytes[topic] = limit
+            self._min_insync_replicas[topic] = in_sync
+            logger.debug(
+                "topic %s max.message.bytes: %s, min.insync.replicas: %s", topic, limit, in_sync
+            )
 
     def _warn_no_max_message_bytes(self, topic: str, exc: Exception) -> None:
         logger.warning(
@@ -457,6 +508,85 @@ class KafkaProducer:
             self._brokers,
             exc,
         )
+
+    def _fit_batches(self, topics: list[str]) -> None:
+        """Keep librdkafka's record batches within the topics' `max.message.bytes`.
+
+        Kafka checks that limit against a whole record batch, and librdkafka fills a
+        batch up to `batch.size` (1,000,000) and does not split one the broker refuses:
+        200 messages of 900 bytes to a topic of max.message.bytes 10000 all failed with
+        MSG_SIZE_TOO_LARGE, each far below the limit. (TiCDC's sarama producer caps its
+        batches at max-message-bytes.) So a topic whose limit is below the batch size
+        makes this producer start again with batches that fit: messages sent so far are
+        flushed first, then a new librdkafka producer takes over (a new producer id;
+        order per partition holds, since the old one had delivered everything).
+
+        Raises:
+            DeliveryError: flushing what was sent before failed.
+        """
+        limits = [(self._max_message_bytes.get(t), t) for t in topics]
+        known = [(limit, topic) for limit, topic in limits if limit is not None]
+        if not known:
+            return
+        limit, topic = min(known)
+        size = _batch_size_within(limit)
+        if size >= self._batch_size:
+            return
+        if self._sent:
+            self.flush()
+        old = self._producer
+        self._client_config["batch.size"] = size
+        self._producer = self._factory(dict(self._client_config))
+        self._batch_size = size
+        close = getattr(old, "close", None)  # confluent-kafka >= 2.13
+        if close is not None:
+            close()
+        logger.info(
+            "topic %s on Kafka brokers %s has max.message.bytes %d: record batches of at "
+            "most %d bytes (batch.size)",
+            topic,
+            self._brokers,
+            limit,
+            size,
+        )
+
+    def _check_in_sync_replicas(self, topics: list[str]) -> None:
+        """Refuse to start writing with acks=all to a partition that has fewer in-sync
+        replicas than its topic's `min.insync.replicas` (capped at its replica count, as
+        Kafka caps it: `Partition.effectiveMinIsr`): Kafka refuses every such write with
+        NOT_ENOUGH_REPLICAS, and librdkafka would retry it until message.timeout.ms (5
+        minutes by default) and then report only a timeout. TiCDC checks this setting at
+        start too (tiflow pkg/sink/kafka/options.go, validateMinInsyncReplicas).
+
+        Raises:
+            DeliveryError: such a partition, named with its counts and what to change.
+        """
+        if not self._acks_all:
+            return
+        for topic in topics:
+            problem = self._in_sync_problem(topic)
+            if problem is not None:
+                raise DeliveryError(problem, brokers=self._brokers)
+
+    def _in_sync_problem(self, topic: str) -> str | None:
+        """What keeps acks=all writes to `topic` from succeeding, from the last metadata
+        and configs read, or None."""
+        wanted = self._min_insync_replicas.get(topic)
+        if wanted is None:
+            return None
+        for partition, (in_sync, replicas) in sorted(self._replicas.get(topic, {}).items()):
+            needed = min(wanted, replicas)
+            if in_sync < needed:
+                return (
+                    f"partition {partition} of topic {topic} on Kafka brokers "
+                    f"{self._brokers} has {in_sync} in-sync replica(s) of {replicas}, fewer "
+                    f"than the topic's min.insync.replicas {wanted}: Kafka refuses writes "
+                    "with acks=all (NOT_ENOUGH_REPLICAS) until its replicas catch up; bring "
+                    "the brokers holding them back, or lower the topic's "
+                    "min.insync.replicas (kafka.acks=1 would be acknowledged by the leader "
+                    "alone, and lost with it)"
+                )
+        return None
 
     # -- sending ----------------------------------------------------------------------
 
@@ -690,10 +820,10 @@ class KafkaProducer:
         try:
             self._failed += 1
             topic, partition = message.topic(), message.partition()
-            if self._first_failure is None:
-                self._first_failure = _Failure(topic, partition, error)
             key = message.key()
             size = len(message) + (len(key) if key is not None else 0)
+            if self._first_failure is None:
+                self._first_failure = _Failure(topic, partition, error, size)
             self._count(topic, partition, -1, -size)
         except BaseException as exc:  # noqa: B036 (kept and raised after the callback)
             if self._callback_error is None:
@@ -735,11 +865,12 @@ class KafkaProducer:
             )
         elif code == KafkaError.MSG_SIZE_TOO_LARGE:
             size = (len(key) if key else 0) + (len(value) if value else 0)
+            limit = self._client_config.get("message.max.bytes", _LIBRDKAFKA_MESSAGE_MAX_BYTES)
             message = (
                 f"a message of {size} bytes for topic {topic} partition {partition} on Kafka "
-                f"brokers {self._brokers} is above the producer's kafka.message.max.bytes; "
-                "raise it, or lower max-message-bytes so that the sink handles such messages "
-                "(large-message-handle-option)"
+                f"brokers {self._brokers} is above the producer's kafka.message.max.bytes "
+                f"{limit}; raise it, or lower max-message-bytes so that the sink handles such "
+                "messages (large-message-handle-option)"
             )
         else:
             message = (
@@ -747,6 +878,46 @@ class KafkaProducer:
                 f"{topic} partition {partition}: {_describe(exc)}"
             )
         return DeliveryError(message, brokers=self._brokers)
+
+    def _failure_reason(self, failure: _Failure) -> str | None:
+        """What a failed delivery means and what to change, where the broker's error
+        alone does not say: a message (or its record batch) above the topic's
+        max.message.bytes, or acks=all writes to a partition short of in-sync replicas
+        (Kafka answers NOT_ENOUGH_REPLICAS, which librdkafka retries until
+        message.timeout.ms, then reports as a timeout). Reads the topic's configs and
+        metadata again (bounded by broker-timeout-ms): the task fails anyway."""
+        code = failure.error.code()
+        topic = failure.topic
+        if code == KafkaError.MSG_SIZE_TOO_LARGE:
+            limit = self._max_message_bytes.get(topic)
+            if topic not in self._max_message_bytes:
+                with _quiet_lookup():
+                    limit = self.topic_max_message_bytes(topic)
+            known = (
+                f"max.message.bytes is {limit}"
+                if limit
+                else "max.message.bytes (which the brokers do not report) is lower"
+            )
+            return (
+                f"Kafka brokers {self._brokers} refused a message of {failure.size} bytes "
+                f"(key and value) for topic {topic} partition {failure.partition} as too "
+                f"large: the topic's {known} (a record batch of messages counts as one); "
+                "raise the topic's max.message.bytes, or keep messages below it with "
+                "max-message-bytes and large-message-handle-option"
+            )
+        if not self._acks_all or code not in _IN_SYNC_ERRORS:
+            return None
+        last = self._last_error
+        if last is not None and last.code() == KafkaError._ALL_BROKERS_DOWN:
+            return None  # the brokers are gone: nothing to ask, and no other story
+        # Brief and silent: brokers that do not answer make the look-up wait.
+        wait = min(self._broker_timeout_s, _DIAGNOSIS_S)
+        with _quiet_lookup():
+            self._min_insync_replicas.pop(topic, None)
+            self._max_message_bytes.pop(topic, None)
+            self._describe_topics([topic], timeout=wait, warn=False)
+            self._read_partition_counts([topic], time.monotonic() + wait)
+        return self._in_sync_problem(topic)
 
     def _delivery_error(self, *, undelivered: int, waited_s: float | None = None) -> DeliveryError:
         brokers = self._brokers
@@ -763,6 +934,9 @@ class KafkaProducer:
                 f"brokers {brokers}; first failure: topic {failure.topic} partition "
                 f"{failure.partition}: {_describe(failure.error)}"
             )
+            reason = self._failure_reason(failure)
+            if reason:
+                message = f"{reason}; {message}"
             if undelivered:
                 message += f"; {undelivered} more were still unacknowledged"
         else:
@@ -774,6 +948,54 @@ class KafkaProducer:
                 message += f"; last client error: {_describe(self._last_error)}"
             message += "; check that the brokers are reachable or raise kafka.message.timeout.ms"
         return DeliveryError(message, brokers=brokers)
+
+
+# Delivery errors behind which a partition short of in-sync replicas can hide: Kafka's
+# own answers, and librdkafka's timeout after retrying them.
+_IN_SYNC_ERRORS = frozenset(
+    {
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        KafkaError._MSG_TIMED_OUT,
+        KafkaError.REQUEST_TIMED_OUT,
+    }
+)
+
+
+@contextlib.contextmanager
+def _quiet_lookup() -> Iterator[None]:
+    """A look-up that only adds to an error's message: its own failure leaves the
+    message as it was."""
+    try:
+        yield
+    except (KafkaException, DeliveryError):
+        pass
+
+
+def _replica_counts(partitions: Mapping[int, Any]) -> dict[int, tuple[int, int]]:
+    """(in-sync replicas, replicas) of each partition in a topic's metadata; partitions
+    whose metadata lists no replicas are left out."""
+    counts = {}
+    for partition, metadata in partitions.items():
+        replicas = getattr(metadata, "replicas", None)
+        if replicas:
+            counts[partition] = (len(getattr(metadata, "isrs", None) or ()), len(replicas))
+    return counts
+
+
+def _int_entry(entries: Mapping[str, Any], name: str) -> int | None:
+    """A DescribeConfigs entry's value as an int; None when the broker has none."""
+    entry = entries.get(name)
+    if entry is None or entry.value is None:
+        return None
+    return int(entry.value)
+
+
+def _batch_size_within(limit: int) -> int:
+    """The `batch.size` whose record batches stay within a topic's `max.message.bytes`:
+    room for the batch's framing (TiCDC keeps 128 bytes below the limit), and for
+    compression, which can make incompressible data a little larger (lz4 by 0.4%)."""
+    return max(1, limit - 128 - limit // 100)
 
 
 def producer_settings(config: KafkaConfig) -> dict[str, Any]:

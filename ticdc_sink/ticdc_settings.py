@@ -58,7 +58,12 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
     # pkg/sink/kafka/options.go urlConfig and [sink.kafka-config]
     TiCDCSetting("kafka-client-id", _L, "librdkafka `client.id`, of `[A-Za-z0-9._-]+`"),
     TiCDCSetting("compression", _L, "librdkafka `compression.type`: none, gzip, snappy, lz4, zstd"),
-    TiCDCSetting("required-acks", _L, "librdkafka `acks`: -1 (all), 0, 1"),
+    TiCDCSetting(
+        "required-acks",
+        _L,
+        "librdkafka `acks`: -1 (all), 0, 1; 0 and 1 turn the idempotent producer off (TiCDC's "
+        "is not idempotent)",
+    ),
     TiCDCSetting(
         "dial-timeout", _L, "librdkafka `socket.connection.setup.timeout.ms` (a Go duration)"
     ),

@@ -10,9 +10,12 @@ holds the topics and how the broker misbehaves.
 |  |  | them (all: None), `flush` all; calls the delivery callbacks with the |
 |  |  | cluster's errors; `list_topics` answers from the cluster's topics |
 | `FakeAdmin` | `confluent_kafka.admin.AdminClient` | `create_topics` adds them to the |
-|  |  | cluster, or fails as the cluster says |
+|  |  | cluster, or fails as the cluster says; `describe_configs` answers |
+|  |  | the cluster's `topic_configs` (none by default, as Tansu), after |
+|  |  | its `describe_errors` |
 | `FakeCluster` | the brokers | topics, reachability, failing/stuck partitions, errors |
-|  |  | served once each (metadata, topic, create) |
+|  |  | served once each (metadata, topic, create), topic configs, |
+|  |  | in-sync replicas (`in_sync`: topic -> (in sync, replicas)) |
 
 `tests/support/fake_producer.py` fakes the level above: the sink's producer itself.
 """
@@ -97,6 +100,12 @@ class FakeCluster:
     broken_messages: bool = False  # a delivered message's accessors raise
     producers: list[FakeClient] = attrs.field(factory=list)
     admins: list[FakeAdmin] = attrs.field(factory=list)
+    # Topic configs DescribeConfigs answers (`max.message.bytes`, `min.insync.replicas`),
+    # after failing with each of `describe_errors` once.
+    topic_configs: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    describe_errors: list[KafkaError] = attrs.field(factory=list)
+    # Each partition's (in-sync replicas, replicas) in metadata; unset: none listed.
+    in_sync: dict[str, tuple[int, int]] = attrs.field(factory=dict)
 
 
 class FakeClient:
@@ -186,6 +195,12 @@ class FakeClient:
             )
         else:
             meta = SimpleNamespace(error=None, partitions={p: None for p in range(count)})
+            if topic in self.cluster.in_sync:
+                in_sync, replicas = self.cluster.in_sync[topic]
+                partition = SimpleNamespace(
+                    replicas=list(range(replicas)), isrs=list(range(in_sync))
+                )
+                meta.partitions = dict.fromkeys(range(count), partition)
         return SimpleNamespace(topics={topic: meta})
 
     def purge(self) -> None:
@@ -225,6 +240,22 @@ class FakeAdmin:
                 future.set_result(None)
             futures[new.topic] = future
         return futures
+
+    def describe_configs(self, resources: list[Any], request_timeout: float = -1) -> dict:
+        futures: dict[Any, Future[dict[str, Any]]] = {}
+        for resource in resources:
+            future: Future[dict[str, Any]] = Future()
+            if self.cluster.describe_errors:
+                future.set_exception(KafkaException(self.cluster.describe_errors.pop(0)))
+            else:
+                configs = self.cluster.topic_configs.get(resource.name, {})
+                future.set_result(_config_entries(configs))
+            futures[resource] = future
+        return futures
+
+
+def _config_entries(configs: dict[str, str]) -> dict[str, Any]:
+    return {name: SimpleNamespace(value=value) for name, value in configs.items()}
 
 
 def make_producer(

@@ -19,6 +19,16 @@ auto-created with 1 partition; `message.max.bytes` is about 1 MiB).
 
 `ProxiedKafka` puts a `FaultProxy` in front: the broker advertises the proxy's port, so
 clients stay behind it after reading metadata.
+
+`KafkaFollower(first)` is a second broker in `first`'s cluster (broker role only, node id
+2, formatted with `first`'s cluster id), for partitions with replicas on two brokers:
+`min.insync.replicas` bites only there, since Kafka caps it at a partition's replica count.
+Give `first` `CONTROLLER_SETTINGS` so that a stopped follower leaves the ISR within seconds.
+
+    with KafkaBroker(settings=CONTROLLER_SETTINGS) as first, KafkaFollower(first) as second:
+        create_replicated_topic(first, "t", 1, replicas=2, config={"min.insync.replicas": "2"})
+        second.stop()
+        wait_for_in_sync(first, "t", 1)
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.broker import TopicAdmin
 from tests.support.maven import classpath
@@ -42,7 +52,18 @@ from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import free_port
 from ticdc_sink.errors import DeliveryError
 
-__all__ = ["KAFKA_VERSION", "KafkaBroker", "ProxiedKafka", "kafka_classpath", "kafka_java"]
+__all__ = [
+    "CONTROLLER_SETTINGS",
+    "KAFKA_VERSION",
+    "KafkaBroker",
+    "KafkaFollower",
+    "ProxiedKafka",
+    "create_replicated_topic",
+    "in_sync_counts",
+    "kafka_classpath",
+    "kafka_java",
+    "wait_for_in_sync",
+]
 
 KAFKA_VERSION = "4.4.0"
 
@@ -314,3 +335,75 @@ class ProxiedKafka(KafkaBroker):
     def close(self) -> None:
         self.proxy.close()
         super().close()
+
+
+# The first broker's controller fences a broker that stopped heartbeating after 3 s (Kafka's
+# default: 9 s), which takes its replicas out of the ISR.
+CONTROLLER_SETTINGS = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+
+
+class KafkaFollower(KafkaBroker):
+    """A broker-only node with id 2 in the cluster of `first` (see the module docstring)."""
+
+    def __init__(self, first: KafkaBroker, **kwargs: Any) -> None:
+        self._first = first
+        port = free_port()
+        settings = {
+            "process.roles": "broker",
+            "node.id": "2",
+            "controller.quorum.voters": f"1@127.0.0.1:{first.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "broker.heartbeat.interval.ms": "500",
+            **kwargs.pop("settings", {}),
+        }
+        super().__init__(settings=settings, port=port, **kwargs)
+
+    def _format(self) -> None:
+        meta = self._first._log_dir / "meta.properties"
+        found = [line for line in meta.read_text().splitlines() if line.startswith("cluster.id=")]
+        assert found, f"no cluster.id in {meta}"
+        command = ["format", "-t", found[0].split("=", 1)[1], "-c", str(self._properties)]
+        done = subprocess.run(
+            [*self._java(), "kafka.tools.StorageTool", *command], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise DeliveryError(
+                f"kafka's storage tool could not format {self._log_dir}: "
+                f"{(done.stdout + done.stderr)[-2000:]}"
+            )
+
+
+def create_replicated_topic(
+    broker: KafkaBroker, name: str, partitions: int, *, replicas: int, config: dict[str, str]
+) -> None:
+    """Create a topic with `replicas` replicas of each partition and topic `config`."""
+    futures = broker.admin().create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=replicas, config=config)],
+        request_timeout=30,
+    )
+    futures[name].result(timeout=30)
+
+
+def in_sync_counts(broker: KafkaBroker, topic: str) -> dict[int, int]:
+    """The number of in-sync replicas of each partition of `topic`, from metadata."""
+    found = broker.admin().list_topics(topic, timeout=30).topics[topic]
+    return {p: len(meta.isrs) for p, meta in found.partitions.items()}
+
+
+def wait_for_in_sync(broker: KafkaBroker, topic: str, count: int, timeout: float = 60.0) -> None:
+    """Wait until every partition of `topic` has `count` in-sync replicas: the controller
+    shrinks and grows ISRs on its own schedule.
+
+    Raises:
+        AssertionError: not within `timeout`.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        counts = in_sync_counts(broker, topic)
+        if counts and all(n == count for n in counts.values()):
+            return
+        if time.monotonic() >= deadline:
+            raise AssertionError(
+                f"topic {topic}: in-sync replicas {counts}, not {count}, after {timeout:g} s"
+            )
+        time.sleep(0.2)

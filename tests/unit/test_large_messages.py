@@ -487,6 +487,28 @@ def test_the_topic_limit_lowers_max_message_bytes() -> None:
             [_batch()], plan, producer_factory=FakeProducer(partitions=1, topic_limit=1128)
         )
     assert caught.value.limit == 1000 and caught.value.key == "id=2"
+    # The option said 10 MiB: the error names the topic's limit and the option's value.
+    assert (caught.value.topic, caught.value.topic_max_message_bytes) == ("t", 1128)
+    assert caught.value.max_message_bytes == 10 * 1024 * 1024
+    assert str(caught.value).startswith(
+        f"ticdc: message for table d.wide key id=2 is {caught.value.size} bytes, above 1000: "
+        "topic t has max.message.bytes 1128 (less 128 bytes, as TiCDC keeps), below "
+        "max-message-bytes 10485760; raise the topic's max.message.bytes or set "
+        "large-message-handle-option"
+    )
+
+
+def test_the_lowered_limit_is_a_warning_once_per_process_and_topic(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    plan = _plan(topic="warned_once", **{"large-message-handle-option": "handle-key-only"})
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.writer"):
+        for _ in range(3):  # three tasks
+            write_batches([_batch()], plan, producer_factory=FakeProducer(1, topic_limit=1128))
+    warnings = [r.getMessage() for r in caplog.records if "lowered to" in r.getMessage()]
+    assert warnings == [
+        "topic warned_once max.message.bytes is 1128: max-message-bytes 10485760 lowered to 1000"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,13 @@ from confluent_kafka import KafkaError, KafkaException
 
 from tests.support.fake_kafka import BROKERS, FakeCluster, kafka_config, make_producer
 from ticdc_sink import producer as producer_module
+from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
     PartitionStats,
     check_client_config,
+    producer_settings,
 )
 
 SECRET = "hunter2-secret"
@@ -31,7 +33,8 @@ def test_existing_topic_uses_its_real_partition_count_and_caches_it():
     assert producer.partition_count("orders") == 7
     assert producer.partition_count("orders") == 7
     assert len(cluster.producers[0].metadata_timeouts) == 1
-    assert cluster.admins == []  # nothing created, no admin client made
+    # nothing created; the admin client only read the topic's configs
+    assert [a.created for a in cluster.admins] == [[]]
 
 
 def test_missing_topic_is_created_with_default_partition_num():
@@ -517,3 +520,134 @@ def test_every_java_setting_the_options_refuse_is_one_librdkafka_lacks():
             confluent_kafka.Producer({name: "x"})
         text = str(info.value)
         assert "No such configuration property" in text or "Java" in text, name
+
+
+# -- what Kafka enforces: max.message.bytes on record batches, min.insync.replicas, acks ----
+
+
+def test_a_topic_limit_below_the_batch_size_makes_batches_that_fit():
+    # librdkafka fills record batches up to batch.size (1,000,000) and Kafka checks the
+    # topic's max.message.bytes against a whole batch: a small limit needs small batches.
+    cluster = FakeCluster(
+        topics={"big": 1, "small": 1}, topic_configs={"small": {"max.message.bytes": "10000"}}
+    )
+    producer = make_producer(cluster)
+    assert producer.partition_count("big") == 1
+    producer.send("big", 0, None, b"v" * 900)
+    assert len(cluster.producers) == 1 and "batch.size" not in cluster.producers[0].config
+    assert producer.partition_count("small") == 1
+    first, second = cluster.producers
+    # What was sent before was delivered by the first producer, which was then closed.
+    assert first.flush_timeouts and first.closed and not first.queue
+    assert second.config["batch.size"] == 10_000 - 128 - 100
+    producer.send("small", 0, None, b"v" * 900)
+    producer.flush()
+    assert producer.delivered == {
+        ("big", 0): PartitionStats(1, 900),
+        ("small", 0): PartitionStats(1, 900),
+    }
+    # A larger limit keeps the smaller batches.
+    cluster.topics["large"] = 1
+    cluster.topic_configs["large"] = {"max.message.bytes": "5000000"}
+    producer.partition_count("large")
+    assert len(cluster.producers) == 2
+
+
+def test_a_lost_describe_configs_answer_is_asked_again():
+    cluster = FakeCluster(
+        topics={"small": 1},
+        topic_configs={"small": {"max.message.bytes": "10000"}},
+        describe_errors=[KafkaError(KafkaError._TRANSPORT, "Broker transport failure")],
+    )
+    producer = make_producer(cluster)
+    producer.partition_count("small")
+    assert producer.topic_max_message_bytes("small") == 10_000
+    assert cluster.producers[-1].config["batch.size"] == 10_000 - 128 - 100
+
+
+def test_a_broker_refusing_a_message_as_too_large_names_size_topic_partition_and_limit():
+    error = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Broker: Message size too large")
+    cluster = FakeCluster(
+        topics={"t": 2},
+        topic_configs={"t": {"max.message.bytes": "20000"}},
+        failing_partitions={("t", 1): error},
+    )
+    producer = make_producer(cluster, kafka_config(client_config={"sasl.password": SECRET}))
+    producer.partition_count("t")
+    producer.send("t", 1, b"key", b"v" * 30_000)
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    first_line = str(info.value).splitlines()[0]
+    assert (
+        f"Kafka brokers {BROKERS} refused a message of 30003 bytes (key and value) for topic t "
+        "partition 1 as too large: the topic's max.message.bytes is 20000"
+    ) in first_line
+    assert "MSG_SIZE_TOO_LARGE" in first_line and "1 of 1 messages" in first_line
+    assert SECRET not in first_line
+
+
+def test_acks_all_to_a_partition_short_of_in_sync_replicas_fails_before_sending():
+    cluster = FakeCluster(
+        topics={"t": 2}, topic_configs={"t": {"min.insync.replicas": "2"}}, in_sync={"t": (1, 3)}
+    )
+    with pytest.raises(DeliveryError) as info:
+        make_producer(cluster).partition_count("t")
+    assert str(info.value).startswith(
+        f"ticdc: partition 0 of topic t on Kafka brokers {BROKERS} has 1 in-sync replica(s) of "
+        "3, fewer than the topic's min.insync.replicas 2: Kafka refuses writes with acks=all "
+        "(NOT_ENOUGH_REPLICAS)"
+    )
+    # acks=1 does not need them; Kafka caps min.insync.replicas at the replica count.
+    assert make_producer(cluster, kafka_config(client_config={"acks": "1"})).partition_count("t")
+    cluster.in_sync["t"] = (1, 1)
+    assert make_producer(cluster).partition_count("t") == 2
+
+
+def test_a_delivery_timeout_behind_missing_in_sync_replicas_says_so():
+    # Replicas fall out of sync while the task writes: Kafka answers NOT_ENOUGH_REPLICAS,
+    # librdkafka retries until message.timeout.ms and reports a timeout.
+    cluster = FakeCluster(topics={"t": 1}, topic_configs={"t": {"min.insync.replicas": "2"}})
+    producer = make_producer(cluster)
+    producer.partition_count("t")
+    producer.send("t", 0, None, b"v")
+    cluster.in_sync["t"] = (1, 2)
+    cluster.failing_partitions[("t", 0)] = KafkaError(KafkaError._MSG_TIMED_OUT)
+    with pytest.raises(DeliveryError) as info:
+        producer.flush()
+    text = str(info.value)
+    assert text.startswith("ticdc: partition 0 of topic t on Kafka brokers")
+    assert "fewer than the topic's min.insync.replicas 2" in text
+    assert "first failure: topic t partition 0: " in text and "_MSG_TIMED_OUT" in text
+
+
+@pytest.mark.parametrize(
+    ("options", "idempotence", "acks"),
+    [
+        ({}, "true", "all"),
+        ({"kafka.acks": "1"}, "false", "1"),
+        ({"kafka.acks": "0", "kafka.enable.idempotence": "false"}, "false", "0"),
+        ({"sink-uri": "kafka://b:9092/t?required-acks=1&max-retry=0"}, "false", "1"),
+        ({"sink-uri": "kafka://b:9092/t?required-acks=-1"}, "true", "all"),
+    ],
+)
+def test_acks_below_all_turn_idempotence_off_unless_it_is_asked_for(options, idempotence, acks):
+    config = SinkConfig.from_options({"kafka.bootstrap.servers": "b:9092", "topic": "t", **options})
+    settings = producer_settings(config.kafka)
+    assert (settings["enable.idempotence"], settings["acks"]) == (idempotence, acks)
+    assert check_client_config(config.kafka) == ()  # librdkafka takes them
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"kafka.acks": "1", "kafka.enable.idempotence": "true"},
+        {"sink-uri": "kafka://b:9092/t?required-acks=0", "kafka.enable.idempotence": "true"},
+    ],
+)
+def test_idempotence_asked_for_with_fewer_acks_is_refused_naming_both(options):
+    with pytest.raises(ConfigError) as info:
+        SinkConfig.from_options({"kafka.bootstrap.servers": "b:9092", "topic": "t", **options})
+    text = str(info.value)
+    assert "and kafka.enable.idempotence is true" in text
+    assert "set kafka.acks=all (sink-uri required-acks=-1)" in text
+    assert info.value.option == "kafka.acks"

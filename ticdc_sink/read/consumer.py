@@ -354,7 +354,8 @@ class TopicLog:
             message = (
                 f"no message arrived from offset {position} of {where} on Kafka brokers "
                 f"{brokers} within {wait}, though the read ends at offset {offsets.end}; "
-                "raise option kafkaConsumer.pollTimeoutMs if the brokers are slow"
+                "check that the brokers are up, or raise option kafkaConsumer.pollTimeoutMs "
+                "if they are slow"
             )
         return DeliveryError(message, brokers=brokers)
 

@@ -12,6 +12,7 @@ batch (`WritePlan.watermark_floor`), unless `allow-commit-ts-below-watermark`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -24,7 +25,7 @@ from ticdc_sink import claim_check, codec
 from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
-from ticdc_sink.errors import InputError
+from ticdc_sink.errors import InputError, MessageTooLargeError
 from ticdc_sink.events import (
     ChangeBatch,
     InputLayout,
@@ -178,6 +179,8 @@ class TaskWriter:
         if codec_config.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK:
             self.store = claim_check.open_store(codec_config.claim_check_storage_uri or "")
         self.codecs: dict[str, CodecConfig] = {}
+        # The topics whose max.message.bytes lowered max-message-bytes, with that setting.
+        self.topic_limits: dict[str, int] = {}
         self.bootstrap_on = (
             codec_config.spec.bootstrap
             and codec_config.send_bootstrap_interval_in_sec > 0
@@ -222,22 +225,30 @@ class TaskWriter:
                 if topic_limit is not None:
                     limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
                     if limit < config.max_message_bytes:
-                        # TiCDC warns when the topic's limit is not above the option.
-                        log = (
-                            logger.warning
-                            if topic_limit <= config.max_message_bytes
-                            else logger.debug
-                        )
-                        log(
-                            "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
-                            topic,
-                            topic_limit,
-                            config.max_message_bytes,
-                            limit,
-                        )
+                        if topic_limit <= config.max_message_bytes:
+                            _warn_lowered(topic, topic_limit, config.max_message_bytes, limit)
                         config = attrs.evolve(config, max_message_bytes=limit)
+                        self.topic_limits[topic] = topic_limit
             self.codecs[topic] = config
         return config
+
+    def topic_limit_error(self, error: MessageTooLargeError) -> MessageTooLargeError:
+        """`error` again, naming the topic's max.message.bytes and the option's value
+        when the topic's limit was the one exceeded (`codec_for` lowered it)."""
+        for out in self.outputs.values():
+            name = f"{out.schema.database}.{out.schema.table}"
+            limit = self.topic_limits.get(out.topic)
+            if name == error.table and limit is not None and error.topic is None:
+                return MessageTooLargeError(
+                    table=error.table,
+                    key=error.key,
+                    size=error.size,
+                    limit=error.limit,
+                    topic=out.topic,
+                    topic_max_message_bytes=limit,
+                    max_message_bytes=self.plan.config.codec.max_message_bytes,
+                )
+        return error
 
     def _batcher_for(self, topic: str) -> codec.MessageBatcher:
         batcher = codec.build_batcher(self.codec_for(topic))
@@ -519,6 +530,20 @@ class TaskWriter:
         )
 
 
+@functools.cache
+def _warn_lowered(topic: str, topic_limit: int, option: int, limit: int) -> None:
+    # TiCDC warns when the topic's limit is not above the option; once per Python process
+    # and topic here, not per task (with the default max-message-bytes, 10 MiB, every
+    # topic of a broker with Kafka's default of about 1 MiB is lowered).
+    logger.warning(
+        "topic %s max.message.bytes is %d: max-message-bytes %d lowered to %d",
+        topic,
+        topic_limit,
+        option,
+        limit,
+    )
+
+
 class _BatchingProducer:
     """The task's producer for a protocol that puts several events in one Kafka message
     (`ProtocolSpec.batching`: open-protocol): each (topic, partition)'s messages go
@@ -606,6 +631,8 @@ def write_batches(
         task.producer.flush()  # open-protocol: the batched messages still held, first
         task.record_bootstraps()
         report = task.report()
+    except MessageTooLargeError as exc:
+        raise task.topic_limit_error(exc) from exc.__cause__
     finally:
         producer.close()
         if registry is not None:
