@@ -1,8 +1,9 @@
-"""The README's consumer presets: with those options a schema change between two batches,
-updates and deletes produce only messages Flink's `debezium-json` / `canal-json` formats
-and the Debezium JDBC sink connector accept (no watermark, no DDL, UPDATEs with their old
-row, the schema part and key where the consumer needs them). Without the presets the same
-writes do produce the messages those consumers reject."""
+"""The strict consumer options of README's "Who reads what we write": with them a schema
+change between two batches, updates and deletes produce only messages Flink's
+`debezium-json` / `canal-json` formats (without `ignore-parse-errors`) and the Debezium
+JDBC sink connector accept (no watermark, no DDL, UPDATEs with their old row, the schema
+part and key where the consumer needs them). Without them the same writes do produce the
+messages those consumers reject. tests/interop/ has the consumers read such topics."""
 
 from __future__ import annotations
 
