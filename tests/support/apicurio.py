@@ -2,7 +2,10 @@
 
 `ApicurioRegistry` fetches `io.apicurio:apicurio-registry-app` (its `all` tar.gz) with
 Maven, unpacks it once into the test cache, and starts it in memory on a free 127.0.0.1
-port (the management interface off, so nothing else listens). `url` is its
+port. Its management interface (health, metrics) is fixed on when the application is built
+(3.3: `quarkus.management.enabled=true`, which a system property cannot undo), on
+0.0.0.0:9000 by default: it gets a free 127.0.0.1 port too, so two registries on a machine
+do not collide. `url` is its
 Confluent-compatible API, `/apis/ccompat/v7`, the address a user gives `schema-registry`.
 
 Version: 3.3.3 needs Java 21 or newer; where the machine has none (`java_at_least(21)`
@@ -39,7 +42,7 @@ from typing import IO, Any
 from tests.support.maven import CACHE, artifact, java_at_least
 from ticdc_sink._local_broker import free_port
 
-__all__ = ["ApicurioRegistry", "RegistryStartError"]
+__all__ = ["ApicurioRegistry", "RegistryStartError", "apicurio_home", "apicurio_release"]
 
 _NEWEST = "3.3.3"  # needs Java 21+
 _JAVA17 = "3.0.9"
@@ -49,16 +52,27 @@ class RegistryStartError(RuntimeError):
     """Apicurio did not start (its log's tail is in the message)."""
 
 
+def apicurio_release() -> tuple[str, str]:
+    """(the version this machine runs, the `java` that runs it): the newest where a Java 21
+    or newer is found, else the last release for Java 17."""
+    java = java_at_least(21)
+    return (_NEWEST, java) if java is not None else (_JAVA17, "java")
+
+
+def apicurio_home(version: str) -> Path:
+    """The registry application of `version`, unpacked in the cache (fetched on first use)."""
+    return _unpacked(version)
+
+
 class ApicurioRegistry:
     """Apicurio Registry in memory on loopback; `url` is its Confluent-compatible API."""
 
     def __init__(self, *, compatibility: str = "BACKWARD", startup_timeout: float = 120.0):
-        java = java_at_least(21)
-        self.version = _NEWEST if java is not None else _JAVA17
-        java = java or "java"
+        self.version, java = apicurio_release()
         self.port = free_port()
+        self.management_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
-        home = _unpacked(self.version)
+        home = apicurio_home(self.version)
         runner = next(
             p for p in (home / "quarkus-run.jar", *home.glob("*-runner.jar")) if p.exists()
         )
@@ -71,7 +85,8 @@ class ApicurioRegistry:
                 "-XX:+UseSerialGC",
                 "-Dquarkus.http.host=127.0.0.1",
                 f"-Dquarkus.http.port={self.port}",
-                "-Dquarkus.management.enabled=false",
+                "-Dquarkus.management.host=127.0.0.1",
+                f"-Dquarkus.management.port={self.management_port}",
                 "-Dquarkus.log.console.color=false",
                 "-jar",
                 str(runner),
