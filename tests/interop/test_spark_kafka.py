@@ -19,7 +19,7 @@ from tests.support.changelog import (
     source_table,
 )
 from tests.support.consumers import CONSUMERS
-from tests.support.spark_kafka import connector_versions, ending_offsets
+from tests.support.spark_kafka import connector_version, ending_offsets
 from tests.support.tables import CHANGES
 
 pytestmark = pytest.mark.interop
@@ -60,10 +60,10 @@ _READS = {
 def _announce_spark(announce: Any) -> None:
     import pyspark
 
-    kafka, avro = connector_versions()
+    version = connector_version()
     announce(
-        f'Spark {pyspark.__version__} format("kafka"): spark-sql-kafka-0-10_2.13 {kafka}, '
-        f"spark-avro_2.13 {avro}"
+        f'Spark {pyspark.__version__} format("kafka"): spark-sql-kafka-0-10_2.13 {version}, '
+        f"spark-avro_2.13 {version}"
     )
 
 

@@ -48,10 +48,10 @@ class Consumer:
 
 def _spark_versions() -> str:
     lines: dict[str, list[str]] = {}
-    for line, (kafka, _) in CONNECTORS.items():
-        lines.setdefault(kafka, []).append(line)
-    return "`spark-sql-kafka-0-10_2.13` " + ", ".join(
-        f"{kafka} (PySpark {' and '.join(spark)})" for kafka, spark in lines.items()
+    for line, version in CONNECTORS.items():
+        lines.setdefault(version, []).append(line)
+    return "`spark-sql-kafka-0-10_2.13`, `spark-avro_2.13` " + ", ".join(
+        f"{version} (PySpark {' and '.join(spark)})" for version, spark in lines.items()
     )
 
 

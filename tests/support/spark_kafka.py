@@ -10,16 +10,19 @@ session with `ADD JAR` (the session's class loader and the calling thread's, whi
 where PySpark's JVM calls run), so the tests' one shared session serves; a new session
 can take them as `spark.jars` instead.
 
-Which connector serves which PySpark line (checked on Maven Central, 2026-11-27: it serves
-`spark-sql-kafka-0-10_2.13` up to 4.2.0 and `spark-avro_2.13` only at some releases):
+Which connector serves which PySpark line: Maven Central (checked 2026-11-27) serves
+`spark-sql-kafka-0-10_2.13` up to 4.2.0, but its dependency
+`spark-token-provider-kafka-0-10_2.13` and `spark-avro_2.13` only at some releases (4.0.0,
+4.1.1, 4.2.0; not 4.0.1-4.0.4, 4.1.0, 4.1.2, 4.1.3), so each line takes its newest complete
+release:
 
-| PySpark | `spark-sql-kafka-0-10_2.13` | `spark-avro_2.13` | checked |
-| --- | --- | --- | --- |
-| 4.0.x | 4.0.4 | 4.0.2 | `.ci/run` part interop, PySpark 4.0 |
-| 4.1.x | 4.1.3 | 4.1.1 | not run here |
-| 4.2.x | 4.2.0 | 4.2.0 | not run here |
-| 4.3.x | 4.2.0 (no 4.3.x there) | 4.2.0 | the interop tests on PySpark 4.3.0: batch |
-|  |  |  | and streaming reads, writes, `from_avro` |
+| PySpark | connector and spark-avro | checked |
+| --- | --- | --- |
+| 4.0.x | 4.0.0 | `.ci/run` part interop on PySpark 4.0.5: the Spark interop tests |
+| 4.1.x | 4.1.1 | not run here |
+| 4.2.x | 4.2.0 | not run here |
+| 4.3.x | 4.2.0 (no 4.3.x there) | the interop tests on PySpark 4.3.0: batch and streaming |
+|  |  | reads, writes, `from_avro` (bench_read.py) |
 """
 
 from __future__ import annotations
@@ -34,22 +37,17 @@ __all__ = [
     "CONNECTORS",
     "add_to_session",
     "connector_jars",
-    "connector_versions",
+    "connector_version",
     "ending_offsets",
 ]
 
-#: PySpark's major.minor -> (spark-sql-kafka-0-10_2.13, spark-avro_2.13) versions.
-CONNECTORS: dict[str, tuple[str, str]] = {
-    "4.0": ("4.0.4", "4.0.2"),
-    "4.1": ("4.1.3", "4.1.1"),
-    "4.2": ("4.2.0", "4.2.0"),
-    "4.3": ("4.2.0", "4.2.0"),
-}
+#: PySpark's major.minor -> the version of spark-sql-kafka-0-10_2.13 and spark-avro_2.13.
+CONNECTORS: dict[str, str] = {"4.0": "4.0.0", "4.1": "4.1.1", "4.2": "4.2.0", "4.3": "4.2.0"}
 
 
-def connector_versions(pyspark_version: str | None = None) -> tuple[str, str]:
-    """The Kafka connector's and spark-avro's versions for a PySpark version (default: the
-    installed one).
+def connector_version(pyspark_version: str | None = None) -> str:
+    """The Kafka connector's (and spark-avro's) version for a PySpark version (default:
+    the installed one).
 
     Raises:
         LookupError: no connector is known for that PySpark line.
@@ -72,12 +70,12 @@ def connector_jars(pyspark_version: str | None = None) -> list[Path]:
     machine): the connector's and its dependencies PySpark does not ship."""
     import pyspark
 
-    kafka, avro = connector_versions(pyspark_version)
+    version = connector_version(pyspark_version)
     fetched = classpath(
-        f"spark-kafka-{kafka}",
+        f"spark-kafka-{version}",
         [
-            f"org.apache.spark:spark-sql-kafka-0-10_2.13:{kafka}",
-            f"org.apache.spark:spark-avro_2.13:{avro}",
+            f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}",
+            f"org.apache.spark:spark-avro_2.13:{version}",
         ],
     )
     shipped = {_artifact_name(p) for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
