@@ -151,7 +151,6 @@ CONSUMERS: dict[str, Consumer] = {
                 "protocol": "debezium",
                 "debezium-disable-schema": "false",
                 "enable-tidb-extension": "false",
-                "ddl-on-schema-change": "false",
             },
             settings={
                 "key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -167,11 +166,11 @@ CONSUMERS: dict[str, Consumer] = {
             },
             notes=(
                 "a `primary-key` (the Kafka key is the handle key). The connector fails on "
-                '`op: "m"` watermarks (`after is not a valid field name`) and cannot apply '
-                "schema-change messages. TiCDC writes DECIMAL as a double and binary as "
-                "base64, so tables the connector creates have `double precision` and `text` "
-                "there; key-changing UPDATEs arrive as DELETE + INSERT (keep "
-                "`output-raw-change-event=false`)"
+                '`op: "m"` watermarks (`after is not a valid field name`); it skips '
+                "schema-change messages, and `schema.evolution=basic` adds a column the rows "
+                "gain. TiCDC writes DECIMAL as a double (and binary as base64 text), so a "
+                "table the connector creates has `double precision` there; key-changing "
+                "UPDATEs arrive as DELETE + INSERT (keep `output-raw-change-event=false`)"
             ),
         ),
         Consumer(
