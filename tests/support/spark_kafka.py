@@ -16,13 +16,15 @@ Which connector serves which PySpark line: Maven Central (checked 2026-11-27) se
 4.1.1, 4.2.0; not 4.0.1-4.0.4, 4.1.0, 4.1.2, 4.1.3), so each line takes its newest complete
 release:
 
-| PySpark | connector and spark-avro | checked |
+| PySpark | connector and spark-avro | the Spark interop tests pass on |
 | --- | --- | --- |
-| 4.0.x | 4.0.0 | `.ci/run` part interop on PySpark 4.0.5: the Spark interop tests |
-| 4.1.x | 4.1.1 | not run here |
-| 4.2.x | 4.2.0 | not run here |
-| 4.3.x | 4.2.0 (no 4.3.x there) | the interop tests on PySpark 4.3.0: batch and streaming |
-|  |  | reads, writes, `from_avro` (bench_read.py) |
+| 4.0.x | 4.0.0 | 4.0.5 (`.ci/run` part interop) |
+| 4.1.x | 4.1.1 | 4.1.4 (by hand, 2026-11-27) |
+| 4.2.x | 4.2.0 | 4.2.1 (by hand, 2026-11-27) |
+| 4.3.x | 4.2.0 (no 4.3.x there) | 4.3.0 (`.ci/run` part interop; `from_avro` in bench_read.py) |
+
+The tests read and write with `format("kafka")` in batch and read a stream of what Spark
+wrote with `readStream.format("ticdc")`.
 """
 
 from __future__ import annotations
