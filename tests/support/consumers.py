@@ -7,8 +7,8 @@ rendered (tests/unit/test_consumer_docs.py holds it equal). Print the table to p
 
     python -m tests.support.consumers
 
-`<registry>`, `<brokers>` and `<postgres>` in settings stand for the addresses a test
-fills in (`Consumer.settings_for`).
+`<registry>` and `<postgres>` in options and settings stand for the addresses a test fills
+in (`Consumer.settings_for`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ class Consumer:
     notes: str
 
     def settings_for(self, **addresses: str) -> dict[str, str]:
-        """`settings` with `<registry>`, `<brokers>`, `<postgres>` filled in."""
+        """`settings` with `<registry>` and `<postgres>` filled in (keyword arguments
+        `registry=`, `postgres=`)."""
         filled = {}
         for name, value in self.settings.items():
             for placeholder, address in addresses.items():
@@ -136,7 +137,7 @@ CONSUMERS: dict[str, Consumer] = {
             notes=(
                 "`upsert-kafka`, not `kafka`: a DELETE is a tombstone under the row's key, "
                 "which only `upsert-kafka` reads as `-D`; a `PRIMARY KEY` on the key columns. "
-                "Apicurio's Confluent API (`/apis/ccompat/v7`) serves"
+                "In the tests the registry is Apicurio's Confluent API (`/apis/ccompat/v7`)"
             ),
         ),
         Consumer(
