@@ -26,12 +26,14 @@ to a fresh local Tansu broker, then read --repeat times by each reader:
 |  | (`ticdc_sink/codec/simple/message.json`), the DML branch of the payload, each |
 |  | column from its branch of the value union |
 
-The `kafka-*` readers need Spark's Kafka connector on the JVM: `--kafka-packages` takes
-Maven coordinates for `spark.jars.packages` (where a Maven repository is reachable:
-`org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>`, plus
-`org.apache.spark:spark-avro_2.13:<spark version>` for `kafka-avro`), `--kafka-jars` jar
-files (comma-separated; globs allowed). Without either they are skipped with a message,
-and so is a reader whose read fails (its error is printed) or returns another row count.
+The `kafka-*` readers need Spark's Kafka connector on the JVM, which PySpark does not
+ship: the script fetches it with Maven (`mvn` on PATH) into the test cache,
+`tests.support.spark_kafka.connector_jars()`: `spark-sql-kafka-0-10_2.13` and
+`spark-avro_2.13` of the running PySpark's line (4.2.0 for PySpark 4.3, which Maven Central
+does not serve a 4.3 connector for; the module's table says which for each line), without
+the jars PySpark already has. `--kafka-jars` (comma-separated; globs allowed) gives other
+jar files instead. If the fetch fails they are skipped with a message, and so is a reader
+whose read fails (its error is printed) or returns another row count.
 
 The first read of each reader warms up (Python workers, imports) and is not timed. Every
 read ends at offsets taken after the writes (tests.support.broker end markers, since
@@ -269,29 +271,26 @@ def main() -> None:
     parser.add_argument(
         "--kafka-jars",
         help="Spark's Kafka connector and its dependencies as jar files (comma-separated, "
-        "globs allowed), for the kafka-* readers",
-    )
-    parser.add_argument(
-        "--kafka-packages",
-        help="the same as Maven coordinates (spark.jars.packages), where a Maven "
-        "repository is reachable",
+        "globs allowed) for the kafka-* readers, instead of the ones fetched with Maven",
     )
     parser.add_argument("--output")
     args = parser.parse_args()
     readers = [r for r in args.readers.split(",") if r]
     jars = kafka_jars(args.kafka_jars)
-    connector: dict[str, str] = {}
-    if jars:
-        connector["spark.jars"] = ",".join(jars)
-    if args.kafka_packages:
-        connector["spark.jars.packages"] = args.kafka_packages
-    if not connector and any(r.startswith("kafka-") for r in readers):
-        print(
-            "kafka-json, kafka-avro: skipped, Spark's Kafka connector is not given "
-            "(--kafka-jars or --kafka-packages)",
-            flush=True,
-        )
-        readers = [r for r in readers if not r.startswith("kafka-")]
+    if not jars and any(r.startswith("kafka-") for r in readers):
+        from tests.support.maven import MavenError
+        from tests.support.spark_kafka import connector_jars
+
+        try:
+            jars = [str(jar) for jar in connector_jars()]
+        except (MavenError, LookupError) as exc:
+            print(
+                "kafka-json, kafka-avro: skipped, Spark's Kafka connector could not be "
+                f"fetched: {short_error(exc)}",
+                flush=True,
+            )
+            readers = [r for r in readers if not r.startswith("kafka-")]
+    connector = {"spark.jars": ",".join(jars)} if jars else {}
 
     from tests.support.broker import TansuBroker
 
@@ -340,10 +339,7 @@ def main() -> None:
     spark.stop()
     report = {"rows": args.rows, "results": results, "environment": environment()}
     if connector:
-        report["kafka_connector"] = {
-            "jars": [Path(j).name for j in jars],
-            "packages": args.kafka_packages,
-        }
+        report["kafka_connector"] = {"jars": [Path(j).name for j in jars]}
     line = json.dumps(report)
     print(line)
     if args.output:

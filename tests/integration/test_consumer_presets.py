@@ -1,8 +1,10 @@
-"""The README's consumer presets: with those options a schema change between two batches,
-updates and deletes produce only messages Flink's `debezium-json` / `canal-json` formats
-and the Debezium JDBC sink connector accept (no watermark, no DDL, UPDATEs with their old
-row, the schema part and key where the consumer needs them). Without the presets the same
-writes do produce the messages those consumers reject."""
+"""The strict options of README's "Who reads what we write" (tests/support/consumers.py):
+with them a schema change between two batches, updates and deletes produce only row
+changes (no watermark, no DDL, UPDATEs with their old row, the schema part and key where
+the consumer needs them), which Flink's `debezium-json` / `canal-json` formats read without
+`ignore-parse-errors`. Without them the same writes produce watermarks and DDL messages,
+which those formats reject (and the Debezium JDBC sink fails on the watermarks).
+tests/interop/ has the consumers themselves read such topics."""
 
 from __future__ import annotations
 

@@ -22,6 +22,14 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     components.py      `python -m tests.support.components fetch`: Kafka and Apicurio
                        fetched ahead, their versions and java printed
     topics.py          TopicNames: topic names no other test of the run uses
+    spark_kafka.py     Spark's own Kafka connector and spark-avro for the running PySpark
+    flink.py           PyFlink in its own environment, Flink's Kafka connector; runs
+                       flink_job.py (PyFlink's interpreter) and returns its changelogs
+    kafka_connect.py   Kafka Connect standalone with Debezium's JDBC sink connector
+    postgres.py        PostgreSQL in a temporary directory on loopback
+    consumers.py       who reads what we write: each interop consumer's version and
+                       settings (README's table is rendered from it)
+    changelog.py       the interop tests' change stream as consumers must see it
     proxy.py           a TCP proxy that injects broker faults
     registry.py        the in-house Confluent-compatible registry (auth, faults, counts)
     faults.py          `ticdc_faults`: the data source with injected faults (retries, kills)

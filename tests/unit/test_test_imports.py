@@ -16,7 +16,7 @@ BENCHMARKS = TESTS.parent / "benchmarks"
 # Modules a benchmark script imports as siblings (benchmarks/ on sys.path).
 BENCHMARK_MODULES = frozenset(p.stem for p in BENCHMARKS.glob("*.py"))
 # Test modules live here; tests/support and the conftest are what tests may share.
-TEST_PACKAGES = ("tests.unit", "tests.integration")
+TEST_PACKAGES = ("tests.unit", "tests.integration", "tests.interop")
 
 
 def _sources() -> list[Path]:
