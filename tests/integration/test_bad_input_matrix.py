@@ -35,6 +35,8 @@ from ticdc_sink.state import SinkState
 pytestmark = pytest.mark.integration
 
 TABLE = {"database": "db", "table": "t"}
+# A key for the tables whose options declare none (a table without one is refused).
+KEY = {"primary-key": "id"}
 REG_USER, REG_PASSWORD = "matrix-user", "matrix-Pa55"
 
 
@@ -230,7 +232,12 @@ DRIVER_CASES = [
     ),
     (
         "open-protocol-delete-key-only-without-key",
-        {"protocol": "open-protocol", "delete-only-output-handle-key-columns": "true"},
+        {
+            "protocol": "open-protocol",
+            "delete-only-output-handle-key-columns": "true",
+            "primary-key": "",
+            "force-replicate": "true",
+        },
         "SchemaError",
         ["has no handle key", "delete-only-output-handle-key-columns"],
     ),
@@ -460,7 +467,7 @@ DRIVER_CASES = [
         "filter-rule-pattern",
         {"filter-rules": "db"},
         "ConfigError",
-        ["option 'filter-rules'", "is not schema.table"],
+        ["option 'filter-rules' pattern 1 'db': wrong table pattern", "schema.table"],
     ),
 ]
 
@@ -483,7 +490,8 @@ def test_bad_settings_fail_on_the_driver(spark, broker, case, tmp_path, options,
         text = options["config"]
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
         options["config"] = str(path)
-    merged = {"topic": topic, **TABLE, "checkpointLocation": str(checkpoint), **options}
+    keyed = {} if "table-ddl" in options else KEY
+    merged = {"topic": topic, **TABLE, **keyed, "checkpointLocation": str(checkpoint), **options}
     merged = {k: v for k, v in merged.items() if v != ""}
     brokers_given = "sink-uri" in merged or "kafka.bootstrap.server" in merged
     bootstrap = "" if brokers_given else broker.bootstrap
@@ -939,6 +947,7 @@ def test_an_unreachable_broker_fails_within_the_bound_and_is_named(spark, case):
     options = {
         "topic": topic,
         **TABLE,
+        **KEY,
         "broker-timeout-ms": "3000",
         "checkpointLocation": str(checkpoint),
     }
@@ -956,6 +965,7 @@ def test_a_missing_topic_without_auto_create(spark, broker, case):
     options = {
         "topic": topic,
         **TABLE,
+        **KEY,
         "auto-create-topic": "false",
         "checkpointLocation": str(checkpoint),
     }
@@ -1074,7 +1084,13 @@ def test_partition_num_above_an_existing_topic_count(spark, broker, case):
     topic, checkpoint = case
     broker.create_topic(topic, 2)
     df = spark.createDataFrame([(1, "x")], "id bigint, name string").coalesce(1)
-    options = {"topic": topic, **TABLE, "partition-num": "4", "checkpointLocation": str(checkpoint)}
+    options = {
+        "topic": topic,
+        **TABLE,
+        **KEY,
+        "partition-num": "4",
+        "checkpointLocation": str(checkpoint),
+    }
     with pytest.raises(Exception) as failure:
         save(df, broker.bootstrap, options)
     assert_error(

@@ -75,3 +75,39 @@ def test_a_write_reads_back_from_tansu(spark: Any, tansu: Any) -> None:
     assert isinstance(events[0], DecodedBootstrap) and isinstance(events[-1], DecodedWatermark)
     written = sorted((e.commit_ts, e.op.value) for e in events if isinstance(e, DecodedRow))
     assert read == written and len(written) > len(CHANGES)  # a key change is 2 events
+
+
+def test_a_debezium_topic_of_defaults_reads_back_every_row_from_tansu(
+    spark: Any, tansu: Any
+) -> None:
+    # What a new user tries on the demo's broker: a debezium write with the writer's
+    # defaults (no watermarks, so no end markers either) in produce batches of many
+    # records, whose high watermarks Tansu reports low, then a read to `latest` and to an
+    # explicit end. Every row comes back, or the read fails; none is lost silently.
+    topic, rows = "demo_path_debezium_defaults", 202
+    options = {
+        "kafka.bootstrap.servers": tansu.bootstrap,
+        "topic": topic,
+        "protocol": "debezium",
+        "database": "shop",
+        "table": "items",
+        "primary-key": "id",
+    }
+    tansu.create_topic(topic, 1)
+    df = spark.range(rows).selectExpr("id", "concat('n', id) AS name").repartition(2)
+    writer = df.write.format("ticdc").mode("append")
+    for name, value in options.items():
+        writer = writer.option(name, value)
+    writer.save()
+    reading = {k: options[k] for k in ("kafka.bootstrap.servers", "topic", "protocol")}
+
+    def read(**more: str) -> list[int]:
+        reader = spark.read.format("ticdc")
+        for name, value in {**reading, **more}.items():
+            reader = reader.option(name, value)
+        return sorted(r["id"] for r in reader.load().collect())
+
+    assert read() == list(range(rows))
+    assert read(endingOffsets=json.dumps({topic: {"0": rows}})) == list(range(rows))
+    first = read(endingOffsets=json.dumps({topic: {"0": 50}}))
+    assert len(first) == len(set(first)) == 50 and set(first) < set(range(rows))

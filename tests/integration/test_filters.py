@@ -1,4 +1,4 @@
-"""The changefeed's [filter] section through Spark `local[2]` and a real broker (Tansu):
+"""The changefeed's [filter] section through Spark `local[2]` and Apache Kafka:
 table rules and event filters drop rows before they are encoded; the batch report counts
 them."""
 

@@ -1,4 +1,4 @@
-"""Row checksums through Spark `local[2]` and a real broker (Tansu): a changefeed file
+"""Row checksums through Spark `local[2]` and Apache Kafka: a changefeed file
 with `[integrity] integrity-check-level = "correctness"` makes Simple JSON messages carry
 TiCDC's checksum, and the option makes avro records (through the test registry) and
 Simple Avro messages carry theirs; the decoders check every row, and one altered message
