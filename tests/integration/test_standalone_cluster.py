@@ -61,11 +61,16 @@ def node_python(tmp_path_factory) -> str:
     return python
 
 
-def test_executors_with_only_the_wheel_write(node_python, broker):
+def test_executors_with_only_the_wheel_write(node_python, broker, topics):
     # Before the module's cluster starts (it lives until the module ends): one cluster at
     # a time on a small machine.
     with StandaloneCluster(checkout=False) as cluster:
-        write = {"write": "batch", "rows": 300, "partitions": 3, "options": options(broker, "node")}
+        write = {
+            "write": "batch",
+            "rows": 300,
+            "partitions": 3,
+            "options": options(broker, topics, "node"),
+        }
         probe, written = run_job(
             [{"probe": "executor"}, write],
             master=cluster.master,
@@ -74,7 +79,7 @@ def test_executors_with_only_the_wheel_write(node_python, broker):
         assert written == {"ok": True}, cluster.log()
     assert probe["python"] == node_python
     assert Path(probe["ticdc_sink"]).is_relative_to(Path(node_python).parents[1])
-    assert simple_topic(broker, "cluster_shop_node").ids == list(range(300))
+    assert simple_topic(broker, topics("cluster_shop_node")).ids == list(range(300))
 
 
 @pytest.fixture(scope="module")

@@ -189,6 +189,7 @@ def _reports_job(spark: Any, args: argparse.Namespace) -> None:
         .option("topic", args.topic)
         .option("database", "shop")
         .option("table", "reported")
+        .option("force-replicate", "true")  # a table without a key, as TiCDC writes one
         .save()
     )
     run_available_now(
