@@ -25,7 +25,7 @@ from tests.support.read_log import (
     simple_stream,
     table,
 )
-from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError
+from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -284,6 +284,25 @@ def test_a_stream_from_latest_has_the_columns_last_in_the_log_whatever_the_versi
     batches = read_range(config, plan.table, scan.tables, OffsetRange("t", 0, 4, 6), log=log)
     rows = [row for batch in batches for row in batch.to_pylist()]
     assert [(r["id"], r["name"], r["age"]) for r in rows] == [(2, "b", 30)]
+
+
+def test_a_row_whose_schema_the_stream_never_met_fails_its_batch_naming_where() -> None:
+    # As TiCDC's consumer, a row may come before its BOOTSTRAP; one whose schema is in no
+    # message the stream read is never typed by guess (or dropped): its task fails.
+    log = _log({0: [("bootstrap",), (Op.INSERT, 10, (1, "a")), (WATERMARK, 10)]})
+    config = _config(startingoffsets="earliest")
+    scan = _scan(log, config)
+    stray = table("users", version=9)
+    _append(log, ("t", 0), [(Op.INSERT, 20, (2, "b")), (WATERMARK, 20)], stray)
+    cut = scan.plan(_start(_t({0: 0})), _t({0: 5}), None)
+    assert (cut.end.offsets, cut.rows) == (_t({0: 5}), 2)
+    batches = read_range(config, scan.table, scan.tables, OffsetRange("t", 0, 0, 5), log=log)
+    with pytest.raises(DecodeError) as caught:
+        list(batches)
+    assert str(caught.value).startswith(
+        "ticdc: topic t partition 0 offset 3: no schema of db.users version 9 came before this row"
+    )
+    assert "set option startingOffsets" in str(caught.value)
 
 
 def test_a_cut_across_topics_stops_at_the_watermark_every_topic_has_reached() -> None:
