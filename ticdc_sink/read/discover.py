@@ -91,9 +91,9 @@ class _Read:
 
 @attrs.frozen
 class _Met:
-    """A version met in a partition: its offset, `after`, the largest commit ts before it
-    in the read that met it, and its table (None: a Simple row, which names its version
-    only)."""
+    """A version met in a partition: its offset, `after`, the largest commit ts at or
+    before it in the read that met it, and its table (None: a Simple row, which names its
+    version only)."""
 
     partition: TopicPartition
     offset: int
