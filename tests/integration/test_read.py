@@ -12,9 +12,11 @@ import pytest
 from tests.support.read_log import WATERMARK, simple_messages, simple_stream, table
 from tests.support.spark_read import produce
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
+from ticdc_sink import tso
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
+from ticdc_sink.schema import declared_table
 
 pytestmark = pytest.mark.integration
 
@@ -137,6 +139,28 @@ def test_offsets_kafka_columns_and_latest(spark, broker, topics):
     assert [r["id"] for r in middle.collect()] == [rows[2]["id"], rows[3]["id"]]
     nothing = read(spark, broker, topic, startingOffsets="latest", endingOffsets="latest")
     assert nothing.count() == 0 and nothing.columns == everything.columns[:-3]
+
+
+def test_a_read_from_latest_has_the_schema_written_last_whatever_its_version(spark, broker, topics):
+    # The sink's schema versions are no order (derived ones hash the schema): the newer
+    # schema goes out here with the lower version. A read from latest holds no row, so its
+    # columns are those of the schema messages last in the log, in every partition.
+    topic = topics("read_latest_schema")
+    options = {"database": "shop", "table": "users", "primary-key": "id", "partition-num": "2"}
+    ts = tso.compose(1_750_000_000_000)
+    older = spark.createDataFrame(
+        [("c", ts, 1, "a")], "_op string, _commit_ts bigint, id bigint, name string"
+    )
+    newer = spark.createDataFrame(
+        [("c", ts + 1, 2, "b", 30)],
+        "_op string, _commit_ts bigint, id bigint, name string, age int",
+    )
+    write(older, broker, topic, **options, **{"schema-version": "2000"})
+    write(newer, broker, topic, **options, **{"schema-version": "1000"})
+    latest = read(spark, broker, topic, startingOffsets="latest")
+    assert latest.columns[:3] == ["id", "name", "age"]
+    declared = declared_table(latest.schema, "_table")
+    assert declared is not None and declared.version == 1000
 
 
 def test_a_user_schema_picks_and_casts_columns(spark, broker, topics):

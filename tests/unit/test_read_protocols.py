@@ -392,3 +392,19 @@ def test_an_open_protocol_update_without_old_values_is_an_insert_on_the_wire() -
         [update] = protocol_messages(codec, ITEMS, [(Op.UPDATE, 12, row, row)])
         [insert] = protocol_messages(codec, ITEMS, [(Op.INSERT, 12, row, None)])
         assert update == insert
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_newest_first_row_by_commit_ts_gives_the_columns_whatever_its_partition(
+    protocol: str,
+) -> None:
+    # Partition 0 is read from a row after the table gained a column (ts 20), partition 1
+    # from one before (ts 10): the newer row decides, not the partition read last.
+    codec = CodecConfig(protocol=protocol, enable_tidb_extension=True)
+    wider = table("users", {"name": "varchar(20)", "age": "int"})
+    before = protocol_messages(codec, table("users"), [(Op.INSERT, 10, (1, "a"), None)])
+    after = protocol_messages(codec, wider, [(Op.INSERT, 20, (2, "b", 30), None)])
+    log = FakeTopicLog({0: before + after, 1: before + after})
+    starting = json.dumps({"t": {"0": len(before), "1": 0}})
+    plan = plan_read(_config(protocol, startingOffsets=starting), log)
+    assert sorted(plan.table.column_names) == ["age", "id", "name"]  # open-protocol sorts

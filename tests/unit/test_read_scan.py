@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tests.support.read_log import FakeTopicLog, simple_messages, table
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.read.discover import discover_tables
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
+from ticdc_sink.schema import Index
 
 USERS = table("users")
 ORDERS = table("orders", {"amount": "decimal(10,2)"})
@@ -204,3 +207,61 @@ def test_ticdc_golden_messages_read_into_the_docs_rows() -> None:
     assert {(r["_database"], r["_table"], r["name"], r["age"]) for r in rows} == {
         ("simple", "user", "John Doe", 25)
     }
+
+
+# A schema change whose new version has the lower number: the sink derives versions from
+# a hash of the schema (`schema.stable_version`), so they are no order; the log is.
+NEWER = table("users", {"name": "varchar(20)", "age": "int"}, version=3)
+OLDER = table("users", version=5)
+
+
+def _changed_log(partitions: int = 1) -> FakeTopicLog:
+    """Each partition: OLDER's BOOTSTRAP and a row (ts 10), a watermark, then NEWER's
+    BOOTSTRAP and a row (ts 20)."""
+    values = simple_messages(OLDER, [(Op.INSERT, 10, (1, "a"), None)], watermark=10)
+    values += simple_messages(NEWER, [(Op.INSERT, 20, (2, "b", 30), None)])
+    return FakeTopicLog(dict.fromkeys(range(partitions), values))
+
+
+def test_a_read_from_latest_takes_the_schema_last_in_the_log_not_the_highest_version() -> None:
+    plan = plan_read(_config(startingoffsets="latest"), _changed_log(2))
+    assert (plan.table.version, plan.table.column_names) == (3, ("id", "name", "age"))
+
+
+def test_the_newest_first_row_decides_by_its_commit_ts_not_its_version() -> None:
+    # Partition 0 is read from its newer row (ts 20), partition 1 from its older one (ts
+    # 10); a change that keeps the columns (a unique key added) reads together, with the
+    # newer schema's keys and version.
+    keyed = attrs.evolve(
+        OLDER, version=3, indexes=(*OLDER.indexes, Index("u_name", ("name",), unique=True))
+    )
+    values = simple_messages(OLDER, [(Op.INSERT, 10, (1, "a"), None)], watermark=10)
+    values += simple_messages(keyed, [(Op.INSERT, 20, (2, "b"), None)])
+    log = FakeTopicLog({0: values, 1: values})
+    config = _config(startingoffsets='{"t": {"0": 3, "1": 0}}')
+    plan = plan_read(config, log)
+    assert (plan.table.version, [i.name for i in plan.table.indexes]) == (3, ["PRIMARY", "u_name"])
+    rows = _rows(config, log)
+    assert sorted(r["id"] for r in rows) == [1, 2, 2]
+
+
+def test_a_schema_first_in_its_range_counts_the_commit_ts_before_the_range() -> None:
+    # users_2 changes to a version with a lower number (a key added) at offset 4, where
+    # the read starts; the driver reads the history before the start only after the range
+    # (users' BOOTSTRAP is there), and the new version still ranks after the watermark
+    # of ts 10 before it, and so after the old version (after ts 5).
+    old = table("users_2", version=7)
+    new = attrs.evolve(old, version=4, indexes=(*old.indexes, Index("u", ("name",), unique=True)))
+    mark = simple_messages(USERS, [], bootstrap=False, watermark=5)
+    values = mark + simple_messages(old, [], watermark=10) + simple_messages(USERS, [])
+    values += simple_messages(new, []) + simple_messages(
+        USERS, [(Op.INSERT, 20, (1, "a"), None)], bootstrap=False
+    )
+    found = discover_tables(
+        _config(), FakeTopicLog({0: values}), [(OffsetRange("t", 0, 4, 6), (0, 6))]
+    )
+    assert [(t.table, t.version) for t in found.tables] == [
+        ("users_2", 7),
+        ("users_2", 4),
+        ("users", 1),
+    ]

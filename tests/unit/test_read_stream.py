@@ -25,7 +25,7 @@ from tests.support.read_log import (
     simple_stream,
     table,
 )
-from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError
+from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -39,6 +39,7 @@ from ticdc_sink.read.stream import (
     plan_offsets_cut,
     plan_start,
 )
+from ticdc_sink.schema import TableSchema
 
 USERS = table("users")
 Key = tuple[str, int]
@@ -97,14 +98,14 @@ def _log(items: Items | dict[int, list[Any]]) -> FakeTopicLog:
     return FakeTopicLog.of_topics(topics)
 
 
-def _append(log: FakeTopicLog, key: Key, items: list[Any]) -> None:
-    """Items arriving in a partition (a new one: after a BOOTSTRAP)."""
+def _append(log: FakeTopicLog, key: Key, items: list[Any], schema: TableSchema = USERS) -> None:
+    """Items of `schema` arriving in a partition (a new one: after a BOOTSTRAP)."""
     found = log.records.get(key)
     if found is None:
-        found = log.records[key] = records(key[1], simple_messages(USERS, []))
+        found = log.records[key] = records(key[1], simple_messages(schema, []))
     found += [
         r._replace(offset=len(found) + i)
-        for i, r in enumerate(records(key[1], simple_stream(USERS, items)))
+        for i, r in enumerate(records(key[1], simple_stream(schema, items)))
     ]
 
 
@@ -262,6 +263,46 @@ def test_rows_of_a_version_declared_before_the_stream_started_are_a_change_too()
     cut = scan.plan(_start(_t({0: 4})), _t({0: 6}), None)
     assert (cut.end.offsets, cut.rows) == (_t({0: 6}), 1)
     assert {t.version for t in scan.tables} == {1, 2}  # what the tasks will decode with
+
+
+@pytest.mark.parametrize("evolution", ["fail", "ignore-new-columns"])
+def test_a_stream_from_latest_has_the_columns_last_in_the_log_whatever_the_versions(
+    evolution: str,
+) -> None:
+    # The sink's versions are hashes of the schema: here the newer one is the lower.
+    older = table("users", version=5)
+    newer = table("users", {"name": "varchar(20)", "age": "int"}, version=3)
+    values = simple_messages(older, [(Op.INSERT, 10, (1, "a"), None)], watermark=10)
+    log = FakeTopicLog({0: values + simple_messages(newer, [])})
+    config = _config(startingoffsets="latest", **{"schema-evolution": evolution})
+    plan = plan_read(config, log)
+    scan = StreamScan(config, plan.table, plan.known, log)  # type: ignore[arg-type]
+    start = scan.initial_offset()
+    _append(log, ("t", 0), [(Op.INSERT, 20, (2, "b", 30)), (WATERMARK, 20)], newer)
+    cut = scan.next_cut(start, None, None)
+    assert (cut.end.offsets, cut.rows) == (_t({0: 6}), 1)
+    batches = read_range(config, plan.table, scan.tables, OffsetRange("t", 0, 4, 6), log=log)
+    rows = [row for batch in batches for row in batch.to_pylist()]
+    assert [(r["id"], r["name"], r["age"]) for r in rows] == [(2, "b", 30)]
+
+
+def test_a_row_whose_schema_the_stream_never_met_fails_its_batch_naming_where() -> None:
+    # As TiCDC's consumer, a row may come before its BOOTSTRAP; one whose schema is in no
+    # message the stream read is never typed by guess (or dropped): its task fails.
+    log = _log({0: [("bootstrap",), (Op.INSERT, 10, (1, "a")), (WATERMARK, 10)]})
+    config = _config(startingoffsets="earliest")
+    scan = _scan(log, config)
+    stray = table("users", version=9)
+    _append(log, ("t", 0), [(Op.INSERT, 20, (2, "b")), (WATERMARK, 20)], stray)
+    cut = scan.plan(_start(_t({0: 0})), _t({0: 5}), None)
+    assert (cut.end.offsets, cut.rows) == (_t({0: 5}), 2)
+    batches = read_range(config, scan.table, scan.tables, OffsetRange("t", 0, 0, 5), log=log)
+    with pytest.raises(DecodeError) as caught:
+        list(batches)
+    assert str(caught.value).startswith(
+        "ticdc: topic t partition 0 offset 3: no schema of db.users version 9 came before this row"
+    )
+    assert "set option startingOffsets" in str(caught.value)
 
 
 def test_a_cut_across_topics_stops_at_the_watermark_every_topic_has_reached() -> None:

@@ -17,6 +17,14 @@ no row of a selected table (startingOffsets=latest) takes the schemas of every p
 messages before its start. The tasks then decode with every schema found here (and the
 schema messages they meet themselves).
 
+Which schema is the newest goes by its place in the log, never by its version number:
+TiDB's versions are TSOs, but the sink derives one from a hash of the schema
+(`schema.stable_version`) when no TiDB version is given, and TiCDC's own consumer keys
+table infos by their exact version and orders DDLs by commit ts (tiflow v8.5
+`pkg/sink/codec/simple/decoder.go`, `memoryTableInfoProvider`; `cmd/kafka-consumer/
+writer.go`, `appendDDL`). Within a partition the later message is the newer; across
+partitions, the one after the larger commit ts (`_Place`).
+
 This module knows decoded events and offset ranges; nothing of Spark.
 """
 
@@ -28,7 +36,7 @@ from collections.abc import Iterable
 import attrs
 
 from ticdc_sink.codec import find_protocol
-from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
@@ -39,7 +47,7 @@ from ticdc_sink.read.decoding import (
     new_decoder,
     row_table,
 )
-from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.offsets import OffsetRange, TopicPartition
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.rows import same_columns
 from ticdc_sink.schema import TableSchema
@@ -51,11 +59,111 @@ Version = tuple[str, str, int]
 
 @attrs.frozen
 class Discovery:
-    """What the driver found: every table schema (in the order found) and the schema
-    versions (database, table, version) of the first rows it met."""
+    """What the driver found: every table schema, the oldest first by its newest place in
+    the log, and the schema versions (database, table, version) of the first rows it met."""
 
     tables: tuple[TableSchema, ...]
     row_versions: frozenset[Version] = frozenset()
+
+
+@attrs.frozen(order=True)
+class _Place:
+    """Where a schema stands in the log: the largest commit ts at or before it in its
+    partition (rows, watermarks and DDLs carry one, a BOOTSTRAP none), then its offset,
+    then `after` (0: the table a DDL changes, 1: anything else). Within a partition this
+    is log order; across partitions, commit ts order, as TiCDC sends each DDL and
+    watermark to every partition."""
+
+    ts: int
+    offset: int
+    after: int
+
+
+@attrs.define
+class _Read:
+    """One read of a partition, in offset order: the last offset read and the largest
+    commit ts so far."""
+
+    partition: TopicPartition
+    last: int = -1
+    ts: int = 0
+
+
+@attrs.frozen
+class _Met:
+    """A version met in a partition: its offset, `after`, the largest commit ts at or
+    before it in the read that met it, and its table (None: a Simple row, which names its
+    version only)."""
+
+    partition: TopicPartition
+    offset: int
+    after: int
+    ts: int
+    table: TableSchema | None
+
+
+class _Timeline:
+    """Every schema version the driver met and where (`_Place`). The reads of a partition
+    need not come in offset order (from the start to the first row, then the history
+    before the start), so a place counts the commit ts of the reads of its partition that
+    ended before it."""
+
+    def __init__(self) -> None:
+        self._reads: dict[TopicPartition, list[_Read]] = {}
+        self._met: dict[tuple[Version, TopicPartition], _Met] = {}
+        self.known: dict[Version, TableSchema] = {}  # a table of each version met
+
+    def read(self, offsets: OffsetRange) -> _Read:
+        read = _Read((offsets.topic, offsets.partition))
+        self._reads.setdefault(read.partition, []).append(read)
+        return read
+
+    def see(self, read: _Read, offset: int, event: object) -> None:
+        """Note `event` at `offset`: its commit ts, and the schemas it carries."""
+        read.last = offset
+        if isinstance(event, DecodedRow | DecodedWatermark | DecodedDDL):
+            read.ts = max(read.ts, event.commit_ts)
+        if isinstance(event, DecodedBootstrap):
+            self.meet(read, offset, _version(event.table), event.table)
+        elif isinstance(event, DecodedDDL):
+            if event.pre_table is not None:
+                self.meet(read, offset, _version(event.pre_table), event.pre_table, after=0)
+            if event.table is not None:
+                self.meet(read, offset, _version(event.table), event.table)
+
+    def meet(
+        self,
+        read: _Read,
+        offset: int,
+        version: Version,
+        table: TableSchema | None = None,
+        *,
+        after: int = 1,
+    ) -> None:
+        """Note `version` (with its `table`, or a Simple row's: None) at `offset`, seen in
+        `read`; a version keeps its last place in each partition."""
+        if table is not None:
+            self.known[version] = table
+        key = (version, read.partition)
+        met = self._met.get(key)
+        if met is None or (offset, after) >= (met.offset, met.after):
+            self._met[key] = _Met(read.partition, offset, after, read.ts, table)
+
+    def tables(self) -> tuple[TableSchema, ...]:
+        """Every table met, the oldest first by its newest place; of a version met with
+        several tables (the protocols without versions: 0), the table at its newest."""
+        newest: dict[Version, tuple[_Place, TableSchema]] = {}
+        for (version, _), met in self._met.items():
+            table = met.table if met.table is not None else self.known.get(version)
+            place = self._place(met)
+            if table is not None and (version not in newest or place >= newest[version][0]):
+                newest[version] = (place, table)
+        return tuple(table for _, table in sorted(newest.values(), key=lambda item: item[0]))
+
+    def _place(self, met: _Met) -> _Place:
+        # A partition's reads cover apart ranges: those that ended before `met` came before it.
+        before = [r.ts for r in self._reads[met.partition] if r.last < met.offset]
+        return _Place(max([met.ts, *before]), met.offset, met.after)
 
 
 def discover_tables(
@@ -77,7 +185,8 @@ def discover_tables(
             in its partition (naming the row's offset and what to do).
     """
     decoder = new_decoder(config, schema_for_id=schema_for_id)
-    found: dict[Version, TableSchema] = {}
+    timeline = _Timeline()
+    found = timeline.known  # membership: whether a version's schema was met
     row_versions: set[Version] = set()
     # Skipped here without a report: the tasks meet the same messages and report them.
     skipped = BadMessages() if config.skip_bad_messages else None
@@ -85,20 +194,24 @@ def discover_tables(
     def first_row(offsets: OffsetRange) -> tuple[DecodedRow, int] | None:
         """The first row of a selected table in `offsets` and its offset, learning the
         schemas before it."""
+        read = timeline.read(offsets)
         # Closed on return: the read's consumer assignment ends before the next scan's.
         with contextlib.closing(log.read(offsets)) as records:
             for record in records:
                 for event in decode_events(decoder, record, offsets.topic, skipped):
-                    _learn(found, event)
+                    timeline.see(read, record.offset, event)
                     if isinstance(event, DecodedRow) and is_selected(
                         config, event.database, event.table
                     ):
+                        version = (event.database, event.table, event.schema_version)
+                        implied = None
                         if describes_rows(decoder):
                             implied = row_table(decoder, record, offsets.topic)
                             if implied is None:
                                 continue  # an avro tombstone: its key columns only
-                            _keep(found, implied)
-                        row_versions.add((event.database, event.table, event.schema_version))
+                            version = _version(implied)
+                        timeline.meet(read, record.offset, version, implied)
+                        row_versions.add(version)
                         return event, record.offset
         return None
 
@@ -107,10 +220,11 @@ def discover_tables(
         is known. Whether it is."""
         if offsets.empty:
             return wanted in found
+        read = timeline.read(offsets)
         with contextlib.closing(log.read(offsets)) as records:
             for record in records:
                 for event in decode_events(decoder, record, offsets.topic, skipped):
-                    _learn(found, event)
+                    timeline.see(read, record.offset, event)
                 if wanted in found:
                     return True
         return wanted in found
@@ -135,16 +249,7 @@ def discover_tables(
     if not any(is_selected(config, t.database, t.table) for t in found.values()):
         for earlier in history:
             learn(earlier)
-    return Discovery(tuple(found.values()), frozenset(row_versions))
-
-
-def _learn(found: dict[Version, TableSchema], event: object) -> None:
-    if isinstance(event, DecodedBootstrap):
-        _keep(found, event.table)
-    elif isinstance(event, DecodedDDL):
-        for table in (event.pre_table, event.table):
-            if table is not None:
-                _keep(found, table)
+    return Discovery(timeline.tables(), frozenset(row_versions))
 
 
 def _no_schema(
@@ -160,10 +265,8 @@ def _no_schema(
     )
 
 
-def _keep(found: dict[Version, TableSchema], table: TableSchema) -> None:
-    key = (table.database, table.table, table.version)
-    found.pop(key, None)
-    found[key] = table
+def _version(table: TableSchema) -> Version:
+    return table.database, table.table, table.version
 
 
 def is_selected(config: ReadConfig, database: str, table: str) -> bool:
@@ -175,18 +278,19 @@ def is_selected(config: ReadConfig, database: str, table: str) -> bool:
 
 def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
     """The table whose columns the read returns: for each selected table, the schema of
-    the first rows read (the newest such version), else its newest schema (a DDL after
-    the rows read does not decide); the selected tables must all have the same columns.
+    the first rows read (the newest of them by place in the log, `_Place`), else its
+    newest schema (a DDL after the rows read does not decide); the selected tables must
+    all have the same columns.
 
     Raises:
         SchemaError: no schema of a selected table was found, or the selected tables
             differ in columns (the message lists them and the options that pick one).
     """
     latest: dict[tuple[str, str], TableSchema] = {}
-    for table in found.tables:
+    for table in found.tables:  # the oldest first
         if is_selected(config, table.database, table.table):
             key = (table.database, table.table)
-            if key not in latest or _rank(found, table) >= _rank(found, latest[key]):
+            if key not in latest or _of_rows(found, table) >= _of_rows(found, latest[key]):
                 latest[key] = table
     if not latest:
         picked = ".".join(n for n in (config.database, config.table) if n) or "any table"
@@ -212,8 +316,8 @@ def choose_table(config: ReadConfig, found: Discovery) -> TableSchema:
     return first
 
 
-def _rank(found: Discovery, table: TableSchema) -> tuple[bool, int]:
-    return (table.database, table.table, table.version) in found.row_versions, table.version
+def _of_rows(found: Discovery, table: TableSchema) -> bool:
+    return _version(table) in found.row_versions
 
 
 def _describe(table: TableSchema) -> str:
