@@ -27,7 +27,7 @@ only that row, keeps the registry requests those of the row path, message by mes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 import numpy as np
@@ -155,7 +155,7 @@ def _flatten(m: _Mat) -> pa.Array:
 
 
 # A part of a record: a byte matrix, or an Arrow binary array (null: no bytes).
-_Part = _Mat | pa.Array
+_Part: TypeAlias = _Mat | pa.Array
 
 
 def _join(parts: list[_Part]) -> pa.Array:
