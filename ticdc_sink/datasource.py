@@ -73,7 +73,8 @@ from ticdc_sink.writer import (
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
-    DataSourceStreamArrowWriter = None
+    # (the type checker reads the newest PySpark, where the class exists)
+    DataSourceStreamArrowWriter = None  # type: ignore[assignment,misc]
 
 try:  # PySpark 4.2+: read limits (maxOffsetsPerTrigger) and Trigger.AvailableNow
     from pyspark.sql.streaming.datasource import (

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator
 from typing import Any
 
 import confluent_kafka
@@ -249,7 +249,7 @@ class TopicLog:
 
     def follow(
         self, partitions: Collection[int] | None, *, from_beginning: bool = False
-    ) -> Iterator[Record]:
+    ) -> Generator[Record, None, None]:
         """The messages of the topic (of `partitions` only, when given) as they arrive,
         from the end of each partition (or its beginning), until the caller stops.
 
@@ -281,7 +281,7 @@ class TopicLog:
             records.append(_record(message))
         return records
 
-    def read(self, offsets: OffsetRange) -> Iterator[Record]:
+    def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
         """The messages of `offsets` in offset order (offsets a compacted or transactional
         topic skips are simply absent; a range whose last offsets hold no message ends at
         the partition's end).
