@@ -587,8 +587,8 @@ class AvroBatchEncoder:
                 key_lens = np.concatenate([key_lens, _lengths(key_old)])[source]
         sizes = (key_lens + value_lens + RECORD_OVERHEAD).tolist()
         value_list = values.to_pylist()
-        first = (row_ends[rendered - 1] if rendered else 0) if row_ends else rendered
-        row_path = list(range(first, len(value_list))) if refused else []
+        refused_from = (row_ends[rendered - 1] if rendered else 0) if row_ends else rendered
+        row_path = list(range(refused_from, len(value_list))) if refused else []
         if keys is None:
             return EncodedBatch(
                 values=value_list, sizes=sizes, key=None, row_ends=row_ends, row_path=row_path
