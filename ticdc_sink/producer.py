@@ -253,6 +253,7 @@ class KafkaProducer:
             deadline = time.monotonic() + self._broker_timeout_s
             counts = self._read_partition_counts(new, deadline)
             missing = [topic for topic in new if counts.get(topic) is None]
+            found = {topic: count for topic, count in counts.items() if count is not None}
             if missing:
                 if not self._config.auto_create_topic:
                     # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
@@ -263,9 +264,9 @@ class KafkaProducer:
                         "auto-create-topic=true",
                         brokers=self._brokers,
                     )
-                counts.update(self._create_topics(missing, deadline))
+                found.update(self._create_topics(missing, deadline))
             for topic in new:
-                count = self._governed_count(topic, counts[topic])
+                count = self._governed_count(topic, found[topic])
                 self._partitions[topic] = count
                 logger.debug("topic %s has %d partitions", topic, count)
             # What Kafka enforces on writes to these topics, asked once with the counts.
@@ -477,14 +478,14 @@ class KafkaProducer:
                     entries[resource.name] = future.result(timeout=_remaining(deadline) + 1.0)
                 except (KafkaException, FutureTimeoutError) as exc:
                     failed[resource.name] = exc
-            retry = [t for t, exc in failed.items() if isinstance(exc, KafkaException)]
-            if retry and all(_is_transient(failed[t]) for t in retry):
+            lost = {t: e for t, e in failed.items() if isinstance(e, KafkaException)}
+            if lost and all(_is_transient(e) for e in lost.values()):
                 if _pause_before_retry(deadline):
-                    pending = retry
+                    pending = list(lost)
                     continue
-            for topic, exc in failed.items():
+            for topic, error in failed.items():
                 if warn:
-                    self._warn_no_max_message_bytes(topic, exc)
+                    self._warn_no_max_message_bytes(topic, error)
             break
         for topic in new:
             found = entries.get(topic, {})
@@ -690,9 +691,9 @@ class KafkaProducer:
         elif key:
             size += len(key)
         messages = np.bincount(where)
-        sizes = np.bincount(where, weights=size)
+        totals = np.bincount(where, weights=size)
         for p in np.flatnonzero(messages).tolist():
-            self._count(topic, p, int(messages[p]), int(sizes[p]))
+            self._count(topic, p, int(messages[p]), int(totals[p]))
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None
