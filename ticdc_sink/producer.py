@@ -30,27 +30,37 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import confluent_kafka
 import numpy as np
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka.admin import (
+    AdminClient,
+    ClusterMetadata,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
-from ticdc_sink.config import acks_all, is_secret
+from ticdc_sink.config import KafkaConfig, acks_all, is_secret
 from ticdc_sink.errors import ConfigError, DeliveryError
-
-if TYPE_CHECKING:
-    from ticdc_sink.config import KafkaConfig
 
 __all__ = [
     "DEFAULT_PARTITION_NUM",
     "LIBRDKAFKA_LOG",
+    "DeliveryCallback",
     "KafkaProducer",
+    "LibrdkafkaAdmin",
     "LibrdkafkaLog",
+    "LibrdkafkaProducer",
     "PartitionStats",
+    "Producer",
+    "ProducerFactory",
     "Record",
     "check_client_config",
     "producer_settings",
@@ -150,6 +160,86 @@ class PartitionStats(NamedTuple):
     bytes: int
 
 
+class Producer(Protocol):
+    """What a write task and the driver's commit step send through: `KafkaProducer`, or
+    a test's fake (tests/support/fake_producer.py). See `KafkaProducer` for each method."""
+
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]: ...
+
+    def partition_count(self, topic: str) -> int: ...
+
+    def partition_counts(self, topics: Iterable[str]) -> dict[str, int]: ...
+
+    def topic_max_message_bytes(self, topic: str) -> int | None: ...
+
+    def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]: ...
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None: ...
+
+    def send_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+#: How the writer makes its producers: `KafkaProducer`, or a test's fake.
+ProducerFactory: TypeAlias = Callable[[KafkaConfig], Producer]
+
+#: librdkafka's delivery report: the error (None: delivered) and the message.
+DeliveryCallback: TypeAlias = Callable[[KafkaError | None, Message], None]
+
+
+class LibrdkafkaProducer(Protocol):
+    """What `KafkaProducer` uses of a librdkafka producer (`confluent_kafka.Producer`,
+    or a unit test's fake given as `factory`). `produce` takes its arguments by position:
+    keywords cost time per message, and the fifth is the delivery callback (named
+    `callback`, alias `on_delivery`). `close` exists from confluent-kafka 2.13 on only, so
+    it is looked up when needed."""
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int,
+        on_delivery: DeliveryCallback,
+        /,
+    ) -> None: ...
+
+    def poll(self, timeout: float, /) -> int: ...
+
+    def flush(self, timeout: float, /) -> int: ...
+
+    def purge(self) -> None: ...
+
+    def list_topics(self, topic: str | None, /, *, timeout: float) -> ClusterMetadata: ...
+
+    def __len__(self) -> int: ...
+
+
+class LibrdkafkaAdmin(Protocol):
+    """What `KafkaProducer` uses of librdkafka's admin client (`AdminClient`, or a unit
+    test's fake given as `admin_factory`)."""
+
+    def create_topics(
+        self, new_topics: list[NewTopic], *, request_timeout: float, operation_timeout: float
+    ) -> dict[str, Future[None]]: ...
+
+    def describe_configs(
+        self, resources: list[ConfigResource], *, request_timeout: float
+    ) -> dict[ConfigResource, Future[dict[str, ConfigEntry]]]: ...
+
+
 class _Failure(NamedTuple):
     topic: str
     partition: int
@@ -175,8 +265,8 @@ class KafkaProducer:
         self,
         config: KafkaConfig,
         *,
-        factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Producer,
-        admin_factory: Callable[[dict[str, Any]], Any] = AdminClient,
+        factory: Callable[[dict[str, Any]], LibrdkafkaProducer] = confluent_kafka.Producer,
+        admin_factory: Callable[[dict[str, Any]], LibrdkafkaAdmin] = AdminClient,
         flush_timeout_s: float | None = None,
     ) -> None:
         self._config = config
@@ -192,7 +282,7 @@ class KafkaProducer:
             flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
         self._flush_timeout_s = flush_timeout_s
         self._admin_factory = admin_factory
-        self._admin: Any = None
+        self._admin: LibrdkafkaAdmin | None = None
         self._partitions: dict[str, int] = {}
         self._max_message_bytes: dict[str, int | None] = {}
         self._min_insync_replicas: dict[str, int | None] = {}
@@ -214,7 +304,7 @@ class KafkaProducer:
         client_config["logger"] = LIBRDKAFKA_LOG
         self._factory = factory
         self._client_config = client_config
-        self._producer: Any = factory(client_config)
+        self._producer = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
 
@@ -606,9 +696,7 @@ class KafkaProducer:
         if self._failed or self._fatal is not None:
             raise self._delivery_error(undelivered=0)
         try:
-            self._producer.produce(
-                topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
-            )
+            self._producer.produce(topic, value, key, partition, self._on_delivery)
         except BufferError:
             self._send_when_room(topic, partition, key, value)
         except KafkaException as exc:
@@ -706,9 +794,7 @@ class KafkaProducer:
             if self._failed or self._fatal is not None:
                 raise self._delivery_error(undelivered=0)
             try:
-                self._producer.produce(
-                    topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
-                )
+                self._producer.produce(topic, value, key, partition, self._on_delivery)
                 return
             except KafkaException as exc:
                 raise self._refused(exc, topic, partition, key, value) from None
@@ -811,7 +897,7 @@ class KafkaProducer:
         counts[0] += messages
         counts[1] += size
 
-    def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
+    def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         # Counted when sent; only a failure changes the counts (see _PRODUCER_DEFAULTS).
         # An exception must not leave a callback: confluent-kafka then calls the next
         # delivery callback of the same batch with the exception still set, and that one
@@ -821,6 +907,7 @@ class KafkaProducer:
         try:
             self._failed += 1
             topic, partition = message.topic(), message.partition()
+            assert topic is not None and partition is not None  # a delivery report names them
             key = message.key()
             size = len(message) + (len(key) if key is not None else 0)
             if self._first_failure is None:
