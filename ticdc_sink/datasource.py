@@ -49,7 +49,7 @@ from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer, check_client_config
+from ticdc_sink.producer import KafkaProducer, ProducerFactory, check_client_config
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -412,7 +412,7 @@ class _WriterMixin:
     checkpoint: StreamCheckpoint | None = None  # stream writers only
     # How the tasks and the commit step make their producers; the reliability tests set
     # one that fails on purpose (tests/support/faults.py).
-    producer_factory: Callable[..., Any] = KafkaProducer
+    producer_factory: ProducerFactory = KafkaProducer
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
         context = TaskContext.get()

@@ -25,17 +25,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Generator
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 import confluent_kafka
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka.admin import ClusterMetadata
 
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.producer import LIBRDKAFKA_LOG, Record
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 
-__all__ = ["TopicLog"]
+__all__ = ["ConsumerFactory", "LibrdkafkaConsumer", "TopicLog"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,30 @@ _CONSUME_WAIT_S = 0.2
 # delayed the first fetch of the next by up to that long: 0.5 s per partition visited.
 _FETCH_WAIT_MAX_MS = "20"
 
-ConsumerFactory = Callable[[dict[str, Any]], Any]
+
+class LibrdkafkaConsumer(Protocol):
+    """What `TopicLog` uses of a librdkafka consumer (`confluent_kafka.Consumer`, or a
+    unit test's fake given as `consumer_factory`)."""
+
+    def assign(self, partitions: list[TopicPartition], /) -> None: ...
+
+    def unassign(self) -> None: ...
+
+    def poll(self, timeout: float, /) -> Message | None: ...
+
+    def consume(self, num_messages: int, /, *, timeout: float) -> list[Message]: ...
+
+    def get_watermark_offsets(
+        self, partition: TopicPartition, /, *, timeout: float, cached: bool
+    ) -> tuple[int, int]: ...
+
+    def list_topics(self, topic: str | None, /, *, timeout: float) -> ClusterMetadata: ...
+
+    def close(self) -> None: ...
+
+
+#: How a TopicLog makes its consumer from librdkafka settings.
+ConsumerFactory: TypeAlias = Callable[[dict[str, Any]], LibrdkafkaConsumer]
 
 
 class TopicLog:
@@ -196,10 +220,13 @@ class TopicLog:
                 error = message.error()
                 if key not in ends:
                     continue
+                offset = message.offset()
                 if error is None:
-                    ends[key] = max(ends[key], message.offset() + 1)
+                    assert offset is not None  # a fetched message has one
+                    ends[key] = max(ends[key], offset + 1)
                 elif error.code() == KafkaError._PARTITION_EOF:
-                    ends[key] = max(ends[key], message.offset())
+                    assert offset is not None  # the partition's end
+                    ends[key] = max(ends[key], offset)
                     waiting.discard(key)
                 else:
                     raise self._unreachable(error, key[0])
@@ -310,10 +337,12 @@ class TopicLog:
                         continue  # an event of an earlier assignment
                     error = message.error()
                     if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                        if message.offset() > last:  # read to the end: the rest are gaps
-                            position = message.offset()
+                        end = message.offset()
+                        assert end is not None  # the partition's end
+                        if end > last:  # read to the end: the rest are gaps
+                            position = end
                             break
-                        broker_end = message.offset()
+                        broker_end = end
                         continue
                     if error is not None and error.code() == KafkaError._AUTO_OFFSET_RESET:
                         position = self._skip_lost(offsets, position)
@@ -323,6 +352,7 @@ class TopicLog:
                         raise self._unreachable(error, topic)
                     moved = True
                     offset = message.offset()
+                    assert offset is not None  # a fetched message has one
                     if offset > last:
                         position = offset
                         break
@@ -429,11 +459,13 @@ class TopicLog:
         )
 
 
-def _record(message: Any) -> Record:
+def _record(message: Message) -> Record:
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None  # a fetched message has both
     kind, timestamp = message.timestamp()
     return Record(
-        message.partition(),
-        message.offset(),
+        partition,
+        offset,
         message.key(),
         message.value(),
         timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
