@@ -19,7 +19,8 @@ It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partitio
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
 inside `poll`/`flush`, on the calling thread; a callback never raises, it leaves its error
 for `poll`/`flush` to raise). The librdkafka factories are parameters, so unit tests pass
-fakes instead of patching this module.
+fakes instead of patching this module; `LibrdkafkaProducer` and `LibrdkafkaAdmin` say what
+a fake needs, as `Producer` says what the writer needs of a `KafkaProducer`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The one fake of the sink's producer (`ticdc_sink.producer.KafkaProducer`, as the writer
-calls it), for tests of the write loop and the commit step without a broker.
+"""The one fake of the sink's producer (`ticdc_sink.producer.Producer`, what the writer
+calls of a `KafkaProducer`), for tests of the write loop and the commit step without a
+broker.
 
 `FakeProducer(partitions=3, topic_limit=None)` is its own factory (`producer_factory=
 fake`), so a test reads what a task or the commit step sent:

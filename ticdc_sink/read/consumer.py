@@ -17,7 +17,8 @@ that is no longer on the brokers is an error (`auto.offset.reset=error`), never 
 jump to the end: data loss is reported as Spark's Kafka source reports it
 (`failOnDataLoss`).
 
-This module knows confluent-kafka and nothing of Spark or protocols.
+This module knows confluent-kafka and nothing of Spark or protocols; `LibrdkafkaConsumer`
+is what it uses of a consumer (unit tests pass fakes as `consumer_factory`).
 """
 
 from __future__ import annotations
