@@ -48,8 +48,14 @@ class CountingProducer:
     def partition_count(self, topic: str) -> int:
         return 3
 
+    def partition_counts(self, topics: Any) -> dict[str, int]:
+        return dict.fromkeys(topics, 3)
+
     def topic_max_message_bytes(self, topic: str) -> int | None:
         return None
+
+    def topics_max_message_bytes(self, topics: Any) -> dict[str, int | None]:
+        return dict.fromkeys(topics)
 
     def _add(self, topic: str, partition: int, messages: int, size: int) -> None:
         entry = self.stats.setdefault((topic, partition), [0, 0])

@@ -12,7 +12,7 @@ with pip, the package needs no `register` call: PySpark finds `format("ticdc")` 
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ticdc_sink.errors import (
     ConfigError,
@@ -24,6 +24,9 @@ from ticdc_sink.errors import (
     SchemaError,
     TiCDCSinkError,
 )
+
+if TYPE_CHECKING:
+    from ticdc_sink.datasource import TiCDCDataSource
 
 __all__ = [
     "ConfigError",
@@ -62,11 +65,14 @@ def register(spark: Any) -> None:
             raise
 
 
-def __getattr__(name: str) -> Any:
-    # The data source imports pyspark; load it on first use so that `ticdc_sink.decode`
-    # and the codec work in processes without Spark.
-    if name == "TiCDCDataSource":
-        from ticdc_sink.datasource import TiCDCDataSource
+# Hidden from a type checker, which reads the name from the import above instead.
+if not TYPE_CHECKING:
 
-        return TiCDCDataSource
-    raise AttributeError(f"module 'ticdc_sink' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        # The data source imports pyspark; load it on first use so that `ticdc_sink.decode`
+        # and the codec work in processes without Spark.
+        if name == "TiCDCDataSource":
+            from ticdc_sink.datasource import TiCDCDataSource
+
+            return TiCDCDataSource
+        raise AttributeError(f"module 'ticdc_sink' has no attribute {name!r}")

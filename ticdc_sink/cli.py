@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -381,7 +381,7 @@ def _schema_lookup(
     return registry.decoder_schema_text
 
 
-def _records(args: argparse.Namespace) -> Iterator[Record]:
+def _records(args: argparse.Namespace) -> Generator[Record, None, None]:
     # The reader's consumer (ticdc_sink.read.consumer), as format("ticdc") reads.
     config = ReadConfig(
         args.bootstrap_servers,
@@ -474,7 +474,13 @@ def _resolve(options: dict[str, str], assumable: Iterable[str]) -> tuple[SinkCon
             name = exc.option
             # Only "not set" (no value): a stand-in must never replace a value given in
             # the sink-uri or the config file.
-            if name not in assumable or name in assumed or name in options or exc.value:
+            if (
+                name is None
+                or name not in assumable
+                or name in assumed
+                or name in options
+                or exc.value
+            ):
                 raise
             assumed[name] = _ASSUMED[name]
 

@@ -63,7 +63,7 @@ import tomllib
 import urllib.parse
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -134,11 +134,18 @@ _MAX_REPLICATION_FACTOR = 10_000
 
 # The `protocol` values, from the protocols' specs (ticdc_sink.codec.PROTOCOLS), so that a
 # new protocol needs no line here: Protocol.SIMPLE, Protocol.CANAL_JSON, ...
-Protocol = enum.StrEnum(
-    "Protocol",
-    [(spec.name.upper().replace("-", "_"), spec.name) for spec in protocol_specs()],
-    module=__name__,
-)
+if TYPE_CHECKING:
+    # A type checker sees the class, not the members built below (no code names one:
+    # code reads a protocol's traits from its spec).
+    class Protocol(enum.StrEnum):
+        pass
+
+else:
+    Protocol = enum.StrEnum(
+        "Protocol",
+        [(spec.name.upper().replace("-", "_"), spec.name) for spec in protocol_specs()],
+        module=__name__,
+    )
 
 
 class EncodingFormat(enum.StrEnum):
@@ -362,8 +369,11 @@ def _bool(value: Any) -> bool:
     raise _Invalid("use true or false", ("true", "false"))
 
 
-def _enum(cls: type[enum.StrEnum], aliases: Mapping[str, str] | None = None) -> Callable:
-    def parse(value: Any) -> Any:
+_E = TypeVar("_E", bound=enum.StrEnum)
+
+
+def _enum(cls: type[_E], aliases: Mapping[str, str] | None = None) -> Callable[[Any], _E]:
+    def parse(value: Any) -> _E:
         text = str(value).strip().lower()
         text = (aliases or {}).get(text, text)
         try:
@@ -2101,7 +2111,7 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
     return SinkConfig(
         kafka=KafkaConfig(
             bootstrap_servers=bootstrap,
-            client_config=client,
+            client_config=FrozenMap(client),
             default_topic=default_topic,
             max_message_bytes=codec.max_message_bytes,
             **kafka_kwargs,
@@ -2160,13 +2170,13 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if socket:
         out["socket.timeout.ms"] = str(max(socket))
     if "max-retry" in p:
-        acks = {
+        given_acks = {
             k: merged[f"kafka.{k}"]
             for k in ("acks", "request.required.acks")
             if f"kafka.{k}" in merged
         }
         out["message.send.max.retries"] = _max_retry(
-            p["max-retry"], merged, acks_all({**out, **acks})
+            p["max-retry"], merged, acks_all({**out, **given_acks})
         )
 
     sasl = False

@@ -49,7 +49,7 @@ from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer, check_client_config
+from ticdc_sink.producer import KafkaProducer, ProducerFactory, check_client_config
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -73,7 +73,8 @@ from ticdc_sink.writer import (
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
 except ImportError:  # PySpark 4.0: Row-based stream writer, same write loop
-    DataSourceStreamArrowWriter = None
+    # (the type checker reads the newest PySpark, where the class exists)
+    DataSourceStreamArrowWriter = None  # type: ignore[assignment,misc]
 
 try:  # PySpark 4.2+: read limits (maxOffsetsPerTrigger) and Trigger.AvailableNow
     from pyspark.sql.streaming.datasource import (
@@ -411,7 +412,7 @@ class _WriterMixin:
     checkpoint: StreamCheckpoint | None = None  # stream writers only
     # How the tasks and the commit step make their producers; the reliability tests set
     # one that fails on purpose (tests/support/faults.py).
-    producer_factory: Callable[..., Any] = KafkaProducer
+    producer_factory: ProducerFactory = KafkaProducer
 
     def _write(self, batches: Iterator[pa.RecordBatch]) -> TiCDCCommitMessage:
         context = TaskContext.get()

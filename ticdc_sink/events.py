@@ -53,7 +53,7 @@ import math
 import re
 import zoneinfo
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import attrs
 import numpy as np
@@ -354,7 +354,7 @@ def _route(
     """Group row positions by (database, table), in input order within each table;
     positions None means every row."""
     names = batch.schema.names
-    parts = []
+    parts: list[tuple[list[str], np.ndarray | None]] = []
     for column, default, option in (
         (layout.database_column, default_database, "database"),
         (layout.table_column, default_table, "table"),
@@ -376,7 +376,7 @@ def _route(
                 column=column,
             )
         encoded = arr.dictionary_encode()
-        values = [v if v else default for v in encoded.dictionary.to_pylist()]
+        values: list[str | None] = [v if v else default for v in encoded.dictionary.to_pylist()]
         indices = encoded.indices
         if indices.null_count or None in values:
             values.append(default)
@@ -389,10 +389,11 @@ def _route(
                 f"and option {option!r} is not set; fill {column!r} or set option {option!r}",
                 column=column,
             )
+        texts = cast(list[str], values)  # no None left: refused just above
         if len(set(indices.unique().to_pylist())) == 1:
-            parts.append(([values[indices[0].as_py()]], None))
+            parts.append(([texts[indices[0].as_py()]], None))
         else:
-            parts.append((values, indices.to_numpy(zero_copy_only=False)))
+            parts.append((texts, indices.to_numpy(zero_copy_only=False)))
     (db_values, db_idx), (tb_values, tb_idx) = parts
     if db_idx is None and tb_idx is None:
         return [(db_values[0], tb_values[0], None)]
@@ -402,27 +403,27 @@ def _route(
     db = np.zeros(rows, np.int64) if db_idx is None else np.asarray(db_idx, np.int64)
     tb = np.zeros(rows, np.int64) if tb_idx is None else np.asarray(tb_idx, np.int64)
     codes, inverse = _distinct(db * len(tb_values) + tb)
-    names: dict[tuple[str, str], int] = {}  # a name may have several codes ("" = default)
+    ids_of: dict[tuple[str, str], int] = {}  # a name may have several codes ("" = default)
     table_of_code = np.array(
         [
-            names.setdefault(
-                (db_values[c // len(tb_values)], tb_values[c % len(tb_values)]), len(names)
+            ids_of.setdefault(
+                (db_values[c // len(tb_values)], tb_values[c % len(tb_values)]), len(ids_of)
             )
             for c in codes.tolist()
         ],
         np.int64,
     )
-    if len(names) == 1:
-        ((database, table),) = names
+    if len(ids_of) == 1:
+        ((database, table),) = ids_of
         return [(database, table, None)]
     ids = table_of_code[inverse]
-    if len(names) <= 1 << 16:  # numpy sorts 16-bit integers stably by radix: O(n)
+    if len(ids_of) <= 1 << 16:  # numpy sorts 16-bit integers stably by radix: O(n)
         ids = ids.astype(np.uint16)
     order = np.argsort(ids, kind="stable")
     starts = np.flatnonzero(np.diff(ids[order], prepend=-1))
     groups = np.split(order, starts[1:])
     groups.sort(key=lambda positions: positions[0])  # tables in order of first appearance
-    by_id = {table_id: name for name, table_id in names.items()}
+    by_id = {table_id: name for name, table_id in ids_of.items()}
     return [(*by_id[int(ids[g[0]])], g) for g in groups]
 
 
@@ -699,7 +700,7 @@ def _read_before(
 
 # A converted column: an Arrow array where pyarrow computed the values (its `to_pylist()`
 # gives the mounter values), else a list of them.
-_Values = pa.Array | list[Any]
+_Values: TypeAlias = pa.Array | list[Any]
 
 
 @attrs.frozen
@@ -805,7 +806,7 @@ def _convert_bit(arr: pa.Array, target: _Target) -> _Values:
     high = (1 << width) - 1
     what = f"bit({width}) (0..{high})"
     if _is_binary(arr.type):
-        out = []
+        out: list[int | None] = []
         for value in arr.to_pylist():
             if value is None:
                 out.append(None)
@@ -902,7 +903,7 @@ def _decimals_from_python(arr: pa.Array, target: _Target, precision: int, scale:
     """Floats and strings through Python `Decimal`: exact, MySQL rounding (not the main path)."""
     quantum = decimal.Decimal(1).scaleb(-scale)
     context = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
-    out = []
+    out: list[decimal.Decimal | None] = []
     for value in arr.to_pylist():
         if value is None:
             out.append(None)
@@ -1060,24 +1061,26 @@ def _fraction(digits: str | None, fsp: int) -> str:
     return "." + (digits or "")[:fsp].ljust(fsp, "0")
 
 
-def _datetimes_from_text(arr: pa.Array, target: _Target, fsp: int) -> list[Any]:
-    out = []
+def _is_datetime(match: re.Match[str]) -> bool:
+    # a real date and time, or the zero date with a zero time
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    if (year, month, day) == (0, 0, 0):
+        return (hour, minute, second) == (0, 0, 0)
+    try:
+        dt.datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return False
+    return True
+
+
+def _datetimes_from_text(arr: pa.Array, target: _Target, fsp: int) -> list[str | None]:
+    out: list[str | None] = []
     for value in arr.to_pylist():
         if value is None:
             out.append(None)
             continue
         match = _DATETIME_RE.fullmatch(value)
-        ok = match is not None
-        if ok:
-            parts = [int(g) for g in match.groups()[:6]]
-            if parts[:3] != [0, 0, 0]:
-                try:
-                    dt.datetime(*parts)
-                except ValueError:
-                    ok = False
-            elif parts[3:] != [0, 0, 0]:
-                ok = False
-        if not ok:
+        if match is None or not _is_datetime(match):
             raise target.value_error(value, "is not a datetime 'YYYY-MM-DD HH:MM:SS[.fraction]'")
         out.append(value[:10] + " " + value[11:19] + _fraction(match.group(7), fsp))
     return out
@@ -1088,7 +1091,7 @@ def _convert_time(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     allowed = "time ('-838:59:59'..'838:59:59')"
     if _is_string(kind):
-        out = []
+        out: list[str | None] = []
         for value in arr.to_pylist():
             if value is None:
                 out.append(None)
@@ -1287,7 +1290,7 @@ def _convert_set(arr: pa.Array, target: _Target) -> _Values:
 def _convert_json(arr: pa.Array, target: _Target) -> _Values:
     kind = arr.type
     zone = zone_info(target.time_zone)
-    out = []
+    out: list[str | None] = []
     if _is_string(kind) or _is_binary(kind):
         for value in arr.to_pylist():
             if value is None:

@@ -19,7 +19,8 @@ It knows nothing of protocols, Spark or rows: it moves bytes to (topic, partitio
 are per task and single-threaded (librdkafka's own threads only run the callbacks from
 inside `poll`/`flush`, on the calling thread; a callback never raises, it leaves its error
 for `poll`/`flush` to raise). The librdkafka factories are parameters, so unit tests pass
-fakes instead of patching this module.
+fakes instead of patching this module; `LibrdkafkaProducer` and `LibrdkafkaAdmin` say what
+a fake needs, as `Producer` says what the writer needs of a `KafkaProducer`.
 """
 
 from __future__ import annotations
@@ -30,27 +31,37 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 import confluent_kafka
 import numpy as np
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka.admin import (
+    AdminClient,
+    ClusterMetadata,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
-from ticdc_sink.config import acks_all, is_secret
+from ticdc_sink.config import KafkaConfig, acks_all, is_secret
 from ticdc_sink.errors import ConfigError, DeliveryError
-
-if TYPE_CHECKING:
-    from ticdc_sink.config import KafkaConfig
 
 __all__ = [
     "DEFAULT_PARTITION_NUM",
     "LIBRDKAFKA_LOG",
+    "DeliveryCallback",
     "KafkaProducer",
+    "LibrdkafkaAdmin",
     "LibrdkafkaLog",
+    "LibrdkafkaProducer",
     "PartitionStats",
+    "Producer",
+    "ProducerFactory",
     "Record",
     "check_client_config",
     "producer_settings",
@@ -150,6 +161,86 @@ class PartitionStats(NamedTuple):
     bytes: int
 
 
+class Producer(Protocol):
+    """What a write task and the driver's commit step send through: `KafkaProducer`, or
+    a test's fake (tests/support/fake_producer.py). See `KafkaProducer` for each method."""
+
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]: ...
+
+    def partition_count(self, topic: str) -> int: ...
+
+    def partition_counts(self, topics: Iterable[str]) -> dict[str, int]: ...
+
+    def topic_max_message_bytes(self, topic: str) -> int | None: ...
+
+    def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]: ...
+
+    def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None: ...
+
+    def send_many(
+        self,
+        topic: str,
+        partition: int | list[int],
+        key: bytes | None,
+        values: list[bytes | None],
+        *,
+        keys: list[bytes | None] | None = None,
+    ) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+#: How the writer makes its producers: `KafkaProducer`, or a test's fake.
+ProducerFactory: TypeAlias = Callable[[KafkaConfig], Producer]
+
+#: librdkafka's delivery report: the error (None: delivered) and the message.
+DeliveryCallback: TypeAlias = Callable[[KafkaError | None, Message], None]
+
+
+class LibrdkafkaProducer(Protocol):
+    """What `KafkaProducer` uses of a librdkafka producer (`confluent_kafka.Producer`,
+    or a unit test's fake given as `factory`). `produce` takes its arguments by position:
+    keywords cost time per message, and the fifth is the delivery callback (named
+    `callback`, alias `on_delivery`). `close` exists from confluent-kafka 2.13 on only, so
+    it is looked up when needed."""
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int,
+        on_delivery: DeliveryCallback,
+        /,
+    ) -> None: ...
+
+    def poll(self, timeout: float, /) -> int: ...
+
+    def flush(self, timeout: float, /) -> int: ...
+
+    def purge(self) -> None: ...
+
+    def list_topics(self, topic: str | None, /, *, timeout: float) -> ClusterMetadata: ...
+
+    def __len__(self) -> int: ...
+
+
+class LibrdkafkaAdmin(Protocol):
+    """What `KafkaProducer` uses of librdkafka's admin client (`AdminClient`, or a unit
+    test's fake given as `admin_factory`)."""
+
+    def create_topics(
+        self, new_topics: list[NewTopic], *, request_timeout: float, operation_timeout: float
+    ) -> dict[str, Future[None]]: ...
+
+    def describe_configs(
+        self, resources: list[ConfigResource], *, request_timeout: float
+    ) -> dict[ConfigResource, Future[dict[str, ConfigEntry]]]: ...
+
+
 class _Failure(NamedTuple):
     topic: str
     partition: int
@@ -175,8 +266,8 @@ class KafkaProducer:
         self,
         config: KafkaConfig,
         *,
-        factory: Callable[[dict[str, Any]], Any] = confluent_kafka.Producer,
-        admin_factory: Callable[[dict[str, Any]], Any] = AdminClient,
+        factory: Callable[[dict[str, Any]], LibrdkafkaProducer] = confluent_kafka.Producer,
+        admin_factory: Callable[[dict[str, Any]], LibrdkafkaAdmin] = AdminClient,
         flush_timeout_s: float | None = None,
     ) -> None:
         self._config = config
@@ -192,7 +283,7 @@ class KafkaProducer:
             flush_timeout_s = _message_timeout_ms(client_config) / 1000.0 + _FLUSH_GRACE_S
         self._flush_timeout_s = flush_timeout_s
         self._admin_factory = admin_factory
-        self._admin: Any = None
+        self._admin: LibrdkafkaAdmin | None = None
         self._partitions: dict[str, int] = {}
         self._max_message_bytes: dict[str, int | None] = {}
         self._min_insync_replicas: dict[str, int | None] = {}
@@ -214,7 +305,7 @@ class KafkaProducer:
         client_config["logger"] = LIBRDKAFKA_LOG
         self._factory = factory
         self._client_config = client_config
-        self._producer: Any = factory(client_config)
+        self._producer = factory(client_config)
 
     # -- metadata ---------------------------------------------------------------------
 
@@ -253,6 +344,7 @@ class KafkaProducer:
             deadline = time.monotonic() + self._broker_timeout_s
             counts = self._read_partition_counts(new, deadline)
             missing = [topic for topic in new if counts.get(topic) is None]
+            found = {topic: count for topic, count in counts.items() if count is not None}
             if missing:
                 if not self._config.auto_create_topic:
                     # tiflow pkg/sink/kafka/options.go, AdjustOptions: a missing topic with
@@ -263,9 +355,9 @@ class KafkaProducer:
                         "auto-create-topic=true",
                         brokers=self._brokers,
                     )
-                counts.update(self._create_topics(missing, deadline))
+                found.update(self._create_topics(missing, deadline))
             for topic in new:
-                count = self._governed_count(topic, counts[topic])
+                count = self._governed_count(topic, found[topic])
                 self._partitions[topic] = count
                 logger.debug("topic %s has %d partitions", topic, count)
             # What Kafka enforces on writes to these topics, asked once with the counts.
@@ -477,14 +569,14 @@ class KafkaProducer:
                     entries[resource.name] = future.result(timeout=_remaining(deadline) + 1.0)
                 except (KafkaException, FutureTimeoutError) as exc:
                     failed[resource.name] = exc
-            retry = [t for t, exc in failed.items() if isinstance(exc, KafkaException)]
-            if retry and all(_is_transient(failed[t]) for t in retry):
+            lost = {t: e for t, e in failed.items() if isinstance(e, KafkaException)}
+            if lost and all(_is_transient(e) for e in lost.values()):
                 if _pause_before_retry(deadline):
-                    pending = retry
+                    pending = list(lost)
                     continue
-            for topic, exc in failed.items():
+            for topic, error in failed.items():
                 if warn:
-                    self._warn_no_max_message_bytes(topic, exc)
+                    self._warn_no_max_message_bytes(topic, error)
             break
         for topic in new:
             found = entries.get(topic, {})
@@ -605,9 +697,7 @@ class KafkaProducer:
         if self._failed or self._fatal is not None:
             raise self._delivery_error(undelivered=0)
         try:
-            self._producer.produce(
-                topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
-            )
+            self._producer.produce(topic, value, key, partition, self._on_delivery)
         except BufferError:
             self._send_when_room(topic, partition, key, value)
         except KafkaException as exc:
@@ -690,9 +780,9 @@ class KafkaProducer:
         elif key:
             size += len(key)
         messages = np.bincount(where)
-        sizes = np.bincount(where, weights=size)
+        totals = np.bincount(where, weights=size)
         for p in np.flatnonzero(messages).tolist():
-            self._count(topic, p, int(messages[p]), int(sizes[p]))
+            self._count(topic, p, int(messages[p]), int(totals[p]))
 
     def _send_when_room(
         self, topic: str, partition: int, key: bytes | None, value: bytes | None
@@ -705,9 +795,7 @@ class KafkaProducer:
             if self._failed or self._fatal is not None:
                 raise self._delivery_error(undelivered=0)
             try:
-                self._producer.produce(
-                    topic, value=value, key=key, partition=partition, on_delivery=self._on_delivery
-                )
+                self._producer.produce(topic, value, key, partition, self._on_delivery)
                 return
             except KafkaException as exc:
                 raise self._refused(exc, topic, partition, key, value) from None
@@ -810,7 +898,7 @@ class KafkaProducer:
         counts[0] += messages
         counts[1] += size
 
-    def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
+    def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         # Counted when sent; only a failure changes the counts (see _PRODUCER_DEFAULTS).
         # An exception must not leave a callback: confluent-kafka then calls the next
         # delivery callback of the same batch with the exception still set, and that one
@@ -820,6 +908,7 @@ class KafkaProducer:
         try:
             self._failed += 1
             topic, partition = message.topic(), message.partition()
+            assert topic is not None and partition is not None  # a delivery report names them
             key = message.key()
             size = len(message) + (len(key) if key is not None else 0)
             if self._first_failure is None:

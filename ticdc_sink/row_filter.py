@@ -406,7 +406,7 @@ class RowMask:
                 parts.append(pa.array([default or ""] * batch.num_rows, pa.string()))
         joined = pc.binary_join_element_wise(parts[0], parts[1], "\x00").dictionary_encode()
         dictionary = [tuple(v.split("\x00", 1)) for v in joined.dictionary.to_pylist()]
-        return pc.cast(joined.indices, pa.int32()), dictionary  # type: ignore[return-value]
+        return pc.cast(joined.indices, pa.int32()), dictionary
 
     def _ops(self, batch: pa.RecordBatch) -> pa.Array:
         """Per row its op code (INSERT when there is no op column); an unknown spelling

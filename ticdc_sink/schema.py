@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import pyspark.sql.types as T
@@ -432,7 +432,9 @@ def _dialect() -> type[MySQL]:
         class Tokenizer(MySQL.Tokenizer):
             KEYWORDS = {**MySQL.Tokenizer.KEYWORDS, "REAL": TokenType.DOUBLE}
 
-        class Parser(MySQL.Parser):
+        # sqlglot (30) declares a dialect's Parser as a class attribute holding the
+        # parser class, which a type checker does not take for a base class.
+        class Parser(MySQL.Parser):  # type: ignore[misc,valid-type]
             SIGNED_TO_UNSIGNED_TYPE_TOKEN = {
                 **MySQL.Parser.SIGNED_TO_UNSIGNED_TYPE_TOKEN,
                 TokenType.FLOAT: TokenType.SMALLMONEY,
@@ -496,7 +498,7 @@ _SUPPORTED = (
 )
 
 
-def _parse(sql: str, what: str) -> list[exp.Expression | None]:
+def _parse(sql: str, what: str) -> list[exp.Expr | None]:
     try:
         return sqlglot.parse(_mark_clustered(sql), dialect=_dialect())
     except SqlglotError as exc:
@@ -538,7 +540,11 @@ def _int_param(node: exp.Expression, text: str) -> int:
 
 def _check(ok: bool, text: str, problem: str) -> None:
     if not ok:
-        raise SchemaError(f"MySQL type {text!r}: {problem}")
+        _fail(text, problem)
+
+
+def _fail(text: str, problem: str) -> NoReturn:
+    raise SchemaError(f"MySQL type {text!r}: {problem}")
 
 
 def _type_from_def(coldef: exp.ColumnDef, text: str) -> tuple[MySQLType, list[exp.Expression]]:
@@ -666,14 +672,16 @@ def _check_lengths(base: str, length: int | None, dec: int | None, text: str) ->
             _check(dec <= (length or 10), text, "decimal scale cannot exceed the precision")
     elif base in _FLOAT_TYPES and length is not None:
         _check(1 <= length <= 255, text, f"{base} length must be 1..255")
-        _check(dec is not None and 0 <= dec <= 30, text, f"{base} scale must be 0..30")
+        if dec is None or not 0 <= dec <= 30:
+            _fail(text, f"{base} scale must be 0..30")
         _check(dec <= length, text, f"{base} scale cannot exceed the length")
     elif base == "bit" and length is not None:
         _check(1 <= length <= 64, text, "bit length must be 1..64")
     elif base in ("char", "binary") and length is not None:
         _check(0 <= length <= 255, text, f"{base} length must be 0..255")
     elif base in ("varchar", "varbinary"):
-        _check(length is not None, text, f"{base} needs a length, e.g. {base}(255)")
+        if length is None:
+            _fail(text, f"{base} needs a length, e.g. {base}(255)")
         _check(0 <= length <= _MAX_VARCHAR, text, f"{base} length must be 0..65535")
     elif base == "vector" and length is not None:
         _check(1 <= length <= 16383, text, "vector dimension must be 1..16383")
@@ -1045,7 +1053,8 @@ def parse_table_ddl(ddl: str) -> ParsedDDL:
 
     table_charset: str | None = None
     table_collation: str | None = None
-    for prop in stmt.args.get("properties").expressions if stmt.args.get("properties") else ():
+    properties = stmt.args.get("properties")
+    for prop in properties.expressions if properties else ():
         if isinstance(prop, exp.CharacterSetProperty):
             table_charset = prop.this.name.lower()
         elif isinstance(prop, exp.CollateProperty):

@@ -162,7 +162,7 @@ class _Translator:
     def __init__(self, columns: Mapping[str, tuple[FieldPath, pa.DataType]]) -> None:
         self.columns = columns
 
-    def operand(self, node: exp.Expression) -> _Operand:
+    def operand(self, node: exp.Expr) -> _Operand:
         sql = node.sql(dialect="mysql")
         if node.args.get("negate") and not isinstance(node, exp.Like):
             raise _Unsupported(sql, "write NOT before the condition")
@@ -214,7 +214,7 @@ class _Translator:
             return self.like(node)
         raise _Unsupported(sql, f"{type(node).__name__.lower()} is outside the subset")
 
-    def condition(self, node: exp.Expression) -> pc.Expression:
+    def condition(self, node: exp.Expr) -> pc.Expression:
         operand = self.operand(node)
         if operand.kind != _BOOL:
             raise _Unsupported(operand.sql, "AND, OR and NOT take conditions")
@@ -227,12 +227,12 @@ class _Translator:
         assert operand.expr is not None
         return operand.expr
 
-    def compare(self, node: exp.Expression, op: Callable[[Any, Any], Any]) -> _Operand:
+    def compare(self, node: exp.Expr, op: Callable[[Any, Any], Any]) -> _Operand:
         sql = node.sql(dialect="mysql")
         return _Operand(_BOOL, sql, expr=self.compare_values(node.this, node.expression, op, sql))
 
     def compare_values(
-        self, left_node: exp.Expression, right_node: exp.Expression, op: Any, sql: str
+        self, left_node: exp.Expr, right_node: exp.Expr, op: Any, sql: str
     ) -> pc.Expression:
         left, right = self.operand(left_node), self.operand(right_node)
         if left.kind == _LITERAL and right.kind == _LITERAL:

@@ -1,5 +1,6 @@
-"""The one fake of the sink's producer (`ticdc_sink.producer.KafkaProducer`, as the writer
-calls it), for tests of the write loop and the commit step without a broker.
+"""The one fake of the sink's producer (`ticdc_sink.producer.Producer`, what the writer
+calls of a `KafkaProducer`), for tests of the write loop and the commit step without a
+broker.
 
 `FakeProducer(partitions=3, topic_limit=None)` is its own factory (`producer_factory=
 fake`), so a test reads what a task or the commit step sent:
@@ -9,6 +10,7 @@ fake`), so a test reads what a task or the commit step sent:
 | `partition_count(topic)` | `partitions`, for every topic |
 | `partition_counts(topics)` | the same for many; each call's topics kept in `lookups` |
 | `topic_max_message_bytes(topic)` | `topic_limit` (None: the brokers do not say) |
+| `topics_max_message_bytes(topics)` | the same for many |
 | `send(topic, partition, key, value)` | appends to `sent`; fails after `flush()` |
 | `send_many(topic, partition(s), key, values, keys=)` | `send` for each value |
 | `flush()`, `close()` | set `flushed` (counting `flushes`), `closed`; all sent is delivered |
@@ -53,6 +55,9 @@ class FakeProducer:
 
     def topic_max_message_bytes(self, topic: str) -> int | None:
         return self.topic_limit
+
+    def topics_max_message_bytes(self, topics: Any) -> dict[str, int | None]:
+        return dict.fromkeys(topics, self.topic_limit)
 
     def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
         assert not self.flushed

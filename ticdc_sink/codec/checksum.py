@@ -124,10 +124,10 @@ def _to_utc_text(local: str, zone: dt.tzinfo) -> str:
     if match is None:
         raise ValueError(f"{local!r} is not a 'YYYY-MM-DD hh:mm:ss[.fraction]' timestamp")
     fraction = match.group(7) or ""
-    fields = [int(g) for g in match.groups()[:6]]
-    if fields[:3] == [0, 0, 0]:
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    if (year, month, day) == (0, 0, 0):
         return local
-    wall = int((dt.datetime(*fields) - _EPOCH).total_seconds())
+    wall = int((dt.datetime(year, month, day, hour, minute, second) - _EPOCH).total_seconds())
 
     def offset_at(instant: int) -> int:
         at = dt.datetime.fromtimestamp(instant, dt.UTC).astimezone(zone).utcoffset()

@@ -363,11 +363,14 @@ def as_decode_error(exc: Exception) -> DecodeError:
     return DecodeError(f"the message does not decode ({type(exc).__name__}: {reason})")
 
 
-def __getattr__(name: str) -> Any:
-    # SimpleDecoder loads on first use: decode.simple builds on the event classes above,
-    # so importing it here at load time would be an import circle.
-    if name == "SimpleDecoder":
-        from ticdc_sink.decode.simple import SimpleDecoder
+# Hidden from a type checker, which reads the name from the import above instead.
+if not TYPE_CHECKING:
 
-        return SimpleDecoder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        # SimpleDecoder loads on first use: decode.simple builds on the event classes above,
+        # so importing it here at load time would be an import circle.
+        if name == "SimpleDecoder":
+            from ticdc_sink.decode.simple import SimpleDecoder
+
+            return SimpleDecoder
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,6 +42,7 @@ decoder reads the stored message and returns the full row instead (with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -284,21 +285,22 @@ class CanalJsonDecoder:
         if data is None:
             raise DecodeError(f"{where}: 'data' is null; a DML message carries its row there")
         location = extension.get("claimCheckLocation")
-        common = {
-            "database": database,
-            "table": table,
-            "table_id": 0,
-            "op": op,
-            "commit_ts": commit_ts,
-            "schema_version": 0,
-            "handle_key_only": extension.get("onlyHandleKey") is True,
-            "claim_check_location": location if isinstance(location, str) else None,
-            "build_ts": build_ts,
-        }
+        row = functools.partial(
+            DecodedRow,
+            database=database,
+            table=table,
+            table_id=0,
+            op=op,
+            commit_ts=commit_ts,
+            schema_version=0,
+            handle_key_only=extension.get("onlyHandleKey") is True,
+            claim_check_location=location if isinstance(location, str) else None,
+            build_ts=build_ts,
+        )
         if op is Op.DELETE:
-            return DecodedRow(data=None, old=data, **common)
+            return row(data=None, old=data)
         if op is Op.INSERT:
-            return DecodedRow(data=data, old=None, **common)
+            return row(data=data, old=None)
         old = self._typed(_image(message, "old", where), mysql_types, sql_types, where)
         if old is None:
             raise DecodeError(f"{where}: 'old' is null; an UPDATE carries its old values there")
@@ -306,7 +308,7 @@ class CanalJsonDecoder:
         # only-output-updated-columns) kept their value; take it from the new image.
         if len(old) < len(data):
             old = {name: old.get(name, value) for name, value in data.items()} | old
-        return DecodedRow(data=data, old=old, **common)
+        return row(data=data, old=old)
 
     def _typed(
         self,

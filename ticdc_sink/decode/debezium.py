@@ -473,7 +473,7 @@ class DebeziumDecoder:
             raise DecodeError(f"a row image is {type(image).__name__}, not an object")
         if converters is None:
             return dict(image)
-        out = {}
+        out: dict[str, Any] = {}
         for name, raw in image.items():
             if raw is None:
                 out[name] = None

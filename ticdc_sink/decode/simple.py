@@ -68,7 +68,7 @@ import zoneinfo
 from collections import OrderedDict
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -373,7 +373,8 @@ def _table_schema(
     stood among them is not carried); an integer primary key kept among TiDB's indexes
     is one that is not the handle (`NONCLUSTERED`)."""
     integers = {c.name for c in columns if c.type.is_integer}
-    keys, clustered = [], None
+    keys: list[Index] = []
+    clustered: bool | None = None
     for index in indexes:
         integer_key = index.primary and len(index.columns) == 1 and index.columns[0] in integers
         if integer_key and index.name == "primary":
@@ -521,7 +522,9 @@ class SimpleDecoder:
         self.max_tables = max_tables
         self.encoding_format = encoding
         self._parsers = _AVRO_PARSERS if encoding == "avro" else _PARSERS
-        self._tables: OrderedDict[tuple[str, str, int], tuple[TableSchema, list]] = OrderedDict()
+        self._tables: OrderedDict[
+            tuple[str, str, int], tuple[TableSchema, list[tuple[str, Parser]]]
+        ] = OrderedDict()
         self._checksums: dict[tuple[str, str, int, str], TableChecksum] = {}
 
     def add_table(self, table: TableSchema) -> None:
@@ -906,7 +909,7 @@ def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:
         raise DecodeError(
             f"the value has {len(value) - stream.tell()} bytes after the Simple Avro message"
         )
-    return message, repaired
+    return cast(dict[str, Any], message), repaired  # the schema is a record
 
 
 def _repaired_image(image: dict[str, Any] | None) -> dict[str, Any] | None:

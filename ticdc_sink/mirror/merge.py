@@ -139,8 +139,8 @@ def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[N
     try:
         yield
     finally:
-        for key, value in old.items():
-            if value is None:
+        for key, was in old.items():
+            if was is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, was)

@@ -25,7 +25,7 @@ Knows Arrow, table schemas and the Simple decoder's plain rows; nothing of Spark
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -176,7 +176,10 @@ class SimpleRun:
 
     def _batch(self, rows: list[PlainRow], records: list[Record]) -> pa.RecordBatch:
         names = self._names
-        images = [row.old if row.op == "DELETE" else row.data for row in rows]
+        # plain_row's rows: an INSERT and an UPDATE carry data, a DELETE old
+        images = cast(
+            list[dict[str, Any]], [row.old if row.op == "DELETE" else row.data for row in rows]
+        )
         befores = [row.old if row.op == "UPDATE" else None for row in rows]
         for image in (*images, *befores):
             if image is not None and not names.issuperset(image):

@@ -17,25 +17,27 @@ that is no longer on the brokers is an error (`auto.offset.reset=error`), never 
 jump to the end: data loss is reported as Spark's Kafka source reports it
 (`failOnDataLoss`).
 
-This module knows confluent-kafka and nothing of Spark or protocols.
+This module knows confluent-kafka and nothing of Spark or protocols; `LibrdkafkaConsumer`
+is what it uses of a consumer (unit tests pass fakes as `consumer_factory`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterator
-from typing import Any
+from collections.abc import Callable, Collection, Generator
+from typing import Any, Protocol, TypeAlias
 
 import confluent_kafka
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka.admin import ClusterMetadata
 
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.producer import LIBRDKAFKA_LOG, Record
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 
-__all__ = ["TopicLog"]
+__all__ = ["ConsumerFactory", "LibrdkafkaConsumer", "TopicLog"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,30 @@ _CONSUME_WAIT_S = 0.2
 # delayed the first fetch of the next by up to that long: 0.5 s per partition visited.
 _FETCH_WAIT_MAX_MS = "20"
 
-ConsumerFactory = Callable[[dict[str, Any]], Any]
+
+class LibrdkafkaConsumer(Protocol):
+    """What `TopicLog` uses of a librdkafka consumer (`confluent_kafka.Consumer`, or a
+    unit test's fake given as `consumer_factory`)."""
+
+    def assign(self, partitions: list[TopicPartition], /) -> None: ...
+
+    def unassign(self) -> None: ...
+
+    def poll(self, timeout: float, /) -> Message | None: ...
+
+    def consume(self, num_messages: int, /, *, timeout: float) -> list[Message]: ...
+
+    def get_watermark_offsets(
+        self, partition: TopicPartition, /, *, timeout: float, cached: bool
+    ) -> tuple[int, int]: ...
+
+    def list_topics(self, topic: str | None, /, *, timeout: float) -> ClusterMetadata: ...
+
+    def close(self) -> None: ...
+
+
+#: How a TopicLog makes its consumer from librdkafka settings.
+ConsumerFactory: TypeAlias = Callable[[dict[str, Any]], LibrdkafkaConsumer]
 
 
 class TopicLog:
@@ -196,10 +221,13 @@ class TopicLog:
                 error = message.error()
                 if key not in ends:
                     continue
+                offset = message.offset()
                 if error is None:
-                    ends[key] = max(ends[key], message.offset() + 1)
+                    assert offset is not None  # a fetched message has one
+                    ends[key] = max(ends[key], offset + 1)
                 elif error.code() == KafkaError._PARTITION_EOF:
-                    ends[key] = max(ends[key], message.offset())
+                    assert offset is not None  # the partition's end
+                    ends[key] = max(ends[key], offset)
                     waiting.discard(key)
                 else:
                     raise self._unreachable(error, key[0])
@@ -249,7 +277,7 @@ class TopicLog:
 
     def follow(
         self, partitions: Collection[int] | None, *, from_beginning: bool = False
-    ) -> Iterator[Record]:
+    ) -> Generator[Record, None, None]:
         """The messages of the topic (of `partitions` only, when given) as they arrive,
         from the end of each partition (or its beginning), until the caller stops.
 
@@ -281,7 +309,7 @@ class TopicLog:
             records.append(_record(message))
         return records
 
-    def read(self, offsets: OffsetRange) -> Iterator[Record]:
+    def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
         """The messages of `offsets` in offset order (offsets a compacted or transactional
         topic skips are simply absent; a range whose last offsets hold no message ends at
         the partition's end).
@@ -310,10 +338,12 @@ class TopicLog:
                         continue  # an event of an earlier assignment
                     error = message.error()
                     if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                        if message.offset() > last:  # read to the end: the rest are gaps
-                            position = message.offset()
+                        end = message.offset()
+                        assert end is not None  # the partition's end
+                        if end > last:  # read to the end: the rest are gaps
+                            position = end
                             break
-                        broker_end = message.offset()
+                        broker_end = end
                         continue
                     if error is not None and error.code() == KafkaError._AUTO_OFFSET_RESET:
                         position = self._skip_lost(offsets, position)
@@ -323,6 +353,7 @@ class TopicLog:
                         raise self._unreachable(error, topic)
                     moved = True
                     offset = message.offset()
+                    assert offset is not None  # a fetched message has one
                     if offset > last:
                         position = offset
                         break
@@ -429,11 +460,13 @@ class TopicLog:
         )
 
 
-def _record(message: Any) -> Record:
+def _record(message: Message) -> Record:
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None  # a fetched message has both
     kind, timestamp = message.timestamp()
     return Record(
-        message.partition(),
-        message.offset(),
+        partition,
+        offset,
         message.key(),
         message.value(),
         timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,

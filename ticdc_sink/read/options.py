@@ -380,7 +380,7 @@ def _protocol(options: Mapping[str, str]) -> ProtocolSpec:
 
 def _registry(options: Mapping[str, str]) -> RegistryConfig:
     """The `schema-registry*` options as the writer reads them (`config.RegistryConfig`)."""
-    given = {
+    given: dict[str, Any] = {  # option text, for the fields' converters
         field.name: options[field.metadata["option"]]
         for field in attrs.fields(RegistryConfig)
         if field.metadata.get("option") in options

@@ -141,7 +141,7 @@ def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | No
 def _identity(row: DecodedRow | PlainRow) -> bytes:
     """A digest of what makes a replayed row the same change (not the build ts TiCDC sets
     anew)."""
-    if type(row) is PlainRow:
+    if isinstance(row, PlainRow):
         change = tuple(row)  # op, commit ts, database, table, schema version, the images
     else:
         data, old = row.raw or (row.data, row.old)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ticdc_sink.claim_check import mask_uri
+from ticdc_sink.config import mask_uri
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
@@ -146,6 +146,7 @@ def read_range(
                 version = (plain.database, plain.table, plain.schema_version)
                 fit = fits.get(version)
                 if fit is None and version in checked:
+                    assert simple is not None  # the plain row's decoder
                     fit = fits[version] = _fits_exactly(simple, version, config, output)
                 if fit:
                     # A replay is dropped here, before its values are typed.

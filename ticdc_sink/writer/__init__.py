@@ -61,26 +61,28 @@ __all__ = [
     "write_batches",
 ]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "TableDecision": "plan",
-        "TablePlan": "plan",
-        "TaskReport": "report",
-        "TaskWriter": "task",
-        "WritePlan": "plan",
-        "batch_report": "report",
-        "commit_batch": "commit",
-        "decide_table": "plan",
-        "gather_record_batches": "task",
-        "key_column_indexes": "plan",
-        "make_plan": "plan",
-        "schema_change_query": "commit",
-        "send_schema_change": "commit",
-        "send_watermark": "commit",
-        "split_key_indexes": "plan",
-        "split_key_update": "task",
-        "watermark_to_send": "commit",
-        "write_batches": "task",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "TableDecision": "plan",
+            "TablePlan": "plan",
+            "TaskReport": "report",
+            "TaskWriter": "task",
+            "WritePlan": "plan",
+            "batch_report": "report",
+            "commit_batch": "commit",
+            "decide_table": "plan",
+            "gather_record_batches": "task",
+            "key_column_indexes": "plan",
+            "make_plan": "plan",
+            "schema_change_query": "commit",
+            "send_schema_change": "commit",
+            "send_watermark": "commit",
+            "split_key_indexes": "plan",
+            "split_key_update": "task",
+            "watermark_to_send": "commit",
+            "write_batches": "task",
+        },
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -25,7 +25,7 @@ from ticdc_sink.config import (
     SinkConfig,
 )
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.schema import TableSchema, table_schema_to_json
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer.plan import WritePlan
@@ -42,8 +42,6 @@ __all__ = [
 
 # The logger operators know from before the split into a package (README, "Reports").
 logger = logging.getLogger("ticdc_sink.writer")
-
-ProducerFactory = Callable[..., Any]
 
 
 def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | None:

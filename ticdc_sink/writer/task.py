@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 import pyarrow as pa
@@ -24,7 +24,12 @@ import pyarrow.compute as pc
 from ticdc_sink import claim_check, codec
 from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.column_selector import select_columns
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
+from ticdc_sink.config import (
+    CodecConfig,
+    LargeMessageHandleOption,
+    RegistryConfig,
+    SubjectNameStrategy,
+)
 from ticdc_sink.errors import InputError, MessageTooLargeError
 from ticdc_sink.events import (
     ChangeBatch,
@@ -34,20 +39,33 @@ from ticdc_sink.events import (
     split_key_update,
 )
 from ticdc_sink.order_check import CommitOrderCheck
-from ticdc_sink.producer import KafkaProducer
+from ticdc_sink.producer import KafkaProducer, PartitionStats, Producer, ProducerFactory
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
 
-__all__ = ["TaskWriter", "gather_record_batches", "write_batches"]
+__all__ = [
+    "RegistryFactory",
+    "TaskRegistry",
+    "TaskWriter",
+    "gather_record_batches",
+    "write_batches",
+]
 
 # The logger operators know from before the split into a package (README, "Reports").
 logger = logging.getLogger("ticdc_sink.writer")
 
-ProducerFactory = Callable[..., Any]
-RegistryFactory = Callable[..., Any]
+
+class TaskRegistry(codec.SchemaRegistry, Protocol):
+    """A task's schema registry: the avro encoders' ids, closed when the task ends."""
+
+    def close(self) -> None: ...
+
+
+#: How a task makes its registry: `registry.ConfluentSchemaRegistry`, or a test's fake.
+RegistryFactory: TypeAlias = Callable[[RegistryConfig, SubjectNameStrategy], TaskRegistry]
 
 # The fast path checks the bootstrap interval (send-bootstrap-interval-in-sec) at least
 # every this many rows; the row path checks it before every row.
@@ -152,13 +170,13 @@ class TaskWriter:
     def __init__(
         self,
         plan: WritePlan,
-        producer: Any,
+        producer: Producer,
         partition_id: int,
         registry: codec.SchemaRegistry | None = None,
         bootstraps: BootstrapSchedule | None = None,
     ) -> None:
         self.plan = plan
-        self.producer = producer
+        self.producer: Producer = producer
         if plan.config.codec.spec.batching:
             self.producer = _BatchingProducer(producer, self._batcher_for)
         self.registry = registry
@@ -216,12 +234,10 @@ class TaskWriter:
         config = self.codecs.get(topic)
         if config is None:
             config = self.plan.config.codec
-            # Producers that cannot describe topics (test fakes) keep the option's value;
             # debezium has no encoder-side size check (tiflow), so it need not ask.
-            describe = getattr(self.producer, "topic_max_message_bytes", None)
-            if describe is not None and config.spec.size_check:
+            if config.spec.size_check:
                 self.partition_count(topic)  # creates a missing topic first
-                topic_limit = describe(topic)
+                topic_limit = self.producer.topic_max_message_bytes(topic)
                 if topic_limit is not None:
                     limit = max(1, topic_limit - _TOPIC_LIMIT_MARGIN)
                     if limit < config.max_message_bytes:
@@ -268,13 +284,11 @@ class TaskWriter:
             if (b.table.database, b.table.table) not in self.outputs
         }
         new = sorted(topics.difference(self.partition_counts))
-        look_up = getattr(self.producer, "partition_counts", None)
-        if len(new) > 1 and look_up is not None:
-            self.partition_counts.update(look_up(new))
+        if len(new) > 1:
+            self.partition_counts.update(self.producer.partition_counts(new))
             # codec_for asks each new topic's max.message.bytes: one request for all.
-            describe = getattr(self.producer, "topics_max_message_bytes", None)
-            if describe is not None and self.plan.config.codec.spec.size_check:
-                describe(new)
+            if self.plan.config.codec.spec.size_check:
+                self.producer.topics_max_message_bytes(new)
 
     def partition_count(self, topic: str) -> int:
         n = self.partition_counts.get(topic)
@@ -314,12 +328,7 @@ class TaskWriter:
             return
         message = out.bootstrap_encoder.encode_bootstrap()
         if message is not None:
-            send_many = getattr(self.producer, "send_many", None)
-            if send_many is None:
-                for partition in range(n):
-                    self.send(out.topic, partition, message)
-            else:
-                send_many(out.topic, list(range(n)), message.key, [message.value] * n)
+            self.producer.send_many(out.topic, list(range(n)), message.key, [message.value] * n)
         out.rows_since_bootstrap = 0
         out.last_bootstrap = now
 
@@ -459,19 +468,11 @@ class TaskWriter:
         last: int,
     ) -> None:
         """Messages [first, last) of a batch: one `send_many`, to a constant partition or
-        each to its own (`partitions`); one `send` each where the producer has no
-        `send_many`."""
-        send_many = getattr(self.producer, "send_many", None)
-        if send_many is not None:
-            run_keys = None if keys is None else keys[first:last]
-            where = constant if partitions is None else partitions[first:last]
-            assert where is not None
-            send_many(topic, where, key, values[first:last], keys=run_keys)
-            return
-        send = self.producer.send
-        for i in range(first, last):
-            partition = constant if partitions is None else partitions[i]
-            send(topic, partition, key if keys is None else keys[i], values[i])
+        each to its own (`partitions`)."""
+        run_keys = None if keys is None else keys[first:last]
+        where = constant if partitions is None else partitions[first:last]
+        assert where is not None
+        self.producer.send_many(topic, where, key, values[first:last], keys=run_keys)
 
     def check_order_batch(self, batch: ChangeBatch) -> None:
         """`check_order` for every row of a batch, in order."""
@@ -551,13 +552,31 @@ class _BatchingProducer:
     messages are sent; `flush` sends what the batchers still hold first. Every sending
     method is defined here; the rest (partition counts, deliveries) is the producer's."""
 
-    def __init__(self, producer: Any, batcher_for: Callable[[str], codec.MessageBatcher]) -> None:
+    def __init__(
+        self, producer: Producer, batcher_for: Callable[[str], codec.MessageBatcher]
+    ) -> None:
         self._producer = producer
         self._batcher_for = batcher_for
         self._batchers: dict[tuple[str, int], codec.MessageBatcher] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._producer, name)
+    @property
+    def delivered(self) -> dict[tuple[str, int], PartitionStats]:
+        return self._producer.delivered
+
+    def partition_count(self, topic: str) -> int:
+        return self._producer.partition_count(topic)
+
+    def partition_counts(self, topics: Iterable[str]) -> dict[str, int]:
+        return self._producer.partition_counts(topics)
+
+    def topic_max_message_bytes(self, topic: str) -> int | None:
+        return self._producer.topic_max_message_bytes(topic)
+
+    def topics_max_message_bytes(self, topics: Iterable[str]) -> dict[str, int | None]:
+        return self._producer.topics_max_message_bytes(topics)
+
+    def close(self) -> None:
+        self._producer.close()
 
     def send(self, topic: str, partition: int, key: bytes | None, value: bytes | None) -> None:
         batcher = self._batchers.get((topic, partition))
@@ -615,7 +634,9 @@ def write_batches(
     if config.codec.spec.needs_registry:
         if registry_factory is None:
             # Imported here: the registry client pulls in an HTTP stack only avro needs.
-            from ticdc_sink.registry import ConfluentSchemaRegistry as registry_factory
+            from ticdc_sink.registry import ConfluentSchemaRegistry
+
+            registry_factory = ConfluentSchemaRegistry
         registry = registry_factory(config.registry, config.codec.subject_name_strategy)
     producer = producer_factory(config.kafka)
     try:

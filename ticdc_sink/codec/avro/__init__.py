@@ -60,25 +60,27 @@ __all__ = [
     "value_schema_json",
 ]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "CONFLUENT_MAGIC": "framing",
-        "KEY_RECORD": "schema",
-        "TIDB_CHECKSUM_VERSION": "schema",
-        "TIDB_COMMIT_TS": "schema",
-        "TIDB_CORRUPTED": "schema",
-        "TIDB_OP": "schema",
-        "TIDB_PHYSICAL_TIME": "schema",
-        "TIDB_ROW_LEVEL_CHECKSUM": "schema",
-        "AvroEncoder": "encoder",
-        "as_fastavro_reads_it": "schema",
-        "decimal_bytes": "values",
-        "key_record_name": "schema",
-        "key_schema_json": "schema",
-        "record_name": "schema",
-        "tidb_type": "schema",
-        "timestamp_default_local": "schema",
-        "value_schema_json": "schema",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "CONFLUENT_MAGIC": "framing",
+            "KEY_RECORD": "schema",
+            "TIDB_CHECKSUM_VERSION": "schema",
+            "TIDB_COMMIT_TS": "schema",
+            "TIDB_CORRUPTED": "schema",
+            "TIDB_OP": "schema",
+            "TIDB_PHYSICAL_TIME": "schema",
+            "TIDB_ROW_LEVEL_CHECKSUM": "schema",
+            "AvroEncoder": "encoder",
+            "as_fastavro_reads_it": "schema",
+            "decimal_bytes": "values",
+            "key_record_name": "schema",
+            "key_schema_json": "schema",
+            "record_name": "schema",
+            "tidb_type": "schema",
+            "timestamp_default_local": "schema",
+            "value_schema_json": "schema",
+        },
+    )

@@ -27,7 +27,7 @@ only that row, keeps the registry requests those of the row path, message by mes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 import numpy as np
@@ -155,7 +155,7 @@ def _flatten(m: _Mat) -> pa.Array:
 
 
 # A part of a record: a byte matrix, or an Arrow binary array (null: no bytes).
-_Part = _Mat | pa.Array
+_Part: TypeAlias = _Mat | pa.Array
 
 
 def _join(parts: list[_Part]) -> pa.Array:
@@ -587,8 +587,8 @@ class AvroBatchEncoder:
                 key_lens = np.concatenate([key_lens, _lengths(key_old)])[source]
         sizes = (key_lens + value_lens + RECORD_OVERHEAD).tolist()
         value_list = values.to_pylist()
-        first = (row_ends[rendered - 1] if rendered else 0) if row_ends else rendered
-        row_path = list(range(first, len(value_list))) if refused else []
+        refused_from = (row_ends[rendered - 1] if rendered else 0) if row_ends else rendered
+        row_path = list(range(refused_from, len(value_list))) if refused else []
         if keys is None:
             return EncodedBatch(
                 values=value_list, sizes=sizes, key=None, row_ends=row_ends, row_path=row_path

@@ -36,14 +36,16 @@ __all__ = [
     "mysql_type",
 ]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "WATERMARK_TYPE": "values",
-        "CanalJsonEncoder": "encoder",
-        "encode_watermark": "encoder",
-        "full_mysql_type": "values",
-        "java_sql_type": "values",
-        "mysql_type": "values",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "WATERMARK_TYPE": "values",
+            "CanalJsonEncoder": "encoder",
+            "encode_watermark": "encoder",
+            "full_mysql_type": "values",
+            "java_sql_type": "values",
+            "mysql_type": "values",
+        },
+    )

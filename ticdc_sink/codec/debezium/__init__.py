@@ -33,13 +33,15 @@ __all__ = [
     "tidb_type",
 ]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "DebeziumEncoder": "encoder",
-        "encode_watermark": "encoder",
-        "jdbc_type": "schema",
-        "schema_topic_name": "schema",
-        "tidb_type": "schema",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "DebeziumEncoder": "encoder",
+            "encode_watermark": "encoder",
+            "jdbc_type": "schema",
+            "schema_topic_name": "schema",
+            "tidb_type": "schema",
+        },
+    )

@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_VERSION", "OpenProtocolBatcher", "OpenProtocolEncoder", "encode_watermark"]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "BATCH_VERSION": "message",
-        "OpenProtocolBatcher": "batching",
-        "OpenProtocolEncoder": "encoder",
-        "encode_watermark": "encoder",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "BATCH_VERSION": "message",
+            "OpenProtocolBatcher": "batching",
+            "OpenProtocolEncoder": "encoder",
+            "encode_watermark": "encoder",
+        },
+    )

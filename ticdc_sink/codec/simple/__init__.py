@@ -38,15 +38,17 @@ __all__ = [
     "table_schema_json",
 ]
 
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "PROTOCOL_VERSION": "values",
-        "AvroMarshaller": "avro_row",
-        "JsonMarshaller": "json_row",
-        "SimpleEncoder": "encoder",
-        "encode_ddl": "encoder",
-        "encode_watermark": "encoder",
-        "table_schema_json": "values",
-    },
-)
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(
+        __name__,
+        {
+            "PROTOCOL_VERSION": "values",
+            "AvroMarshaller": "avro_row",
+            "JsonMarshaller": "json_row",
+            "SimpleEncoder": "encoder",
+            "encode_ddl": "encoder",
+            "encode_watermark": "encoder",
+            "table_schema_json": "values",
+        },
+    )

@@ -24,7 +24,7 @@ Tests check byte equality of the two paths on random batches.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -77,7 +77,7 @@ _STR_KINDS = frozenset(
     }
 )
 # a constant (bytes) or one binary value per row (pa.Array), to join
-Part = bytes | pa.Array
+Part: TypeAlias = bytes | pa.Array
 
 
 def _is_text(kind: pa.DataType) -> bool:
