@@ -34,10 +34,12 @@ ship: the script fetches it with Maven (`mvn` on PATH) into the test cache,
 `spark-avro_2.13` of the running PySpark's line (4.2.0 for PySpark 4.3, which Maven Central
 does not serve a 4.3 connector for; the module's table says which for each line), without
 the jars PySpark already has. `--kafka-jars` (comma-separated; globs allowed) gives other
-jar files instead. If the fetch fails they are skipped with a message, and so is a reader
-whose read fails (its error is printed) or returns another row count.
+jar files instead. If the fetch fails they are skipped with a message.
 
-The first read of each reader warms up (Python workers, imports) and is not timed. On
+Each Spark reader (`ticdc-*`, `kafka-*`) first counts its rows once, untimed: a reader whose
+read fails (its error is printed) or counts another number of rows than were written is
+skipped with a message (the baseline checks its count at every read). Then the first read
+of each reader warms up (Python workers, imports) and is not timed. On
 Tansu every read ends at offsets taken after the writes (tests.support.broker end markers,
 since Tansu's high watermarks are wrong after multi-record batches); on Kafka the Spark
 readers read to `latest`, as a user does, and the one-process baseline to the high
@@ -90,8 +92,8 @@ def spark_ending(broker: str, topic: str, ends: dict[int, int]) -> str:
     return json.dumps({topic: {str(p): o for p, o in ends.items()}})
 
 
-def read_ticdc(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> None:
-    frame = (
+def ticdc_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> Any:
+    return (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
@@ -99,7 +101,6 @@ def read_ticdc(spark: Any, bootstrap: str, topic: str, ending: str, encoding: st
         .option("endingOffsets", ending)
         .load()
     )
-    frame.write.format("noop").mode("overwrite").save()
 
 
 def read_baseline(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
@@ -261,10 +262,13 @@ def kafka_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: s
     )
 
 
-def read_kafka(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> None:
-    kafka_frame(spark, bootstrap, topic, ending, encoding).write.format("noop").mode(
-        "overwrite"
-    ).save()
+def spark_frame(
+    reader: str, spark: Any, bootstrap: str, topic: str, ending: str, encoding: str
+) -> Any:
+    """A Spark reader's (`ticdc-*`, `kafka-*`) DataFrame, made and so planned anew at each
+    call, as a user's read is."""
+    make = ticdc_frame if reader.startswith("ticdc-") else kafka_frame
+    return make(spark, bootstrap, topic, ending, encoding)
 
 
 def kafka_jars(spec: str | None) -> list[str]:
@@ -349,7 +353,8 @@ def read_all(
     spark: Any, frame: Any, broker_name: str, encoding: str, readers: list[str], args: Any
 ) -> list[dict[str, Any]]:
     """`frame` written in `encoding` to a fresh `broker_name` broker, then read by each of
-    `readers` (a warm-up read, then --repeat timed ones); their results."""
+    `readers` (a Spark reader's rows counted once, then a warm-up read and --repeat timed
+    ones); their results."""
     results = []
     with start_broker(broker_name) as broker:
         options = sink_options(broker.bootstrap, f"simple-{encoding}")
@@ -359,10 +364,12 @@ def read_all(
         rows = args.rows  # one change per frame row (no update changes a key)
         for reader in readers:
             name = f"{reader} on {broker_name}"
-            if reader.startswith("kafka-"):
-                # An extra untimed read: does the connector load, and are the rows right?
+            source = (spark, broker.bootstrap, _TOPIC, ending, encoding)
+            if reader != "baseline-json":
+                # An extra untimed read: does the reader load (Spark's Kafka connector), and
+                # does it read every row written?
                 try:
-                    got = kafka_frame(spark, broker.bootstrap, _TOPIC, ending, encoding).count()
+                    got = spark_frame(reader, *source).count()
                 except Exception as exc:  # noqa: BLE001 - reported, the others still run
                     print(f"{name:>24}: skipped, {short_error(exc)}", flush=True)
                     continue
@@ -372,12 +379,10 @@ def read_all(
             times = []
             for attempt in range(args.repeat + 1):  # the first warms up, untimed
                 start = time.perf_counter()
-                if reader.startswith("ticdc"):
-                    read_ticdc(spark, broker.bootstrap, _TOPIC, ending, encoding)
-                elif reader.startswith("kafka"):
-                    read_kafka(spark, broker.bootstrap, _TOPIC, ending, encoding)
-                else:
+                if reader == "baseline-json":
                     assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
+                else:
+                    spark_frame(reader, *source).write.format("noop").mode("overwrite").save()
                 if attempt:
                     times.append(time.perf_counter() - start)
             result = {
