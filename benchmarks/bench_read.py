@@ -39,15 +39,15 @@ jar files instead. If the fetch fails they are skipped with a message.
 Each Spark reader (`ticdc-*`, `kafka-*`) first counts its rows once, untimed: a reader whose
 read fails (its error is printed) or counts another number of rows than were written is
 skipped with a message (the baseline checks its count at every read). Then the first read
-of each reader warms up (Python workers, imports) and is not timed. On
-Tansu every read ends at offsets taken after the writes (tests.support.broker end markers,
-since Tansu's high watermarks are wrong after multi-record batches); on Kafka the Spark
-readers read to `latest`, as a user does, and the one-process baseline to the high
-watermarks, which is what `latest` means there. So on each broker each reader reads the
-same messages. Times are wall clock from the call to its return (for ticdc: planning on the
-driver, which scans each partition up to its first row, and the tasks). Ratios (`ticdc` over
-`kafka`, `ticdc-json` over `baseline-json`) are taken within one broker. A summary table,
-then one JSON line at the end, every result tagged with its `broker`.
+of each reader warms up (Python workers, imports) and is not timed. On Tansu every read
+ends at offsets taken after the writes (tests.support.broker end markers, since Tansu's
+high watermarks are wrong after multi-record batches); on Kafka the Spark readers read to
+`latest`, as a user does, and the one-process baseline to the high watermarks, which is
+what `latest` means there. So on each broker each reader reads the same messages. Times are
+wall clock from the call to its return (for ticdc: planning on the driver, which scans each
+partition up to its first row, and the tasks). Ratios (`ticdc` over `kafka`, `ticdc-json`
+over `baseline-json`) are taken within one broker. A summary table, then one JSON line at
+the end, every result tagged with its `broker`.
 """
 
 from __future__ import annotations
