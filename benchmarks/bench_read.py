@@ -1,11 +1,13 @@
-"""Reading TiCDC topics: `spark.read.format("ticdc")` against a hand-rolled consumer, on
-the same topic in one run.
+"""Reading TiCDC topics: `spark.read.format("ticdc")` against a hand-rolled consumer and
+Spark's own Kafka source, on the same topic in one run, on Tansu and on Apache Kafka side by
+side (`--broker tansu|kafka|both`, default both).
 
     python benchmarks/bench_read.py --rows 500000 --repeat 3
 
 The reference table (bench_e2e.py's: 10 columns, 70% inserts, 20% updates with `_before`,
-10% deletes) is written once per encoding by `format("ticdc")` (Simple JSON, Simple Avro)
-to a fresh local Tansu broker, then read --repeat times by each reader:
+10% deletes) is written once per encoding and broker by `format("ticdc")` (Simple JSON,
+Simple Avro) to a fresh broker (`tansu`, the demo's embedded broker, or `kafka`, Apache
+Kafka in KRaft mode from tests/support/kafka.py), then read --repeat times by each reader:
 
 | name | what it is |
 | --- | --- |
@@ -32,15 +34,20 @@ ship: the script fetches it with Maven (`mvn` on PATH) into the test cache,
 `spark-avro_2.13` of the running PySpark's line (4.2.0 for PySpark 4.3, which Maven Central
 does not serve a 4.3 connector for; the module's table says which for each line), without
 the jars PySpark already has. `--kafka-jars` (comma-separated; globs allowed) gives other
-jar files instead. If the fetch fails they are skipped with a message, and so is a reader
-whose read fails (its error is printed) or returns another row count.
+jar files instead. If the fetch fails they are skipped with a message.
 
-The first read of each reader warms up (Python workers, imports) and is not timed. Every
-read ends at offsets taken after the writes (tests.support.broker end markers, since
-Tansu's high watermarks are wrong after multi-record batches), so each reader reads the
-same messages. Times are wall clock from the call to its return (for ticdc: planning on the
-driver, which scans each partition up to its first row, and the tasks); one JSON line at
-the end.
+Each Spark reader (`ticdc-*`, `kafka-*`) first counts its rows once, untimed: a reader whose
+read fails (its error is printed) or counts another number of rows than were written is
+skipped with a message (the baseline checks its count at every read). Then the first read
+of each reader warms up (Python workers, imports) and is not timed. On Tansu every read
+ends at offsets taken after the writes (tests.support.broker end markers, since Tansu's
+high watermarks are wrong after multi-record batches); on Kafka the Spark readers read to
+`latest`, as a user does, and the one-process baseline to the high watermarks, which is
+what `latest` means there. So on each broker each reader reads the same messages. Times are
+wall clock from the call to its return (for ticdc: planning on the driver, which scans each
+partition up to its first row, and the tasks). Ratios (`ticdc` over `kafka`, `ticdc-json`
+over `baseline-json`) are taken within one broker. A summary table, then one JSON line at
+the end, every result tagged with its `broker`.
 """
 
 from __future__ import annotations
@@ -58,31 +65,42 @@ from _common import (
     DATABASE,
     REPO,
     TABLE,
+    add_broker_option,
+    available_brokers,
     environment,
     make_spark,
     reference_frame,
     short_error,
     sink_options,
+    start_broker,
 )
 
 READERS = ("ticdc-json", "ticdc-avro", "baseline-json", "kafka-json", "kafka-avro")
+# What each reader's rows/s is divided by, on the same broker.
+RATIOS = {
+    "ticdc-json": ("kafka-json", "baseline-json"),
+    "ticdc-avro": ("kafka-avro",),
+}
 _TOPIC = f"bench_{DATABASE}_{TABLE}"
 
 
-def _ending(topic: str, ends: dict[int, int]) -> str:
+def spark_ending(broker: str, topic: str, ends: dict[int, int]) -> str:
+    """The Spark readers' `endingOffsets`: on Tansu the end markers' offsets (its
+    ListOffsets answer lags), on Kafka `latest`, as a user reads."""
+    if broker == "kafka":
+        return "latest"
     return json.dumps({topic: {str(p): o for p, o in ends.items()}})
 
 
-def read_ticdc(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], encoding: str) -> None:
-    frame = (
+def ticdc_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> Any:
+    return (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
         .option("encoding-format", encoding)
-        .option("endingOffsets", _ending(topic, ends))
+        .option("endingOffsets", ending)
         .load()
     )
-    frame.write.format("noop").mode("overwrite").save()
 
 
 def read_baseline(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
@@ -197,7 +215,7 @@ def _change_rows(event: Any, value: Any) -> list[Any]:
     ]
 
 
-def kafka_frame(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], encoding: str) -> Any:
+def kafka_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> Any:
     """Spark's Kafka source + from_json / from_avro: the DataFrame a Spark user writes by
     hand for a Simple topic, with the same rows and columns as `format("ticdc")`."""
     from pyspark.sql import functions as F
@@ -208,7 +226,7 @@ def kafka_frame(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], en
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
-        .option("endingOffsets", _ending(topic, ends))
+        .option("endingOffsets", ending)
         .load()
     )
     if encoding == "json":
@@ -244,10 +262,13 @@ def kafka_frame(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], en
     )
 
 
-def read_kafka(spark: Any, bootstrap: str, topic: str, ends: dict[int, int], encoding: str) -> None:
-    kafka_frame(spark, bootstrap, topic, ends, encoding).write.format("noop").mode(
-        "overwrite"
-    ).save()
+def spark_frame(
+    reader: str, spark: Any, bootstrap: str, topic: str, ending: str, encoding: str
+) -> Any:
+    """A Spark reader's (`ticdc-*`, `kafka-*`) DataFrame, made and so planned anew at each
+    call, as a user's read is."""
+    make = ticdc_frame if reader.startswith("ticdc-") else kafka_frame
+    return make(spark, bootstrap, topic, ending, encoding)
 
 
 def kafka_jars(spec: str | None) -> list[str]:
@@ -274,6 +295,7 @@ def main() -> None:
         "globs allowed) for the kafka-* readers, instead of the ones fetched with Maven",
     )
     parser.add_argument("--output")
+    add_broker_option(parser)
     args = parser.parse_args()
     readers = [r for r in args.readers.split(",") if r]
     jars = kafka_jars(args.kafka_jars)
@@ -292,52 +314,32 @@ def main() -> None:
             readers = [r for r in readers if not r.startswith("kafka-")]
     connector = {"spark.jars": ",".join(jars)} if jars else {}
 
-    from tests.support.broker import TansuBroker
+    brokers = available_brokers(args.broker)
+    if not brokers:
+        raise SystemExit("no broker to run on")
 
     spark = make_spark(args.spark_memory, extra=connector)
     frame = reference_frame(spark, args.rows, args.partitions).cache()
     frame.count()
-    results: dict[str, Any] = {}
-    for encoding in ("json", "avro"):
-        wanted = [r for r in readers if r.endswith(f"-{encoding}")]
-        if not wanted:
-            continue
-        with TansuBroker() as broker:
-            options = sink_options(broker.bootstrap, f"simple-{encoding}")
-            frame.write.format("ticdc").mode("append").options(**options).save()
-            ends = broker.end_offsets(_TOPIC)
-            rows = args.rows  # one change per frame row (no update changes a key)
-            for reader in wanted:
-                if reader.startswith("kafka-"):
-                    # An extra untimed read: does the connector load, and are the rows right?
-                    try:
-                        got = kafka_frame(spark, broker.bootstrap, _TOPIC, ends, encoding).count()
-                    except Exception as exc:  # noqa: BLE001 - reported, the others still run
-                        print(f"{reader:>14}: skipped, {short_error(exc)}", flush=True)
-                        continue
-                    if got != rows:
-                        print(f"{reader:>14}: skipped, read {got} rows, wrote {rows}", flush=True)
-                        continue
-                times = []
-                for attempt in range(args.repeat + 1):  # the first warms up, untimed
-                    start = time.perf_counter()
-                    if reader.startswith("ticdc"):
-                        read_ticdc(spark, broker.bootstrap, _TOPIC, ends, encoding)
-                    elif reader.startswith("kafka"):
-                        read_kafka(spark, broker.bootstrap, _TOPIC, ends, encoding)
-                    else:
-                        assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
-                    if attempt:
-                        times.append(time.perf_counter() - start)
-                results[reader] = {
-                    "rows": rows,
-                    "seconds": times,
-                    "median_rows_per_s": round(rows / statistics.median(times)),
-                    "best_rows_per_s": round(rows / min(times)),
-                }
-                print(f"{reader:>14}: {results[reader]}", flush=True)
-    spark.stop()
-    report = {"rows": args.rows, "results": results, "environment": environment()}
+    results: list[dict[str, Any]] = []
+    try:
+        for encoding in ("json", "avro"):
+            wanted = [r for r in readers if r.endswith(f"-{encoding}")]
+            if not wanted:
+                continue
+            for broker in brokers:
+                results += read_all(spark, frame, broker, encoding, wanted, args)
+    finally:
+        spark.stop()
+    add_ratios(results)
+    print_summary(results)
+    report = {
+        "rows": args.rows,
+        "repeat": args.repeat,
+        "brokers": brokers,
+        "results": results,
+        "environment": environment(),
+    }
     if connector:
         report["kafka_connector"] = {"jars": [Path(j).name for j in jars]}
     line = json.dumps(report)
@@ -345,6 +347,80 @@ def main() -> None:
     if args.output:
         with open(args.output, "w") as out:
             out.write(line + "\n")
+
+
+def read_all(
+    spark: Any, frame: Any, broker_name: str, encoding: str, readers: list[str], args: Any
+) -> list[dict[str, Any]]:
+    """`frame` written in `encoding` to a fresh `broker_name` broker, then read by each of
+    `readers` (a Spark reader's rows counted once, then a warm-up read and --repeat timed
+    ones); their results."""
+    results = []
+    with start_broker(broker_name) as broker:
+        options = sink_options(broker.bootstrap, f"simple-{encoding}")
+        frame.write.format("ticdc").mode("append").options(**options).save()
+        ends = broker.end_offsets(_TOPIC)  # Tansu: end markers; Kafka: high watermarks
+        ending = spark_ending(broker_name, _TOPIC, ends)
+        rows = args.rows  # one change per frame row (no update changes a key)
+        for reader in readers:
+            name = f"{reader} on {broker_name}"
+            source = (spark, broker.bootstrap, _TOPIC, ending, encoding)
+            if reader != "baseline-json":
+                # An extra untimed read: does the reader load (Spark's Kafka connector), and
+                # does it read every row written?
+                try:
+                    got = spark_frame(reader, *source).count()
+                except Exception as exc:  # noqa: BLE001 - reported, the others still run
+                    print(f"{name:>24}: skipped, {short_error(exc)}", flush=True)
+                    continue
+                if got != rows:
+                    print(f"{name:>24}: skipped, read {got} rows, wrote {rows}", flush=True)
+                    continue
+            times = []
+            for attempt in range(args.repeat + 1):  # the first warms up, untimed
+                start = time.perf_counter()
+                if reader == "baseline-json":
+                    assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
+                else:
+                    spark_frame(reader, *source).write.format("noop").mode("overwrite").save()
+                if attempt:
+                    times.append(time.perf_counter() - start)
+            result = {
+                "reader": reader,
+                "broker": broker_name,
+                "rows": rows,
+                "seconds": [round(t, 3) for t in times],
+                "median_rows_per_s": round(rows / statistics.median(times)),
+                "best_rows_per_s": round(rows / min(times)),
+            }
+            print(f"{name:>24}: {result}", flush=True)
+            results.append(result)
+    return results
+
+
+def add_ratios(results: list[dict[str, Any]]) -> None:
+    """`vs_<reader>`: a reader's median rows/s over another's on the same broker (RATIOS)."""
+    found = {(r["broker"], r["reader"]): r for r in results}
+    for result in results:
+        for other in RATIOS.get(result["reader"], ()):
+            reference = found.get((result["broker"], other))
+            if reference is not None:
+                ratio = result["median_rows_per_s"] / reference["median_rows_per_s"]
+                result[f"vs_{other}"] = round(ratio, 3)
+
+
+def print_summary(results: list[dict[str, Any]]) -> None:
+    """A line per reader and broker, a reader's brokers next to each other."""
+    print()
+    print(f"{'reader':<14} {'broker':<6} {'seconds':>18} {'median rows/s':>14}  ratios")
+    for reader in READERS:
+        for r in (r for r in results if r["reader"] == reader):
+            seconds = " / ".join(f"{s:.2f}" for s in r["seconds"])
+            ratios = ", ".join(f"vs {k[3:]} {v:.2f}x" for k, v in r.items() if k.startswith("vs_"))
+            print(
+                f"{reader:<14} {r['broker']:<6} {seconds:>18} {r['median_rows_per_s']:>14,}  "
+                + ratios
+            )
 
 
 if __name__ == "__main__":
