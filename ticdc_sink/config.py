@@ -1066,6 +1066,20 @@ class CodecConfig:
         doc="Canal's own `mysqlType` text and `old` (implies the above)",
         ticdc=("content-compatible",),
     )
+    output_row_key: bool = _field(
+        "output-row-key",
+        False,
+        _bool,
+        doc=(
+            "with `enable-tidb-extension=true`, each DML message carries TiDB's row key, "
+            "`_tidb.rowkey`: base64 of `t`, the table id, `_r` and the row's integer handle "
+            "(pingcap/ticdc v26.3; `table-id` should be TiDB's). Only tables whose primary key "
+            "is one integer column that is the row handle; others are refused. TiCDC reads it "
+            "from the sink URI only: the changefeed file's codec-config key is reported as "
+            "ignored"
+        ),
+        ticdc=("output-row-key",),
+    )
     delete_only_output_handle_key_columns: bool = _field(
         "delete-only-output-handle-key-columns",
         False,
@@ -1989,7 +2003,13 @@ def _load_toml(path: str) -> _Layer:
                 sub = sub.lower()
                 if sub in ("codec-config", "large-message-handle") and isinstance(sub_value, dict):
                     for name, item in sub_value.items():
-                        layer.set(name.lower(), item)
+                        if (sub, name.lower()) in _URI_ONLY:
+                            layer.ignored.append(
+                                f"config file {path} [sink.kafka-config.{sub}] key "
+                                f"'{name}' (TiCDC takes it from the sink URI only)"
+                            )
+                        else:
+                            layer.set(name.lower(), item)
                 else:
                     layer.set(sub, sub_value)
         elif key == "kafka" and isinstance(value, dict):
@@ -2006,6 +2026,12 @@ def _load_toml(path: str) -> _Layer:
         else:
             layer.set(key, value)
     return layer
+
+
+# Codec keys TiCDC declares in its changefeed file but never applies: pingcap/ticdc
+# v26.3 `pkg/sink/codec/common/config.go` mergeConfig copies no `OutputRowKey` from the
+# file's CodecConfig (pkg/config/sink.go), so only the sink URI's output-row-key counts.
+_URI_ONLY = frozenset({("codec-config", "output-row-key")})
 
 
 def _check_changefeed_section(path: str, name: str, section: Mapping[str, Any]) -> None:

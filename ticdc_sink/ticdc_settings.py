@@ -168,12 +168,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "pingcap/ticdc's Avro before-image, `before` in the value",
         False,
     ),
-    TiCDCSetting(
-        "output-row-key",
-        _N,
-        "pingcap/ticdc's canal-json row key, `_tidb.rowKey`",
-        False,
-    ),
     # pkg/config/sink.go [sink]
     TiCDCSetting(
         "transaction-atomicity",

@@ -88,7 +88,6 @@ def test_settings_without_an_equivalent_are_refused_with_why(name, value, reason
     ("name", "value"),
     [
         ("avro-include-before-value", "true"),
-        ("output-row-key", "true"),
     ],
 )
 def test_settings_not_built_yet_are_refused_by_name(name: str, value: str) -> None:
