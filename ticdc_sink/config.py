@@ -1019,6 +1019,19 @@ class CodecConfig:
         doc="`long` (wraps above 2^63, as TiCDC) or `string`",
         ticdc=("avro-bigint-unsigned-handling-mode",),
     )
+    avro_include_before_value: bool = _field(
+        "avro-include-before-value",
+        False,
+        _bool,
+        doc=(
+            "the value record gets `_ticdc_before` after the columns (null, or a "
+            "`<table>_before` record of the old row: UPDATEs, which then need `_before`, and "
+            "DELETEs) and always `_tidb_op` (`c`, `u`, `d`); a DELETE is then a value of the "
+            "deleted row, not a tombstone. pingcap/ticdc's master (ticdc#5154, after v26.3.4: "
+            "in no release yet)"
+        ),
+        ticdc=("avro-include-before-value",),
+    )
     subject_name_strategy: SubjectNameStrategy = _field(
         "subject-name-strategy",
         SubjectNameStrategy.TOPIC,

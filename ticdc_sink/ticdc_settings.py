@@ -162,12 +162,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "a TiCDC testing mode: Confluent consumers cannot read its watermark messages",
         False,
     ),
-    TiCDCSetting(
-        "avro-include-before-value",
-        _N,
-        "pingcap/ticdc's Avro before-image, `before` in the value",
-        False,
-    ),
     # pkg/config/sink.go [sink]
     TiCDCSetting(
         "transaction-atomicity",

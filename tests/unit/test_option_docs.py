@@ -125,7 +125,7 @@ def test_every_ticdc_setting_is_declared_once() -> None:
 
 def test_the_not_yet_built_settings_are_refused_never_ignored() -> None:
     # Issue 16: settings that change TiCDC's output are honoured or refused.
-    for name in ("avro-include-before-value", "dispatchers.target-schema"):
+    for name in ("dispatchers.target-schema", "dispatchers.target-table"):
         declared = setting(name)
         assert declared is not None and declared.fate is not Fate.IGNORED, name
 

@@ -84,18 +84,6 @@ def test_settings_without_an_equivalent_are_refused_with_why(name, value, reason
         assert value not in str(e)
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("avro-include-before-value", "true"),
-    ],
-)
-def test_settings_not_built_yet_are_refused_by_name(name: str, value: str) -> None:
-    e = error({name: value})
-    assert str(e).startswith(f"ticdc: option '{name}' is a TiCDC setting this sink does not ")
-    assert "does not support yet (" in str(e)
-
-
 def test_refused_settings_at_ticdcs_default_are_accepted(tmp_path: Path) -> None:
     # As a changefeed file TiCDC exported lists them.
     options = toml(
