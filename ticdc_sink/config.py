@@ -78,6 +78,7 @@ from ticdc_sink.routing import (
     TopicRouter,
     build_dispatcher,
     rule_for,
+    target_name,
     validate_topic_expression,
 )
 from ticdc_sink.row_filter import (
@@ -531,24 +532,21 @@ def _registry_url(value: Any) -> str | None:
     return text
 
 
-_RULE_KEYS = frozenset({"matcher", "topic", "partition", "dispatcher", "columns", "index"})
-# Rule keys of pingcap/ticdc's table routing, refused unless empty (ticdc_settings).
-_REFUSED_RULE_KEYS = ("target-schema", "target-table")
+# pingcap/ticdc's table routing keys (`target-schema`, `target-table`) among them.
+_ROUTING_KEYS = ("target-schema", "target-table")
+_RULE_KEYS = frozenset(
+    {"matcher", "topic", "partition", "dispatcher", "columns", "index", *_ROUTING_KEYS}
+)
 
 
 def _rule_problem(raw: Mapping[str, Any]) -> str | None:
-    """What TiCDC would refuse in one dispatcher rule, or what this sink does not build:
-    both `dispatcher` and `partition` (tiflow SinkConfig.validateAndAdjust), a table
-    routing key; None when the rule is fine."""
+    """What TiCDC would refuse in one dispatcher rule: both `dispatcher` and `partition`
+    (tiflow SinkConfig.validateAndAdjust); None when the rule is fine."""
     if raw.get("dispatcher") and raw.get("partition"):
         return (
             f"rule {dict(raw)!r}: dispatcher and partition cannot be configured both (TiCDC's "
             "rule); keep partition (dispatcher is its old name)"
         )
-    for key in _REFUSED_RULE_KEYS:
-        refused = _refused(f"dispatchers.{key}", raw.get(key), f"rule key '{key}'")
-        if refused is not None:
-            return f"rule {dict(raw)!r}: {refused.message}"
     return None
 
 
@@ -572,7 +570,7 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         problem = _rule_problem(raw)
         if problem is not None:
             raise _Invalid(problem)
-        unknown = sorted(set(raw) - _RULE_KEYS - set(_REFUSED_RULE_KEYS))
+        unknown = sorted(set(raw) - _RULE_KEYS)
         if unknown:
             raise _Invalid(
                 f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
@@ -584,6 +582,10 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         if not isinstance(matcher, list) or not matcher:
             raise _Invalid(f"rule {dict(raw)!r} needs matcher = ['db.table', ...]")
         columns = raw.get("columns") or ()
+        targets = {key: raw.get(key) or None for key in _ROUTING_KEYS}
+        for key, target in targets.items():
+            if target is not None and not isinstance(target, str):
+                raise _Invalid(f"rule {dict(raw)!r}: {key} must be a string")
         try:
             rules.append(
                 DispatchRule(
@@ -592,6 +594,8 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
                     partition=raw.get("partition") or raw.get("dispatcher") or "default",
                     columns=[str(c) for c in columns],
                     index=raw.get("index") or None,
+                    target_schema=targets["target-schema"],
+                    target_table=targets["target-table"],
                 )
             )
         except ConfigError as exc:
@@ -777,9 +781,13 @@ class RoutingConfig:
             'TiCDC\'s per-table rules (from the changefeed file, or JSON text): `[{"matcher": '
             '["db.*", "!db.tmp_*"], "topic": "t_{table}", "partition": "index-value"}]`; the '
             "first rule whose matcher takes a table decides its topic (none: `topic`) and "
-            "partition dispatcher; tables no rule takes use `topic` and `partition`"
+            "partition dispatcher; tables no rule takes use `topic` and `partition`. "
+            "`target-schema` / `target-table` (pingcap/ticdc's table routing: master, in no "
+            "release yet; literal text with `{schema}`, `{table}`) rename the table in its "
+            "messages (the first rule with one that takes it); topics and partitions keep "
+            "the table's own names"
         ),
-        ticdc=("dispatchers",),
+        ticdc=("dispatchers", "dispatchers.target-schema", "dispatchers.target-table"),
     )
     case_sensitive: bool = _field(
         "case-sensitive",
@@ -831,6 +839,20 @@ class RoutingConfig:
             columns=self.partition_columns,
             index=self.index,
         )
+
+    def target_of(self, database: str, table: str) -> tuple[str, str]:
+        """The (schema, table) names a table's messages carry: pingcap/ticdc's table
+        routing by the rules' `target-schema` / `target-table` (`routing.target_name`);
+        its topic and partition are still decided on its own names."""
+        return target_name(self.dispatchers, database, table)
+
+    def routed(self, table: TableSchema) -> TableSchema:
+        """`table` named as its messages name it (`target_of`): what the encoders see;
+        `table` itself when no rule renames it."""
+        names = self.target_of(table.database, table.table)
+        if names == (table.database, table.table):
+            return table
+        return attrs.evolve(table, database=names[0], table=names[1])
 
     def topic_for(self, database: str, table: str) -> str:
         """The topic of a table: its rule's topic expression, else `topic`."""
@@ -2086,7 +2108,8 @@ def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
                 f"config file {path} [sink] dispatchers {problem}", option="dispatchers"
             )
     rule = rules[0]
-    if len(rules) > 1 or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
+    catch_all = [str(m).strip() for m in rule.get("matcher", [])] == ["*.*"]
+    if len(rules) > 1 or not catch_all or any(rule.get(key) for key in _ROUTING_KEYS):
         return {"dispatchers": rules}
     out: dict[str, Any] = {}
     if rule.get("topic"):

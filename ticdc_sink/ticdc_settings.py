@@ -189,19 +189,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
     TiCDCSetting("cloud-storage-config", _I, _STORAGE),
     TiCDCSetting("mysql-config", _I, "TiCDC's MySQL sink section"),
     TiCDCSetting("pulsar-config", _I, "TiCDC's Pulsar sink section"),
-    # dispatcher rules (pingcap/ticdc table routing)
-    TiCDCSetting(
-        "dispatchers.target-schema",
-        _N,
-        "pingcap/ticdc's table routing: the schema name written in messages",
-        "",
-    ),
-    TiCDCSetting(
-        "dispatchers.target-table",
-        _N,
-        "pingcap/ticdc's table routing: the table name written in messages",
-        "",
-    ),
     # changefeed sections other than [sink] (pkg/config/filter.go)
     TiCDCSetting(
         "[filter] ignore-txn-start-ts",

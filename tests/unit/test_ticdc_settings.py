@@ -139,14 +139,16 @@ def test_a_rule_with_dispatcher_and_partition_is_an_error_as_in_ticdc(tmp_path: 
 
 
 @pytest.mark.parametrize("key", ["target-schema", "target-table"])
-def test_table_routing_keys_of_a_rule_are_refused_unless_empty(tmp_path: Path, key) -> None:
+def test_table_routing_keys_of_a_rule_are_honoured(tmp_path: Path, key) -> None:
+    # pingcap/ticdc's table routing (tests/unit/test_table_routing.py): no longer refused.
     rules = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": "{{schema}}_bak"}}]'
-    e = error({"dispatchers": rules})
-    assert f"rule key '{key}' is a TiCDC setting this sink does not support yet" in str(e)
+    c = SinkConfig.from_options({**BASE, "dispatchers": rules})
+    assert "db_bak" in c.routing.target_of("db", "db")
     options = toml(tmp_path, f"[sink]\ndispatchers = [{{matcher = ['*.*'], {key} = 'x'}}]")
-    assert f"rule key '{key}'" in str(error(options))
+    assert "x" in SinkConfig.from_options({**BASE, **options}).routing.target_of("a", "b")
     empty = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": ""}}]'
-    assert SinkConfig.from_options({**BASE, "dispatchers": empty}).routing.dispatchers
+    c = SinkConfig.from_options({**BASE, "dispatchers": empty})
+    assert c.routing.target_of("db", "t") == ("db", "t")
 
 
 # -- changefeed sections that change TiCDC's output ---------------------------------------
