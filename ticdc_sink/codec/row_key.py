@@ -66,9 +66,8 @@ def handle_position(table: TableSchema, option: str) -> int:
         )
     raise SchemaError(
         f"option '{option}' writes TiDB's row key, and table {name} has none the sink can "
-        f"compute: {why}; the sink writes row keys of tables whose primary key is one "
-        f"integer column (the row handle). Remove {option} for this table's protocol, or "
-        "declare such a key (primary-key, table-ddl)"
+        f"compute: {why}; the sink computes row keys only for tables whose primary key is "
+        f"one integer column (the row handle): remove {option} to write this table"
     )
 
 
