@@ -708,10 +708,12 @@ def run_dry_run(args: argparse.Namespace) -> int:
     # column-selectors: rows carry the selected columns, BOOTSTRAP and DDL the whole table.
     selection = decision.selection
     shown = table if selection is None else select_columns(table, selection)
+    # Table routing: the messages name the table by its target (as the writer's tasks do).
+    routed = config.routing.routed
     encoder, full_encoder = (
         codec.build_encoder(
             options,
-            t,
+            routed(t),
             build_ts_ms=build_ts_ms,
             topic=route.topic,
             registry=registry,
@@ -745,9 +747,10 @@ def run_dry_run(args: argparse.Namespace) -> int:
             functools.partial(
                 codec.encode_ddl,
                 options,
-                table,
+                routed(table),
                 None,
-                schema_change.ddl_for(None, table) or "",
+                schema_change.ddl_for(None, routed(table), qualified=routed(table) is not table)
+                or "",
                 commit_ts=commit_ts,
                 build_ts_ms=build_ts_ms,
             ),
@@ -964,8 +967,15 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _decision_notes(decision: TableDecision, schema: TableSchema | None) -> list[str]:
-    """The event filters and the column selection the writer applies to a table's rows."""
+    """The table routing, event filters and column selection the writer applies to a
+    table's rows."""
     lines = []
+    if decision.target != (decision.database, decision.table):
+        target = ".".join(decision.target)
+        lines.append(
+            f"  messages name the table {target} (dispatchers target-schema / target-table); "
+            "topic and partition come from its own name"
+        )
     for number, rule in decision.event_filters:
         parts = []
         dml = [e for e in rule.ignore_event if e in DML_EVENTS]

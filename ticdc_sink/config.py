@@ -78,6 +78,7 @@ from ticdc_sink.routing import (
     TopicRouter,
     build_dispatcher,
     rule_for,
+    target_name,
     validate_topic_expression,
 )
 from ticdc_sink.row_filter import (
@@ -541,24 +542,21 @@ def _registry_url(value: Any) -> str | None:
     return text
 
 
-_RULE_KEYS = frozenset({"matcher", "topic", "partition", "dispatcher", "columns", "index"})
-# Rule keys of pingcap/ticdc's table routing, refused unless empty (ticdc_settings).
-_REFUSED_RULE_KEYS = ("target-schema", "target-table")
+# pingcap/ticdc's table routing keys (`target-schema`, `target-table`) among them.
+_ROUTING_KEYS = ("target-schema", "target-table")
+_RULE_KEYS = frozenset(
+    {"matcher", "topic", "partition", "dispatcher", "columns", "index", *_ROUTING_KEYS}
+)
 
 
 def _rule_problem(raw: Mapping[str, Any]) -> str | None:
-    """What TiCDC would refuse in one dispatcher rule, or what this sink does not build:
-    both `dispatcher` and `partition` (tiflow SinkConfig.validateAndAdjust), a table
-    routing key; None when the rule is fine."""
+    """What TiCDC would refuse in one dispatcher rule: both `dispatcher` and `partition`
+    (tiflow SinkConfig.validateAndAdjust); None when the rule is fine."""
     if raw.get("dispatcher") and raw.get("partition"):
         return (
             f"rule {dict(raw)!r}: dispatcher and partition cannot be configured both (TiCDC's "
             "rule); keep partition (dispatcher is its old name)"
         )
-    for key in _REFUSED_RULE_KEYS:
-        refused = _refused(f"dispatchers.{key}", raw.get(key), f"rule key '{key}'")
-        if refused is not None:
-            return f"rule {dict(raw)!r}: {refused.message}"
     return None
 
 
@@ -582,7 +580,7 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         problem = _rule_problem(raw)
         if problem is not None:
             raise _Invalid(problem)
-        unknown = sorted(set(raw) - _RULE_KEYS - set(_REFUSED_RULE_KEYS))
+        unknown = sorted(set(raw) - _RULE_KEYS)
         if unknown:
             raise _Invalid(
                 f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
@@ -594,6 +592,10 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         if not isinstance(matcher, list) or not matcher:
             raise _Invalid(f"rule {dict(raw)!r} needs matcher = ['db.table', ...]")
         columns = raw.get("columns") or ()
+        targets = {key: raw.get(key) or None for key in _ROUTING_KEYS}
+        for key, target in targets.items():
+            if target is not None and not isinstance(target, str):
+                raise _Invalid(f"rule {dict(raw)!r}: {key} must be a string")
         try:
             rules.append(
                 DispatchRule(
@@ -602,6 +604,8 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
                     partition=raw.get("partition") or raw.get("dispatcher") or "default",
                     columns=[str(c) for c in columns],
                     index=raw.get("index") or None,
+                    target_schema=targets["target-schema"],
+                    target_table=targets["target-table"],
                 )
             )
         except ConfigError as exc:
@@ -787,9 +791,13 @@ class RoutingConfig:
             'TiCDC\'s per-table rules (from the changefeed file, or JSON text): `[{"matcher": '
             '["db.*", "!db.tmp_*"], "topic": "t_{table}", "partition": "index-value"}]`; the '
             "first rule whose matcher takes a table decides its topic (none: `topic`) and "
-            "partition dispatcher; tables no rule takes use `topic` and `partition`"
+            "partition dispatcher; tables no rule takes use `topic` and `partition`. "
+            "`target-schema` / `target-table` (pingcap/ticdc's table routing: master, in no "
+            "release yet; literal text with `{schema}`, `{table}`) rename the table in its "
+            "messages (the first rule with one that takes it); topics and partitions keep "
+            "the table's own names"
         ),
-        ticdc=("dispatchers",),
+        ticdc=("dispatchers", "dispatchers.target-schema", "dispatchers.target-table"),
     )
     case_sensitive: bool = _field(
         "case-sensitive",
@@ -841,6 +849,20 @@ class RoutingConfig:
             columns=self.partition_columns,
             index=self.index,
         )
+
+    def target_of(self, database: str, table: str) -> tuple[str, str]:
+        """The (schema, table) names a table's messages carry: pingcap/ticdc's table
+        routing by the rules' `target-schema` / `target-table` (`routing.target_name`);
+        its topic and partition are still decided on its own names."""
+        return target_name(self.dispatchers, database, table)
+
+    def routed(self, table: TableSchema) -> TableSchema:
+        """`table` named as its messages name it (`target_of`): what the encoders see;
+        `table` itself when no rule renames it."""
+        names = self.target_of(table.database, table.table)
+        if names == (table.database, table.table):
+            return table
+        return attrs.evolve(table, database=names[0], table=names[1])
 
     def topic_for(self, database: str, table: str) -> str:
         """The topic of a table: its rule's topic expression, else `topic`."""
@@ -1029,6 +1051,19 @@ class CodecConfig:
         doc="`long` (wraps above 2^63, as TiCDC) or `string`",
         ticdc=("avro-bigint-unsigned-handling-mode",),
     )
+    avro_include_before_value: bool = _field(
+        "avro-include-before-value",
+        False,
+        _bool,
+        doc=(
+            "the value record gets `_ticdc_before` after the columns (null, or a "
+            "`<table>_before` record of the old row: UPDATEs, which then need `_before`, and "
+            "DELETEs) and always `_tidb_op` (`c`, `u`, `d`); a DELETE is then a value of the "
+            "deleted row, not a tombstone. pingcap/ticdc's master (ticdc#5154, after v26.3.4: "
+            "in no release yet)"
+        ),
+        ticdc=("avro-include-before-value",),
+    )
     subject_name_strategy: SubjectNameStrategy = _field(
         "subject-name-strategy",
         SubjectNameStrategy.TOPIC,
@@ -1075,6 +1110,20 @@ class CodecConfig:
         _bool,
         doc="Canal's own `mysqlType` text and `old` (implies the above)",
         ticdc=("content-compatible",),
+    )
+    output_row_key: bool = _field(
+        "output-row-key",
+        False,
+        _bool,
+        doc=(
+            "with `enable-tidb-extension=true`, each DML message carries TiDB's row key, "
+            "`_tidb.rowkey`: base64 of `t`, the table id, `_r` and the row's integer handle "
+            "(pingcap/ticdc v26.3; `table-id` should be TiDB's). Only tables whose primary key "
+            "is one integer column that is the row handle; others are refused. TiCDC reads it "
+            "from the sink URI only: the changefeed file's codec-config key is reported as "
+            "ignored"
+        ),
+        ticdc=("output-row-key",),
     )
     delete_only_output_handle_key_columns: bool = _field(
         "delete-only-output-handle-key-columns",
@@ -1999,7 +2048,13 @@ def _load_toml(path: str) -> _Layer:
                 sub = sub.lower()
                 if sub in ("codec-config", "large-message-handle") and isinstance(sub_value, dict):
                     for name, item in sub_value.items():
-                        layer.set(name.lower(), item)
+                        if (sub, name.lower()) in _URI_ONLY:
+                            layer.ignored.append(
+                                f"config file {path} [sink.kafka-config.{sub}] key "
+                                f"'{name}' (TiCDC takes it from the sink URI only)"
+                            )
+                        else:
+                            layer.set(name.lower(), item)
                 else:
                     layer.set(sub, sub_value)
         elif key == "kafka" and isinstance(value, dict):
@@ -2016,6 +2071,12 @@ def _load_toml(path: str) -> _Layer:
         else:
             layer.set(key, value)
     return layer
+
+
+# Codec keys TiCDC declares in its changefeed file but never applies: pingcap/ticdc
+# v26.3 `pkg/sink/codec/common/config.go` mergeConfig copies no `OutputRowKey` from the
+# file's CodecConfig (pkg/config/sink.go), so only the sink URI's output-row-key counts.
+_URI_ONLY = frozenset({("codec-config", "output-row-key")})
 
 
 def _check_changefeed_section(path: str, name: str, section: Mapping[str, Any]) -> None:
@@ -2057,7 +2118,8 @@ def _dispatcher_options(rules: Any, path: str) -> dict[str, Any]:
                 f"config file {path} [sink] dispatchers {problem}", option="dispatchers"
             )
     rule = rules[0]
-    if len(rules) > 1 or [str(m).strip() for m in rule.get("matcher", [])] != ["*.*"]:
+    catch_all = [str(m).strip() for m in rule.get("matcher", [])] == ["*.*"]
+    if len(rules) > 1 or not catch_all or any(rule.get(key) for key in _ROUTING_KEYS):
         return {"dispatchers": rules}
     out: dict[str, Any] = {}
     if rule.get("topic"):

@@ -12,6 +12,9 @@ Kafka: partition counts arrive as ints.
     dispatcher.batch_partitions(batch, row_ends, n)   -> the same, per message of a batch
     DispatchRule: one `[sink] dispatchers` entry, its matcher a `table_filter.TableFilter`;
         `rule_for(rules, db, table)` picks one
+    target_name(rules, db, table)                     -> the (db, table) messages name
+        (pingcap/ticdc's table routing, `target-schema` / `target-table`);
+        `claim_target` refuses two tables named as one
     Route: a table's topic and dispatcher (`config.RoutingConfig.route` decides it)
 """
 
@@ -42,8 +45,10 @@ __all__ = [
     "Route",
     "TopicRouter",
     "build_dispatcher",
+    "claim_target",
     "column_value_bytes",
     "rule_for",
+    "target_name",
     "validate_topic_expression",
 ]
 
@@ -55,6 +60,9 @@ _HARD_CODED = re.compile(r"[A-Za-z0-9._-]+")
 _EXPRESSION = re.compile(r"[A-Za-z0-9._-]*(\{schema\})?([A-Za-z0-9._-]*\{table\})?[A-Za-z0-9._-]*")
 _AVRO_EXPRESSION = re.compile(r"[A-Za-z0-9._-]*\{schema\}[A-Za-z0-9._-]*\{table\}[A-Za-z0-9._-]*")
 _FORBIDDEN = re.compile(r"[^A-Za-z0-9._-]")
+# pingcap/ticdc pkg/config/sink.go validRoutingExpressionRegexp: target-schema and
+# target-table are literal text with {schema} and {table}, no other braces.
+_ROUTING_EXPRESSION = re.compile(r"(?:[^{}]|\{schema\}|\{table\})*")
 
 
 class PartitionRule(enum.StrEnum):
@@ -477,9 +485,19 @@ def _column_names(table: TableSchema) -> tuple[str, ...]:
 
 class DispatchRule:
     """One `[sink] dispatchers` entry: the tables it matches, their topic expression (None:
-    the default topic) and partition dispatcher."""
+    the default topic) and partition dispatcher, and (pingcap/ticdc's table routing) the
+    `target-schema` / `target-table` expressions of the names their messages carry (None:
+    the table's own)."""
 
-    __slots__ = ("filter", "topic", "partition", "columns", "index")
+    __slots__ = (
+        "filter",
+        "topic",
+        "partition",
+        "columns",
+        "index",
+        "target_schema",
+        "target_table",
+    )
 
     def __init__(
         self,
@@ -490,12 +508,23 @@ class DispatchRule:
         columns: Sequence[str] = (),
         index: str | None = None,
         case_sensitive: bool = False,
+        target_schema: str | None = None,
+        target_table: str | None = None,
     ) -> None:
         self.filter = TableFilter(matcher, case_sensitive=case_sensitive)
         self.topic = topic or None
         self.partition = PartitionRule.parse(partition)
         self.columns = tuple(columns)
         self.index = index or None
+        self.target_schema = target_schema or None
+        self.target_table = target_table or None
+        for key, expression in (("target-schema", target_schema), ("target-table", target_table)):
+            if expression and not _ROUTING_EXPRESSION.fullmatch(expression):
+                raise ConfigError(
+                    f"dispatchers rule {list(matcher)!r}: {key} {expression!r} must contain "
+                    "only literal text, {schema}, and {table} (TiCDC's rule)",
+                    option="dispatchers",
+                )
         if self.topic is not None:
             validate_topic_expression(self.topic, "")
         if self.partition is PartitionRule.COLUMNS and not self.columns:
@@ -506,13 +535,36 @@ class DispatchRule:
             )
 
     def with_case_sensitive(self, case_sensitive: bool) -> DispatchRule:
+        patterns, topic, partition, columns, index, _, target_schema, target_table = self._args()
         return _make_rule(
+            patterns, topic, partition, columns, index, case_sensitive, target_schema, target_table
+        )
+
+    @property
+    def routes(self) -> bool:
+        """Whether the rule renames the tables it takes (pingcap/ticdc `NewRouter` keeps
+        only such rules for table routing)."""
+        return self.target_schema is not None or self.target_table is not None
+
+    def target_of(self, database: str, table: str) -> tuple[str, str]:
+        """The (schema, table) names of a table this rule takes, as its messages carry
+        them (pingcap/ticdc routing/router.go `Route`, `substituteExpression`: `{schema}`
+        then `{table}` replaced in the expression; no expression keeps the name)."""
+        return (
+            _substitute(self.target_schema, database, table, database),
+            _substitute(self.target_table, database, table, table),
+        )
+
+    def _args(self) -> tuple[Any, ...]:
+        return (
             self.filter.patterns,
             self.topic,
             self.partition.value,
             self.columns,
             self.index,
-            case_sensitive,
+            self.filter.case_sensitive,
+            self.target_schema,
+            self.target_table,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -524,32 +576,18 @@ class DispatchRule:
         return hash(self._key())
 
     def _key(self) -> tuple[Any, ...]:
-        return (
-            self.filter.patterns,
-            self.filter.case_sensitive,
-            self.topic,
-            self.partition,
-            self.columns,
-            self.index,
-        )
+        return self._args()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _make_rule,
-            (
-                self.filter.patterns,
-                self.topic,
-                self.partition.value,
-                self.columns,
-                self.index,
-                self.filter.case_sensitive,
-            ),
-        )
+        return (_make_rule, self._args())
 
     def __repr__(self) -> str:
+        routed = ""
+        if self.routes:
+            routed = f", target_schema={self.target_schema!r}, target_table={self.target_table!r}"
         return (
             f"DispatchRule(matcher={list(self.filter.patterns)!r}, topic={self.topic!r}, "
-            f"partition={self.partition.value!r})"
+            f"partition={self.partition.value!r}{routed})"
         )
 
 
@@ -560,6 +598,8 @@ def _make_rule(
     columns: Sequence[str],
     index: str | None,
     case_sensitive: bool,
+    target_schema: str | None = None,
+    target_table: str | None = None,
 ) -> DispatchRule:
     return DispatchRule(
         matcher,
@@ -568,7 +608,15 @@ def _make_rule(
         columns=columns,
         index=index,
         case_sensitive=case_sensitive,
+        target_schema=target_schema,
+        target_table=target_table,
     )
+
+
+def _substitute(expression: str | None, database: str, table: str, default: str) -> str:
+    if not expression:
+        return default
+    return expression.replace("{schema}", database).replace("{table}", table)
 
 
 def rule_for(rules: Sequence[DispatchRule], database: str, table: str) -> DispatchRule | None:
@@ -578,3 +626,38 @@ def rule_for(rules: Sequence[DispatchRule], database: str, table: str) -> Dispat
         if rule.filter.matches(database, table):
             return rule
     return None
+
+
+def claim_target(
+    owners: dict[tuple[str, str], tuple[str, str]],
+    source: tuple[str, str],
+    target: tuple[str, str],
+) -> None:
+    """Record in `owners` (target -> source) that the messages of table `source` name
+    `target`.
+
+    Raises:
+        ConfigError: another table's messages already name it: pingcap/ticdc refuses two
+            live tables routed to one name (routing/registry.go `TargetTableRegistry`,
+            ErrTableRouteConflict).
+    """
+    owner = owners.setdefault(target, source)
+    if owner != source:
+        raise ConfigError(
+            f"tables {owner[0]}.{owner[1]} and {source[0]}.{source[1]} are both written as "
+            f"{target[0]}.{target[1]} (dispatchers target-schema / target-table); TiCDC "
+            "refuses two tables routed to one name: give each table a target of its own",
+            option="dispatchers",
+        )
+
+
+def target_name(rules: Sequence[DispatchRule], database: str, table: str) -> tuple[str, str]:
+    """The (schema, table) names the messages of a table carry: those of the first rule
+    with `target-schema` or `target-table` whose matcher takes it (pingcap/ticdc
+    routing/router.go `NewRouter` keeps only such rules, `matchRule` takes the first),
+    else its own. Its topic and partition stay those of `rule_for`, computed on its own
+    names (pingcap/ticdc's event router is given the source names)."""
+    for rule in rules:
+        if rule.routes and rule.filter.matches(database, table):
+            return rule.target_of(database, table)
+    return database, table

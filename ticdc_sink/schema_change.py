@@ -138,14 +138,15 @@ def _index_sql(index: Index, table: TableSchema) -> str:
     return f"{kind} {_quote_name(index.name)} {columns}"
 
 
-def create_table_sql(table: TableSchema) -> str:
-    """`CREATE TABLE` for `table` as TiDB's `SHOW CREATE TABLE` prints it."""
+def create_table_sql(table: TableSchema, *, qualified: bool = False) -> str:
+    """`CREATE TABLE` for `table` as TiDB's `SHOW CREATE TABLE` prints it; `qualified`:
+    the table named with its database (`db`.`t`)."""
     charset = _table_charset(table)
     lines = [_column_sql(c, charset) for c in table.columns]
     indexes = sorted(table.indexes, key=lambda i: not i.primary)  # the primary key first
     lines += [_index_sql(i, table) for i in indexes]
     return (
-        f"CREATE TABLE {_quote_name(table.table)} (\n  "
+        f"CREATE TABLE {_name(table, qualified)} (\n  "
         + ",\n  ".join(lines)
         + f"\n) ENGINE=InnoDB DEFAULT CHARSET={charset[0]} COLLATE={charset[1]}"
     )
@@ -156,10 +157,19 @@ def _check(table: TableSchema) -> None:
         raise SchemaError(f"table {table.database}.{table.table} has no columns; give at least one")
 
 
-def ddl_for(previous: TableSchema | None, current: TableSchema) -> str | None:
+def _name(table: TableSchema, qualified: bool) -> str:
+    name = _quote_name(table.table)
+    return f"{_quote_name(table.database)}.{name}" if qualified else name
+
+
+def ddl_for(
+    previous: TableSchema | None, current: TableSchema, *, qualified: bool = False
+) -> str | None:
     """The DDL that turns `previous` into `current`: `CREATE TABLE …` when `previous` is None,
     one `ALTER TABLE …` with ADD/DROP/MODIFY COLUMN, index and RENAME clauses when they
     differ, None when the columns, keys and names are equal (ids and versions are ignored).
+    `qualified`: the table named with its database, as pingcap/ticdc's table routing
+    rewrites a routed table's DDL (`routing/ddl_query_rewriter.go`).
 
     Clauses run in TiDB's multi-schema-change order: drop indexes, drop columns, add and
     modify columns (with FIRST / AFTER where the order changed), add indexes, rename.
@@ -169,7 +179,7 @@ def ddl_for(previous: TableSchema | None, current: TableSchema) -> str | None:
     """
     _check(current)
     if previous is None:
-        return create_table_sql(current)
+        return create_table_sql(current, qualified=qualified)
     _check(previous)
     charset = _table_charset(current)
     clauses: list[str] = []
@@ -220,4 +230,4 @@ def ddl_for(previous: TableSchema | None, current: TableSchema) -> str | None:
         clauses.append(f"RENAME TO {_quote_name(current.database)}.{_quote_name(current.table)}")
     if not clauses:
         return None
-    return f"ALTER TABLE {_quote_name(previous.table)} " + ", ".join(clauses)
+    return f"ALTER TABLE {_name(previous, qualified)} " + ", ".join(clauses)

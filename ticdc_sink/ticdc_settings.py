@@ -162,18 +162,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
         "a TiCDC testing mode: Confluent consumers cannot read its watermark messages",
         False,
     ),
-    TiCDCSetting(
-        "avro-include-before-value",
-        _N,
-        "pingcap/ticdc's Avro before-image, `before` in the value",
-        False,
-    ),
-    TiCDCSetting(
-        "output-row-key",
-        _N,
-        "pingcap/ticdc's canal-json row key, `_tidb.rowKey`",
-        False,
-    ),
     # pkg/config/sink.go [sink]
     TiCDCSetting(
         "transaction-atomicity",
@@ -201,19 +189,6 @@ SETTINGS: tuple[TiCDCSetting, ...] = (
     TiCDCSetting("cloud-storage-config", _I, _STORAGE),
     TiCDCSetting("mysql-config", _I, "TiCDC's MySQL sink section"),
     TiCDCSetting("pulsar-config", _I, "TiCDC's Pulsar sink section"),
-    # dispatcher rules (pingcap/ticdc table routing)
-    TiCDCSetting(
-        "dispatchers.target-schema",
-        _N,
-        "pingcap/ticdc's table routing: the schema name written in messages",
-        "",
-    ),
-    TiCDCSetting(
-        "dispatchers.target-table",
-        _N,
-        "pingcap/ticdc's table routing: the table name written in messages",
-        "",
-    ),
     # changefeed sections other than [sink] (pkg/config/filter.go)
     TiCDCSetting(
         "[filter] ignore-txn-start-ts",

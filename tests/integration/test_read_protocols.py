@@ -7,17 +7,21 @@ the README ("Reading TiCDC topics")."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 import pytest
 
 from tests.support.spark_read import produce, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
 from tests.support.topics import TopicNames
+from ticdc_sink.codec.row_key import row_key
 from ticdc_sink.schema import parse_column_definition
 
 pytestmark = pytest.mark.integration
@@ -167,7 +171,7 @@ def _expected_changes(protocol: str) -> list[tuple[Any, ...]]:
             out.append(("INSERT", ts, key, name, amount, None))
         else:
             out.append((ops[op], ts, key, name, amount, tuple(before) if before else None))
-    if protocol == "avro":
+    if protocol == "avro":  # (with avro-include-before-value: every old row, as the others)
         out = [
             ("DELETE", 0, c[2], None, None, None) if c[0] == "DELETE" else (*c[:5], None)
             for c in out
@@ -210,6 +214,58 @@ def test_a_change_stream_across_3_partitions_reads_back(
     assert befores == {
         (c[2], c[1]): c[5][2] for c in _expected_changes(protocol) if c[5] is not None
     }
+
+
+# pingcap/ticdc's newer settings (issue 27): (protocol, write options), each read back as
+# a protocol carrying every old row reads it.
+NEWER_SETTINGS = {
+    "avro-include-before-value": ("avro", {"avro-include-before-value": "true"}),
+    "canal-json-output-row-key": ("canal-json", {"output-row-key": "true", "table-id": "77"}),
+    "canal-json-table-routing": (
+        "canal-json",
+        {
+            "dispatchers": json.dumps(
+                [{"matcher": ["shop.*"], "target-schema": "archive", "target-table": "{table}_bak"}]
+            )
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEWER_SETTINGS))
+def test_ticdcs_newer_settings_read_back(
+    spark: Any, broker: Any, registry: Any, topics: Any, name: str
+) -> None:
+    protocol, extra = NEWER_SETTINGS[name]
+    written, read = _options(protocol, registry)
+    topic, read_name = _topic(topics(f"rp_newer_{name}"), protocol)
+    df = spark.createDataFrame(CHANGES, CHANGES_SCHEMA)
+    options = {"database": "shop", "table": "items", "primary-key": "id", "partition-num": "3"}
+    write_frame(df, broker, topic, **options, **written, **extra)
+    if protocol == "avro":
+        read_name += "shop_items"
+    result = read_topic(spark, broker, read_name, **read).collect()
+    got = sorted(
+        (
+            r["_op"],
+            r["_commit_ts"],
+            r["id"],
+            r["name"],
+            None if r["amount"] is None else Decimal(str(r["amount"])),
+            None if r["_before"] is None else tuple(r["_before"][c] for c in ("id", "name")),
+        )
+        for r in result
+    )
+    # every old row and every deleted row whole: as canal-json carries them
+    expected = [(*c[:5], None if c[5] is None else c[5][:2]) for c in _expected_changes(name)]
+    assert got == sorted(expected)
+    tables = {(r["_database"], r["_table"]) for r in result}
+    assert tables == {("archive", "items_bak") if "routing" in name else ("shop", "items")}
+    if name == "canal-json-output-row-key":
+        values = [orjson.loads(r.value) for r in broker.consume_all(topic)]
+        keys = {int(v["data"][0]["id"]): v["_tidb"]["rowkey"] for v in values if v["data"]}
+        assert len(keys) == 13  # ids 1..12 and 30
+        assert keys == {i: base64.b64encode(row_key(77, i)).decode() for i in keys}
 
 
 @pytest.mark.parametrize("protocol", ["simple", "canal-json", "open-protocol"])

@@ -67,6 +67,13 @@ OPTIONS: list[dict[str, str]] = [
         "only-output-updated-columns": "true",
         "enable-tidb-extension": "true",
     },
+    {"enable-tidb-extension": "true", "output-row-key": "true"},
+    {
+        "enable-tidb-extension": "true",
+        "output-row-key": "true",
+        "delete-only-output-handle-key-columns": "true",
+        "output-raw-change-event": "true",
+    },
 ]
 
 
@@ -185,7 +192,9 @@ def _check(config: SinkConfig, batch: ChangeBatch) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_sends_what_the_row_path_sends(options: dict[str, str], data: Any) -> None:
-    config = _config(options, primary_key=data.draw(st.booleans()))
+    # output-row-key needs the integer handle (`id`), the primary key
+    keyed = "output-row-key" in options or data.draw(st.booleans())
+    config = _config(options, primary_key=keyed)
     try:
         batch = _change_batch(config, data.draw(_record_batches()), unique=data.draw(st.booleans()))
     except InputError:

@@ -498,8 +498,6 @@ def test_unsupported_ticdc_settings_say_so() -> None:
         "(a TiCDC testing mode: Confluent consumers cannot read its watermark messages); "
         "remove it"
     )
-    e = error({**BASE, "output-row-key": "true"})
-    assert "does not support yet (pingcap/ticdc's canal-json row key" in str(e)
 
 
 def test_unsupported_ticdc_settings_at_their_default_are_accepted(tmp_path: Path) -> None:

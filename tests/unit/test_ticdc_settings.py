@@ -84,19 +84,6 @@ def test_settings_without_an_equivalent_are_refused_with_why(name, value, reason
         assert value not in str(e)
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("avro-include-before-value", "true"),
-        ("output-row-key", "true"),
-    ],
-)
-def test_settings_not_built_yet_are_refused_by_name(name: str, value: str) -> None:
-    e = error({name: value})
-    assert str(e).startswith(f"ticdc: option '{name}' is a TiCDC setting this sink does not ")
-    assert "does not support yet (" in str(e)
-
-
 def test_refused_settings_at_ticdcs_default_are_accepted(tmp_path: Path) -> None:
     # As a changefeed file TiCDC exported lists them.
     options = toml(
@@ -152,14 +139,16 @@ def test_a_rule_with_dispatcher_and_partition_is_an_error_as_in_ticdc(tmp_path: 
 
 
 @pytest.mark.parametrize("key", ["target-schema", "target-table"])
-def test_table_routing_keys_of_a_rule_are_refused_unless_empty(tmp_path: Path, key) -> None:
+def test_table_routing_keys_of_a_rule_are_honoured(tmp_path: Path, key) -> None:
+    # pingcap/ticdc's table routing (tests/unit/test_table_routing.py): no longer refused.
     rules = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": "{{schema}}_bak"}}]'
-    e = error({"dispatchers": rules})
-    assert f"rule key '{key}' is a TiCDC setting this sink does not support yet" in str(e)
+    c = SinkConfig.from_options({**BASE, "dispatchers": rules})
+    assert "db_bak" in c.routing.target_of("db", "db")
     options = toml(tmp_path, f"[sink]\ndispatchers = [{{matcher = ['*.*'], {key} = 'x'}}]")
-    assert f"rule key '{key}'" in str(error(options))
+    assert "x" in SinkConfig.from_options({**BASE, **options}).routing.target_of("a", "b")
     empty = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": ""}}]'
-    assert SinkConfig.from_options({**BASE, "dispatchers": empty}).routing.dispatchers
+    c = SinkConfig.from_options({**BASE, "dispatchers": empty})
+    assert c.routing.target_of("db", "t") == ("db", "t")
 
 
 # -- changefeed sections that change TiCDC's output ---------------------------------------

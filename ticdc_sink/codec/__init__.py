@@ -22,6 +22,7 @@ inside the functions), so that protocol modules and config can import it;
       batch.py        column-wise tools: key-changing UPDATE split, row-path batches
       claim_check.py  claim-check file names and contents
       large_message.py  the large-message policy (simple, canal-json)
+      row_key.py      TiDB's record key of a row (canal-json output-row-key)
       simple/         protocol=simple: JSON and Avro marshallers, row and column-wise
       avro/           protocol=avro: Confluent Avro, schemas for the registry
       debezium/       protocol=debezium: Debezium JSON envelopes

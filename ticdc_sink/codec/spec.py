@@ -100,7 +100,8 @@ class ProtocolSpec:
     #: enable-tidb-extension (avro's `_tidb_op`).
     operation_needs_tidb_extension: bool = False
     #: Its UPDATE messages can carry the old row (tiflow `SinkConfig.ValidateProtocol`:
-    #: avro's never do; debezium's unless `debezium-output-old-value=false`).
+    #: debezium's unless `debezium-output-old-value=false`; avro's only with
+    #: pingcap/ticdc's `avro-include-before-value`).
     old_values: bool = True
     #: The boolean option that, false, drops the old row from its UPDATEs.
     old_values_option: str | None = None

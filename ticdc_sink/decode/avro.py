@@ -25,13 +25,18 @@ part and the record name (of a key record `<namespace>.<table>.Key`, written und
 record subject strategies, the namespace's last part), i.e. TiCDC's *sanitised* names
 (`my-db` arrives as `my_db`), and column names are the sanitised field names; there is no
 table id or schema version (both 0); without `enable-tidb-extension` there is no commit
-ts (0) and no op, so every non-tombstone
-is an INSERT; UPDATEs carry no old values (the protocol never sends them). A tombstone
-(empty value) is a DELETE whose `old` holds only the handle-key columns from the key.
+ts (0) and no op, so every non-tombstone is an INSERT; UPDATEs carry no old values. A
+tombstone (empty value) is a DELETE whose `old` holds only the handle-key columns from
+the key.
+
+Written with `avro-include-before-value` (pingcap/ticdc master, `decoder.go`
+`assembleEvent`), a value record has `_ticdc_before` and `_tidb_op` (`c`, `u`, `d`) even
+without the extension: an UPDATE's `old` is the before record, and a DELETE has a value,
+decoded with the whole deleted row (from `_ticdc_before`) as `old`.
 
 Row checksums (`integrity-check-level=correctness`): a value record's non-empty
 `_tidb_row_level_checksum` (with `_tidb_corrupted` and `_tidb_checksum_version`) becomes
-`DecodedRow.checksum` (`current`; avro carries no old image, so `previous` is 0) and is
+`DecodedRow.checksum` (`current`; a DELETE value's, the deleted row's, `previous`) and is
 checked as tiflow's consumer checks it (`avro/decoder.go`, `common.VerifyChecksum`): the
 value's columns in field order, which TiCDC sorts by column ID, each typed back to its
 mounter value, TIMESTAMPs converted from the decoder's `time_zone` (codec/checksum.py). A
@@ -56,6 +61,7 @@ import orjson
 from ticdc_sink.codec.avro import (
     CONFLUENT_MAGIC,
     KEY_RECORD,
+    TICDC_BEFORE,
     TIDB_CHECKSUM_VERSION,
     TIDB_COMMIT_TS,
     TIDB_CORRUPTED,
@@ -75,7 +81,7 @@ from ticdc_sink.schema import MySQLType, TableSchema
 __all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
 
 Converter = Callable[[Any], Any]
-_OPS = {"c": Op.INSERT, "u": Op.UPDATE}
+_OPS = {"c": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
 _ALLOWED_SPLIT = re.compile(r"(?<!\\),")
 
 
@@ -274,8 +280,8 @@ class _Reader:
         defaults: list[Any] = []
         for field in schema.get("fields", []):
             name = field["name"]
-            if name == TIDB_OP:  # the extension fields follow the columns (tiflow decoder)
-                break
+            if name in (TIDB_OP, TICDC_BEFORE):
+                break  # the extension fields follow the columns (tiflow decoder)
             kind = _field_type(field)
             params = kind.get("connect.parameters", {}) if isinstance(kind, dict) else {}
             tidb = params.get("tidb_type") if isinstance(params, dict) else None
@@ -432,7 +438,7 @@ class AvroDecoder:
                     "the record has neither key nor value; an avro DELETE (tombstone) keeps its key"
                 )
             reader, body = self._unframe(key, "key")
-            old = reader.columns_of(reader.read(body, "key"), "key")
+            key_row = reader.columns_of(reader.read(body, "key"), "key")
             return DecodedRow(
                 database=reader.database,
                 table=reader.table,
@@ -441,7 +447,7 @@ class AvroDecoder:
                 commit_ts=0,
                 schema_version=0,
                 data=None,
-                old=old,
+                old=key_row,
             )
         key_columns: tuple[tuple[str, Converter], ...] = ()
         if key:
@@ -450,16 +456,31 @@ class AvroDecoder:
             key_columns = key_reader.columns
         reader, body = self._unframe(value, "value")
         record = reader.read(body, "value")
-        data = reader.columns_of(record, "value")
+        data: dict[str, Any] | None = reader.columns_of(record, "value")
         op = Op.INSERT
         if TIDB_OP in record:
             found = _OPS.get(record[TIDB_OP])
             if found is None:
                 raise DecodeError(
                     f"field _tidb_op of {reader.database}.{reader.table} is "
-                    f"{record[TIDB_OP]!r}; TiCDC writes 'c' or 'u'"
+                    f"{record[TIDB_OP]!r}; TiCDC writes 'c', 'u' or 'd'"
                 )
             op = found
+        # avro-include-before-value (pingcap/ticdc decoder.go assembleEvent): the old row
+        # of an UPDATE, the deleted row of a DELETE, which then has a value.
+        before = record.get(TICDC_BEFORE)
+        old: dict[str, Any] | None = (
+            None if before is None else reader.columns_of(before, "before value")
+        )
+        if op is Op.DELETE:
+            if old is None:
+                raise DecodeError(
+                    f"a DELETE value of {reader.database}.{reader.table} has no "
+                    f"{TICDC_BEFORE}; TiCDC writes the deleted row there"
+                )
+            data = None
+        elif op is Op.INSERT:
+            old = None
         commit_ts = int(record.get(TIDB_COMMIT_TS, 0) or 0)
         if commit_ts < 0:  # int64(CommitTs) of a TSO above 2^63
             commit_ts += 1 << 64
@@ -471,8 +492,8 @@ class AvroDecoder:
             commit_ts=commit_ts,
             schema_version=0,
             data=data,
-            old=None,
-            checksum=_checksum_of(record, reader),
+            old=old,
+            checksum=_checksum_of(record, reader, delete=op is Op.DELETE),
         )
         if row.checksum is not None:
             self._verify(reader, row, key_columns)
@@ -487,8 +508,11 @@ class AvroDecoder:
             DecodeError: a mismatch, or TiCDC marked the row corrupted.
         """
         checksum = row.checksum
-        data = row.data
+        # A DELETE's checksum is the deleted row's (`previous`), the others' the new one's.
+        deleted = row.op is Op.DELETE
+        data = row.old if deleted else row.data
         assert checksum is not None and data is not None
+        expected = checksum.previous if deleted else checksum.current
         key = ", ".join(f"{name}={data.get(name)!r}" for name, _ in key_columns)
         where = f"{row.op.value} {row.database}.{row.table} key {key} commitTs {row.commit_ts}"
         if checksum.corrupted:
@@ -496,7 +520,7 @@ class AvroDecoder:
                 f"{where}: the record's _tidb_corrupted is true (TiCDC found the upstream "
                 "row failing its checksum); the row cannot be trusted"
             )
-        if not checksum.current:  # 0: not computed (tiflow VerifyChecksum)
+        if not expected:  # 0: not computed (tiflow VerifyChecksum)
             return
         calculator = self._checksums.get(reader.schema_id)
         if calculator is None:
@@ -521,17 +545,20 @@ class AvroDecoder:
             got = calculator.of_row(mounter)
         except InputError as exc:
             raise DecodeError(f"{where}: cannot check the row checksum: {exc}") from exc
-        if got != checksum.current:
+        if got != expected:
             raise DecodeError(
-                f"{where}: row checksum mismatch: the record says {checksum.current}, its "
+                f"{where}: row checksum mismatch: the record says {expected}, its "
                 f"values give {got}; the message was altered, or the producer ordered the "
                 "columns differently (column IDs)"
             )
 
 
-def _checksum_of(record: dict[str, Any], reader: _Reader) -> RowChecksum | None:
+def _checksum_of(
+    record: dict[str, Any], reader: _Reader, *, delete: bool = False
+) -> RowChecksum | None:
     """The row checksum fields of a value record (tiflow decoder.go
-    `extractExpectedChecksum`: absent or "" is no checksum)."""
+    `extractExpectedChecksum`: absent or "" is no checksum): `current`, or `previous`
+    for a DELETE (pingcap/ticdc's, with avro-include-before-value)."""
     text = record.get(TIDB_ROW_LEVEL_CHECKSUM)
     if not text:
         return None
@@ -539,8 +566,8 @@ def _checksum_of(record: dict[str, Any], reader: _Reader) -> RowChecksum | None:
     if not isinstance(text, str) or not (text.isascii() and text.isdigit()) or int(text) >= 1 << 32:
         raise DecodeError(f"{where} is {text!r}; TiCDC writes a CRC32, 0..4294967295")
     return RowChecksum(
-        int(text),
-        0,
+        0 if delete else int(text),
+        int(text) if delete else 0,
         version=int(record.get(TIDB_CHECKSUM_VERSION, 0) or 0),
         corrupted=bool(record.get(TIDB_CORRUPTED, False)),
     )

@@ -52,7 +52,14 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     if not options.spec.ddl or table is None:
         return None
     wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
-    return schema_change.ddl_for(previous, table) if wanted else None
+    if not wanted:
+        return None
+    # Table routing: TiCDC rewrites the DDL to the target names, qualified with the
+    # target schema (pingcap/ticdc routing/router.go ApplyToDDLEvent).
+    routing = plan.config.routing
+    routed = routing.routed(table)
+    before = None if previous is None else routing.routed(previous)
+    return schema_change.ddl_for(before, routed, qualified=routed is not table)
 
 
 def send_schema_change(
@@ -73,17 +80,18 @@ def send_schema_change(
     query = schema_change_query(plan, previous)
     if query is None or table is None:
         return None
+    routing = plan.config.routing
     message = codec.encode_ddl(
         options,
-        table,
-        previous,
+        routing.routed(table),
+        None if previous is None else routing.routed(previous),
         query,
         commit_ts=plan.commit_ts,
         build_ts_ms=plan.build_ts_ms,
     )
     if message is None:
         return None
-    topic = plan.config.routing.topic_for(table.database, table.table)
+    topic = routing.topic_for(table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
         for partition in codec.ddl_partitions(options, producer.partition_count(topic)):

@@ -192,7 +192,8 @@ class TableDecision:
     as `filtered`); `event_filters`: the `event-filters` rules (1-based number, rule) whose
     matcher takes it, which drop its rows by type or condition; `topic` and `rule`: where
     its rows go and the dispatchers rule that says so (the options' catch-all when none
-    matches); `selector`: the column selector that takes it. With the table's schema:
+    matches); `selector`: the column selector that takes it; `target`: the (schema, table)
+    its messages name (pingcap/ticdc's table routing). With the table's schema:
     `route` (topic and partition dispatcher) and `selection` (the positions of the columns
     sent; None: every column)."""
 
@@ -203,6 +204,7 @@ class TableDecision:
     topic: str
     rule: DispatchRule
     selector: ColumnSelector | None
+    target: tuple[str, str]
     route: Route | None = None
     selection: tuple[int, ...] | None = None
 
@@ -231,6 +233,7 @@ def decide_table(
         topic=config.routing.topic_for(database, table),
         rule=config.routing.dispatch_rule(database, table),
         selector=selector_for(config.column_selectors, database, table),
+        target=config.routing.target_of(database, table),
         route=route,
         selection=selection,
     )

@@ -40,6 +40,7 @@ from ticdc_sink.events import (
 )
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer, PartitionStats, Producer, ProducerFactory
+from ticdc_sink.routing import claim_target
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
@@ -106,8 +107,13 @@ class _TableOutput:
         # come from the table info, which the selection leaves alone).
         self.selection = decision.selection
         shown = schema if self.selection is None else select_columns(schema, self.selection)
+        # Table routing (target-schema / target-table): the messages name the table by
+        # its target names; its topic and partitions stay those of its own (`route`).
+        target = decision.target
 
         def build(table: TableSchema) -> codec.Encoder:
+            if target != (table.database, table.table):
+                table = attrs.evolve(table, database=target[0], table=target[1])
             return codec.build_encoder(
                 self.codec,
                 table,
@@ -185,6 +191,8 @@ class TaskWriter:
         self.partition_id = partition_id
         self.schemas: dict[tuple[str, str], TableSchema] = {}
         self.outputs: dict[tuple[str, str], _TableOutput] = {}
+        # The (schema, table) each table's messages name, and which table took it.
+        self.targets: dict[tuple[str, str], tuple[str, str]] = {}
         self.partition_counts: dict[str, int] = {}
         self.order = CommitOrderCheck()
         self.rows = 0
@@ -218,6 +226,7 @@ class TaskWriter:
         if out is None:
             # The decision `ticdc-sink check` prints for the table (writer.plan).
             decision = decide_table(self.plan.config, schema.database, schema.table, schema)
+            claim_target(self.targets, key, decision.target)
             out = self.outputs[key] = _TableOutput(
                 self.plan,
                 schema,

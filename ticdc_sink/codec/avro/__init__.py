@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
     from ticdc_sink.codec.avro.schema import (
         KEY_RECORD,
+        TICDC_BEFORE,
         TIDB_CHECKSUM_VERSION,
         TIDB_COMMIT_TS,
         TIDB_CORRUPTED,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFLUENT_MAGIC",
     "KEY_RECORD",
+    "TICDC_BEFORE",
     "TIDB_CHECKSUM_VERSION",
     "TIDB_COMMIT_TS",
     "TIDB_CORRUPTED",
@@ -67,6 +69,7 @@ if not TYPE_CHECKING:
         {
             "CONFLUENT_MAGIC": "framing",
             "KEY_RECORD": "schema",
+            "TICDC_BEFORE": "schema",
             "TIDB_CHECKSUM_VERSION": "schema",
             "TIDB_COMMIT_TS": "schema",
             "TIDB_CORRUPTED": "schema",

@@ -23,6 +23,8 @@ path's writer value by value; from the first row with a value that writer refuse
 messages are left to the row path (`EncodedBatch.row_path`), where `encode_row` raises its
 error or renders them (a DELETE writes only its key). Leaving the rest of the batch, not
 only that row, keeps the registry requests those of the row path, message by message.
+With `avro-include-before-value` every message is left to the row path (not built
+column-wise yet).
 """
 
 from __future__ import annotations
@@ -498,6 +500,8 @@ class AvroBatchEncoder:
             else None
         )
         self._headers = headers
+        # avro-include-before-value (pingcap/ticdc master) is written by the row path only.
+        self._row_path_only = config.avro_include_before_value
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of every event of `batch`, as `encode_row` gives them. From the
@@ -508,7 +512,7 @@ class AvroBatchEncoder:
         Raises:
             ConfigError, RegistryError: fetching a schema id (as `encode_row` would).
         """
-        if not self._columns or not batch.rows:
+        if not self._columns or not batch.rows or self._row_path_only:
             return row_path_batch(batch, key_indexes, sized=True)
         n = batch.rows
         ops = None if batch.op_codes is None else _numbers(batch.op_codes, np.int8)

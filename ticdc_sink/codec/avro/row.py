@@ -12,6 +12,12 @@ fields, the value columns in column-ID order, with `integrity-check-level=correc
 `schema`). `len(key) + len(value)
 + 36 > max-message-bytes` raises MessageTooLargeError: Avro has no large-message handling
 (tiflow AppendRowChangedEvent).
+
+With `avro-include-before-value` (pingcap/ticdc master `arvo.go` `encodeValue`): after the
+columns, `_ticdc_before` (union branch 0 for null, branch 1 and the old row's record for
+UPDATE and DELETE), then `_tidb_op` (`c`, `u`, `d`) with or without the other extension
+fields; a DELETE has a value, the deleted row in both places, and carries the old row's
+checksum.
 """
 
 from __future__ import annotations
@@ -50,6 +56,11 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["AvroRowEncoder"]
+
+# `_tidb_op` (an Avro string of one character) per operation (tiflow `getOperation`;
+# "d" is pingcap/ticdc's, written with avro-include-before-value).
+_OP_INSERT, _OP_UPDATE, _OP_DELETE = b"\x02c", b"\x02u", b"\x02d"
+_OPS = {Op.INSERT: _OP_INSERT, Op.UPDATE: _OP_UPDATE, Op.DELETE: _OP_DELETE}
 
 
 def _not_null(write: Writer) -> Writer:
@@ -182,6 +193,7 @@ class AvroRowEncoder:
         self._key_header: bytes | None = None
         self._value_header: bytes | None = None
         self._extension = config.enable_tidb_extension
+        self._include_before = config.avro_include_before_value
         self._limit = config.max_message_bytes
         self._has_key = bool(table.handle_key_indexes)
         self._tail_ts = -1
@@ -241,11 +253,55 @@ class AvroRowEncoder:
         """The extension fields for INSERT and UPDATE at `commit_ts`; rows of one
         transaction (or micro-batch) share them, so the last pair is kept."""
         if commit_ts != self._tail_ts:
-            ts = commit_ts - (1 << 64) if commit_ts > INT64_MAX else commit_ts  # int64()
-            rest = varint(ts) + varint(commit_ts >> 18)
-            self._tail_pair = (b"\x02c" + rest, b"\x02u" + rest)
+            rest = self._rest(commit_ts)
+            self._tail_pair = (_OP_INSERT + rest, _OP_UPDATE + rest)
             self._tail_ts = commit_ts
         return self._tail_pair
+
+    @staticmethod
+    def _rest(commit_ts: int) -> bytes:
+        """`_tidb_commit_ts` (int64 of the TSO) and `_tidb_commit_physical_time`."""
+        ts = commit_ts - (1 << 64) if commit_ts > INT64_MAX else commit_ts  # int64()
+        return varint(ts) + varint(commit_ts >> 18)
+
+    def _before_value(self, change: RowChange, image: tuple[Any, ...]) -> bytes:
+        """The value record of `change` with avro-include-before-value: the columns of
+        `image`, `_ticdc_before` (the old row of an UPDATE or DELETE), `_tidb_op`, and the
+        other extension fields with enable-tidb-extension."""
+        op = change.op
+        old: tuple[Any, ...] | None = None
+        if op is Op.UPDATE:
+            old = change.before
+            if old is None:
+                raise InputError(
+                    f"an UPDATE of {self._name} has no old row; avro-include-before-value "
+                    "writes it in `_ticdc_before`: give the `_before` column (or send DELETE "
+                    "+ INSERT)",
+                    table=self._name,
+                )
+            if len(old) != self._width:
+                raise InputError(
+                    f"the old row of an UPDATE of {self._name} has {len(old)} values; the "
+                    f"table has {self._width} columns",
+                    table=self._name,
+                )
+        elif op is Op.DELETE:
+            old = image
+        parts = [self._value_header or self._fetch_value_header(), self._body(image)]
+        parts.append(b"\x00" if old is None else b"\x02" + self._body(old))
+        parts.append(_OPS[op])
+        if self._extension:
+            parts.append(self._rest(change.commit_ts))
+            if self._checksum is not None:
+                checksum = self._checksum.of_change(change)
+                parts.append(checksum_fields(checksum, delete=op is Op.DELETE))
+        return b"".join(parts)
+
+    def _body(self, image: tuple[Any, ...]) -> bytes:
+        try:
+            return self._value_body(image)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self._culprit(image, self._value_writers) from exc
 
     def encode_row(self, change: RowChange) -> Message:
         """The key and value of one row change.
@@ -269,11 +325,10 @@ class AvroRowEncoder:
                 raise self._culprit(image, self._key_writers) from exc
             key = (self._key_header or self._fetch_key_header()) + body
         value: bytes | None = None
-        if op is not Op.DELETE:
-            try:
-                body = self._value_body(image)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise self._culprit(image, self._value_writers) from exc
+        if self._include_before:
+            value = self._before_value(change, image)
+        elif op is not Op.DELETE:
+            body = self._body(image)
             header = self._value_header or self._fetch_value_header()
             if self._extension:
                 insert_tail, update_tail = self._tail(change.commit_ts)

@@ -14,6 +14,11 @@ identical subjects and ids. Where TiCDC would write something no registry or rea
 accepts (two columns whose names sanitise to the same field, a column named like an
 extension field), the functions raise SchemaError.
 
+With `avro-include-before-value` (pingcap/ticdc master, after v26.3.4: `arvo.go`
+`schemaWithBeforeValue`, `schemaWithOperation`) the value record gets `_ticdc_before`
+after the columns, `["null", <table>_before]` with the columns' record again, and
+`_tidb_op` even without the extension fields.
+
 With the row checksum (`integrity-check-level=correctness`, tiflow `EnableRowChecksum`),
 `value2AvroSchema` sorts the value columns by column ID (`value_columns`; the key keeps
 the handle-key order) and `schemaWithExtension` appends `_tidb_row_level_checksum`,
@@ -49,6 +54,7 @@ __all__ = [
     "TIDB_PHYSICAL_TIME",
     "TIDB_ROW_LEVEL_CHECKSUM",
     "KEY_RECORD",
+    "TICDC_BEFORE",
     "as_fastavro_reads_it",
     "key_record_name",
     "key_schema_json",
@@ -83,6 +89,12 @@ _CHECKSUM_FIELDS: tuple[dict[str, Any], ...] = (
     {"default": False, "name": TIDB_CORRUPTED, "type": "boolean"},
     {"default": 0, "name": TIDB_CHECKSUM_VERSION, "type": "int"},
 )
+
+# The old row with avro-include-before-value (pingcap/ticdc avro/arvo.go
+# schemaWithBeforeValue): a nullable `<table>_before` record after the columns, and,
+# without the extension fields, `_tidb_op` alone after it (schemaWithOperation).
+TICDC_BEFORE = "_ticdc_before"
+BEFORE_SUFFIX = "_before"
 
 # --- names (tiflow common/helper.go SanitizeName, avro.go getAvroNamespace) ---------------
 
@@ -151,6 +163,10 @@ def as_fastavro_reads_it(schema: dict[str, Any]) -> dict[str, Any]:
         default = field.get("default")
         if name in ("float", "double") and type(default) is int:
             field = {**field, "default": float(default)}
+        if field.get("name") == TICDC_BEFORE and isinstance(kind, list):
+            # the before record's fields hold the same defaults
+            members = [as_fastavro_reads_it(m) if isinstance(m, dict) else m for m in kind]
+            field = {**field, "type": members}
         fields.append(field)
     return {**schema, "fields": fields}
 
@@ -348,14 +364,17 @@ def _field(
     return {"default": default, "name": name, "type": avro_type}
 
 
-def _schema(
+def _record(
     table: TableSchema,
     columns: list[Column],
     config: CodecConfig,
     extension: tuple[dict[str, Any], ...],
     named: tuple[str, str] | None = None,
-) -> str:
-    """The record schema text; `named` is its (namespace, name), else the table's."""
+) -> dict[str, Any]:
+    """The record schema (tiflow's avroSchemaTop, in its field order); `named` is its
+    (namespace, name), else the table's; the column fields are followed by `extension`.
+    A `_ticdc_before` field of `extension` holds the columns' record again, named
+    `<table>_before` in the same namespace (pingcap/ticdc schemaWithBeforeValue)."""
     decimal_string, unsigned_string = modes(config)
     fields = []
     seen: dict[str, str] = {}
@@ -378,10 +397,29 @@ def _schema(
             )
         seen[name] = f"column {column.name!r}"
         fields.append(field)
-    fields.extend(extension)
     namespace, record = named or (_namespace(table.database), sanitize_name(table.table))
-    top = {"type": "record", "name": record, "namespace": namespace, "fields": fields}
-    return dumps(top).decode("utf-8")
+    for field in extension:
+        if field["name"] == TICDC_BEFORE:
+            before = {
+                "type": "record",
+                "name": record + BEFORE_SUFFIX,
+                "namespace": namespace,
+                "fields": list(fields),
+            }
+            field = {"default": None, "name": TICDC_BEFORE, "type": ["null", before]}
+        fields.append(field)
+    return {"type": "record", "name": record, "namespace": namespace, "fields": fields}
+
+
+def _schema(
+    table: TableSchema,
+    columns: list[Column],
+    config: CodecConfig,
+    extension: tuple[dict[str, Any], ...],
+    named: tuple[str, str] | None = None,
+) -> str:
+    """The record schema text (Go's json.Marshal of `_record`)."""
+    return dumps(_record(table, columns, config, extension, named)).decode("utf-8")
 
 
 def _key_columns(table: TableSchema) -> list[Column]:
@@ -404,17 +442,23 @@ def key_schema_json(config: CodecConfig, table: TableSchema) -> str | None:
 
 
 def value_schema_json(config: CodecConfig, table: TableSchema) -> str:
-    """The value schema text (compact Go JSON) over every column (`value_columns`), plus
-    `_tidb_op`, `_tidb_commit_ts`, `_tidb_commit_physical_time` with
-    `enable-tidb-extension`, and the row checksum fields with the row checksum.
+    """The value schema text (compact Go JSON) over every column (`value_columns`), plus,
+    with `avro-include-before-value`, `_ticdc_before` (`_record`); then `_tidb_op`,
+    `_tidb_commit_ts`, `_tidb_commit_physical_time` with `enable-tidb-extension` (and the
+    row checksum fields with the row checksum), or `_tidb_op` alone with
+    `avro-include-before-value` (pingcap/ticdc avro/arvo.go value2AvroSchema).
 
     Raises:
         SchemaError: a column type or default the protocol cannot carry, or colliding
             sanitised names.
     """
     extension: tuple[dict[str, Any], ...] = ()
+    if config.avro_include_before_value:
+        extension = ({"name": TICDC_BEFORE},)
     if config.enable_tidb_extension:
-        extension = _EXTENSION_FIELDS + (_CHECKSUM_FIELDS if config.row_checksum else ())
+        extension += _EXTENSION_FIELDS + (_CHECKSUM_FIELDS if config.row_checksum else ())
+    elif config.avro_include_before_value:
+        extension += _EXTENSION_FIELDS[:1]
     columns = [table.columns[i] for i in value_columns(config, table)]
     return _schema(table, columns, config, extension=extension)
 

@@ -1,7 +1,8 @@
 """protocol=avro as the rest of the sink sees it (see `ticdc_sink.codec.spec`).
 
 No watermark: TiCDC's avro watermark (`avro-enable-watermark`) is a testing mode that
-Confluent consumers cannot read."""
+Confluent consumers cannot read. UPDATEs carry the old row with `avro-include-before-value`
+(pingcap/ticdc master; tiflow's avro never does)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ SPEC = ProtocolSpec(
     aliases=("flat-avro",),
     needs_registry=True,
     operation_needs_tidb_extension=True,
-    old_values=False,
+    old_values_option="avro-include-before-value",
     row_checksum=True,
     row_checksum_requires=(
         ("enable-tidb-extension", "true"),
@@ -27,6 +28,7 @@ SPEC = ProtocolSpec(
         "avro-decimal-handling-mode",
         "avro-bigint-unsigned-handling-mode",
         "subject-name-strategy",
+        "avro-include-before-value",
     ),
     shared_options=("integrity-check-level", "corruption-handle-level"),
 )

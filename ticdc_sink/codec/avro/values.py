@@ -254,14 +254,15 @@ def write_decimal_string(value: Any) -> bytes:
     return varint(len(data)) + data
 
 
-def checksum_fields(checksum: RowChecksum | None) -> bytes:
+def checksum_fields(checksum: RowChecksum | None, *, delete: bool = False) -> bytes:
     """`_tidb_row_level_checksum`, `_tidb_corrupted` and `_tidb_checksum_version` of a
     value record (tiflow `nativeValueWithExtension`): the new image's checksum as decimal
-    text, the flag and the version; without a checksum (`TableChecksum.of_change` gave
-    None) the fields are left out of the native map and goavro writes their defaults,
-    "", false and 0."""
+    text (a DELETE's, written with avro-include-before-value, the old image's: pingcap/ticdc
+    takes `Checksum.Previous` then), the flag and the version; without a checksum
+    (`TableChecksum.of_change` gave None) the fields are left out of the native map and
+    goavro writes their defaults, "", false and 0."""
     if checksum is None:
         return b"\x00\x00\x00"
-    text = str(checksum.current).encode("ascii")
+    text = str(checksum.previous if delete else checksum.current).encode("ascii")
     corrupted = b"\x01" if checksum.corrupted else b"\x00"
     return varint(len(text)) + text + corrupted + varint(checksum.version)

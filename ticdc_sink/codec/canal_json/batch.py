@@ -54,6 +54,7 @@ from ticdc_sink.codec.canal_json.table import CanalJsonTable
 from ticdc_sink.codec.canal_json.values import RENDERERS, CanalJsonLayout
 from ticdc_sink.codec.large_message import ROW_KEY
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.row_key import row_keys_base64
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch, Op
 from ticdc_sink.gotext import EASYJSON_ESCAPES, easyjson_quote
 from ticdc_sink.schema import Column
@@ -314,6 +315,8 @@ class CanalJsonBatchEncoder:
         self.only_updated = table.only_updated
         self.delete_key_only = table.delete_key_only
         self.extension = table.extension
+        self.row_key_handle = table.row_key_handle
+        self.table_id = table.table.table_id
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
         """The messages of every row of `batch`, in the row path's order; those of a row
@@ -432,7 +435,10 @@ class CanalJsonBatchEncoder:
             parts.append(data)
 
         # -- tail
-        if self.extension:
+        if self.extension and self.row_key_handle is not None:
+            keys = self._row_keys(batch, sources, refused)
+            parts += [',"_tidb":{"commitTs":', ts_text, ',"rowkey":"', keys, '"}}']
+        elif self.extension:
             parts += [',"_tidb":{"commitTs":', ts_text, "}}"]
         else:
             parts.append("}")
@@ -447,6 +453,24 @@ class CanalJsonBatchEncoder:
             row_ends=row_ends,
             row_path=row_messages(refused, row_ends),
         )
+
+    def _row_keys(self, batch: ChangeBatch, sources: pa.Array | None, refused: set[int]) -> Any:
+        """Each event's `rowkey`, of the image its `data` holds (`row_key`); a batch
+        whose handles are not all integers is left to the row path, which names the bad
+        value."""
+        assert self.row_key_handle is not None
+        handles = batch.columns[self.row_key_handle]
+        try:
+            keys = row_keys_base64(self.table_id, handles)
+            if sources is None:
+                return keys
+            if batch.before_rows:
+                old = batch.before_columns[self.row_key_handle]
+                keys = pa.concat_arrays([keys, row_keys_base64(self.table_id, old)])
+            return keys.take(sources)
+        except (TypeError, OverflowError, ValueError):
+            refused.update(range(batch.rows))
+            return _EMPTY
 
     def _bodies(self, columns: list[pa.Array | list[Any]], refused: set[int]) -> list[pa.Array]:
         """Each column's bodies (`_ColumnValues.bodies`); the rows with a refused value are

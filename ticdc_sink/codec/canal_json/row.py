@@ -6,7 +6,10 @@ A DML value is, in this order (`old` before `data`, unlike the docs' examples):
 
     {"id":0,"database":…,"table":…,"pkNames":[…],"isDdl":false,"type":"INSERT",
      "es":<commitTs >> 18>,"ts":<build ts ms>,"sql":"","sqlType":{…},"mysqlType":{…},
-     "old":…,"data":[{…}][,"_tidb":{"commitTs":…[,"onlyHandleKey":true]}]}
+     "old":…,"data":[{…}][,"_tidb":{"commitTs":…[,"onlyHandleKey":true][,"rowkey":…]}]}
+
+`rowkey` (pingcap/ticdc's `output-row-key`, with the TiDB extension): the record key of
+the row in `data` (`codec.row_key`), base64.
 
 Per row, the renderers turn the values into text, orjson writes each image in one call,
 and a byte pass (usually one translate and one memchr) patches the few places where
@@ -16,11 +19,13 @@ character-by-character path for invalid UTF-8.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from ticdc_sink.codec.canal_json.table import CanalJsonTable
 from ticdc_sink.codec.canal_json.values import Entry, image_json
 from ticdc_sink.codec.common import short_repr
+from ticdc_sink.codec.row_key import row_key
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import easyjson_quote
@@ -41,6 +46,7 @@ class CanalJsonRowEncoder:
         self._only_updated = table.only_updated
         self._delete_key_only = table.delete_key_only
         self._extension = table.extension
+        self._row_key_handle = table.row_key_handle
 
     def marshal(
         self, change: RowChange, *, too_large: bool, claim_check_location: str = ""
@@ -79,6 +85,8 @@ class CanalJsonRowEncoder:
                 marker = b',"claimCheckLocation":' + easyjson_quote(claim_check_location).encode()
             else:
                 marker = b',"onlyHandleKey":true' if too_large else b""
+            if self._row_key_handle is not None:
+                marker += b',"rowkey":"%b"' % self._row_key(image)
             tail = b',"_tidb":{"commitTs":%d%b}}' % (commit_ts, marker)
         else:
             tail = b"}"
@@ -95,6 +103,22 @@ class CanalJsonRowEncoder:
                 tail,
             )
         )
+
+    def _row_key(self, image: tuple[Any, ...]) -> bytes:
+        """The base64 record key of the row `image` (its integer handle)."""
+        assert self._row_key_handle is not None
+        handle = image[self._row_key_handle]
+        try:
+            return base64.b64encode(row_key(self.table.table_id, handle))
+        except (TypeError, OverflowError) as exc:
+            column = self.table.columns[self._row_key_handle]
+            raise InputError(
+                f"column {column.name} of {self._name} is the row handle of "
+                f"output-row-key and cannot take {short_repr(handle)}: an integer of 64 bits",
+                table=self._name,
+                column=column.name,
+                value=handle,
+            ) from exc
 
     def _image(self, image: tuple[Any, ...] | None, what: str) -> tuple[Any, ...]:
         width = len(self.table.columns)

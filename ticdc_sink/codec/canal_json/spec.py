@@ -20,6 +20,7 @@ SPEC = ProtocolSpec(
         "content-compatible",
         "delete-only-output-handle-key-columns",
         "claim-check-raw-value",
+        "output-row-key",
     ),
     shared_options=("large-message-handle-compression",),
 )

@@ -1,7 +1,8 @@
 """One table compiled for canal-json, shared by the row path (`row`) and the column-wise
 path (`batch`): the message head per operation (with `pkNames`), the `ts` that follows,
 the `sqlType` and `mysqlType` text of both column selections (all columns, handle key
-only), each column's renderer, and the options that shape a message.
+only), each column's renderer, the options that shape a message, and where the row key
+(`output-row-key`) takes its handle.
 
 `mysqlType` is a Go map that tiflow walks in Go's random map order; it is written, like
 `sqlType`, in column order. Consumers read it as a JSON object, so only the byte order
@@ -18,6 +19,7 @@ from ticdc_sink.codec.canal_json.values import (
     mysql_type,
 )
 from ticdc_sink.codec.mysql import value_kind
+from ticdc_sink.codec.row_key import handle_position
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import easyjson_quote
@@ -32,7 +34,8 @@ class CanalJsonTable:
 
     def __init__(self, config: CodecConfig, table: TableSchema, *, build_ts_ms: int) -> None:
         """Raises:
-        SchemaError: a column type the protocol cannot carry.
+        SchemaError: a column type the protocol cannot carry; output-row-key (with the
+            TiDB extension) on a table without an integer row handle.
         """
         self.table = table
         self.build_ts_ms = build_ts_ms
@@ -41,6 +44,11 @@ class CanalJsonTable:
         self.only_updated = config.only_output_updated_columns or config.content_compatible
         self.delete_key_only = config.delete_only_output_handle_key_columns
         self.extension = config.enable_tidb_extension
+        # pingcap/ticdc canal_json_encoder.go newJSONMessageForDML: `"rowkey"` goes in
+        # `_tidb`, so only with the extension; the position of the integer handle.
+        self.row_key_handle: int | None = None
+        if config.output_row_key and self.extension:
+            self.row_key_handle = handle_position(table, "output-row-key")
         columns = table.columns
         entries: list[Entry] = [
             (c.name, i, RENDERERS[value_kind(c)]) for i, c in enumerate(columns)
