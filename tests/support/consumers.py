@@ -81,7 +81,7 @@ CONSUMERS: dict[str, Consumer] = {
             name='Spark `format("kafka")` writing, `format("ticdc")` reading',
             version=_spark_versions(),
             protocols=("canal-json",),
-            options={"protocol": "canal-json"},
+            options={"protocol": "canal-json", "enable-tidb-extension": "true"},
             settings={},
             notes=(
                 "messages built with `to_json` as TiCDC's, with a `partition` column: "
