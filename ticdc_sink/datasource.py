@@ -608,7 +608,12 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         self.user_schema = user_schema
         self._scan: StreamScan | None = None
         self._target: dict[tuple[str, int], int] | None = None  # Trigger.AvailableNow's end
-        self._last: StreamOffset | None = None  # PySpark < 4.2 passes no start
+        # Where the next micro-batch starts, for PySpark < 4.2, whose latestOffset gets no
+        # start: the initial offset, then each batch's end. After a restart Spark names
+        # the checkpoint's last end through `partitions` (an empty range, and the range of
+        # a batch it runs again) before it asks for the next end; not to a
+        # Trigger.AvailableNow run (README, "Streaming reads").
+        self._last: StreamOffset | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"plan": self.plan, "user_schema": self.user_schema}
@@ -624,7 +629,8 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         return self._scan
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
-        return self._scanner().initial_offset().to_json()
+        self._last = self._scanner().initial_offset()
+        return self._last.to_json()
 
     def getDefaultReadLimit(self) -> Any:  # noqa: N802
         limit = self.plan.config.max_offsets_per_trigger
@@ -662,6 +668,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[TiCDCStreamPartition]:
         begin = StreamOffset.from_json(start)
         finish = StreamOffset.from_json(end)
+        self._last = finish
         scan = self._scanner()
         scan.cover(begin, finish)
         known = scan.tables

@@ -197,6 +197,56 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topi
     del writer  # its producer, before the broker stops
 
 
+def test_a_query_started_at_latest_restarts_at_its_checkpoint_and_ends_at_watermarks(
+    spark, broker, topics, tmp_path
+):
+    # PySpark 4.0/4.1 ask a Python source for its next end without the start: after a
+    # restart the reader plans from the checkpoint's last end (Spark names it through
+    # `partitions`), not from startingOffsets, which at `latest` is the topic's end by
+    # then, inside a transaction not yet resolved.
+    topic = topics("read_stream_latest")
+    broker.create_topic(topic, len(PARTITIONS))
+    writer = TopicWriter(broker.bootstrap, topic)
+    writer.bootstrap()
+    checkpoint = str(tmp_path / "chk")
+    batches: list[dict[str, Any]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        batches.append({"id": batch_id, "rows": [(r["id"], r["_commit_ts"]) for r in df.collect()]})
+
+    query = (
+        spark.readStream.format("ticdc")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("topic", topic)
+        .option("startingOffsets", "latest")
+        .load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    try:
+        query.processAllAvailable()  # starts at the topic's end: after the bootstraps
+        first = list(transactions(0, 4))
+        writer.write(first)
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    rows = [row for b in batches for row in b["rows"]]
+    assert sorted(rows) == sorted((key, ts) for ts, keys in first for _, key in keys)
+
+    second = list(transactions(4, 3))  # the third not yet resolved
+    writer.write(second)
+    more = run(
+        spark, broker.bootstrap, checkpoint, topic, available_now=False, startingOffsets="latest"
+    )
+    check_batches(more, writer)
+    rows += [row for b in more for row in b["rows"]]
+    resolved = first + second[:2]
+    assert sorted(rows) == sorted((key, ts) for ts, keys in resolved for _, key in keys)
+    writer.producer.flush(30)
+    del writer  # its producer, before the broker stops
+
+
 def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
     spark, broker, topics, tmp_path
 ):

@@ -172,3 +172,37 @@ def test_rows_without_a_commit_ts_are_refused(lakehouse: Any) -> None:
         mirror(batch, 0)
     assert caught.value.column == "_commit_ts"
     assert not spark.catalog.tableExists("mirror_no_ts")
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_another_session_sees_every_mirror_commit(lakehouse: Any, fmt: str) -> None:
+    # A streaming query commits from a session of its own (a clone of the one that started
+    # it), and Iceberg's catalog caches a table per session: reading the resolved ts in
+    # the starting session, or checking a re-run batch for replays in another one, must
+    # see the newest commit. The sessions' Iceberg caches never expire here (by default
+    # an entry lives 30 s after its last use), so the test does not depend on timing.
+    spark, formats = lakehouse
+    if fmt not in formats:
+        pytest.skip(f"no {fmt} release for this PySpark")
+    query, user = spark.newSession(), spark.newSession()
+    for session in (query, user):
+        session.conf.set("spark.sql.catalog.lake.cache.expiration-interval-ms", "-1")
+    target = {"delta": "mirror_sessions", "iceberg": "lake.mirror.sessions"}[fmt]
+
+    def batch(session: Any, *rows: tuple[Any, ...]) -> Any:
+        return session.createDataFrame([(*r, "shop", "t") for r in rows], CHANGES)
+
+    mirror = ticdc_sink.mirror.MirrorBatch(target, ["id"], format=fmt)
+    mirror(batch(query, (1, "a", 1, "INSERT", TS + 1), (2, "b", 2, "INSERT", TS + 1)), 0)
+    assert ticdc_sink.mirror.resolved_ts(user, target, format=fmt) == TS + 1
+
+    mirror(batch(query, (1, "a", 5, "UPDATE", TS + 2)), 1)
+    assert ticdc_sink.mirror.resolved_ts(user, target, format=fmt) == TS + 2
+    assert sorted(tuple(r) for r in user.table(target).collect()) == [(1, "a", 5), (2, "b", 2)]
+
+    # the other way round: a commit from `user`, then a batch in `query` holding it again
+    mirror(batch(user, (2, None, None, "DELETE", TS + 3)), 2)
+    mirror(batch(query, (2, None, None, "DELETE", TS + 3)), 3)
+    commits = ticdc_sink.mirror.history(query, target, format=fmt)
+    assert [c.resolved_ts for c in commits] == [TS + 1, TS + 2, TS + 3]
+    assert [tuple(r) for r in query.table(target).collect()] == [(1, "a", 5)]

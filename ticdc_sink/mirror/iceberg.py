@@ -8,6 +8,15 @@ It needs Iceberg's Spark runtime jar, its SQL extensions and a catalog in the se
 org.apache.iceberg.spark.SparkCatalog`, `.type = hadoop`, `.warehouse = /path`). An added
 column is added with `ALTER TABLE ... ADD COLUMN` before the MERGE: in Iceberg a schema
 change is a metadata update, not a snapshot, so a micro-batch stays one snapshot.
+
+Iceberg's Spark catalog caches each table it loads, per Spark session (catalog option
+`cache-enabled`, default true; an entry expires 30 s after its last use), and a cached
+table does not see commits made through another session's catalog. A streaming query
+runs its micro-batches in a session of its own (Spark clones the one that started it, at
+each start), so the mirror commits there: the history is read after the table is
+refreshed (`REFRESH TABLE`), else `resolved_ts` in the session that started the query
+would answer with the ts of the snapshot it last loaded, and the mirror's replay check
+with an older ts than another writer's session committed.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ class IcebergFormat:
         return spark.catalog.tableExists(target)
 
     def history(self, spark: SparkSession, target: str) -> list[Commit]:
+        spark.catalog.refreshTable(target)  # this session's cached table may be stale
         # The snapshots that led to the current one, oldest first (a rolled-back snapshot
         # is not the table's past).
         rows = spark.sql(
