@@ -18,6 +18,7 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.support.kafka import KafkaBroker
+from tests.support.spark_read import run_stream
 from ticdc_sink.decode import DecodedRow, decoder_for
 
 pytestmark = pytest.mark.integration
@@ -57,29 +58,14 @@ def stream_read(
 ) -> list[Any]:
     """Every row one availableNow run of a streaming read gives, batch after batch."""
     rows: list[Any] = []
-
-    def collect(df: Any, _batch_id: int) -> None:
-        rows.extend(df.collect())
-
-    reader = (
-        spark.readStream.format("ticdc")
-        .option("kafka.bootstrap.servers", kafka.bootstrap)
-        .option("topic", topic)
-        .option("startingOffsets", "earliest")
+    run_stream(
+        spark,
+        kafka.bootstrap,
+        topic,
+        checkpoint,
+        lambda df, _batch_id: rows.extend(df.collect()),
+        **{**POLL_TIMEOUT, **options},
     )
-    for name, value in {**POLL_TIMEOUT, **options}.items():
-        reader = reader.option(name, value)
-    query = (
-        reader.load()
-        .writeStream.foreachBatch(collect)
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination()
-    finally:
-        query.stop()
     return rows
 
 

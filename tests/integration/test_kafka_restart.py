@@ -18,7 +18,7 @@ output (Spark's file sink) holds every row exactly once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,31 @@ def finish(query: Any) -> BaseException | None:
         query.stop()
 
 
+def kill_during(
+    kafka: KafkaBroker,
+    query: Any,
+    ready: Callable[[], bool],
+    what: str,
+    *,
+    restart_at_once: bool,
+) -> BaseException | None:
+    """SIGKILL the broker once `ready()` holds, while `query` runs; restart it at once
+    (the query rides the outage out) or only after the query has ended (it gave up). The
+    query's error, if any; the broker is up again on return."""
+    down = False
+    try:
+        wait_until(ready, 600, what=what)
+        kafka.kill()
+        down = True
+        if restart_at_once:
+            kafka.restart()
+            down = False
+        return finish(query)
+    finally:
+        if down:
+            kafka.restart()
+
+
 def holds(kafka: KafkaBroker, topic: str, messages: int) -> bool:
     """Whether `topic` holds at least `messages` messages."""
     try:
@@ -146,19 +171,14 @@ def test_a_streaming_write_across_a_broker_kill_loses_nothing_and_replays_identi
     ids = source_files(source)
     options = RIDE_OUT if survives else GIVE_UP
     query = start_write(spark, kafka, source, checkpoint, topic, **options)
-    down = False
-    try:
-        # Inside the BIG micro-batch: the topic holds some of its rows.
-        wait_until(lambda: holds(kafka, topic, 2 * SMALL + 5_000), 600, what="rows of batch 2")
-        kafka.kill()
-        down = True
-        if survives:
-            kafka.restart()
-            down = False
-        error = finish(query)
-    finally:
-        if down:
-            kafka.restart()
+    # Inside the BIG micro-batch: the topic holds some of its rows.
+    error = kill_during(
+        kafka,
+        query,
+        lambda: holds(kafka, topic, 2 * SMALL + 5_000),
+        "rows of batch 2",
+        restart_at_once=survives,
+    )
     if survives:
         assert error is None, error
     else:
@@ -221,19 +241,14 @@ def test_a_streaming_read_across_a_broker_kill_outputs_every_row_exactly_once(
     output, checkpoint = tmp_path / "out", tmp_path / "read-chk"
     options = {"kafkaConsumer.pollTimeoutMs": poll_timeout_ms}
     query = start_read(spark, kafka, topic, output, checkpoint, **options)
-    down = False
-    try:
-        # The BIG micro-batch is the reader's third too (each ends at a watermark).
-        wait_until(lambda: reading_batch(checkpoint, 2), 600, what="the reader in batch 2")
-        kafka.kill()
-        down = True
-        if survives:
-            kafka.restart()
-            down = False
-        error = finish(query)
-    finally:
-        if down:
-            kafka.restart()
+    # The BIG micro-batch is the reader's third too (each ends at a watermark).
+    error = kill_during(
+        kafka,
+        query,
+        lambda: reading_batch(checkpoint, 2),
+        "the reader in batch 2",
+        restart_at_once=survives,
+    )
     if survives:
         assert error is None, error
     else:

@@ -39,7 +39,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-from tests.support.maven import CACHE, artifact, java_at_least
+from tests.support.maven import CACHE, artifact, java_at_least, stop_java
 from ticdc_sink._local_broker import free_port
 
 __all__ = ["ApicurioRegistry", "RegistryStartError", "apicurio_home", "apicurio_release"]
@@ -124,13 +124,7 @@ class ApicurioRegistry:
         return path.read_bytes().decode(errors="replace")[-3000:] if path.exists() else ""
 
     def close(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        stop_java(self._process)
         self._output.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 

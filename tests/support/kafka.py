@@ -47,7 +47,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.broker import TopicAdmin
-from tests.support.maven import classpath
+from tests.support.maven import classpath, stop_java
 from tests.support.proxy import FaultProxy
 from ticdc_sink._local_broker import free_port
 from ticdc_sink.errors import DeliveryError
@@ -187,13 +187,8 @@ class KafkaBroker(TopicAdmin):
     def stop(self) -> None:
         """Stop the broker cleanly (SIGTERM), keeping its log directory."""
         self.close_admin()
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        if self._process is not None:
+            stop_java(self._process)
         self._close_output()
 
     def restart(self) -> None:

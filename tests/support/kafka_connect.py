@@ -38,7 +38,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.support.kafka import KAFKA_VERSION
-from tests.support.maven import CACHE, artifact, classpath
+from tests.support.maven import CACHE, artifact, classpath, stop_java
 from ticdc_sink._local_broker import free_port
 
 __all__ = ["CONNECT_VERSION", "DEBEZIUM_JDBC_VERSION", "ConnectError", "KafkaConnect"]
@@ -197,13 +197,7 @@ class KafkaConnect:
 
     def close(self) -> None:
         """Stop the worker (SIGTERM, then SIGKILL after 30 s) and delete its directory."""
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        stop_java(self._process)
         self._output.close()
         shutil.rmtree(self._home, ignore_errors=True)
 

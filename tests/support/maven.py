@@ -24,7 +24,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["CACHE", "MavenError", "artifact", "classpath", "java_at_least", "java_major"]
+__all__ = [
+    "CACHE",
+    "MavenError",
+    "artifact",
+    "classpath",
+    "java_at_least",
+    "java_major",
+    "stop_java",
+]
 
 CACHE = Path(os.environ.get("TICDC_TEST_CACHE", Path.home() / ".cache" / "ticdc-sink-tests"))
 
@@ -170,3 +178,14 @@ def _install(partial: Path, target: Path) -> None:
         if not (target / _DONE).exists():
             shutil.rmtree(target, ignore_errors=True)
             shutil.move(str(partial), str(target))
+
+
+def stop_java(process: subprocess.Popen[bytes]) -> None:
+    """Stop a component's JVM: SIGTERM, then SIGKILL if it is still up after 30 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Producer
@@ -70,13 +71,28 @@ def stream_rows(
     def collect(df: Any, _batch_id: int) -> None:
         rows.extend((r["id"], r["_commit_ts"], r["_op"]) for r in df.collect())
 
+    run_stream(spark, bootstrap, topic, checkpoint, collect, **options)
+    return rows
+
+
+def run_stream(
+    spark: Any,
+    bootstrap: str,
+    topic: str,
+    checkpoint: str,
+    each_batch: Callable[[Any, int], None],
+    **options: str,
+) -> None:
+    """One `Trigger.AvailableNow` run of a stream of `topic` from its earliest offsets
+    (unless `options` say otherwise) with `checkpoint`, `each_batch` given every
+    micro-batch (`foreachBatch`)."""
     reader = spark.readStream.format("ticdc").option("kafka.bootstrap.servers", bootstrap)
     reader = reader.option("topic", topic).option("startingOffsets", "earliest")
     for name, value in options.items():
         reader = reader.option(name, value)
     query = (
         reader.load()
-        .writeStream.foreachBatch(collect)
+        .writeStream.foreachBatch(each_batch)
         .option("checkpointLocation", checkpoint)
         .trigger(availableNow=True)
         .start()
@@ -85,4 +101,3 @@ def stream_rows(
         query.awaitTermination()
     finally:
         query.stop()
-    return rows
