@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.support.kafka import KafkaBroker
-from tests.support.spark_read import run_stream
+from tests.support.spark_read import run_stream, write_frame
 from ticdc_sink.decode import DecodedRow, decoder_for
 
 pytestmark = pytest.mark.integration
@@ -30,19 +30,13 @@ POLL_TIMEOUT = {"kafkaConsumer.pollTimeoutMs": "20000"}
 
 
 def write(spark: Any, kafka: KafkaBroker, df: Any, topic: str, **options: str) -> None:
-    writer = (
-        df.write.format("ticdc")
-        .mode("append")
-        .option("kafka.bootstrap.servers", kafka.bootstrap)
-        .option("topic", topic)
-        .option("database", "db")
-        .option("table", "t")
-        .option("primary-key", "id")
-        .option("partition-num", str(PARTITIONS))
-    )
-    for name, value in options.items():
-        writer = writer.option(name, value)
-    writer.save()
+    table = {
+        "database": "db",
+        "table": "t",
+        "primary-key": "id",
+        "partition-num": str(PARTITIONS),
+    }
+    write_frame(df, kafka, topic, **{**table, **options})
 
 
 def batch_read(spark: Any, kafka: KafkaBroker, topic: str, **options: str) -> list[Any]:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support.kafka import KafkaBroker
+from tests.support.spark_read import write_frame
 from ticdc_sink.decode import DecodedRow, DecodedWatermark, decoder_for
 
 pytestmark = pytest.mark.integration
@@ -36,18 +37,12 @@ def kafka_limits() -> Iterator[KafkaBroker]:
 
 
 def save(spark: Any, kafka: KafkaBroker, df: Any, topic: str, **options: str) -> None:
-    writer = (
-        df.write.format("ticdc")
-        .mode("append")
-        .option("kafka.bootstrap.servers", kafka.bootstrap)
-        .option("topic", topic)
-        .option("database", "db")
-        .option("table", "t")
-        .option("primary-key", "id")
-    )
-    for name, value in options.items():
-        writer = writer.option(name, value)
-    writer.save()
+    table = {
+        "database": "db",
+        "table": "t",
+        "primary-key": "id",
+    }
+    write_frame(df, kafka, topic, **{**table, **options})
 
 
 def decoded(kafka: KafkaBroker, topic: str, protocol: str = "simple") -> list[Any]:
