@@ -114,6 +114,23 @@ def test_errors() -> None:
         DebeziumDecoder("Mars/Olympus")
 
 
+@pytest.mark.parametrize("name", [None, "", 7])
+def test_a_field_schema_without_a_column_name_is_a_decode_error(name: Any) -> None:
+    value = json.loads((GOLDEN / "tiflow_insert_schema.value.json").read_text())
+    after = next(f for f in value["schema"]["fields"] if f["field"] == "after")
+    after["fields"][0]["field"] = name
+    with pytest.raises(DecodeError, match="a column name is a non-empty string"):
+        DebeziumDecoder().row_table(None, json.dumps(value).encode())
+
+
+def test_a_field_schema_naming_a_column_twice_is_a_decode_error() -> None:
+    value = json.loads((GOLDEN / "tiflow_insert_schema.value.json").read_text())
+    after = next(f for f in value["schema"]["fields"] if f["field"] == "after")
+    after["fields"].append(dict(after["fields"][0]))
+    with pytest.raises(DecodeError, match="twice"):
+        DebeziumDecoder().row_table(None, json.dumps(value).encode())
+
+
 # --- round trip over every MySQL type -------------------------------------------------------
 
 TYPES = {

@@ -61,6 +61,14 @@ def test_bootstrap_gives_the_table_and_reencodes_to_the_same_bytes() -> None:
     assert again is not None and again.value == golden("bootstrap")
 
 
+@pytest.mark.parametrize("label", ["charset", "collate"])
+def test_a_charset_or_collation_that_is_not_a_string_is_a_decode_error(label: str) -> None:
+    value = json.loads(golden("bootstrap"))
+    value["tableSchema"]["columns"][1]["dataType"][label] = []
+    with pytest.raises(DecodeError, match=f"dataType.{label} is"):
+        SimpleDecoder().decode_message(b"", json.dumps(value).encode())
+
+
 def test_dml_before_its_schema_keeps_raw_values_and_resolves_later() -> None:
     decoder = SimpleDecoder()
     row = decoder.decode_message(b"", golden("insert"))

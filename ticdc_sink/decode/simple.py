@@ -284,6 +284,10 @@ def _column_from_json(obj: Any, column_id: int, where: str) -> Column:
     for label, number in (("length", length), ("decimal", decimal)):
         if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
             raise DecodeError(f"{where}: dataType.{label} is {number!r}; expected an integer")
+    for label in ("charset", "collate"):
+        text = data_type.get(label)
+        if text is not None and not isinstance(text, str):
+            raise DecodeError(f"{where}: dataType.{label} is {text!r}; expected a string")
     base = _require(data_type, "mysqlType", str, where)
     if length is None and base in _ZERO_LENGTH_TYPES:
         length = 0  # `omitempty` left out a length of 0

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ticdc_sink.errors import SchemaError
+from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.schema import (
     Column,
     Index,
@@ -139,7 +139,20 @@ def implied_table(
     hold it (`schema.resolve_type`: charsets filled in, one spelling per type; column ids
     1, 2, ... in message order): `primary_key` its primary key, `indexes` its other keys;
     `nullable` each column's NULL flag and `defaults` its default where the protocol
-    carries them, else every column but the primary key's is nullable, without default."""
+    carries them, else every column but the primary key's is nullable, without default.
+
+    Raises:
+        DecodeError: a column name that is not a non-empty string, or one named twice.
+    """
+    seen: set[str] = set()
+    for name, _ in columns:
+        if not isinstance(name, str) or not name:
+            raise DecodeError(
+                f"{database}.{table} names a column {name!r}; a column name is a non-empty string"
+            )
+        if name in seen:
+            raise DecodeError(f"{database}.{table} names its column {name!r} twice")
+        seen.add(name)
     flags = nullable if nullable is not None else [name not in primary_key for name, _ in columns]
     values = defaults if defaults is not None else [None] * len(columns)
     keys = tuple(indexes)
