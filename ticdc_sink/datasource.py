@@ -159,7 +159,12 @@ class TiCDCDataSource(DataSource):
         # instance to the planner that calls reader(): the plan made here travels along,
         # so the topic is scanned once and the ranges read are the ones the schema saw.
         plan = self._read_plan = plan_read(_read_config(self.options))
-        return read_spark_schema(arrow_schema(plan.table, kafka_columns=plan.config.kafka_columns))
+        config = plan.config
+        return read_spark_schema(
+            arrow_schema(
+                plan.table, kafka_columns=config.kafka_columns, headers=config.include_headers
+            )
+        )
 
     def reader(self, schema: StructType) -> TiCDCReader:
         plan: ReadPlan | None = getattr(self, "_read_plan", None)

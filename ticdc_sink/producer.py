@@ -1334,10 +1334,12 @@ def _describe(error: KafkaError | KafkaException) -> str:
 
 class Record(NamedTuple):
     """One message read back from Kafka; `timestamp` is milliseconds since the epoch, None
-    when the broker has none."""
+    when the broker has none; `headers` its (key, value) headers in order, None when they
+    were not asked for or it has none."""
 
     partition: int
     offset: int
     key: bytes | None
     value: bytes | None
     timestamp: int | None
+    headers: tuple[tuple[str, bytes | None], ...] | None = None

@@ -12,6 +12,10 @@ without a broker: `FakeConsumer(...)` is passed as the log's consumer factory.
 |  | offsets on, interleaved across partitions; with `enable.partition.eof`, an EOF |
 |  | event at each partition's end; an offset below a partition's low is an |
 |  | `_AUTO_OFFSET_RESET` error event (auto.offset.reset=error) |
+| messages | offset o has timestamp `timestamp_of(o)` (1000 + 10 o); odd offsets carry |
+|  | headers [("at", b"o"), ("empty", None)], even ones none |
+| `offsets_for_times` | the first kept offset whose timestamp is at or after the one |
+|  | asked, -1 when none is (as librdkafka) |
 | `silent` | fetches at a partition's end go unanswered: no EOF event |
 | `unreachable` | `list_topics` and `get_watermark_offsets` raise `_TRANSPORT` |
 | `timeouts` | every timeout a metadata or offsets request was given |
@@ -25,7 +29,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
-__all__ = ["FakeConsumer", "FakeMessage"]
+__all__ = ["FakeConsumer", "FakeMessage", "timestamp_of"]
 
 
 class FakeMessage:
@@ -53,7 +57,16 @@ class FakeMessage:
         return b"%d:%d" % (self._partition, self._offset)
 
     def timestamp(self) -> tuple[int, int]:
-        return (1, 1000)
+        return (1, timestamp_of(self._offset))
+
+    def headers(self) -> list[tuple[str, bytes | None]] | None:
+        """Odd offsets carry two headers (one without a value), even ones none."""
+        return [("at", b"%d" % self._offset), ("empty", None)] if self._offset % 2 else None
+
+
+def timestamp_of(offset: int) -> int:
+    """The (CreateTime) timestamp of the message at `offset`: 1000 + 10 * offset."""
+    return 1000 + 10 * offset
 
 
 class FakeConsumer:
@@ -133,6 +146,20 @@ class FakeConsumer:
     def poll(self, timeout: float) -> FakeMessage | None:
         found = self.consume(1, timeout)
         return found[0] if found else None
+
+    def offsets_for_times(self, tps: list[Any], timeout: float) -> list[Any]:
+        self.timeouts.append(timeout)
+        if self.unreachable:
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT))
+        found = []
+        for tp in tps:
+            low, size = self._low(tp.partition), self.sizes[tp.partition]
+            kept = [o for o in range(low, size) if o not in self.gaps]
+            offset = next((o for o in kept if timestamp_of(o) >= tp.offset), -1)
+            found.append(
+                SimpleNamespace(topic=tp.topic, partition=tp.partition, offset=offset, error=None)
+            )
+        return found
 
     def close(self) -> None:
         pass

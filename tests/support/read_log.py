@@ -1,7 +1,7 @@
 """Topics in memory for the reader's unit tests, standing in for `ticdc_sink.read.consumer.
-TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` / `read(range)` /
-`close()`), and messages of Simple (`simple_messages`) or of any protocol
-(`protocol_messages`) to fill them.
+TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` /
+`offsets_for_times(timestamps)` / `read(range)` / `close()`), and messages of Simple
+(`simple_messages`) or of any protocol (`protocol_messages`) to fill them.
 
 | behaviour | FakeTopicLog |
 | --- | --- |
@@ -12,6 +12,9 @@ TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` / `read(
 |  | low is 0 unless `lows` says otherwise (messages deleted by retention) |
 | a topic it lacks | `bounds` raises `DeliveryError` |
 | `read(range)` | the records with start <= offset < end, in offset order |
+| `offsets_for_times` | the first kept offset whose record's timestamp is at or after |
+|  | the one asked (records without a timestamp never match); None: none is |
+| `times_asked` | every offsets_for_times request, in order |
 | `reads` | every range read, in order (what the driver scanned) |
 | `records` | (topic, partition) -> records; add a key to add a partition or topic, |
 |  | replace its records to recreate it, delete it to delete it |
@@ -23,7 +26,7 @@ order), for the streaming reader's tests.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
@@ -66,6 +69,7 @@ class FakeTopicLog:
         self.records = {("t", p): records(p, entries) for p, entries in partitions.items()}
         self.lows: dict[tuple[str, int], int] = {}
         self.reads: list[OffsetRange] = []
+        self.times_asked: list[dict[tuple[str, int], int]] = []
 
     @classmethod
     def of_topics(cls, topics: dict[str, dict[int, list[Entry]]]) -> FakeTopicLog:
@@ -93,6 +97,18 @@ class FakeTopicLog:
 
     def all_bounds(self, topics: Collection[str]) -> dict[tuple[str, int], tuple[int, int]]:
         return {(t, p): b for t in topics for p, b in self.bounds(t).items()}
+
+    def offsets_for_times(
+        self, timestamps: Mapping[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int | None]:
+        self.times_asked.append(dict(timestamps))
+        found: dict[tuple[str, int], int | None] = {}
+        for key, ts in timestamps.items():
+            kept = self.records[key][self.lows.get(key, 0) :]
+            found[key] = next(
+                (r.offset for r in kept if r.timestamp is not None and r.timestamp >= ts), None
+            )
+        return found
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
         self.reads.append(offsets)

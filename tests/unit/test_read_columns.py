@@ -116,10 +116,24 @@ def _outcome(config: ReadConfig, log: FakeTopicLog, **kwargs: Any) -> Any:
         ]
     except Exception as exc:  # the row path's raw errors too: both must raise the same
         return type(exc), str(exc)
-    schema = arrow_schema(plan.table, kafka_columns=config.kafka_columns)
+    schema = arrow_schema(
+        plan.table, kafka_columns=config.kafka_columns, headers=config.include_headers
+    )
     for batch in batches:
         assert batch.schema.equals(schema, check_metadata=True)
     return pa.Table.from_batches(batches, schema), [b.num_rows for b in batches]
+
+
+def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
+    """`log` with headers on every third message (one of them without a value)."""
+    for key, found in log.records.items():
+        log.records[key] = [
+            r._replace(headers=(("n", b"%d" % r.offset), ("none", None)))
+            if r.offset % 3 == 1
+            else r
+            for r in found
+        ]
+    return log
 
 
 def _config(**options: str) -> ReadConfig:
@@ -152,6 +166,8 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
     options = {"encoding-format": encoding}
     if data.draw(st.booleans()):
         options["kafka-columns"] = "true"
+    if data.draw(st.booleans()):
+        options["includeHeaders"] = "true"
     if skip:
         options["on-bad-message"] = "skip"
     config = _config(**options)
@@ -163,7 +179,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
             outcomes.append(
                 _outcome(
                     config,
-                    FakeTopicLog({0: values}),
+                    _with_headers(FakeTopicLog({0: values})),
                     batch_rows=batch_rows,
                     columnwise=columnwise,
                 )

@@ -13,7 +13,7 @@ import attrs
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from tests.support.fake_consumer import FakeConsumer
+from tests.support.fake_consumer import FakeConsumer, timestamp_of
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
@@ -164,3 +164,34 @@ def test_requests_to_the_brokers_wait_broker_timeout_ms_not_the_poll_timeout() -
         match=r"cannot reach Kafka brokers h:1 within 2.5 s \(option broker-timeout-ms\)",
     ):
         down.bounds()
+
+
+def test_headers_are_read_only_when_asked_for() -> None:
+    plain = TopicLog(CONFIG, FakeConsumer({0: 3}))
+    assert [r.headers for r in plain.read(OffsetRange("t", 0, 0, 3))] == [None] * 3
+    asked = TopicLog(attrs.evolve(CONFIG, include_headers=True), FakeConsumer({0: 3}))
+    assert [r.headers for r in asked.read(OffsetRange("t", 0, 0, 3))] == [
+        None,
+        (("at", b"1"), ("empty", None)),
+        None,
+    ]
+
+
+def test_offsets_for_times_is_the_first_offset_at_or_after_each_timestamp() -> None:
+    fake = FakeConsumer({0: 5, 1: 3}, gaps=frozenset({2}))
+    log = TopicLog(CONFIG, fake)
+    asked = {("t", 0): timestamp_of(2), ("t", 1): timestamp_of(3), ("u", 0): 0}
+    assert log.offsets_for_times(asked) == {("t", 0): 3, ("t", 1): None, ("u", 0): 0}
+    assert log.offsets_for_times({}) == {}
+    with pytest.raises(DeliveryError, match="h:1"):
+        TopicLog(CONFIG, FakeConsumer({0: 1}, unreachable=True)).offsets_for_times({("t", 0): 1})
+
+
+def test_assign_reads_the_partitions_it_names_only() -> None:
+    config = attrs.evolve(CONFIG, assign=(("t", 0), ("t", 2)))
+    log = TopicLog(config, FakeConsumer({0: 2, 1: 3, 2: 4}))
+    assert log.all_bounds(["t"]) == {("t", 0): (0, 2), ("t", 2): (0, 4)}
+    missing = TopicLog(attrs.evolve(CONFIG, assign=(("t", 5),)), FakeConsumer({0: 2, 1: 3}))
+    with pytest.raises(ConfigError, match="assign names partition 5 of topic t") as caught:
+        missing.all_bounds(["t"])
+    assert caught.value.option == "assign"

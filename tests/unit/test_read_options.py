@@ -7,6 +7,7 @@ import pickle
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 from ticdc_sink.errors import ConfigError
@@ -66,12 +67,31 @@ def test_streaming_options() -> None:
         ({**BASE, "topic": "a,b,a"}, "topic", "names topic a twice"),
         ({**BASE, "topic": "tidb_{schema}"}, "topic", "a writer's topic expression"),
         ({"kafka.bootstrap.servers": "h:1", "topicPattern": "("}, "topicPattern", "not a regular"),
-        ({**BASE, "subscribe": "t"}, "subscribe", "Spark's Kafka source's option, here use topic"),
+        ({**BASE, "subscribe": "t"}, "subscribe", "options subscribe and topic are both set"),
         (
-            {**BASE, "subscribePattern": "t.*"},
-            "subscribepattern",
-            "here use topicPattern",
+            {**BASE, "topic": "x", "topicPattern": "a", "subscribePattern": "t.*"},
+            "subscribePattern",
+            "subscribePattern and topicPattern are both set",
         ),
+        ({**BASE, "subscribePattern": "t.*"}, "subscribePattern", r"\(t\) and subscribePattern"),
+        ({"kafka.bootstrap.servers": "h:1", "subscribe": "a,a"}, "subscribe", "names topic a"),
+        ({**BASE, "assign": '{"t": [0]}'}, "assign", r"topic \(t\) and assign \("),
+        ({"kafka.bootstrap.servers": "h:1", "assign": "[0]"}, "assign", "give JSON of each"),
+        ({"kafka.bootstrap.servers": "h:1", "assign": '{"t": []}'}, "assign", "give JSON of"),
+        ({"kafka.bootstrap.servers": "h:1", "assign": '{"t": [0, 0]}'}, "assign", "0 of topic t"),
+        ({**BASE, "startingTimestamp": "-1"}, "startingTimestamp", "milliseconds since the"),
+        ({**BASE, "endingTimestamp": "soon"}, "endingTimestamp", "milliseconds since the"),
+        (
+            {**BASE, "startingTimestamp": "5", "endingTimestamp": "4"},
+            "startingTimestamp",
+            r"startingTimestamp \(5\) is after endingTimestamp \(4\)",
+        ),
+        (
+            {**BASE, "startingOffsetsByTimestampStrategy": "earliest"},
+            "startingoffsetsbytimestampstrategy",
+            "reading takes error, latest",
+        ),
+        ({**BASE, "includeHeaders": "yes"}, "includeheaders", "use true or false"),
         ({**BASE, "startingoffset": "earliest"}, "startingoffset", "did you mean startingoffsets"),
         ({**BASE, "protocol": "maxwell"}, "protocol", "reading takes simple, avro, debezium"),
         ({**BASE, "protocol": "avro"}, "schema-registry", "is not set"),
@@ -230,3 +250,60 @@ def test_timeouts_and_data_loss() -> None:
         {**BASE, "broker-timeout-ms": "1500", "failOnDataLoss": "FALSE"}
     )
     assert (config.broker_timeout_s, config.fail_on_data_loss) == (1.5, False)
+
+
+def test_spark_kafka_source_names_for_the_topics() -> None:
+    # subscribe and subscribePattern are topic and topicPattern (Spark's names for them).
+    subscribed = ReadConfig.from_options({"kafka.bootstrap.servers": "h:1", "subscribe": "a, b"})
+    assert (subscribed.topics, subscribed.topic_pattern) == (("a", "b"), None)
+    pattern = ReadConfig.from_options(
+        {"kafka.bootstrap.servers": "h:1", "subscribePattern": "c_.*"}
+    )
+    assert (pattern.topics, pattern.topic_pattern) == ((), "c_.*")
+    # An explicit subscribe wins over a sink-uri's topic, as an explicit topic does.
+    uri = ReadConfig.from_options({"sink-uri": "kafka://h:9092/from_uri", "subscribe": "mine"})
+    assert uri.topics == ("mine",)
+
+
+def test_assign_names_the_partitions_read() -> None:
+    config = ReadConfig.from_options(
+        {"kafka.bootstrap.servers": "h:1", "assign": '{"b": [2, 0], "a": [1]}'}
+    )
+    assert (config.topics, config.topic_pattern) == (("b", "a"), None)
+    assert config.assign == (("a", 1), ("b", 0), ("b", 2))
+    assert ReadConfig.from_options(BASE).assign == ()
+    # An explicit assign wins over a sink-uri's topic.
+    uri = ReadConfig.from_options({"sink-uri": "kafka://h:9092/from_uri", "assign": '{"x": [0]}'})
+    assert (uri.topics, uri.assign) == (("x",), (("x", 0),))
+
+
+def test_timestamp_options_and_their_precedence() -> None:
+    config = ReadConfig.from_options(BASE)
+    assert (config.starting_option, config.ending_option) == ("startingOffsets", "endingOffsets")
+    assert not (config.include_headers or config.starting_timestamp_latest)
+    by_partition = '{"t": {"0": 1000}}'
+    # Spark's precedence: the timestamp, then by timestamp, then offsets.
+    config = ReadConfig.from_options(
+        {
+            **BASE,
+            "startingOffsets": "earliest",
+            "startingOffsetsByTimestamp": by_partition,
+            "endingOffsets": "latest",
+            "endingOffsetsByTimestamp": by_partition,
+            "startingOffsetsByTimestampStrategy": "LATEST",
+            "includeHeaders": "true",
+        }
+    )
+    assert (config.starting_option, config.ending_option) == (
+        "startingOffsetsByTimestamp",
+        "endingOffsetsByTimestamp",
+    )
+    assert config.starting_offsets_by_timestamp == by_partition
+    assert config.starting_timestamp_latest and config.include_headers
+    config = attrs.evolve(config, starting_timestamp=5, ending_timestamp=9)
+    assert (config.starting_option, config.ending_option) == (
+        "startingTimestamp",
+        "endingTimestamp",
+    )
+    parsed = ReadConfig.from_options({**BASE, "startingTimestamp": " 5 ", "endingTimestamp": "5"})
+    assert (parsed.starting_timestamp, parsed.ending_timestamp) == (5, 5)

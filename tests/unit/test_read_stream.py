@@ -27,7 +27,7 @@ from tests.support.read_log import (
 )
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, SchemaError
 from ticdc_sink.events import Op
-from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.offsets import OffsetRange, parse_offsets
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
@@ -328,13 +328,36 @@ def test_a_cut_across_topics_stops_at_the_watermark_every_topic_has_reached() ->
 
 def test_the_first_offset_covers_every_partition_of_every_topic() -> None:
     bounds = {("a", 0): (2, 9), ("b", 0): (0, 4), ("b", 1): (1, 1)}
-    start = plan_start(bounds, None, ("a", "b"))  # latest, as Spark's Kafka source
+    start = plan_start(bounds, "latest")  # the default, as Spark's Kafka source
     assert start.offsets == {("a", 0): 9, ("b", 0): 4, ("b", 1): 1}
-    start = plan_start(bounds, '{"a": {"0": -2}, "b": {"0": 3, "1": -1}}', ("a", "b"))
+    spec = parse_offsets(
+        '{"a": {"0": -2}, "b": {"0": 3, "1": -1}}', option="startingOffsets", topics=("a", "b")
+    )
+    start = plan_start(bounds, spec)
     assert start.offsets == {("a", 0): 2, ("b", 0): 3, ("b", 1): 1}
     assert set(start.resolved.values()) == {0}
-    with pytest.raises(ConfigError, match="leaves out topic b"):
-        plan_start(bounds, '{"a": {"0": -2}}', ("a", "b"))
+
+
+def test_a_stream_started_by_timestamp_starts_each_partition_at_its_first_message_then() -> None:
+    items = {
+        p: [(Op.INSERT, 10 + p, (p, "a")), (WATERMARK, 20), (Op.INSERT, 30, (9, "b"))]
+        for p in range(2)
+    }
+    log = _log(items)
+    for key, found in log.records.items():  # message timestamps 1000, 1010, ... per offset
+        log.records[key] = [r._replace(timestamp=1000 + 10 * r.offset) for r in found]
+    scan = _scan(log, _config(startingtimestamp="1015", startingoffsets="earliest"))
+    assert scan.initial_offset().offsets == _t({0: 2, 1: 2})  # the timestamp wins
+    assert log.times_asked[-1] == {("t", 0): 1015, ("t", 1): 1015}
+    by_partition = '{"t": {"0": 1000, "1": 1020}}'
+    scan = _scan(log, _config(startingoffsetsbytimestamp=by_partition))
+    assert scan.initial_offset().offsets == _t({0: 0, 1: 2})
+    # Past every message: an error naming the option, topic and partition, or latest.
+    with pytest.raises(ConfigError, match="startingTimestamp: partition 0 of topic t has no"):
+        _scan(log, _config(startingtimestamp="5000", startingoffsets="earliest"))
+    latest = _config(startingtimestamp="5000", startingoffsetsbytimestampstrategy="latest")
+    ends = {key: len(found) for key, found in log.records.items()}
+    assert _scan(log, latest).initial_offset().offsets == ends
 
 
 def test_partitions_that_appear_are_read_from_their_earliest_offset() -> None:

@@ -2,8 +2,9 @@
 
 The rows are the writer's input contract, as `readStream.format("ticdc")` gives them: the
 table's columns, `_op`, `_commit_ts`, `_before`, `_database`, `_table` (and, with
-`kafka-columns=true`, `_topic`, `_partition`, `_offset`). Within a micro-batch the rows of
-different Kafka partitions have no order, and a key may change several times, so:
+`kafka-columns=true`, `_topic`, `_partition`, `_offset`; with `includeHeaders=true`,
+`_headers`). Within a micro-batch the rows of different Kafka partitions have no order,
+and a key may change several times, so:
 
 - rows at or below `after_ts` (the resolved ts the target already records) are replays and
   are left out: the target holds them already;
@@ -28,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ticdc_sink.errors import SchemaError
+from ticdc_sink.read.rows import HEADERS, KAFKA_COLUMNS
 
 __all__ = [
     "BEFORE",
@@ -46,10 +48,9 @@ COMMIT_TS = "_commit_ts"
 BEFORE = "_before"
 DATABASE = "_database"
 TABLE = "_table"
-# The reader's columns that are not the table's (kafka-columns=true adds the last three).
-METADATA_COLUMNS = frozenset(
-    {OP, COMMIT_TS, BEFORE, DATABASE, TABLE, "_topic", "_partition", "_offset"}
-)
+# The reader's columns that are not the table's (kafka-columns and includeHeaders add
+# the Kafka ones).
+METADATA_COLUMNS = frozenset({OP, COMMIT_TS, BEFORE, DATABASE, TABLE, *KAFKA_COLUMNS, HEADERS})
 
 DELETE_FLAG = "_ticdc_mirror_delete"
 _RANK = "_ticdc_mirror_rank"

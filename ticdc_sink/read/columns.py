@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.decode.simple import PlainRow, SimpleDecoder
 from ticdc_sink.producer import Record
-from ticdc_sink.read.rows import BEFORE, arrow_schema, value_converter
+from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["SimpleRun"]
@@ -142,10 +142,17 @@ class SimpleRun:
     Single-threaded: one per task."""
 
     def __init__(
-        self, decoder: SimpleDecoder, output: TableSchema, *, kafka_columns: bool, topic: str
+        self,
+        decoder: SimpleDecoder,
+        output: TableSchema,
+        *,
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
     ) -> None:
-        self.schema = arrow_schema(output, kafka_columns=kafka_columns)
+        self.schema = arrow_schema(output, kafka_columns=kafka_columns, headers=headers)
         self.kafka_columns = kafka_columns
+        self.headers = headers
         self.topic = topic
         self._names = frozenset(output.column_names)
         self._columns = [
@@ -198,6 +205,8 @@ class SimpleRun:
                 pa.array([record.partition for record in records], pa.int32()),
                 pa.array([record.offset for record in records], pa.int64()),
             ]
+        if self.headers:
+            arrays.append(pa.array([record.headers for record in records], HEADERS_TYPE))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def _before(self, befores: list[dict[str, Any] | None]) -> pa.Array:

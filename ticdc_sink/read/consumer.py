@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Callable, Collection, Generator, Mapping
 from typing import Any, Protocol, TypeAlias
 
 import confluent_kafka
@@ -75,6 +75,10 @@ class LibrdkafkaConsumer(Protocol):
 
     def list_topics(self, topic: str | None, /, *, timeout: float) -> ClusterMetadata: ...
 
+    def offsets_for_times(
+        self, partitions: list[TopicPartition], /, *, timeout: float
+    ) -> list[TopicPartition]: ...
+
     def close(self) -> None: ...
 
 
@@ -107,6 +111,7 @@ class TopicLog:
         settings["enable.partition.eof"] = "true"
         settings["auto.offset.reset"] = "error"
         self.config = config
+        self._headers = config.include_headers
         try:
             self._consumer = consumer_factory(settings)
         except KafkaException as exc:
@@ -192,7 +197,7 @@ class TopicLog:
         reported: dict[tuple[str, int], tuple[int, int]] = {}
         for topic in topics:
             try:
-                for p in self.partitions(topic=topic):
+                for p in _assigned(self.config, topic, self.partitions(topic=topic)):
                     reported[topic, p] = self._consumer.get_watermark_offsets(
                         TopicPartition(topic, p), timeout=timeout, cached=False
                     )
@@ -200,6 +205,31 @@ class TopicLog:
                 raise self._unreachable(exc, topic) from exc
         ends = self._ends({key: high for key, (_, high) in reported.items()})
         return {key: (low, ends[key]) for key, (low, _) in reported.items()}
+
+    def offsets_for_times(
+        self, timestamps: Mapping[tuple[str, int], int]
+    ) -> dict[tuple[str, int], int | None]:
+        """The brokers' offsetsForTimes: for each (topic, partition), the first offset
+        whose message timestamp is at or after the given one (milliseconds since the
+        epoch); None where no message is (the partition's messages all come before it).
+
+        Raises:
+            DeliveryError: the brokers did not answer within broker-timeout-ms, or refused
+                a partition.
+        """
+        if not timestamps:
+            return {}
+        asked = [TopicPartition(t, p, ts) for (t, p), ts in sorted(timestamps.items())]
+        try:
+            found = self._consumer.offsets_for_times(asked, timeout=self.config.broker_timeout_s)
+        except KafkaException as exc:
+            raise self._unreachable(exc, asked[0].topic) from exc
+        offsets: dict[tuple[str, int], int | None] = {}
+        for tp in found:
+            if tp.error is not None:
+                raise self._unreachable(tp.error, tp.topic)
+            offsets[tp.topic, tp.partition] = tp.offset if tp.offset >= 0 else None
+        return offsets
 
     def _ends(self, reported: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
         """Each partition's end: read from the reported end until the partition's EOF
@@ -306,7 +336,7 @@ class TopicLog:
                 if error.code() == KafkaError._PARTITION_EOF:
                     continue
                 raise self._unreachable(error)
-            records.append(_record(message))
+            records.append(_record(message, headers=self._headers))
         return records
 
     def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
@@ -358,7 +388,7 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    yield _record(message)
+                    yield _record(message, headers=self._headers)
                 if moved:
                     waited_since = time.monotonic()
                 elif time.monotonic() - waited_since >= self.config.poll_timeout_s:
@@ -460,17 +490,43 @@ class TopicLog:
         )
 
 
-def _record(message: Message) -> Record:
+def _record(message: Message, *, headers: bool = False) -> Record:
+    """`message` as a Record; its headers only when asked for (`includeHeaders`): parsing
+    them costs every message of a read."""
     partition, offset = message.partition(), message.offset()
     assert partition is not None and offset is not None  # a fetched message has both
     kind, timestamp = message.timestamp()
+    found = message.headers() if headers else None
     return Record(
         partition,
         offset,
         message.key(),
         message.value(),
         timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
+        tuple((str(k), v) for k, v in found) if found else None,
     )
+
+
+def _assigned(config: ReadConfig, topic: str, present: list[int]) -> list[int]:
+    """The partitions of `topic` a read reads: those option `assign` names (every one,
+    without it).
+
+    Raises:
+        ConfigError: `assign` names a partition the topic does not have.
+    """
+    if not config.assign:
+        return present
+    wanted = sorted(p for t, p in config.assign if t == topic)
+    missing = sorted(set(wanted) - set(present))
+    if missing:
+        raise ConfigError(
+            f"option assign names partition {missing[0]} of topic {topic}, which has "
+            f"partitions {_ranges(present)}; assign only partitions the topic has",
+            option="assign",
+            value=str(missing[0]),
+            allowed=tuple(str(p) for p in present),
+        )
+    return wanted
 
 
 def _ranges(numbers: list[int]) -> str:

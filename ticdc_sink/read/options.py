@@ -5,13 +5,14 @@ values as given). Options share the writer's names where they mean the same thin
 (`kafka.*`, `topic`, `protocol`, `encoding-format`, `database`, `table`,
 `broker-timeout-ms`, and the writer's `enable-tidb-extension` and `partition-num`, which
 say which partitions carry watermarks) and Spark's Kafka source's names for what only a
-reader has (`startingOffsets`, `endingOffsets`, `kafkaConsumer.pollTimeoutMs`,
-`maxOffsetsPerTrigger`, `failOnDataLoss`).
+reader has (`startingOffsets`, `endingOffsets`, the timestamp options beside them,
+`kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`, `failOnDataLoss`, `includeHeaders`).
 
-Topics: `topic` names one topic or a comma-separated list (Spark's `subscribe`),
-`topicPattern` a regular expression matched against the whole name of every topic the
-brokers have (Spark's `subscribePattern`); one of the two, never both. `select_topics`
-resolves them against the brokers' topic list.
+Topics: `topic` names one topic or a comma-separated list (`subscribe`, Spark's name, is
+taken for it), `topicPattern` a regular expression matched against the whole name of
+every topic the brokers have (`subscribePattern` taken for it), `assign` Spark's JSON
+`{"topic": [0, 1]}`: those partitions only; one of the three, never two, and never an
+alias beside its original. `select_topics` resolves them against the brokers' topic list.
 
 `sink-uri` and `config` give what the writer's give (`config.layer_options`: the same
 layers, explicit options winning): brokers, topic, protocol settings, the registry and
@@ -31,6 +32,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
+import orjson
 
 from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.spec import ProtocolSpec
@@ -57,7 +59,10 @@ READ_OPTIONS = {
     "sink-uri": "the writer's kafka://host:9092/topic?protocol=... (brokers, topic, settings)",
     "config": "the writer's changefeed TOML file ([sink] settings)",
     "topic": "the topic to read, or a comma-separated list of topics",
+    "subscribe": "Spark's name for topic (give one of the two)",
     "topicpattern": "instead of topic: read every topic whose whole name matches this regex",
+    "subscribepattern": "Spark's name for topicPattern (give one of the two)",
+    "assign": 'instead of topic: JSON {"topic": [0, 1]}, read these partitions only',
     "protocol": "simple (the default), avro, debezium, canal-json or open-protocol",
     "encoding-format": "simple: json (default) or avro; other protocols: json",
     "schema-registry": "avro: the registry URL, http(s)://host:port (required for avro)",
@@ -77,7 +82,19 @@ READ_OPTIONS = {
         "earliest (batch default), latest (streaming default), or JSON {topic: {partition: offset}}"
     ),
     "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
+    "startingtimestamp": "start every partition at its first message at or after this "
+    "timestamp (ms since the epoch); before startingOffsetsByTimestamp and startingOffsets",
+    "startingoffsetsbytimestamp": "JSON {topic: {partition: timestamp}}: as "
+    "startingTimestamp, per partition; before startingOffsets",
+    "startingoffsetsbytimestampstrategy": "error (default): a partition with no message at "
+    "or after its starting timestamp fails the read; latest: it starts at its latest offset",
+    "endingtimestamp": "end every partition before its first message at or after this "
+    "timestamp (none: latest); before endingOffsetsByTimestamp and endingOffsets",
+    "endingoffsetsbytimestamp": "JSON {topic: {partition: timestamp}}: as endingTimestamp, "
+    "per partition; before endingOffsets",
     "kafka-columns": "true: add _topic, _partition, _offset (default false)",
+    "includeheaders": "true: add _headers, the message's headers as "
+    "array<struct<key:string,value:binary>> (default false)",
     "kafkaconsumer.polltimeoutms": "how long a task waits for the next message of its range "
     "(120000)",
     "broker-timeout-ms": "how long to try to reach the brokers (metadata, offsets) before "
@@ -101,11 +118,15 @@ READ_OPTIONS = {
 # What Spark itself puts among a source's options (load(path), readStream).
 _SPARK_OPTIONS = frozenset({"path", "paths"})
 _BOOLEANS = {"true": True, "false": False}
-# Spark's Kafka source's spellings, pointed at ours when given.
-_SPARK_KAFKA_SPELLINGS = {
-    "subscribe": "topic",
-    "subscribepattern": "topicPattern",
-    "assign": "topic and startingOffsets",
+# Spark's Kafka source's names taken for ours: alias -> ours (both lowercased, as given).
+_ALIASES = {"subscribe": "topic", "subscribepattern": "topicpattern"}
+# The options the topics come from, as messages spell them.
+_SPELLED = {
+    "topic": "topic",
+    "subscribe": "subscribe",
+    "topicpattern": "topicPattern",
+    "subscribepattern": "subscribePattern",
+    "assign": "assign",
 }
 # librdkafka settings that only a producer reads (TiCDC's Kafka parameters translate to
 # them too); a consumer warns about each, so a read leaves them out.
@@ -129,6 +150,8 @@ class ReadConfig:
     topics: tuple[str, ...] = ()
     #: `topicPattern`: read every topic whose whole name matches it.
     topic_pattern: str | None = None
+    #: `assign`: the (topic, partition)s read, sorted; empty: every partition of the topics.
+    assign: tuple[tuple[str, int], ...] = ()
     protocol: str = "simple"
     encoding_format: str = "json"
     database: str | None = None
@@ -136,7 +159,18 @@ class ReadConfig:
     #: None: the read's default (batch: earliest, streaming: latest, as Spark's Kafka source).
     starting_offsets: str | None = None
     ending_offsets: str = "latest"
+    #: `startingTimestamp` (ms since the epoch), before the next two (`starting_option`).
+    starting_timestamp: int | None = None
+    #: `startingOffsetsByTimestamp`, JSON read against the topics when the read is planned.
+    starting_offsets_by_timestamp: str | None = None
+    #: `startingOffsetsByTimestampStrategy=latest`: a partition without a message at or
+    #: after its starting timestamp starts at its latest offset (else: an error).
+    starting_timestamp_latest: bool = False
+    ending_timestamp: int | None = None
+    ending_offsets_by_timestamp: str | None = None
     kafka_columns: bool = False
+    #: `includeHeaders`: add the `_headers` column (`rows.HEADERS`).
+    include_headers: bool = False
     poll_timeout_s: float = 120.0
     #: How long to wait for the brokers' metadata and offsets (`broker-timeout-ms`).
     broker_timeout_s: float = 30.0
@@ -176,6 +210,25 @@ class ReadConfig:
             return f"topics matching {self.topic_pattern!r}"
         return f"topic {self.topic}" if len(self.topics) <= 1 else f"topics {self.topic}"
 
+    @property
+    def starting_option(self) -> str:
+        """The option that says where the read starts, by Spark's Kafka source's
+        precedence: startingTimestamp, startingOffsetsByTimestamp, startingOffsets."""
+        if self.starting_timestamp is not None:
+            return "startingTimestamp"
+        if self.starting_offsets_by_timestamp is not None:
+            return "startingOffsetsByTimestamp"
+        return "startingOffsets"
+
+    @property
+    def ending_option(self) -> str:
+        """As `starting_option`, for where a batch read ends."""
+        if self.ending_timestamp is not None:
+            return "endingTimestamp"
+        if self.ending_offsets_by_timestamp is not None:
+            return "endingOffsetsByTimestamp"
+        return "endingOffsets"
+
     def for_topic(self, topic: str) -> ReadConfig:
         """The config of a step that reads `topic` only."""
         return attrs.evolve(self, topic=topic, topics=(topic,), topic_pattern=None)
@@ -192,6 +245,7 @@ class ReadConfig:
         given = {str(k).strip().lower(): str(v) for k, v in options.items()}
         for key in _SPARK_OPTIONS:
             given.pop(key, None)
+        spelled = _take_aliases(given)
         known = set(READ_OPTIONS) - {"kafka.bootstrap.servers", "kafka.<name>"}
         writers = option_names()
         unknown = [k for k in given if k not in known and not k.startswith("kafka.")]
@@ -209,7 +263,7 @@ class ReadConfig:
                 "as .option('kafka.bootstrap.servers', 'host:9092'), or a sink-uri",
                 option="kafka.bootstrap.servers",
             )
-        topics, pattern = _topics(rest, explicit)
+        topics, pattern, assign = _topics(rest, explicit, spelled)
         spec = _protocol(rest)
         formats = ("json", "avro") if spec.reads("encoding-format") else ("json",)
         registry = _registry(rest)
@@ -220,18 +274,38 @@ class ReadConfig:
                 "http://registry:8081",
                 option="schema-registry",
             )
+        starting_ts = _timestamp(rest, "startingtimestamp", "startingTimestamp")
+        ending_ts = _timestamp(rest, "endingtimestamp", "endingTimestamp")
+        if starting_ts is not None and ending_ts is not None and starting_ts > ending_ts:
+            raise ConfigError(
+                f"option startingTimestamp ({starting_ts}) is after endingTimestamp "
+                f"({ending_ts}); give a starting timestamp at or before the ending one",
+                option="startingTimestamp",
+                value=str(starting_ts),
+            )
         return cls(
             bootstrap_servers=servers,
             topic=", ".join(topics) if pattern is None else pattern,
             topics=topics,
             topic_pattern=pattern,
+            assign=assign,
             protocol=spec.name,
             encoding_format=_choice(rest, "encoding-format", "json", formats),
             database=rest.get("database") or None,
             table=rest.get("table") or None,
             starting_offsets=rest["startingoffsets"].strip() if "startingoffsets" in rest else None,
             ending_offsets=rest.get("endingoffsets", "latest").strip(),
+            starting_timestamp=starting_ts,
+            starting_offsets_by_timestamp=rest.get("startingoffsetsbytimestamp", "").strip()
+            or None,
+            starting_timestamp_latest=_choice(
+                rest, "startingoffsetsbytimestampstrategy", "error", ("error", "latest")
+            )
+            == "latest",
+            ending_timestamp=ending_ts,
+            ending_offsets_by_timestamp=rest.get("endingoffsetsbytimestamp", "").strip() or None,
             kafka_columns=_boolean(rest, "kafka-columns"),
+            include_headers=_boolean(rest, "includeheaders"),
             poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
             broker_timeout_s=_positive_ms(rest, "broker-timeout-ms", 30_000) / 1000,
             fail_on_data_loss=_boolean(rest, "failondataloss", default=True),
@@ -288,13 +362,33 @@ def select_topics(config: ReadConfig, existing: Collection[str]) -> tuple[str, .
     return matched
 
 
+def _take_aliases(given: dict[str, str]) -> dict[str, str]:
+    """Spark's names for our options (`subscribe`, `subscribePattern`) taken as ours, in
+    `given`; returns ours -> the name given, for messages.
+
+    Raises:
+        ConfigError: an alias and its original are both given.
+    """
+    spelled = {}
+    for alias, ours in _ALIASES.items():
+        if alias not in given:
+            continue
+        if ours in given:
+            raise ConfigError(
+                f"options {_SPELLED[alias]} and {_SPELLED[ours]} are both set; they are one "
+                f"option ({_SPELLED[alias]} is Spark's Kafka source's name for it), give "
+                "one of them",
+                option=_SPELLED[alias],
+                value=given[alias],
+            )
+        given[ours] = given.pop(alias)
+        spelled[ours] = alias
+    return spelled
+
+
 def _unknown(key: str, known: Collection[str]) -> ConfigError:
-    ours = _SPARK_KAFKA_SPELLINGS.get(key)
-    if ours is not None:
-        hint = f"; it is Spark's Kafka source's option, here use {ours}"
-    else:
-        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-        hint = f"; did you mean {close[0]}?" if close else ""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
     return ConfigError(
         f"option {key!r} is not a reading option{hint} (reading takes "
         f"{', '.join(sorted(READ_OPTIONS))})",
@@ -317,39 +411,56 @@ def _client(merged: Mapping[str, Any], explicit: Collection[str]) -> dict[str, s
 
 
 def _topics(
-    options: Mapping[str, str], explicit: Collection[str]
-) -> tuple[tuple[str, ...], str | None]:
-    """(the topics `topic` names, the `topicPattern`); exactly one of them is given."""
+    options: Mapping[str, str], explicit: Collection[str], spelled: Mapping[str, str]
+) -> tuple[tuple[str, ...], str | None, tuple[tuple[str, int], ...]]:
+    """(the topics read, the `topicPattern`, the `assign`ed partitions); exactly one of
+    topic, topicPattern and assign is given (`spelled`: the names they were given by)."""
+    topic_name = _SPELLED[spelled.get("topic", "topic")]
+    pattern_name = _SPELLED[spelled.get("topicpattern", "topicpattern")]
     pattern = options.get("topicpattern", "").strip() or None
-    # A sink-uri's topic gives way to an explicit topicPattern, as explicit options win.
-    text = "" if pattern and "topic" not in explicit else options.get("topic", "")
+    assigned = _assign(options["assign"]) if "assign" in options else ()
+    # A sink-uri's topic gives way to an explicit topicPattern or assign, as explicit
+    # options win.
+    chosen = pattern or assigned
+    text = "" if chosen and "topic" not in explicit else options.get("topic", "")
     topics = tuple(t.strip() for t in text.split(",") if t.strip())
-    if topics and pattern is not None:
-        raise ConfigError(
-            f"options topic ({', '.join(topics)}) and topicPattern ({pattern!r}) are both "
-            "set; give the topics to read with one of them",
-            option="topicPattern",
-            value=pattern,
+    given = [
+        f"{name} ({value})"
+        for name, value in (
+            (topic_name, ", ".join(topics)),
+            (pattern_name, pattern),
+            ("assign", options.get("assign", "").strip() if assigned else None),
         )
+        if value
+    ]
+    if len(given) > 1:
+        second = pattern_name if topics and pattern else "assign"
+        raise ConfigError(
+            f"options {' and '.join(given)} are both set; give the topics to read with one of them",
+            option=second,
+        )
+    if assigned:
+        return tuple(dict.fromkeys(t for t, _ in assigned)), None, tuple(sorted(assigned))
     if not topics and pattern is None:
         raise ConfigError(
             "option topic is not set; give the topic to read (or several, comma-separated, "
-            "or option topicPattern, a regular expression over topic names)",
+            "or option topicPattern, a regular expression over topic names, or assign, "
+            "JSON of topics' partitions)",
             option="topic",
         )
     templated = [t for t in topics if "{" in t]
     if templated:
         raise ConfigError(
-            f"option topic is {templated[0]!r}, a writer's topic expression; a read names "
-            "its topics (topic=a,b) or matches them (topicPattern=tidb_.*)",
-            option="topic",
+            f"option {topic_name} is {templated[0]!r}, a writer's topic expression; a read "
+            "names its topics (topic=a,b) or matches them (topicPattern=tidb_.*)",
+            option=topic_name,
             value=templated[0],
         )
     if len(set(topics)) != len(topics):
         twice = next(t for t in topics if topics.count(t) > 1)
         raise ConfigError(
-            f"option topic names topic {twice} twice; name each topic once",
-            option="topic",
+            f"option {topic_name} names topic {twice} twice; name each topic once",
+            option=topic_name,
             value=twice,
         )
     if pattern is not None:
@@ -357,12 +468,57 @@ def _topics(
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(
-                f"option topicPattern {pattern!r} is not a regular expression ({exc}); give "
+                f"option {pattern_name} {pattern!r} is not a regular expression ({exc}); give "
                 "one such as tidb_.*",
-                option="topicPattern",
+                option=pattern_name,
                 value=pattern,
             ) from None
-    return topics, pattern
+    return topics, pattern, ()
+
+
+def _assign(text: str) -> tuple[tuple[str, int], ...]:
+    """Spark's `assign` JSON, {"topic": [0, 1], ...}, as (topic, partition)s in its order.
+
+    Raises:
+        ConfigError: not an object of topics to non-empty lists of partition numbers, or a
+            partition named twice.
+    """
+    example = '{"orders": [0, 1], "items": [2]}'
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        parsed = None
+    shaped = (
+        isinstance(parsed, dict)
+        and bool(parsed)
+        and all(
+            isinstance(t, str)
+            and t.strip()
+            and isinstance(ps, list)
+            and ps
+            and all(type(p) is int and p >= 0 for p in ps)
+            for t, ps in parsed.items()
+        )
+    )
+    if not shaped:
+        raise ConfigError(
+            f"option assign is {text!r}; give JSON of each topic to read with the partitions "
+            f"to read, such as {example}",
+            option="assign",
+            value=text,
+        )
+    assert isinstance(parsed, dict)
+    pairs = [(topic, p) for topic, ps in parsed.items() for p in ps]
+    twice = [pair for pair in pairs if pairs.count(pair) > 1]
+    if twice:
+        topic, partition = twice[0]
+        raise ConfigError(
+            f"option assign names partition {partition} of topic {topic} twice; name each "
+            "partition once",
+            option="assign",
+            value=text,
+        )
+    return tuple(pairs)
 
 
 def _protocol(options: Mapping[str, str]) -> ProtocolSpec:
@@ -410,6 +566,21 @@ def _boolean(options: Mapping[str, str], name: str, *, default: bool = False) ->
             allowed=("true", "false"),
         )
     return _BOOLEANS[value]
+
+
+def _timestamp(options: Mapping[str, str], name: str, spelled: str) -> int | None:
+    """A timestamp option: milliseconds since the epoch (None: not given)."""
+    if name not in options:
+        return None
+    text = options[name].strip()
+    if not text.isdigit():
+        raise ConfigError(
+            f"option {spelled} is {text!r}; give a timestamp in milliseconds since the "
+            "epoch, such as 1700000000000",
+            option=spelled,
+            value=text,
+        )
+    return int(text)
 
 
 def _positive_ms(options: Mapping[str, str], name: str, default: int) -> int:

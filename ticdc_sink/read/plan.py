@@ -12,7 +12,7 @@ import attrs
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import SchemaLookup
 from ticdc_sink.read.discover import choose_table, discover_tables
-from ticdc_sink.read.offsets import OffsetRange, parse_offsets, plan_ranges
+from ticdc_sink.read.offsets import OffsetRange, ending_spec, plan_ranges, starting_spec
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.schema import TableSchema
 
@@ -38,8 +38,9 @@ def plan_read(
     table (`schema_for_id`: avro schemas, as `new_decoder`).
 
     Raises:
-        ConfigError: a bad startingOffsets / endingOffsets, or a topicPattern that matches
-            no topic.
+        ConfigError: a bad startingOffsets / endingOffsets (or timestamp option), a
+            starting timestamp no message is at or after, or a topicPattern that matches no
+            topic.
         SchemaError: no table, or tables with different columns (see `choose_table`).
         DeliveryError: the brokers or a topic cannot be reached.
         DecodeError: a message that is not of the protocol.
@@ -48,12 +49,12 @@ def plan_read(
     source = TopicLog(config) if log is None else log
     try:
         topics = select_topics(config, source.topics() if config.topic_pattern else ())
-        starting = parse_offsets(
-            config.starting_offsets or "earliest", option="startingOffsets", topics=topics
-        )
-        ending = parse_offsets(config.ending_offsets, option="endingOffsets", topics=topics)
         bounds = source.all_bounds(topics)
-        ranges = plan_ranges(bounds, starting, ending)
+        lookup = source.offsets_for_times
+        starting = starting_spec(config, topics, bounds, lookup, default="earliest")
+        ending = ending_spec(config, topics, bounds, lookup)
+        options = (config.starting_option, config.ending_option)
+        ranges = plan_ranges(bounds, starting, ending, options=options)
         starts = [(r, bounds[r.topic, r.partition]) for r in ranges]
         found = discover_tables(config, source, starts, schema_for_id=schema_for_id)
     finally:

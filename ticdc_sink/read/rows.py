@@ -7,7 +7,10 @@ its definition in the field metadata `mysql_type` (type, NOT NULL, DEFAULT:
 TSO), `_before` (the old row of an UPDATE, a struct of the table columns), `_database`,
 `_table` (carrying the table read, keys, id and version included, in its metadata
 `ticdc_table`: `schema.declared_table`), and on request the Kafka coordinates `_topic`,
-`_partition`, `_offset`. For a DELETE the table columns hold the deleted row.
+`_partition`, `_offset` (`kafka-columns`) and the message's headers `_headers`
+(`includeHeaders`: Spark's Kafka source's `headers`, array<struct<key: string, value:
+binary>>, null for a message without headers; underscored as the other columns a read adds,
+so no table column is shadowed). For a DELETE the table columns hold the deleted row.
 
 Arrow types, chosen so that every MySQL value keeps its exact value and the writer reads
 it back as the same value:
@@ -53,6 +56,8 @@ __all__ = [
     "BEFORE",
     "COMMIT_TS",
     "DATABASE",
+    "HEADERS",
+    "HEADERS_TYPE",
     "KAFKA_COLUMNS",
     "MYSQL_TYPE",
     "OP",
@@ -67,6 +72,9 @@ __all__ = [
 MYSQL_TYPE = MYSQL_TYPE_METADATA
 OP, COMMIT_TS, BEFORE, DATABASE, TABLE = "_op", "_commit_ts", "_before", "_database", "_table"
 KAFKA_COLUMNS = ("_topic", "_partition", "_offset")
+HEADERS = "_headers"
+#: Spark's Kafka source's headers column type.
+HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
 _WIDE = pa.decimal128(20, 0)
 
@@ -103,8 +111,11 @@ def _table_fields(table: TableSchema) -> list[pa.Field]:
     ]
 
 
-def arrow_schema(table: TableSchema, *, kafka_columns: bool = False) -> pa.Schema:
-    """The schema of a read of `table` (module docstring).
+def arrow_schema(
+    table: TableSchema, *, kafka_columns: bool = False, headers: bool = False
+) -> pa.Schema:
+    """The schema of a read of `table` (module docstring); `kafka_columns` adds the Kafka
+    coordinates, `headers` the `_headers` column.
 
     Raises:
         SchemaError: a column type TiCDC does not replicate as a value.
@@ -129,6 +140,8 @@ def arrow_schema(table: TableSchema, *, kafka_columns: bool = False) -> pa.Schem
             pa.field(partition, pa.int32(), nullable=False),
             pa.field(offset, pa.int64(), nullable=False),
         ]
+    if headers:
+        fields.append(pa.field(HEADERS, HEADERS_TYPE))
     return pa.schema(fields)
 
 
@@ -176,9 +189,12 @@ class RowBatchBuilder:
     """Collects the decoded rows of one table version and hands them out as record
     batches of `arrow_schema(table)`. Single-threaded: one per task."""
 
-    def __init__(self, table: TableSchema, *, kafka_columns: bool = False) -> None:
-        self.schema = arrow_schema(table, kafka_columns=kafka_columns)
+    def __init__(
+        self, table: TableSchema, *, kafka_columns: bool = False, headers: bool = False
+    ) -> None:
+        self.schema = arrow_schema(table, kafka_columns=kafka_columns, headers=headers)
         self.kafka_columns = kafka_columns
+        self.headers = headers
         self._names = table.column_names
         self._converters = [value_converter(c) for c in table.columns]
         self._before_type = self.schema.field(BEFORE).type
@@ -197,6 +213,7 @@ class RowBatchBuilder:
         self._topics: list[str] = []
         self._partitions: list[int] = []
         self._offsets: list[int] = []
+        self._headers: list[tuple[tuple[str, bytes | None], ...] | None] = []
         self._where: list[tuple[str, int, int]] = []  # each row's topic, partition, offset
 
     def _locate(self, exc: Exception) -> DecodeError:
@@ -251,6 +268,8 @@ class RowBatchBuilder:
             self._topics.append(topic)
             self._partitions.append(record.partition)
             self._offsets.append(record.offset)
+        if self.headers:
+            self._headers.append(record.headers)
 
     def _refused(self, image: dict[str, Any], exc: Exception) -> Exception:
         """What refused a value of `image`, naming its column (else `exc`, the old row's)."""
@@ -298,6 +317,8 @@ class RowBatchBuilder:
                 pa.array(self._partitions, pa.int32()),
                 pa.array(self._offsets, pa.int64()),
             ]
+        if self.headers:
+            arrays.append(pa.array(self._headers, HEADERS_TYPE))
         self._clear()
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 

@@ -90,7 +90,9 @@ def read_range(
     source = TopicLog(config) if log is None else log
     try:
         decoder = new_decoder(config, known, schema_for_id=schema_for_id)
-        builder = RowBatchBuilder(output, kafka_columns=config.kafka_columns)
+        builder = RowBatchBuilder(
+            output, kafka_columns=config.kafka_columns, headers=config.include_headers
+        )
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
         versioned = not describes_rows(decoder)  # Simple: a schema version in every row
@@ -126,7 +128,13 @@ def read_range(
         simple = decoder if columnwise and isinstance(decoder, SimpleDecoder) else None
         run = None
         if simple is not None:
-            run = SimpleRun(simple, output, kafka_columns=config.kafka_columns, topic=config.topic)
+            run = SimpleRun(
+                simple,
+                output,
+                kafka_columns=config.kafka_columns,
+                topic=config.topic,
+                headers=config.include_headers,
+            )
 
         def end_run() -> Iterator[pa.RecordBatch]:
             assert run is not None

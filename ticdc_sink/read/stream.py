@@ -67,9 +67,10 @@ from ticdc_sink.read.evolution import adds_columns_only, describe_change
 from ticdc_sink.read.offsets import (
     Bounds,
     OffsetRange,
+    OffsetSpec,
     TopicPartition,
-    parse_offsets,
     plan_ranges,
+    starting_spec,
 )
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
@@ -148,15 +149,10 @@ class StreamOffset:
         return sum(end.offsets[p] - o for p, o in self.offsets.items())
 
 
-def plan_start(bounds: Bounds, starting: str | None, topics: tuple[str, ...]) -> StreamOffset:
-    """A stream's first offset: `startingOffsets` (default `latest`, as Spark's Kafka
-    source) resolved against every partition of `topics`.
-
-    Raises:
-        ConfigError: a bad startingOffsets (see `offsets.parse_offsets`).
-    """
-    spec = parse_offsets(starting or "latest", option="startingOffsets", topics=topics)
-    ranges = plan_ranges(bounds, spec, "latest")
+def plan_start(bounds: Bounds, spec: OffsetSpec, option: str = "startingOffsets") -> StreamOffset:
+    """A stream's first offset: `spec` (`offsets.starting_spec`, from `option`) resolved
+    against every partition of `bounds`."""
+    ranges = plan_ranges(bounds, spec, "latest", options=(option, "endingOffsets"))
     offsets = {(r.topic, r.partition): r.start for r in ranges}
     return StreamOffset(offsets, dict.fromkeys(offsets, 0))
 
@@ -515,15 +511,19 @@ class StreamScan:
         return self.log.all_bounds(select_topics(self.config, existing))
 
     def initial_offset(self) -> StreamOffset:
-        """The stream's first offset (`startingOffsets`, default latest).
+        """The stream's first offset (`startingOffsets`, default latest, or the timestamp
+        options before it: `offsets.starting_spec`).
 
         Raises:
-            ConfigError: a bad startingOffsets, or topicPattern matches no topic.
+            ConfigError: a bad startingOffsets (or timestamp option), a starting timestamp
+                no message is at or after, or topicPattern matches no topic.
             DeliveryError: the brokers or a topic cannot be reached.
         """
         bounds = self.bounds()
         topics = tuple(sorted({t for t, _ in bounds}))
-        return plan_start(bounds, self.config.starting_offsets, topics)
+        config = self.config
+        spec = starting_spec(config, topics, bounds, self.log.offsets_for_times, default="latest")
+        return plan_start(bounds, spec, config.starting_option)
 
     def next_cut(
         self, start: StreamOffset, target: Mapping[TopicPartition, int] | None, limit: int | None
