@@ -53,7 +53,7 @@ from ticdc_sink.producer import KafkaProducer, ProducerFactory, check_client_con
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import ReadPlan, plan_read
+from ticdc_sink.read.plan import ReadPlan, plan_read, plan_stream_start, stream_config
 from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
@@ -178,8 +178,9 @@ class TiCDCDataSource(DataSource):
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         user_schema = None
         if plan is None:
-            plan = plan_read(_read_config(self.options))
+            plan = plan_read(stream_config(_read_config(self.options)))
             user_schema = _arrow_schema(schema)
+        plan = plan_stream_start(plan)
         check_consistency(plan.config)
         if ReadMaxRows is None and plan.config.max_offsets_per_trigger is not None:
             # A cap the reader applied itself would end Trigger.AvailableNow (which asks

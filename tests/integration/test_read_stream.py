@@ -279,3 +279,56 @@ def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
         **{"schema-evolution": "ignore-new-columns"},
     )
     assert sorted(row for b in kept for row in b["rows"]) == [(1, 10), (2, 11)]
+
+
+def test_a_stream_without_startingoffsets_on_a_changed_table_is_refused_at_its_start(
+    spark, broker, topics, tmp_path
+):
+    # Spark takes the schema as for a batch read (from the earliest offsets: users(id,
+    # name)); the stream starts at the end, where users has a column more. Streaming on
+    # would fail at the first row, or drop `age` under ignore-new-columns.
+    topic = topics("read_stream_latest")
+    broker.create_topic(topic, 1)
+    writer = TopicWriter(broker.bootstrap, topic)
+    wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
+    for schema, ts, row in ((USERS, 10, (1, "a")), (wider, 11, (2, "b", 30))):
+        for value in simple_messages(schema, []) + simple_stream(
+            schema, [(Op.INSERT, ts, row), (WATERMARK, ts)]
+        ):
+            writer.send(0, value, None)
+    writer.producer.flush(30)
+    del writer
+
+    for evolution in ("fail", "ignore-new-columns"):
+        frame = (
+            spark.readStream.format("ticdc")
+            .option("kafka.bootstrap.servers", broker.bootstrap)
+            .option("topic", topic)
+            .option("schema-evolution", evolution)
+            .load()
+        )
+        assert frame.columns[:2] == ["id", "name"] and "age" not in frame.columns
+        with pytest.raises(Exception) as caught:
+            query = (
+                frame.writeStream.format("noop")
+                .option("checkpointLocation", str(tmp_path / evolution))
+                .trigger(availableNow=True)
+                .start()
+            )
+            try:
+                query.awaitTermination()
+            finally:
+                query.stop()
+        message = str(caught.value)
+        assert "a stream without option startingOffsets starts at the end of" in message
+        assert "column age added (int" in message and "set option startingOffsets" in message
+
+    # Named, the start is consistent with the schema.
+    frame = (
+        spark.readStream.format("ticdc")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("topic", topic)
+        .option("startingOffsets", "latest")
+        .load()
+    )
+    assert "age" in frame.columns

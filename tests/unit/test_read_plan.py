@@ -11,7 +11,7 @@ from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import ReadPlan, plan_read
+from ticdc_sink.read.plan import ReadPlan, plan_read, plan_stream_start, stream_config
 from ticdc_sink.read.scan import read_range
 
 USERS = table("users")
@@ -90,3 +90,46 @@ def test_tables_with_different_columns_across_topics_are_listed() -> None:
         plan_read(_config(topic="tidb_a,other"), log)
     plan = plan_read(_config(topic="tidb_a,other", table="orders"), log)
     assert [str(r["amount"]) for r in _rows(plan, log)] == ["1.00"]
+
+
+# --- a stream given no starting option ------------------------------------------------------
+
+WIDER = table("users", {"name": "varchar(20)", "email": "varchar(40)"}, version=2)
+
+
+def _evolved_log() -> FakeTopicLog:
+    """users with two columns, then (a later schema version) with three."""
+    older = simple_messages(USERS, _inserts(0, 2), watermark=20)
+    newer = simple_messages(WIDER, [(Op.INSERT, 30, (5, "u5", "e5"), None)], watermark=40)
+    return FakeTopicLog({0: older + newer})
+
+
+def test_a_stream_without_a_starting_option_is_planned_from_the_end() -> None:
+    log = FakeTopicLog({0: simple_messages(USERS, _inserts(0, 2), watermark=20)})
+    planned = plan_read(_config(topic="t"), log)  # as Spark's schema(): from earliest
+    assert planned.ranges == (OffsetRange("t", 0, 0, 4),)
+    stream = plan_stream_start(planned, log)
+    assert stream.config.starting_offsets == "latest"
+    assert stream.ranges == (OffsetRange("t", 0, 4, 4),) and stream.table == planned.table
+
+
+def test_a_stream_whose_table_changed_since_the_earliest_offset_is_refused() -> None:
+    log = _evolved_log()
+    planned = plan_read(_config(topic="t"), log)
+    assert [c.name for c in planned.table.columns] == ["id", "name"]
+    with pytest.raises(ConfigError, match="column email added") as raised:
+        plan_stream_start(planned, log)
+    assert raised.value.option == "startingOffsets"
+    # Either explicit start is consistent: Spark's schema is the start's table.
+    for start, columns in (("latest", ["id", "name", "email"]), ("earliest", ["id", "name"])):
+        explicit = plan_read(_config(topic="t", startingOffsets=start), log)
+        assert plan_stream_start(explicit, log) is explicit
+        assert [c.name for c in explicit.table.columns] == columns
+
+
+def test_a_stream_with_a_user_schema_is_planned_from_the_end_once() -> None:
+    log = _evolved_log()
+    plan = plan_read(stream_config(_config(topic="t")), log)
+    assert plan.config.starting_offsets == "latest"
+    assert plan_stream_start(plan, log) is plan
+    assert [c.name for c in plan.table.columns] == ["id", "name", "email"]

@@ -503,8 +503,15 @@ def _record(message: Message, *, headers: bool = False) -> Record:
         message.key(),
         message.value(),
         timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-        tuple((str(k), v) for k, v in found) if found else None,
+        _headers(found) if found else None,
     )
+
+
+def _headers(found: Any) -> tuple[tuple[str, bytes | None], ...]:
+    """A consumed message's headers as (key, value bytes) pairs in order (librdkafka
+    gives a list of pairs; its type also allows a mapping and text values)."""
+    pairs = found.items() if isinstance(found, dict) else found
+    return tuple((str(k), v.encode() if isinstance(v, str) else v) for k, v in pairs)
 
 
 def _assigned(config: ReadConfig, topic: str, present: list[int]) -> list[int]:
