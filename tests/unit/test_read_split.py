@@ -123,7 +123,7 @@ def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
     parts, known = plan_parts(split_plan, log)
     assert len(parts) <= max(min_partitions, 1) + 1
     assert _read(log, config, split_plan.table, known, parts) == expected
-    if config.keep_replays:  # anywhere: Spark's cuts exactly
+    if config.keep_replays or not config.watermark_consistency:  # Spark's cuts exactly
         assert len(parts) == min(min_partitions, plan.ranges[0].end)
 
 
@@ -146,6 +146,18 @@ def test_any_split_at_watermark_boundaries_gives_the_unsplit_rows(
         begin, carried = start, ts
     parts.append((OffsetRange("t", 0, begin, whole.end), carried))
     assert _read(log, config, plan.table, plan.known, parts) == expected
+
+
+def test_without_watermark_consistency_a_cut_anywhere_carries_the_last_resolved_ts() -> None:
+    ranges = [(OffsetRange("t", 0, 0, 100), 5)]
+    boundaries = {("t", 0): [(20, 11), (40, 12), (90, 13)]}
+    parts = split_ranges(ranges, 4, boundaries, anywhere=True)
+    assert [(r.start, r.end, ts) for r, ts in parts] == [
+        (0, 25, 5),
+        (25, 50, 11),
+        (50, 75, 12),
+        (75, 100, 12),
+    ]
 
 
 def test_a_split_elsewhere_than_after_a_watermark_would_keep_replays() -> None:

@@ -94,7 +94,8 @@ READ_OPTIONS = {
     "minoffsetspertrigger": "streaming: wait for this many new offsets before a micro-batch "
     "(PySpark 4.2+)",
     "maxtriggerdelay": "streaming: with minOffsetsPerTrigger, the longest wait (15m)",
-    "minpartitions": "at least this many Spark tasks: large ranges split (at watermarks)",
+    "minpartitions": "at least about this many Spark tasks: large ranges split (under "
+    "consistency=watermark only just after a watermark)",
     "schema-evolution": "streaming: fail (default) when a table's columns change; "
     "ignore-new-columns",
     "enable-tidb-extension": "the writer's (false): debezium and canal-json carry watermarks "

@@ -111,7 +111,8 @@ def plan_parts(
             source.close()
     if plan.config.keep_replays:  # Simple: anywhere, with the schemas met
         return split_ranges(ranges, plan.config.min_partitions, None), tuple(known.values())
-    parts = split_ranges(ranges, plan.config.min_partitions, boundaries)
+    anywhere = not plan.config.watermark_consistency  # the resolved ts alone counts
+    parts = split_ranges(ranges, plan.config.min_partitions, boundaries, anywhere=anywhere)
     return parts, tuple(known.values())
 
 

@@ -15,10 +15,13 @@ under watermark consistency, the rows met since the resolved ts last rose. Just 
 watermark that raised the resolved ts the rows are none and the resolved ts is that
 watermark's, so a part starts only there: at the boundary nearest each of Spark's cuts,
 given the resolved ts the driver found there (a stream's scan; a batch read's
-`plan.find_boundaries`). Such a cut costs the driver nothing more in a stream, whose scan
-knows every watermark, and a batch read one pass over the split ranges' messages (rows
-are not decoded). With `replays=keep` no state is needed and a part may start anywhere.
-A range with no boundary inside stays whole: as in Spark, minPartitions is a hint.
+`plan.find_boundaries`), and a range with no boundary inside stays whole (as in Spark,
+minPartitions is a hint). Under `consistency=none` only the resolved ts counts, and it
+holds from one boundary to the next: a part starts at Spark's cut (`anywhere`), given the
+resolved ts of the last boundary before it. With `replays=keep` no state is needed and a
+part starts at Spark's cut. The boundaries cost a stream nothing more (its scan knows
+every watermark), and a batch read one pass of its driver over the ranges it splits
+(Simple rows are not decoded).
 
 This module is pure: offsets and numbers in, offsets out.
 """
@@ -57,23 +60,27 @@ def part_counts(sizes: Sequence[int], min_partitions: int | None) -> list[int]:
 
 
 def split_ranges(
-    ranges: Sequence[Part], min_partitions: int | None, boundaries: Boundaries
+    ranges: Sequence[Part],
+    min_partitions: int | None,
+    boundaries: Boundaries,
+    *,
+    anywhere: bool = False,
 ) -> list[Part]:
     """`ranges` (with data) cut into parts for `minPartitions`, in order, each with the
     resolved ts before it; cuts are moved to the nearest of the partition's `boundaries`
-    strictly inside the range (none: the range stays whole)."""
+    strictly inside the range (none: the range stays whole), or with `anywhere` kept
+    where Spark puts them, with the resolved ts of the last boundary at or before each."""
     counts = part_counts([r.end - r.start for r, _ in ranges], min_partitions)
     out: list[Part] = []
     for (offsets, resolved_ts), parts in zip(ranges, counts, strict=True):
         cuts = _even_cuts(offsets, parts)
+        found = () if boundaries is None else boundaries.get((offsets.topic, offsets.partition), ())
+        inside = [b for b in found if offsets.start < b[0] < offsets.end]
         if boundaries is None:
             starts = [(cut, resolved_ts) for cut in cuts]
+        elif anywhere:
+            starts = [(cut, _last(inside, cut, resolved_ts)) for cut in cuts]
         else:
-            inside = [
-                b
-                for b in boundaries.get((offsets.topic, offsets.partition), ())
-                if offsets.start < b[0] < offsets.end
-            ]
             starts = sorted({_nearest(inside, cut) for cut in cuts} if inside else set())
         begin, carried = offsets.start, resolved_ts
         for start, ts in starts:
@@ -99,5 +106,11 @@ def _even_cuts(offsets: OffsetRange, parts: int) -> list[int]:
 def _nearest(inside: Sequence[tuple[int, int]], cut: int) -> tuple[int, int]:
     """The boundary nearest `cut` (the earlier of two as near)."""
     i = bisect.bisect_left(inside, (cut,))
-    near = [b for b in inside[max(i - 1, 0) : i + 1]]
+    near = inside[max(i - 1, 0) : i + 1]
     return min(near, key=lambda b: (abs(b[0] - cut), b[0]))
+
+
+def _last(inside: Sequence[tuple[int, int]], cut: int, default: int) -> int:
+    """The resolved ts at `cut`: the last boundary's at or before it (`default`: none)."""
+    i = bisect.bisect_right(inside, (cut, 1 << 64))
+    return inside[i - 1][1] if i else default

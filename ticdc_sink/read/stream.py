@@ -628,7 +628,8 @@ class StreamScan:
     def parts(self, start: StreamOffset, end: StreamOffset) -> list[Part]:
         """`ranges` cut into parts for `minPartitions` (`split.split_ranges`): each part
         starts just after a watermark the scan met that raised the resolved ts, where the
-        replay rule needs nothing from before it (anywhere with replays=keep)."""
+        replay rule needs nothing from before it (anywhere with replays=keep, or with the
+        resolved ts there under consistency=none)."""
         ranges = self.ranges(start, end)
         boundaries = None
         if not self.config.keep_replays:
@@ -637,7 +638,8 @@ class StreamScan:
                 for r, _ in ranges
                 if (r.topic, r.partition) in self.index
             }
-        return split_ranges(ranges, self.config.min_partitions, boundaries)
+        anywhere = not self.config.watermark_consistency  # the resolved ts alone counts
+        return split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
 
     def _follow(self, start: StreamOffset, bounds: Bounds) -> StreamOffset:
         """`follow_partitions` with this query's options, its warnings logged once, and
