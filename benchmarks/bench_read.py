@@ -3,7 +3,7 @@ Spark's own Kafka source, on the same topic in one run, on Tansu and on Apache K
 side (`--broker tansu|kafka|both`, default both).
 
     python benchmarks/bench_read.py --rows 500000 --repeat 3
-    python benchmarks/bench_read.py --readers ticdc-json --partitions 1 --writes 8 \
+    python benchmarks/bench_read.py --readers ticdc-json --partition-num 1 --writes 8 \
         --min-partitions 2   # one partition read by two tasks
 
 The reference table (bench_e2e.py's: 10 columns, 70% inserts, 20% updates with `_before`,
@@ -314,6 +314,11 @@ def main() -> None:
         help="write the frame in this many appends (each its commit ts and watermark: "
         "where minPartitions may cut under consistency=watermark)",
     )
+    parser.add_argument(
+        "--partition-num",
+        type=int,
+        help="the writer's partition-num: only partitions below it get messages",
+    )
     parser.add_argument("--output")
     add_broker_option(parser)
     args = parser.parse_args()
@@ -359,6 +364,7 @@ def main() -> None:
         "repeat": args.repeat,
         "min_partitions": args.min_partitions,
         "writes": args.writes,
+        "partition_num": args.partition_num,
         "brokers": brokers,
         "results": results,
         "environment": environment(),
@@ -381,6 +387,8 @@ def read_all(
     results = []
     with start_broker(broker_name) as broker:
         options = sink_options(broker.bootstrap, f"simple-{encoding}")
+        if args.partition_num is not None:
+            options["partition-num"] = str(args.partition_num)
         step = -(-args.rows // args.writes)
         for first in range(0, args.rows, step):  # ids rise with the commit ts
             part = frame.where((frame.id >= first) & (frame.id < first + step))
