@@ -129,6 +129,11 @@ def test_min_offsets_per_trigger_holds_a_stream_until_enough_offsets_arrive(
         assert progress_offset(source["latestOffset"]) == {topic: {"0": 19}}
     finally:
         query.stop()
+    # Trigger.AvailableNow reads what there is and ends: it never waits for more.
+    rows = stream_rows(
+        spark, broker.bootstrap, topic, str(tmp_path / "now"), minOffsetsPerTrigger="1000"
+    )
+    assert sorted(r[0] for r in rows) == list(range(12))
 
 
 @pytest.mark.skipif(READ_LIMITS, reason="PySpark 4.2+ applies the read limits")

@@ -23,7 +23,8 @@ row, and where a selected table's schema changes. From that:
   there, up to `maxTriggerDelay` since the last one, as Spark's Kafka source waits; under
   watermark consistency the batch then still ends at a watermark.
 - `minPartitions`: a micro-batch's ranges are cut into parts just after watermarks the
-  scan met (`parts`, `split`).
+  scan met, or under `consistency=none` anywhere with the resolved ts there (`parts`,
+  `split`).
 
 Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
 its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
