@@ -3,6 +3,8 @@ Spark's own Kafka source, on the same topic in one run, on Tansu and on Apache K
 side (`--broker tansu|kafka|both`, default both).
 
     python benchmarks/bench_read.py --rows 500000 --repeat 3
+    python benchmarks/bench_read.py --readers ticdc-json --partition-num 1 --writes 8 \
+        --min-partitions 2   # one partition read by two tasks
 
 The reference table (bench_e2e.py's: 10 columns, 70% inserts, 20% updates with `_before`,
 10% deletes) is written once per encoding and broker by `format("ticdc")` (Simple JSON,
@@ -92,15 +94,21 @@ def spark_ending(broker: str, topic: str, ends: dict[int, int]) -> str:
     return json.dumps({topic: {str(p): o for p, o in ends.items()}})
 
 
+#: `--min-partitions`: the ticdc readers' minPartitions (None: unset, one task per partition).
+MIN_PARTITIONS: list[int | None] = [None]
+
+
 def ticdc_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> Any:
-    return (
+    reader = (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
         .option("encoding-format", encoding)
         .option("endingOffsets", ending)
-        .load()
     )
+    if MIN_PARTITIONS[0] is not None:
+        reader = reader.option("minPartitions", str(MIN_PARTITIONS[0]))
+    return reader.load()
 
 
 def read_baseline(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
@@ -294,9 +302,27 @@ def main() -> None:
         help="Spark's Kafka connector and its dependencies as jar files (comma-separated, "
         "globs allowed) for the kafka-* readers, instead of the ones fetched with Maven",
     )
+    parser.add_argument(
+        "--min-partitions",
+        type=int,
+        help="the ticdc readers' minPartitions (a large partition read by several tasks)",
+    )
+    parser.add_argument(
+        "--writes",
+        type=int,
+        default=1,
+        help="write the frame in this many appends (each its commit ts and watermark: "
+        "where minPartitions may cut under consistency=watermark)",
+    )
+    parser.add_argument(
+        "--partition-num",
+        type=int,
+        help="the writer's partition-num: only partitions below it get messages",
+    )
     parser.add_argument("--output")
     add_broker_option(parser)
     args = parser.parse_args()
+    MIN_PARTITIONS[0] = args.min_partitions
     readers = [r for r in args.readers.split(",") if r]
     jars = kafka_jars(args.kafka_jars)
     if not jars and any(r.startswith("kafka-") for r in readers):
@@ -336,6 +362,9 @@ def main() -> None:
     report = {
         "rows": args.rows,
         "repeat": args.repeat,
+        "min_partitions": args.min_partitions,
+        "writes": args.writes,
+        "partition_num": args.partition_num,
         "brokers": brokers,
         "results": results,
         "environment": environment(),
@@ -358,8 +387,14 @@ def read_all(
     results = []
     with start_broker(broker_name) as broker:
         options = sink_options(broker.bootstrap, f"simple-{encoding}")
-        frame.write.format("ticdc").mode("append").options(**options).save()
+        if args.partition_num is not None:
+            options["partition-num"] = str(args.partition_num)
+        step = -(-args.rows // args.writes)
+        for first in range(0, args.rows, step):  # ids rise with the commit ts
+            part = frame.where((frame.id >= first) & (frame.id < first + step))
+            part.write.format("ticdc").mode("append").options(**options).save()
         ends = broker.end_offsets(_TOPIC)  # Tansu: end markers; Kafka: high watermarks
+        print(f"topic {_TOPIC}: {len(ends)} partition(s), {args.writes} write(s)", flush=True)
         ending = spark_ending(broker_name, _TOPIC, ends)
         rows = args.rows  # one change per frame row (no update changes a key)
         for reader in readers:

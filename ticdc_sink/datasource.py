@@ -53,11 +53,17 @@ from ticdc_sink.producer import KafkaProducer, ProducerFactory, check_client_con
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import ReadPlan, plan_read, plan_stream_start, stream_config
+from ticdc_sink.read.plan import (
+    ReadPlan,
+    plan_parts,
+    plan_read,
+    plan_stream_start,
+    stream_config,
+)
 from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.read.stream import StreamOffset, StreamScan, check_consistency
+from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
 from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -80,13 +86,22 @@ try:  # PySpark 4.2+: read limits (maxOffsetsPerTrigger) and Trigger.AvailableNo
     from pyspark.sql.streaming.datasource import (
         ReadAllAvailable,
         ReadMaxRows,
+        ReadMinRows,
         SupportsTriggerAvailableNow,
     )
 
     _STREAM_READER_BASES: tuple[type, ...] = (DataSourceStreamReader, SupportsTriggerAvailableNow)
 except ImportError:  # PySpark 4.0, 4.1: latestOffset() takes no start and no limit
-    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    ReadAllAvailable = ReadMaxRows = ReadMinRows = None  # type: ignore[assignment,misc]
     _STREAM_READER_BASES = (DataSourceStreamReader,)
+
+# The options that need PySpark 4.2's read limits: a cap or a wait the reader applied
+# itself would end Trigger.AvailableNow (which asks for the latest offset once) early.
+_READ_LIMIT_OPTIONS: dict[str, Callable[[ReadConfig], object]] = {
+    "maxOffsetsPerTrigger": lambda c: c.max_offsets_per_trigger,
+    "minOffsetsPerTrigger": lambda c: c.min_offsets_per_trigger,
+    "maxTriggerDelay": lambda c: c.max_trigger_delay_s if c.max_trigger_delay_given else None,
+}
 
 __all__ = [
     "StreamCheckpoint",
@@ -182,16 +197,15 @@ class TiCDCDataSource(DataSource):
             user_schema = _arrow_schema(schema)
         plan = plan_stream_start(plan)
         check_consistency(plan.config)
-        if ReadMaxRows is None and plan.config.max_offsets_per_trigger is not None:
-            # A cap the reader applied itself would end Trigger.AvailableNow (which asks
-            # for the latest offset once) after the first batch.
-            raise ConfigError(
-                "option 'maxOffsetsPerTrigger' needs PySpark 4.2 or later, which gives Python "
-                f"stream sources read limits (this is {pyspark.__version__}); remove it, or "
-                "upgrade PySpark",
-                option="maxOffsetsPerTrigger",
-                value=str(plan.config.max_offsets_per_trigger),
-            )
+        for option, value in _READ_LIMIT_OPTIONS.items():
+            if ReadMaxRows is None and value(plan.config) is not None:
+                raise ConfigError(
+                    f"option '{option}' needs PySpark 4.2 or later, which gives Python "
+                    f"stream sources read limits (this is {pyspark.__version__}); remove it, "
+                    "or upgrade PySpark",
+                    option=option,
+                    value=str(value(plan.config)),
+                )
         return TiCDCStreamReader(plan, user_schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
@@ -554,34 +568,44 @@ def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> Non
 
 
 class TiCDCRangePartition(InputPartition):
-    """One Spark partition of a read: one Kafka partition's offset range."""
+    """One Spark partition of a read: one Kafka partition's offset range (a part of it
+    with minPartitions), the partition's resolved ts before it (for the replay rule), and
+    the table schemas the driver knows."""
 
-    def __init__(self, offsets: OffsetRange) -> None:
+    def __init__(
+        self, offsets: OffsetRange, resolved_ts: int = 0, known: tuple[TableSchema, ...] = ()
+    ) -> None:
         super().__init__(offsets)
         self.offsets = offsets
+        self.resolved_ts = resolved_ts
+        self.known = known
 
 
 class TiCDCReader(DataSourceReader):
-    """A batch read: one task per Kafka partition range, Arrow record batches out.
-    `user_schema` is the Arrow form of a schema given with `.schema(...)` (None: the
-    discovered one)."""
+    """A batch read: one task per Kafka partition range (or part of one, `minPartitions`:
+    `read.split`), Arrow record batches out. `user_schema` is the Arrow form of a schema
+    given with `.schema(...)` (None: the discovered one)."""
 
     def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
         self.plan = plan
         self.user_schema = user_schema
 
     def partitions(self) -> list[TiCDCRangePartition]:
-        ranges = [r for r in self.plan.ranges if not r.empty] or self.plan.ranges[:1]
-        return [TiCDCRangePartition(r) for r in ranges]
+        parts, known = plan_parts(self.plan)
+        if not parts:
+            return [TiCDCRangePartition(r, 0, known) for r in self.plan.ranges[:1]]
+        return [TiCDCRangePartition(r, resolved_ts, known) for r, resolved_ts in parts]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCRangePartition)
         _log_to_stderr()  # the count of replayed rows dropped
         plan = self.plan
         config = plan.config.for_topic(partition.offsets.topic)
-        # TiCDC's replay rule from the range's start, as a stream from the same offsets.
-        replays = replay_filter(config)
-        batches = read_range(config, plan.table, plan.known, partition.offsets, replays=replays)
+        # TiCDC's replay rule from the range's start, as a stream from the same offsets;
+        # a part of a range starts with the resolved ts before it.
+        replays = replay_filter(config, partition.resolved_ts)
+        known = partition.known or plan.known
+        batches = read_range(config, plan.table, known, partition.offsets, replays=replays)
         for batch in batches:
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
@@ -614,6 +638,10 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         self.user_schema = user_schema
         self._scan: StreamScan | None = None
         self._target: dict[tuple[str, int], int] | None = None  # Trigger.AvailableNow's end
+        minimum = plan.config.min_offsets_per_trigger
+        self._wait = (
+            None if minimum is None else TriggerDelay(minimum, plan.config.max_trigger_delay_s)
+        )
         # Where the next micro-batch starts, for PySpark < 4.2, whose latestOffset gets no
         # start: the initial offset, then each batch's end. After a restart Spark names
         # the checkpoint's last end through `partitions` (an empty range, and the range of
@@ -639,8 +667,21 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         return self._last.to_json()
 
     def getDefaultReadLimit(self) -> Any:  # noqa: N802
-        limit = self.plan.config.max_offsets_per_trigger
-        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+        # Python sources have no composite limit: with both, Spark hands back the cap and
+        # latestOffset applies the wait itself; ReadAllAvailable (Trigger.Once) drops both.
+        config = self.plan.config
+        if config.max_offsets_per_trigger is not None:
+            return ReadMaxRows(config.max_offsets_per_trigger)
+        if config.min_offsets_per_trigger is not None:
+            return ReadMinRows(config.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: N802
+        # As Spark's Kafka source: the partitions' ends when the last batch was planned.
+        latest = self._scan.latest if self._scan is not None else {}
+        if not latest:
+            return None
+        return StreamOffset(latest, {}).kafka_json()
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
         self._target = {key: high for key, (_, high) in self._scanner().bounds().items()}
@@ -653,9 +694,12 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
             begin = StreamOffset.from_json(start)
         else:
             begin = self._last or scan.initial_offset()
-        # PySpark 4.0/4.1 pass no limit (and the option is refused there, streamReader).
+        # PySpark 4.0/4.1 pass no limit (and the options are refused there, streamReader).
         cap = limit.max_rows if ReadMaxRows is not None and isinstance(limit, ReadMaxRows) else None
-        cut = scan.next_cut(begin, self._target, cap)
+        everything = ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable)
+        # Trigger.AvailableNow reads what there is and ends: it never waits for more.
+        wait = None if everything or self._target is not None else self._wait
+        cut = scan.next_cut(begin, self._target, cap, wait)
         if cut.end != begin:
             _log_to_stderr()
             logger.info(
@@ -680,7 +724,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         known = scan.tables
         return [
             TiCDCStreamPartition(offsets, resolved_ts, known)
-            for offsets, resolved_ts in scan.ranges(begin, finish)
+            for offsets, resolved_ts in scan.parts(begin, finish)
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

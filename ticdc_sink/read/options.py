@@ -108,6 +108,11 @@ READ_OPTIONS = {
     "replays": "drop (default): leave out the rows TiCDC replayed, as its consumer does; "
     "keep: every row message",
     "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
+    "minoffsetspertrigger": "streaming: wait for this many new offsets before a micro-batch "
+    "(PySpark 4.2+)",
+    "maxtriggerdelay": "streaming: with minOffsetsPerTrigger, the longest wait (15m)",
+    "minpartitions": "at least about this many Spark tasks: large ranges split (under "
+    "consistency=watermark only just after a watermark)",
     "schema-evolution": "streaming: fail (default) when a table's columns change; "
     "ignore-new-columns",
     "enable-tidb-extension": "the writer's (false): debezium and canal-json carry watermarks "
@@ -184,6 +189,14 @@ class ReadConfig:
     keep_replays: bool = False
     #: Streaming: the offsets a micro-batch reads at most (soft under watermark consistency).
     max_offsets_per_trigger: int | None = None
+    #: Streaming: new offsets a micro-batch waits for (Spark's minOffsetsPerTrigger).
+    min_offsets_per_trigger: int | None = None
+    #: Streaming: the longest a micro-batch waits for `min_offsets_per_trigger`, seconds.
+    max_trigger_delay_s: float = 900.0
+    #: Whether `maxTriggerDelay` was given (refused where PySpark has no read limits).
+    max_trigger_delay_given: bool = False
+    #: The fewest Spark partitions a read asks for (`split`); None: one per Kafka partition.
+    min_partitions: int | None = None
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
     #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.
@@ -326,6 +339,18 @@ class ReadConfig:
             max_offsets_per_trigger=(
                 _positive(rest, "maxoffsetspertrigger", "a number of offsets above 0")
                 if "maxoffsetspertrigger" in rest
+                else None
+            ),
+            min_offsets_per_trigger=(
+                _positive(rest, "minoffsetspertrigger", "a number of offsets above 0")
+                if "minoffsetspertrigger" in rest
+                else None
+            ),
+            max_trigger_delay_s=_duration(rest, "maxtriggerdelay", "15m"),
+            max_trigger_delay_given="maxtriggerdelay" in rest,
+            min_partitions=(
+                _positive(rest, "minpartitions", "a number of Spark partitions above 0")
+                if "minpartitions" in rest
                 else None
             ),
             client=tuple(sorted(client.items())),
@@ -587,6 +612,25 @@ def _positive_ms(options: Mapping[str, str], name: str, default: int) -> int:
     return _positive(
         {name: options.get(name, str(default))}, name, "a number of milliseconds above 0"
     )
+
+
+#: Spark's time strings (`JavaUtils.timeStringAs`): a number and a unit, milliseconds
+#: without one.
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(options: Mapping[str, str], name: str, default: str) -> float:
+    """A duration as Spark's Kafka source reads `maxTriggerDelay`, in seconds."""
+    text = options.get(name, default).strip()
+    found = re.fullmatch(r"(\d+)\s*([a-z]*)", text.lower())
+    if found is None or found[2] not in {"", *_TIME_UNITS}:
+        raise ConfigError(
+            f"option {name} is {text!r}; give a duration such as 30s, 5m or 1h "
+            f"(units {', '.join(_TIME_UNITS)}; milliseconds without one)",
+            option=name,
+            value=text,
+        )
+    return int(found[1]) * _TIME_UNITS.get(found[2], 1e-3)
 
 
 def _positive(options: Mapping[str, str], name: str, what: str) -> int:

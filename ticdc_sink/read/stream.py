@@ -19,6 +19,12 @@ row, and where a selected table's schema changes. From that:
   limit, else the smallest one past it.
 - `consistency=none`: `plan_offsets_cut` reads as far as the data goes, a limit shared
   across partitions in proportion to what each has, as Spark's Kafka source does.
+- `minOffsetsPerTrigger` (`TriggerDelay`): a micro-batch waits while fewer new offsets are
+  there, up to `maxTriggerDelay` since the last one, as Spark's Kafka source waits; under
+  watermark consistency the batch then still ends at a watermark.
+- `minPartitions`: a micro-batch's ranges are cut into parts just after watermarks the
+  scan met, or under `consistency=none` anywhere with the resolved ts there (`parts`,
+  `split`).
 
 Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
 its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
@@ -49,6 +55,7 @@ import contextlib
 import functools
 import logging
 import math
+import time
 from array import array
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -75,6 +82,7 @@ from ticdc_sink.read.offsets import (
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import same_columns
+from ticdc_sink.read.split import Part, split_ranges
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -83,6 +91,7 @@ __all__ = [
     "PartitionIndex",
     "StreamOffset",
     "StreamScan",
+    "TriggerDelay",
     "check_consistency",
     "follow_partitions",
     "held_back",
@@ -463,6 +472,36 @@ def plan_offsets_cut(
     return out
 
 
+class TriggerDelay:
+    """`minOffsetsPerTrigger` with `maxTriggerDelay`, as Spark's Kafka source
+    (`KafkaMicroBatchStream.delayBatch`): a micro-batch waits while fewer than
+    `min_offsets` new offsets are there, until `max_delay_s` passed since the last
+    trigger. The first call triggers and starts the clock, as Spark's; a micro-batch
+    that moves restarts it. `clock` gives seconds (monotonic)."""
+
+    def __init__(
+        self, min_offsets: int, max_delay_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.min_offsets = min_offsets
+        self.max_delay_s = max_delay_s
+        self.clock = clock
+        self._last: float | None = None
+
+    def holds(self, available: int) -> bool:
+        """Whether the micro-batch waits, with `available` new offsets there."""
+        now = self.clock()
+        if self._last is None:
+            self._last = now
+            return False
+        if now - self._last >= self.max_delay_s:
+            return False
+        return available < self.min_offsets
+
+    def moved(self) -> None:
+        """A micro-batch was planned: the wait starts again."""
+        self._last = self.clock()
+
+
 class StreamScan:
     """The driver's scan of a stream's topics: reads each message once, from the first
     micro-batch's start to the newest offsets asked for, and plans micro-batches.
@@ -493,6 +532,8 @@ class StreamScan:
         self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
         self._keyed = RowKeys(self._decoder)
         self._warned: set[str] = set()  # each warning once per query
+        #: Each partition's end when a micro-batch was last planned (`reportLatestOffset`).
+        self.latest: dict[TopicPartition, int] = {}
 
     @property
     def tables(self) -> tuple[TableSchema, ...]:
@@ -526,10 +567,15 @@ class StreamScan:
         return plan_start(bounds, spec, config.starting_option)
 
     def next_cut(
-        self, start: StreamOffset, target: Mapping[TopicPartition, int] | None, limit: int | None
+        self,
+        start: StreamOffset,
+        target: Mapping[TopicPartition, int] | None,
+        limit: int | None,
+        wait: TriggerDelay | None = None,
     ) -> Cut:
         """The next micro-batch from `start`: up to `target` (Trigger.AvailableNow's end;
-        a partition not in it is not read) or what the topics hold now. Partitions that
+        a partition not in it is not read) or what the topics hold now; none (`start`)
+        while `wait` holds the micro-batch for more offsets. Partitions that
         appeared since `start` (new ones, or topics that now match topicPattern) are read
         from their earliest offsets (`follow_partitions`); `ranges` starts them there.
 
@@ -540,9 +586,17 @@ class StreamScan:
             SchemaError, DecodeError: as `plan`.
         """
         bounds = self.bounds()
+        self.latest = {k: hi for k, (_, hi) in bounds.items()}
         if target is None:
-            ends = {k: hi for k, (_, hi) in bounds.items()}
-            return self.plan(self._follow(start, bounds), ends, limit)
+            ends = self.latest
+            if wait is not None:
+                available = sum(hi - start.offsets.get(k, lo) for k, (lo, hi) in bounds.items())
+                if wait.holds(available):
+                    return Cut(start, None, 0, 0)
+            cut = self.plan(self._follow(start, bounds), ends, limit)
+            if wait is not None and cut.end != start:
+                wait.moved()
+            return cut
         # An AvailableNow run reads the partitions there were when it began; those that
         # appear during it wait for the next run (else a watermark cut would wait for them).
         known = {key: b for key, b in bounds.items() if key in target or key in start.offsets}
@@ -571,6 +625,22 @@ class StreamScan:
             if not offsets.empty:
                 out.append((offsets, begin.resolved.get(key, 0)))
         return out
+
+    def parts(self, start: StreamOffset, end: StreamOffset) -> list[Part]:
+        """`ranges` cut into parts for `minPartitions` (`split.split_ranges`): each part
+        starts just after a watermark the scan met that raised the resolved ts, where the
+        replay rule needs nothing from before it (anywhere with replays=keep, or with the
+        resolved ts there under consistency=none)."""
+        ranges = self.ranges(start, end)
+        boundaries = None
+        if not self.config.keep_replays:
+            boundaries = {
+                (r.topic, r.partition): self.index[r.topic, r.partition].marks(r.start)
+                for r, _ in ranges
+                if (r.topic, r.partition) in self.index
+            }
+        anywhere = not self.config.watermark_consistency  # the resolved ts alone counts
+        return split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
 
     def _follow(self, start: StreamOffset, bounds: Bounds) -> StreamOffset:
         """`follow_partitions` with this query's options, its warnings logged once, and

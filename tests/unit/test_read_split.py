@@ -1,0 +1,275 @@
+"""`minPartitions` (`read.split`): Spark's part counts and cuts, cuts moved to just after
+a watermark that raised the resolved ts, and a read split into any parts (batch and
+stream) giving the rows of the unsplit read, replays dropped alike; and
+`minOffsetsPerTrigger`'s wait (`stream.TriggerDelay`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.read_log import WATERMARK, FakeTopicLog, simple_messages, simple_stream, table
+from ticdc_sink.errors import ConfigError
+from ticdc_sink.events import Op
+from ticdc_sink.read.offsets import OffsetRange
+from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.plan import find_boundaries, plan_parts, plan_read
+from ticdc_sink.read.replay import replay_filter
+from ticdc_sink.read.scan import read_range
+from ticdc_sink.read.split import Part, part_counts, split_ranges
+from ticdc_sink.read.stream import StreamScan, TriggerDelay
+from ticdc_sink.schema import TableSchema
+
+USERS = table("users")
+_OPTIONS = {
+    "kafka.bootstrap.servers": "unused:1",
+    "topic": "t",
+    "kafka-columns": "true",
+    "startingoffsets": "earliest",
+}
+
+
+def test_part_counts_are_sparks() -> None:
+    assert part_counts([10, 20], None) == [1, 1]
+    assert part_counts([10, 20], 2) == [1, 1]
+    assert part_counts([100], 4) == [4]
+    # A small range is left out of the share the large ones divide.
+    assert part_counts([1, 10_000], 3) == [1, 2]
+    assert part_counts([30, 10, 60], 10) == [3, 1, 6]
+
+
+def test_without_boundaries_ranges_are_cut_as_spark_cuts_them() -> None:
+    parts = split_ranges([(OffsetRange("t", 0, 0, 10), 7)], 4, None)
+    assert [(r.start, r.end, ts) for r, ts in parts] == [
+        (0, 2, 7),
+        (2, 4, 7),
+        (4, 7, 7),
+        (7, 10, 7),
+    ]
+
+
+def test_cuts_move_to_the_nearest_boundary_and_carry_its_resolved_ts() -> None:
+    ranges = [(OffsetRange("t", 0, 0, 100), 5), (OffsetRange("t", 1, 0, 100), 5)]
+    boundaries = {("t", 0): [(20, 11), (40, 12), (90, 13)], ("t", 1): [(100, 14)]}
+    parts = split_ranges(ranges, 6, boundaries)
+    # Spark's cuts of partition 0 are at 33 and 66; the nearest boundaries are 40 and 90.
+    # Partition 1's only boundary is its end: the range stays whole.
+    assert [(r.partition, r.start, r.end, ts) for r, ts in parts] == [
+        (0, 0, 40, 5),
+        (0, 40, 90, 12),
+        (0, 90, 100, 13),
+        (1, 0, 100, 5),
+    ]
+
+
+# --- a split read gives the rows of the whole one ----------------------------------------
+
+
+def _topic(data: Any) -> FakeTopicLog:
+    """Transactions with rising commit ts in one partition, watermarks now and then, and
+    at any point a retry (the last rows sent again) or a restart (everything since an
+    earlier point sent again, watermarks too)."""
+    items: list[Any] = []
+    ts, key = 100, 0
+    for _ in range(data.draw(st.integers(1, 10), label="transactions")):
+        ts += 10
+        for _ in range(data.draw(st.integers(1, 3), label="rows")):
+            key += 1
+            items.append((Op.INSERT, ts, (key, "x")))
+        if data.draw(st.booleans(), label="replay"):
+            back = data.draw(st.integers(0, len(items)), label="back")
+            items += items[back:]
+        if data.draw(st.booleans(), label="watermark"):
+            items.append((WATERMARK, ts))
+    items.append((WATERMARK, ts))
+    return FakeTopicLog({0: simple_messages(USERS, []) + simple_stream(USERS, items)})
+
+
+def _read(
+    log: FakeTopicLog,
+    config: ReadConfig,
+    output: TableSchema,
+    known: tuple[TableSchema, ...],
+    parts: list[Part],
+) -> list[tuple]:
+    rows = []
+    for offsets, resolved_ts in parts:
+        batches = read_range(
+            config, output, known, offsets, log=log, replays=replay_filter(config, resolved_ts)
+        )
+        rows += [(r["_offset"], r["id"], r["_commit_ts"]) for b in batches for r in b.to_pylist()]
+    return rows
+
+
+_CONFIGS = st.sampled_from(
+    [{}, {"consistency": "none"}, {"replays": "keep"}, {"consistency": "none", "replays": "keep"}]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), extra=_CONFIGS, min_partitions=st.integers(1, 8))
+def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
+    data: Any, extra: dict[str, str], min_partitions: int
+) -> None:
+    log = _topic(data)
+    whole = ReadConfig.from_options({**_OPTIONS, **extra})
+    plan = plan_read(whole, log)
+    expected = _read(log, whole, plan.table, plan.known, [(r, 0) for r in plan.ranges])
+    config = ReadConfig.from_options({**_OPTIONS, **extra, "minPartitions": str(min_partitions)})
+    split_plan = plan_read(config, log)
+    parts, known = plan_parts(split_plan, log)
+    assert len(parts) <= max(min_partitions, 1) + 1
+    assert _read(log, config, split_plan.table, known, parts) == expected
+    if config.keep_replays or not config.watermark_consistency:  # Spark's cuts exactly
+        assert len(parts) == min(min_partitions, plan.ranges[0].end)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), extra=_CONFIGS)
+def test_any_split_at_watermark_boundaries_gives_the_unsplit_rows(
+    data: Any, extra: dict[str, str]
+) -> None:
+    log = _topic(data)
+    config = ReadConfig.from_options({**_OPTIONS, **extra})
+    plan = plan_read(config, log)
+    [whole] = plan.ranges
+    expected = _read(log, config, plan.table, plan.known, [(whole, 0)])
+    found, _ = find_boundaries(config, plan.known, whole, log)  # type: ignore[arg-type]
+    chosen = data.draw(st.lists(st.sampled_from(found), unique=True) if found else st.just([]))
+    parts: list[Part] = []
+    begin, carried = whole.start, 0
+    for start, ts in sorted(b for b in chosen if b[0] < whole.end):
+        parts.append((OffsetRange("t", 0, begin, start), carried))
+        begin, carried = start, ts
+    parts.append((OffsetRange("t", 0, begin, whole.end), carried))
+    assert _read(log, config, plan.table, plan.known, parts) == expected
+
+
+def test_without_watermark_consistency_a_cut_anywhere_carries_the_last_resolved_ts() -> None:
+    ranges = [(OffsetRange("t", 0, 0, 100), 5)]
+    boundaries = {("t", 0): [(20, 11), (40, 12), (90, 13)]}
+    parts = split_ranges(ranges, 4, boundaries, anywhere=True)
+    assert [(r.start, r.end, ts) for r, ts in parts] == [
+        (0, 25, 5),
+        (25, 50, 11),
+        (50, 75, 12),
+        (75, 100, 12),
+    ]
+
+
+def test_a_split_elsewhere_than_after_a_watermark_would_keep_replays() -> None:
+    # Why cuts wait for a watermark: the part after a replay of rows below the resolved
+    # ts would keep them, not knowing the watermark before its start.
+    items = [(Op.INSERT, 10, (1, "a")), (WATERMARK, 10), (Op.INSERT, 10, (1, "a"))]
+    log = FakeTopicLog({0: simple_messages(USERS, []) + simple_stream(USERS, items)})
+    config = ReadConfig.from_options({**_OPTIONS, "minPartitions": "2"})
+    plan = plan_read(config, log)
+    whole = plan.ranges[0]
+    assert [row[1] for row in _read(log, config, plan.table, plan.known, [(whole, 0)])] == [1]
+    cut = whole.end - 1
+    naive = [(OffsetRange("t", 0, 0, cut), 0), (OffsetRange("t", 0, cut, whole.end), 0)]
+    assert [row[1] for row in _read(log, config, plan.table, plan.known, naive)] == [1, 1]
+    parts, known = plan_parts(plan, log)
+    assert [(r.start, ts) for r, ts in parts] == [(0, 0), (cut, 10)]
+    assert [row[1] for row in _read(log, config, plan.table, known, parts)] == [1]
+
+
+def test_a_part_after_a_schema_message_gets_its_schema() -> None:
+    # A schema message (a DDL that keeps the columns: version 2) before the watermark
+    # where the read is cut: the part after it has not read it, the driver's scan has.
+    again = table("users", version=2)
+    values = simple_messages(USERS, []) + simple_stream(USERS, [(Op.INSERT, 10, (1, "a"))])
+    values += simple_messages(again, []) + simple_stream(USERS, [(WATERMARK, 10)])
+    values += simple_stream(again, [(Op.INSERT, 20, (2, "b")), (WATERMARK, 20)])
+    log = FakeTopicLog({0: values})
+    config = ReadConfig.from_options({**_OPTIONS, "minPartitions": "2"})
+    plan = plan_read(config, log)
+    parts, known = plan_parts(plan, log)
+    assert len(parts) == 2
+    assert 2 in {t.version for t in known} - {t.version for t in plan.known}
+    rows = _read(log, config, plan.table, known, parts)
+    assert rows == _read(log, config, plan.table, plan.known, [(plan.ranges[0], 0)])
+    assert [row[1] for row in rows] == [1, 2]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), extra=_CONFIGS, min_partitions=st.integers(1, 8))
+def test_a_stream_split_for_min_partitions_gives_the_unsplit_rows(
+    data: Any, extra: dict[str, str], min_partitions: int
+) -> None:
+    log = _topic(data)
+
+    def stream(options: dict[str, str]) -> list[tuple]:
+        config = ReadConfig.from_options(options)
+        plan = plan_read(config, log)
+        scan = StreamScan(config, plan.table, plan.known, log)  # type: ignore[arg-type]
+        start, rows = scan.initial_offset(), []
+        while (cut := scan.next_cut(start, None, None)).end != start:
+            rows += _read(log, config, plan.table, scan.tables, scan.parts(start, cut.end))
+            start = cut.end
+        return rows
+
+    whole = stream({**_OPTIONS, **extra})
+    assert stream({**_OPTIONS, **extra, "minPartitions": str(min_partitions)}) == whole
+
+
+# --- minOffsetsPerTrigger ----------------------------------------------------------------
+
+
+def test_a_micro_batch_waits_for_min_offsets_until_the_delay_passes() -> None:
+    now = [1000.0]
+    wait = TriggerDelay(10, 60.0, clock=lambda: now[0])
+    assert not wait.holds(0)  # the first trigger goes, as Spark's, and starts the clock
+    assert wait.holds(9)
+    assert not wait.holds(10)
+    wait.moved()
+    now[0] += 59
+    assert wait.holds(3)
+    now[0] += 1
+    assert not wait.holds(3)  # maxTriggerDelay passed
+
+
+def test_a_stream_scan_holds_a_cut_while_too_few_offsets_are_new() -> None:
+    items = [(Op.INSERT, 10, (1, "a")), (WATERMARK, 10)]
+    log = FakeTopicLog({0: simple_messages(USERS, []) + simple_stream(USERS, items)})
+    config = ReadConfig.from_options(_OPTIONS)
+    plan = plan_read(config, log)
+    scan = StreamScan(config, plan.table, plan.known, log)  # type: ignore[arg-type]
+    start = scan.initial_offset()
+    now = [0.0]
+    wait = TriggerDelay(100, 60.0, clock=lambda: now[0])
+    assert scan.next_cut(start, None, None, wait).end != start  # the first goes
+    assert scan.next_cut(start, None, None, wait).end == start  # 3 offsets < 100
+    assert scan.latest == {("t", 0): 3}
+    now[0] = 60.0
+    assert scan.next_cut(start, None, None, wait).end != start
+    # Trigger.AvailableNow's end: no wait.
+    assert scan.next_cut(start, {("t", 0): 3}, None, wait).end != start
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("15m", 900.0), ("30s", 30.0), ("250", 0.25), ("2h", 7200.0), ("1min", 60.0)],
+)
+def test_max_trigger_delay_reads_sparks_time_strings(text: str, seconds: float) -> None:
+    config = ReadConfig.from_options(
+        {**_OPTIONS, "minOffsetsPerTrigger": "5", "maxTriggerDelay": text}
+    )
+    assert (config.min_offsets_per_trigger, config.max_trigger_delay_s) == (5, seconds)
+    assert config.max_trigger_delay_given
+
+
+def test_the_new_options_refuse_bad_values_naming_the_option() -> None:
+    defaults = ReadConfig.from_options(_OPTIONS)
+    assert defaults.min_partitions is None and defaults.max_trigger_delay_s == 900.0
+    for option, value in [
+        ("maxTriggerDelay", "soon"),
+        ("maxTriggerDelay", "5 weeks"),
+        ("minOffsetsPerTrigger", "0"),
+        ("minPartitions", "-1"),
+    ]:
+        with pytest.raises(ConfigError, match=rf"^ticdc: option {option.lower()} is '{value}'"):
+            ReadConfig.from_options({**_OPTIONS, option: value})
