@@ -233,8 +233,7 @@ class DebeziumAvroEncoder:
                 if change.before is None:
                     raise InputError(
                         f"table {self._name}: an UPDATE has no old row (_before) while "
-                        "debezium-output-old-value is on; give _before or set it to false",
-                        option="debezium-output-old-value",
+                        "debezium-output-old-value is on; give _before or set it to false"
                     )
                 before = self._row(change.before, "before")
         assert key_image is not None
