@@ -67,8 +67,8 @@ class _Field:
         self.name = sanitize_name(column.column.name)
         kind = column.kind
         t = column.column.type
-        self.bytes = kind in (ValueKind.BINARY, ValueKind.BIT) and max(t.flen, 1) > 1
-        self.bytes |= kind is ValueKind.BINARY
+        # binary strings and BIT(n > 1) are bytes; BIT(1) a boolean
+        self.bytes = kind is ValueKind.BINARY or (kind is ValueKind.BIT and max(t.flen, 1) > 1)
         self.decimal = kind is ValueKind.DECIMAL
         self.precise = config.avro_decimal_handling_mode is AvroDecimalHandling.PRECISE
         self.ubigint = kind is ValueKind.UINT and t.base == "bigint"
