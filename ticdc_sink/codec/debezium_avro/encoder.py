@@ -12,7 +12,7 @@ only with `debezium-output-old-value`, on by default); `source` with `snapshot`,
 `thread` and `query` null, `ts_ms` the commit's physical time, `commit_ts`, and the
 cluster name in `name` and `cluster_id`; `ts_ms` is `build_ts_ms` (Go's `time.Now()`), so
 a replayed batch writes identical bytes. No size check (TiCDC has none), no compression.
-The column-wise path is the row path, event by event.
+The column-wise path leaves every batch to the row path (`codec.batch.row_path_batch`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import orjson
 from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegistry
 from ticdc_sink.codec.avro.framing import SchemaHeaders
 from ticdc_sink.codec.avro.schema import as_fastavro_reads_it
+from ticdc_sink.codec.batch import row_path_batch
 from ticdc_sink.codec.common import sanitize_name
 from ticdc_sink.codec.debezium.schema import DEBEZIUM_VERSION, check_ts
 from ticdc_sink.codec.debezium.values import DebeziumColumn, value_renderer
@@ -281,13 +282,9 @@ class DebeziumAvroEncoder:
         return {f.name: self._value(f, v) for f, v in zip(self._fields, image, strict=True)}
 
     def encode_batch(self, batch: ChangeBatch, key_indexes: tuple[int, ...]) -> EncodedBatch:
-        """The messages of every event of `batch`, each from `encode_row`."""
-        messages = [self.encode_row(event) for event in batch.to_events(key_indexes)]
-        return EncodedBatch(
-            values=[m.value for m in messages],
-            sizes=None,
-            keys=[m.key for m in messages],
-        )
+        """`batch` left whole to the row path: the writer takes every message, a
+        key-changing UPDATE's two included, from `encode_row`."""
+        return row_path_batch(batch, key_indexes, sized=False)
 
     def encode_bootstrap(self) -> None:
         """None: schemas live in the registry."""
