@@ -50,7 +50,9 @@ def _options(registry: Any, **extra: str) -> dict[str, str]:
     return {"protocol": "debezium-avro", "schema-registry": registry.url, **extra}
 
 
-def _confluent(broker: Any, registry: Any, topic: str) -> list[tuple[Any, dict, dict]]:
+def _confluent(
+    broker: Any, registry: Any, topic: str
+) -> list[tuple[Any, dict[str, Any], dict[str, Any]]]:
     """Every message of `topic` as (record, key, value), by Confluent's deserializer."""
     client = SchemaRegistryClient({"url": registry.url})
     keys, values = AvroDeserializer(client), AvroDeserializer(client)
