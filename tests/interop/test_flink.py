@@ -1,8 +1,9 @@
 """Flink reads our topics straight from Kafka: `debezium-json` (with and without the schema
-part), `canal-json` (TiCDC's watermarks included) and `avro-confluent` against Apicurio.
-Each changelog Flink produces (+I, -U, +U, -D) has the input's values, ops and order per
-key, and applied to an empty table gives the source table. One PyFlink job (one JVM, in a
-child process: tests/support/flink.py) reads all four topics."""
+part), `canal-json` (TiCDC's watermarks included), and `avro-confluent` and
+`debezium-avro-confluent` against Apicurio. Each changelog Flink produces (+I, -U, +U, -D)
+has the input's values, ops and order per key, and applied to an empty table gives the
+source table. One PyFlink job (one JVM, in a child process: tests/support/flink.py) reads
+all five topics."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ READS: dict[str, tuple[Consumer, dict[str, str], str]] = {
         CONSUMERS["flink-avro-confluent"],
         {"topic": "interop_flink_{schema}_{table}"},
         "interop_flink_shop_items",
+    ),
+    "debezium_avro_confluent": (
+        CONSUMERS["flink-debezium-avro-confluent"],
+        {},
+        "interop_flink_debezium_avro",
     ),
 }
 

@@ -141,6 +141,21 @@ CONSUMERS: dict[str, Consumer] = {
             ),
         ),
         Consumer(
+            key="flink-debezium-avro-confluent",
+            name="Flink `debezium-avro-confluent`",
+            version=f"{_FLINK}, `flink-sql-avro-confluent-registry` {AVRO_REGISTRY_VERSION}",
+            protocols=("debezium-avro",),
+            options={"protocol": "debezium-avro", "schema-registry": "<registry>"},
+            settings={
+                "format": "debezium-avro-confluent",
+                "debezium-avro-confluent.url": "<registry>",
+            },
+            notes=(
+                "the `kafka` connector, the value only; UPDATEs need `before` "
+                "(`debezium-output-old-value=true`, the default, and a `_before` on every UPDATE)"
+            ),
+        ),
+        Consumer(
             key="debezium-jdbc",
             name="Debezium JDBC sink connector (Kafka Connect) into PostgreSQL",
             version=(

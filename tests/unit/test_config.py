@@ -443,7 +443,7 @@ def test_unknown_option_without_a_close_match_points_at_the_readme() -> None:
     ("option", "value", "allowed"),
     [
         ("partition", "hash", "use one of default, table, index-value, ts, columns"),
-        ("protocol", "json", "use one of simple, avro, debezium, canal-json"),
+        ("protocol", "json", "use one of simple, avro, debezium, debezium-avro, canal-json"),
         ("encoding-format", "xml", "use one of json, avro"),
         ("enable-tidb-extension", "maybe", "use true or false"),
         ("partition-num", "many", "use an integer from 1 to 100000"),
@@ -687,7 +687,7 @@ def test_registry_errors(options: dict, fragment: str) -> None:
 
 def test_registry_with_another_protocol_is_an_error() -> None:
     e = error({**BASE, "schema-registry": "http://reg:8081"})
-    assert "applies to protocol avro, not to 'simple'" in str(e)
+    assert "applies to protocol avro, debezium-avro, not to 'simple'" in str(e)
 
 
 def test_avro_topic_rule_depends_on_the_subject_strategy() -> None:

@@ -236,6 +236,7 @@ PROTOCOLS = (
     "ticdc_sink.codec.simple.spec",
     "ticdc_sink.codec.avro.spec",
     "ticdc_sink.codec.debezium.spec",
+    "ticdc_sink.codec.debezium_avro.spec",
     "ticdc_sink.codec.canal_json.spec",
     "ticdc_sink.codec.open_protocol.spec",
 )

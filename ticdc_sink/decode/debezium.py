@@ -120,6 +120,10 @@ def _float32(value: Any) -> float:
 
 
 def _decimal(value: Any) -> Decimal:
+    if isinstance(value, Decimal):  # debezium-avro, precise
+        return value
+    if isinstance(value, str):  # debezium-avro, string
+        return Decimal(value)
     return Decimal(format_float(_float(value)))
 
 
@@ -230,6 +234,8 @@ def _converter(field: dict[str, Any], zone: dt.tzinfo | None) -> Convert:
         case "io.debezium.data.EnumSet":
             allowed = str(parameters.get("allowed", ""))
             return _set(allowed.split(",") if allowed else [])
+        case "org.apache.kafka.connect.data.Decimal":
+            return _decimal
     match kind:
         case "int8" | "int16" | "int32":
             return _int
@@ -249,6 +255,10 @@ def _converter(field: dict[str, Any], zone: dt.tzinfo | None) -> Convert:
             return _bytes
         case "string" if tidb in _BINARY_TIDB_TYPES:
             return _bytes
+        case "string" if tidb.startswith("decimal"):  # debezium-avro, string mode
+            return _decimal
+        case "string" if tidb == "bigint unsigned":  # debezium-avro, string mode
+            return _int
     return _identity
 
 
@@ -293,6 +303,10 @@ def _field_type(field: dict[str, Any]) -> MySQLType:
         return closest_type("set", elements=allowed.split(",") if allowed else None)
     if name == "io.debezium.data.Bits":
         return closest_type("bit", length=int(parameters.get("length", 64)))
+    if name == "org.apache.kafka.connect.data.Decimal":
+        return closest_type(
+            "decimal", length=int(parameters["precision"]), scale=int(parameters["scale"])
+        )
     if field.get("type") == "boolean":
         return closest_type("bit", length=1)
     words = str(field.get("tidb_type", "")).split()
@@ -360,13 +374,24 @@ class DebeziumDecoder:
         Raises:
             DecodeError: no value, not JSON, or not a Debezium envelope.
         """
+        return self.decode_envelope(self._message(value))
+
+    def _message(self, value: bytes | None) -> Any:
         if not value:
             raise DecodeError("a Debezium message has no value; TiCDC writes no tombstones")
         value = decompress(self.compression, value)
         try:
-            message = orjson.loads(value)
+            return orjson.loads(value)
         except orjson.JSONDecodeError as exc:
             raise DecodeError(f"the value is not JSON: {exc}") from exc
+
+    def decode_envelope(self, message: Any) -> DecodedRow | DecodedWatermark | DecodedDDL:
+        """The event of one parsed message, `{"payload":…,"schema":…}` (debezium-avro
+        gives its records in this form: `decode.debezium_avro`).
+
+        Raises:
+            DecodeError: not a Debezium envelope.
+        """
         payload = message.get("payload") if isinstance(message, dict) else None
         if not isinstance(payload, dict) or not isinstance(payload.get("source"), dict):
             raise DecodeError("the value is not a Debezium envelope (no payload.source)")
@@ -411,7 +436,25 @@ class DebeziumDecoder:
             DecodeError: not a Debezium message, a row without the `schema` part, or a
                 field schema of no MySQL type.
         """
-        event = self.decode_message(key, value)
+        message = self._message(value)
+        primary: tuple[str, ...] = ()
+        if key:
+            try:
+                key_payload = orjson.loads(key).get("payload")
+            except (orjson.JSONDecodeError, AttributeError):
+                key_payload = None
+            if isinstance(key_payload, dict):
+                primary = tuple(key_payload)
+        return self.envelope_table(message, primary)
+
+    def envelope_table(self, message: Any, primary: tuple[str, ...]) -> TableSchema | None:
+        """The table a parsed row message implies (`row_table`), `primary` its key's
+        columns.
+
+        Raises:
+            DecodeError: as `row_table`.
+        """
+        event = self.decode_envelope(message)
         if not isinstance(event, DecodedRow):
             return None
         if not event.typed:
@@ -420,7 +463,6 @@ class DebeziumDecoder:
                 "(written with debezium-disable-schema=true), so its column types are "
                 "unknown; read a topic written with the schema part"
             )
-        message = orjson.loads(decompress(self.compression, value or b""))
         parts = {p.get("field"): p for p in message["schema"].get("fields") or ()}
         image = parts.get("after") or parts.get("before") or {}
         fields = image.get("fields") or ()
@@ -433,14 +475,6 @@ class DebeziumDecoder:
             raise DecodeError(
                 f"a field schema of {event.database}.{event.table} names no MySQL type: {exc}"
             ) from exc
-        primary: tuple[str, ...] = ()
-        if key:
-            try:
-                key_payload = orjson.loads(key).get("payload")
-            except (orjson.JSONDecodeError, AttributeError):
-                key_payload = None
-            if isinstance(key_payload, dict):
-                primary = tuple(key_payload)
         return implied_table(
             event.database,
             event.table,

@@ -38,8 +38,10 @@ class SchemaHeaders:
         key_record_name: str,
         key_schema: str | None,
         value_schema: str,
+        protocol: str = "avro",
     ) -> None:
         self._registry = registry
+        self._protocol = protocol
         self._topic = topic
         self._record_names = {True: key_record_name, False: record_name}
         self._schemas = {True: key_schema, False: value_schema}
@@ -67,7 +69,7 @@ class SchemaHeaders:
         registry = self._registry
         if registry is None:
             raise ConfigError(
-                "protocol avro needs a schema registry to encode rows; set option "
+                f"protocol {self._protocol} needs a schema registry to encode rows; set option "
                 "schema-registry (the encoder was built without one)",
                 option="schema-registry",
             )

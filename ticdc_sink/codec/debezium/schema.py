@@ -23,6 +23,7 @@ __all__ = [
     "SOURCE_SCHEMA",
     "TAIL_SCHEMA",
     "check_ts",
+    "connect_type",
     "field_schema",
     "jdbc_type",
     "schema_topic_name",
@@ -175,8 +176,9 @@ _INT_SCHEMA_TYPE = {
 }
 
 
-def _type_and_name(column: Column, kind: ValueKind) -> tuple[str, str | None, str | None]:
-    """(`type`, `name`, `parameters` text) of a column's field schema."""
+def connect_type(column: Column, kind: ValueKind) -> tuple[str, str | None, str | None]:
+    """(`type`, `name`, `parameters` JSON text) of a column's field schema (debezium-avro
+    starts from it too)."""
     t = column.type
     match kind:
         case ValueKind.BIT:
@@ -221,7 +223,7 @@ def _type_and_name(column: Column, kind: ValueKind) -> tuple[str, str | None, st
 
 def field_schema(column: Column, kind: ValueKind, extension: bool, zone: dt.tzinfo | None) -> str:
     """The field schema of a column (`tidb_type` with `extension`)."""
-    kind_name, name, parameters = _type_and_name(column, kind)
+    kind_name, name, parameters = connect_type(column, kind)
     parts = []
     if extension:
         parts.append('"tidb_type":' + jsoniter_quote(tidb_type(column.type)))

@@ -1,0 +1,26 @@
+"""TiCDC's debezium-avro protocol (`protocol=debezium-avro`, pingcap/ticdc v26.3.3,
+`pkg/sink/codec/debezium/avro.go`): the Debezium key and envelope as Confluent-framed
+Avro records, their schemas registered under `<topic>-key` and `<topic>-value`.
+
+    debezium_avro/
+      schema.py    the Kafka Connect schemas and their Avro form (TiCDC toAvroSchema)
+      encoder.py   DebeziumAvroEncoder: values, key and envelope records, framing
+
+It builds on `debezium` (field schemas, value rules, NULL as DEFAULT) and `avro`
+(Confluent framing, registry ids).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ticdc_sink.codec import lazy_names
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.debezium_avro.encoder import DebeziumAvroEncoder
+
+__all__ = ["DebeziumAvroEncoder"]
+
+# Hidden from a type checker, which reads the names from the imports above instead.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_names(__name__, {"DebeziumAvroEncoder": "encoder"})
