@@ -198,13 +198,14 @@ class TiCDCDataSource(DataSource):
         plan = plan_stream_start(plan)
         check_consistency(plan.config)
         for option, value in _READ_LIMIT_OPTIONS.items():
-            if ReadMaxRows is None and value(plan.config) is not None:
+            given = value(plan.config)
+            if ReadMaxRows is None and given is not None:
                 raise ConfigError(
                     f"option '{option}' needs PySpark 4.2 or later, which gives Python "
                     f"stream sources read limits (this is {pyspark.__version__}); remove it, "
                     "or upgrade PySpark",
                     option=option,
-                    value=str(value(plan.config)),
+                    value=str(given),
                 )
         return TiCDCStreamReader(plan, user_schema)
 

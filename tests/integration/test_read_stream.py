@@ -247,10 +247,10 @@ def test_a_query_started_at_latest_restarts_at_its_checkpoint_and_ends_at_waterm
     del writer  # its producer, before the broker stops
 
 
-def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
-    spark, broker, topics, tmp_path
-):
-    topic = topics("read_stream_ddl")
+def write_column_added(broker: Any, topic: str) -> None:
+    """`topic`, one partition: users(id, name) with a row at ts 10, then users with a
+    column `age` added (a BOOTSTRAP of version 2) and a row at ts 11, each transaction
+    followed by its watermark."""
     broker.create_topic(topic, 1)
     writer = TopicWriter(broker.bootstrap, topic)
     wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
@@ -260,7 +260,14 @@ def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
         ):
             writer.send(0, value, None)
     writer.producer.flush(30)
-    del writer
+    del writer  # its producer, before the broker stops
+
+
+def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
+    spark, broker, topics, tmp_path
+):
+    topic = topics("read_stream_ddl")
+    write_column_added(broker, topic)
 
     with pytest.raises(StreamingQueryException) as caught:
         # PySpark 4.0/4.1 ask a source for its latest offset once per AvailableNow run
@@ -288,16 +295,7 @@ def test_a_stream_without_startingoffsets_on_a_changed_table_is_refused_at_its_s
     # name)); the stream starts at the end, where users has a column more. Streaming on
     # would fail at the first row, or drop `age` under ignore-new-columns.
     topic = topics("read_stream_latest")
-    broker.create_topic(topic, 1)
-    writer = TopicWriter(broker.bootstrap, topic)
-    wider = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
-    for schema, ts, row in ((USERS, 10, (1, "a")), (wider, 11, (2, "b", 30))):
-        for value in simple_messages(schema, []) + simple_stream(
-            schema, [(Op.INSERT, ts, row), (WATERMARK, ts)]
-        ):
-            writer.send(0, value, None)
-    writer.producer.flush(30)
-    del writer
+    write_column_added(broker, topic)
 
     for evolution in ("fail", "ignore-new-columns"):
         frame = (

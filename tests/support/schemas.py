@@ -3,7 +3,8 @@ a test spells its columns: `col` and `table_of`; `USERS` (id, name); `SIMPLE_DOC
 the table of TiCDC's Simple protocol doc examples (tests/golden/simple); `ALL_TYPES_TABLE`, a
 column of every MySQL type the encoders render, whose values
 `strategies.all_types_rows` draws; `large_event_table()`, tiflow's every-type table with
-defaults (NewLargeEvent4Test, from its DDL in tests/golden/avro)."""
+defaults (NewLargeEvent4Test, from its DDL in tests/golden/avro); `table_from_ddl`, the
+table a CREATE TABLE statement makes."""
 
 from __future__ import annotations
 
@@ -18,7 +19,15 @@ from ticdc_sink.schema import (
     parse_table_ddl,
 )
 
-__all__ = ["ALL_TYPES_TABLE", "SIMPLE_DOC_USER", "USERS", "col", "large_event_table", "table_of"]
+__all__ = [
+    "ALL_TYPES_TABLE",
+    "SIMPLE_DOC_USER",
+    "USERS",
+    "col",
+    "large_event_table",
+    "table_from_ddl",
+    "table_of",
+]
 
 _GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
 
@@ -34,12 +43,21 @@ def table_of(
     return TableSchema(db, name, tuple(columns), indexes, table_id=1, version=1)
 
 
+def table_from_ddl(ddl: str, database: str = "test") -> TableSchema:
+    """The table `ddl` (CREATE TABLE) makes, in its own database or else `database`."""
+    parsed = parse_table_ddl(ddl)
+    return TableSchema(
+        parsed.database or database,
+        parsed.table,
+        parsed.columns,
+        parsed.indexes,
+        pk_clustered=parsed.pk_clustered,
+    )
+
+
 def large_event_table() -> TableSchema:
     """tiflow pkg/sink/codec/utils/test_utils.go NewLargeEvent4Test: every type, defaults."""
-    parsed = parse_table_ddl((_GOLDEN / "tiflow_large_event.ddl.sql").read_text())
-    return TableSchema(
-        "test", parsed.table, parsed.columns, parsed.indexes, pk_clustered=parsed.pk_clustered
-    )
+    return table_from_ddl((_GOLDEN / "tiflow_large_event.ddl.sql").read_text())
 
 
 USERS = table_of(

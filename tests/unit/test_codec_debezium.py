@@ -13,6 +13,7 @@ import attrs
 import pyarrow as pa
 import pytest
 
+from tests.support.schemas import table_from_ddl
 from ticdc_sink.codec import Message
 from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import (
@@ -30,7 +31,6 @@ from ticdc_sink.schema import (
     MySQLType,
     TableSchema,
     parse_mysql_type,
-    parse_table_ddl,
 )
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium"
@@ -48,17 +48,6 @@ def config(cluster: str = "default", **kwargs: Any) -> CodecConfig:
 
 def golden(name: str) -> Any:
     return json.loads((GOLDEN / name).read_text())
-
-
-def table_from_ddl(ddl: str, database: str = "test") -> TableSchema:
-    parsed = parse_table_ddl(ddl)
-    return TableSchema(
-        database=parsed.database or database,
-        table=parsed.table,
-        columns=parsed.columns,
-        indexes=parsed.indexes,
-        pk_clustered=parsed.pk_clustered,
-    )
 
 
 def loads(data: bytes | None) -> Any:

@@ -17,24 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.schemas import table_from_ddl
 from ticdc_sink.codec import build_encoder, protocol_spec
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import decoder_for
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import TableSchema, parse_table_ddl
-
-
-def table_from_ddl(ddl: str, database: str = "test") -> TableSchema:
-    parsed = parse_table_ddl(ddl)
-    return TableSchema(
-        database=parsed.database or database,
-        table=parsed.table,
-        columns=parsed.columns,
-        indexes=parsed.indexes,
-        pk_clustered=parsed.pk_clustered,
-    )
-
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium_avro" / "ticdc_foo.json"
 FOO = table_from_ddl(

@@ -7,8 +7,11 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirror
 
     __init__.py    the decoded events, `Decoder`, `decoder_for` (a protocol's decoder)
     simple.py      protocol=simple, JSON and Avro
-    avro.py        protocol=avro (Confluent framing, writer schemas by registry id)
+    avro.py        protocol=avro
     debezium.py    protocol=debezium
+    debezium_avro.py  protocol=debezium-avro (Debezium's envelope in Confluent Avro)
+    confluent.py   Confluent-framed Avro: the frame, writer schemas by registry id (avro,
+                   debezium-avro)
     canal_json.py  protocol=canal-json
     open_protocol.py  protocol=open-protocol
     types.py       the closest MySQL type of what a row message says of a column

@@ -47,9 +47,7 @@ the table, the key, and the checksum expected and got. Tombstones carry no check
 from __future__ import annotations
 
 import base64
-import io
 import re
-from collections import OrderedDict
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -59,7 +57,6 @@ import fastavro
 import orjson
 
 from ticdc_sink.codec.avro import (
-    CONFLUENT_MAGIC,
     KEY_RECORD,
     TICDC_BEFORE,
     TIDB_CHECKSUM_VERSION,
@@ -72,6 +69,7 @@ from ticdc_sink.codec.avro import (
 )
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
+from ticdc_sink.decode.confluent import WriterSchemas, read_body
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
@@ -310,15 +308,7 @@ class _Reader:
         )
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:
-        stream = io.BytesIO(body)
-        try:
-            record = fastavro.schemaless_reader(stream, self.parsed, None)
-        except Exception as exc:  # EOFError, ValueError, struct.error, ...
-            raise DecodeError(f"the {what} does not decode with its writer schema: {exc}") from exc
-        if stream.tell() != len(body):
-            raise DecodeError(
-                f"the {what} has {len(body) - stream.tell()} bytes after its Avro record"
-            )
+        record = read_body(self.parsed, body, what)
         assert isinstance(record, dict)
         return record
 
@@ -353,41 +343,15 @@ class AvroDecoder:
     ) -> None:
         """`time_zone` is the producer's `time-zone`, the zone its TIMESTAMP values are
         written in, for checking row checksums (module docstring)."""
-        self._schema_for_id = schema_for_id
-        self._max_schemas = max_schemas
         self._time_zone = time_zone
-        self._readers: OrderedDict[int, _Reader] = OrderedDict()
         self._checksums: dict[int, TableChecksum] = {}
-
-    def _reader(self, schema_id: int) -> _Reader:
-        reader = self._readers.get(schema_id)
-        if reader is not None:
-            self._readers.move_to_end(schema_id)
-            return reader
-        try:
-            text = self._schema_for_id(schema_id)
-        except LookupError as exc:
-            raise DecodeError(f"schema id {schema_id} is unknown to the registry") from exc
-        reader = _Reader.from_text(schema_id, text)
-        self._readers[schema_id] = reader
-        if len(self._readers) > self._max_schemas:
-            dropped, _ = self._readers.popitem(last=False)
-            self._checksums.pop(dropped, None)
-        return reader
-
-    def _unframe(self, data: bytes, what: str) -> tuple[_Reader, bytes]:
-        if len(data) < 5:
-            raise DecodeError(
-                f"the {what} has {len(data)} bytes; a Confluent-framed Avro record has at "
-                "least 5 (magic byte 0 and a 4-byte schema id)"
-            )
-        if data[0] != CONFLUENT_MAGIC:
-            raise DecodeError(
-                f"the {what} starts with byte 0x{data[0]:02x}, not the Confluent magic byte "
-                "0x00; is the topic written by protocol avro?"
-            )
-        schema_id = int.from_bytes(data[1:5], "big", signed=True)
-        return self._reader(schema_id), bytes(data[5:])
+        self._schemas = WriterSchemas(
+            schema_for_id,
+            _Reader.from_text,
+            protocol="avro",
+            max_schemas=max_schemas,
+            dropped=lambda schema_id: self._checksums.pop(schema_id, None),
+        )
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
         """The table a record implies: the value schema's fields, each of the closest
@@ -402,8 +366,8 @@ class AvroDecoder:
         self.decode_message(key, value)
         if not value:
             return None
-        key_reader = self._unframe(key, "key")[0] if key else None
-        reader = self._unframe(value, "value")[0]
+        key_reader = self._schemas.unframe(key, "key")[0] if key else None
+        reader = self._schemas.unframe(value, "value")[0]
         columns = [
             (name, t)
             for (name, _), t in zip(reader.columns, reader.types, strict=True)
@@ -437,7 +401,7 @@ class AvroDecoder:
                 raise DecodeError(
                     "the record has neither key nor value; an avro DELETE (tombstone) keeps its key"
                 )
-            reader, body = self._unframe(key, "key")
+            reader, body = self._schemas.unframe(key, "key")
             key_row = reader.columns_of(reader.read(body, "key"), "key")
             return DecodedRow(
                 database=reader.database,
@@ -451,10 +415,10 @@ class AvroDecoder:
             )
         key_columns: tuple[tuple[str, Converter], ...] = ()
         if key:
-            key_reader, key_body = self._unframe(key, "key")
+            key_reader, key_body = self._schemas.unframe(key, "key")
             key_reader.read(key_body, "key")
             key_columns = key_reader.columns
-        reader, body = self._unframe(value, "value")
+        reader, body = self._schemas.unframe(value, "value")
         record = reader.read(body, "value")
         data: dict[str, Any] | None = reader.columns_of(record, "value")
         op = Op.INSERT

@@ -14,15 +14,15 @@ reads as text and BIGINT UNSIGNED as the long or text written.
 from __future__ import annotations
 
 import base64
-import io
 from collections.abc import Callable
 from typing import Any
 
 import fastavro
 import orjson
 
-from ticdc_sink.codec.avro import CONFLUENT_MAGIC, as_fastavro_reads_it
+from ticdc_sink.codec.avro import as_fastavro_reads_it
 from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode.confluent import WriterSchemas, read_body
 from ticdc_sink.decode.debezium import DebeziumDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.schema import TableSchema
@@ -104,14 +104,7 @@ class _Schema:
         self.connect = _connect_schema(avro, {})
 
     def read(self, body: bytes, what: str) -> Any:
-        stream = io.BytesIO(body)
-        try:
-            record = fastavro.schemaless_reader(stream, self.parsed, None)
-        except Exception as exc:  # EOFError, ValueError, struct.error, ...
-            raise DecodeError(f"the {what} does not decode with its writer schema: {exc}") from exc
-        if stream.tell() != len(body):
-            raise DecodeError(f"the {what} has {len(body) - stream.tell()} bytes after its record")
-        return _payload(record, self.connect)
+        return _payload(read_body(self.parsed, body, what), self.connect)
 
 
 class DebeziumAvroDecoder:
@@ -122,28 +115,12 @@ class DebeziumAvroDecoder:
     """
 
     def __init__(self, schema_for_id: Callable[[int], str], *, time_zone: str = "UTC") -> None:
-        self._schema_for_id = schema_for_id
-        self._schemas: dict[int, _Schema] = {}
+        self._schemas = WriterSchemas(schema_for_id, _Schema, protocol="debezium-avro")
         self._debezium = DebeziumDecoder(time_zone=time_zone)
 
     def _read(self, data: bytes, what: str) -> tuple[dict[str, Any], Any]:
-        if len(data) < 5 or data[0] != CONFLUENT_MAGIC:
-            raise DecodeError(
-                f"the {what} is not Confluent-framed Avro (magic byte 0x00 and a 4-byte "
-                "schema id); is the topic written by protocol debezium-avro?"
-            )
-        schema_id = int.from_bytes(data[1:5], "big", signed=True)
-        schema = self._schemas.get(schema_id)
-        if schema is None:
-            try:
-                text = self._schema_for_id(schema_id)
-            except LookupError as exc:
-                raise DecodeError(f"schema id {schema_id} is unknown to the registry") from exc
-            schema = _Schema(schema_id, text)
-            if len(self._schemas) >= 1024:
-                self._schemas.clear()
-            self._schemas[schema_id] = schema
-        return schema.connect, schema.read(bytes(data[5:]), what)
+        schema, body = self._schemas.unframe(data, what)
+        return schema.connect, schema.read(body, what)
 
     def _message(self, value: bytes | None) -> dict[str, Any]:
         if not value:
