@@ -24,6 +24,9 @@ from collections.abc import Iterator
 
 import pytest
 
+# The Hypothesis profile (quick, or thorough in CI) is loaded before any test module.
+import tests.support.hypothesis_profiles  # noqa: F401
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 

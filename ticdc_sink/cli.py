@@ -58,12 +58,12 @@ from ticdc_sink.errors import (
 from ticdc_sink.events import Op, RowChange, read_change_batches
 from ticdc_sink.producer import (
     DEFAULT_PARTITION_NUM,
-    Record,
     check_client_config,
     producer_settings,
 )
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import arrow_schema as read_arrow_schema
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.routing import DispatchRule, PartitionRule

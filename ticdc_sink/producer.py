@@ -62,7 +62,6 @@ __all__ = [
     "PartitionStats",
     "Producer",
     "ProducerFactory",
-    "Record",
     "check_client_config",
     "producer_settings",
 ]
@@ -1330,16 +1329,3 @@ def _describe(error: KafkaError | KafkaException) -> str:
             return str(error)
         error = error.args[0]
     return f"{error.str()} ({error.name()})"
-
-
-class Record(NamedTuple):
-    """One message read back from Kafka; `timestamp` is milliseconds since the epoch, None
-    when the broker has none; `headers` its (key, value) headers in order, None when they
-    were not asked for or it has none."""
-
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: int | None
-    headers: tuple[tuple[str, bytes | None], ...] | None = None

@@ -19,6 +19,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from tests.support.changes import COLUMNS, SourceTable, Step, steps
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.mirror.plan import DELETE_FLAG, plan_changes
 
@@ -69,7 +70,7 @@ def merge(target: dict[int, tuple[Any, ...]], planned: list[Any]) -> None:
 
 
 @settings(
-    max_examples=10,
+    max_examples=examples(10),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -71,7 +71,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from ticdc_sink._local_broker import LocalBroker, free_port
 from ticdc_sink.errors import DeliveryError
-from ticdc_sink.producer import Record
+from ticdc_sink.read.record import Record
 
 __all__ = ["END_MARKER", "Record", "TansuBroker", "TopicAdmin", "free_port"]
 

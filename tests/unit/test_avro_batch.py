@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
 from tests.support.row_path import outcome, with_row_path
 from tests.support.strategies import record_batches
@@ -116,7 +117,7 @@ def _compare(batches: list[pa.RecordBatch], plan: Any) -> int:
 
 @pytest.mark.parametrize("mode", list(_MODES))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_gives_the_row_path_messages(with_table: bool, mode: str, data: Any) -> None:
     batches = data.draw(record_batches(with_table))
@@ -359,7 +360,7 @@ def _keyed_batches(draw: Any, table: Any, bad: bool) -> ChangeBatch:
     ids=["composite key", "no key", "key and unique key"],
 )
 @pytest.mark.parametrize("bad", [False, True], ids=["valid", "bad values"])
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_hand_made_batches(mode: str, key: Any, unique: Any, bad: bool, data: Any) -> None:
     from ticdc_sink.config import SinkConfig

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from tests.support.checksums import crc32_bitwise
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro import AvroEncoder, key_schema_json, value_schema_json
@@ -183,7 +184,7 @@ def test_a_vector_column_is_refused_with_the_checksum() -> None:
         AvroEncoder(CHECKED, ALL_TYPES_TABLE, topic="t", registry=FakeRegistry())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_every_type_round_trips_through_the_check(data: st.DataObject) -> None:
     table = NO_VECTOR

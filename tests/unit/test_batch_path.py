@@ -25,6 +25,7 @@ from tests.support.batches import (
 )
 from tests.support.fake_producer import FakeProducer
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import outcome, read_changes, rows_by_table, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.codec import EncodedBatch, Message
@@ -129,7 +130,7 @@ def _assert_both_paths_send_the_same(
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
 @pytest.mark.parametrize("partition", ["table", "index-value", "columns"])
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batches_send_what_the_row_path_sends(
     protocol: str, with_table: bool, partition: str, data: Any
@@ -141,7 +142,7 @@ def test_batches_send_what_the_row_path_sends(
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_raw_change_events_send_what_the_row_path_sends(
     protocol: str, with_table: bool, data: Any
@@ -156,7 +157,7 @@ def test_raw_change_events_send_what_the_row_path_sends(
 @pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "avro-checksum"])
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
 @pytest.mark.parametrize("partition", ["index-value", "columns"])
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_selected_columns_send_what_the_row_path_sends(
     protocol: str, with_table: bool, partition: str, data: Any
@@ -266,7 +267,7 @@ def _row_path_into(producer: FakeProducer, batches: list[pa.RecordBatch], plan: 
 
 
 @pytest.mark.parametrize("partition", ["table", "index-value", "ts"])
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_tables_sharing_a_partition_keep_each_tables_input_order(partition: str, data: Any) -> None:
     # One fixed topic with one partition: every table's messages meet in it. Each table's

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pyspark.sql import types as T
 
 from tests.support.batches import EDGE_COLUMNS as COLUMNS
+from tests.support.hypothesis_profiles import examples
 from tests.support.reference_table import make_batches, reference_plan
 from tests.support.row_path import outcome, with_row_path
 from ticdc_sink import tso
@@ -189,7 +190,7 @@ def _check(config: SinkConfig, batch: ChangeBatch) -> None:
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_sends_what_the_row_path_sends(options: dict[str, str], data: Any) -> None:
     # output-row-key needs the integer handle (`id`), the primary key

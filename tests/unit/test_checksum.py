@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.checksums import crc32_bitwise
+from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, col, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum, checksum_bytes
@@ -141,7 +142,7 @@ _COVERED = attrs.evolve(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(all_types_rows(_COVERED), min_size=0, max_size=8),
     st.sampled_from(["UTC", "Asia/Tokyo", "America/New_York"]),
@@ -152,7 +153,7 @@ def test_row_path_equals_column_wise(rows: list[tuple[Any, ...]], zone: str) -> 
     assert checksum.of_columns(columns, len(rows)) == [checksum.of_row(r) for r in rows]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(
         st.tuples(

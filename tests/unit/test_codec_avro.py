@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec import Message, build_encoder, encode_watermark
@@ -675,7 +676,7 @@ def compiled(config: CodecConfig) -> tuple[AvroEncoder, Any]:
 
 
 @pytest.mark.parametrize("config", [EXT, STRING_MODES], ids=["precise-long", "string-string"])
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.data())
 def test_binary_equals_fastavro_schemaless_writer(config: CodecConfig, data: st.DataObject) -> None:
     row = data.draw(all_types_rows())

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import table_from_ddl
 from ticdc_sink.codec import build_encoder, protocol_spec
 from ticdc_sink.config import CodecConfig, Protocol
@@ -132,7 +133,7 @@ ROUND_TRIP = table_from_ddl(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.tuples(
         st.integers(-(2**63), 2**63 - 1),

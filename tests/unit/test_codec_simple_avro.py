@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_schema_avro
 from ticdc_sink.codec.simple.avro_values import (
@@ -598,7 +599,7 @@ def test_a_bootstrap_above_the_limit_is_an_error() -> None:
 # --- property: our bytes are fastavro's bytes ---------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.sampled_from(range(len(_VALUES))), min_size=1, max_size=8),
     st.sampled_from(list(Op)),

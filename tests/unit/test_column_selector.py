@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 from tests.support.batches import COLUMN_TYPES, COMMIT_TS, spark_schema
 from tests.support.fake_producer import FakeProducer
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import outcome, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.column_selector import (
@@ -341,7 +342,7 @@ def _bootstraps(protocol: str, sent: list[Any]) -> list[bool]:
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
 @pytest.mark.parametrize("partition", ["index-value", "columns"])
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_selection_sends_what_a_table_of_the_selected_columns_sends(
     protocol: str, with_table: bool, partition: str, data: Any

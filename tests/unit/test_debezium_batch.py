@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
+from tests.support.hypothesis_profiles import examples
 from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
 from tests.support.row_path import outcome, with_row_path
 from tests.support.strategies import images
@@ -108,7 +109,7 @@ def _check(batches: list[pa.RecordBatch], plan: Any, column_wise: bool = False) 
 
 
 @pytest.mark.parametrize("options", list(OPTION_SETS), ids=list(OPTION_SETS))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_encode_batch_is_the_row_path(options: str, data: Any) -> None:
     batches = data.draw(_batches())
@@ -318,7 +319,7 @@ def _ddl_batch(draw: Any) -> pa.RecordBatch:
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
 @pytest.mark.parametrize("options", list(OPTION_SETS)[:3], ids=list(OPTION_SETS)[:3])
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
     from ticdc_sink.config import CodecConfig

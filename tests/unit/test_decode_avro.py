@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro import AvroEncoder, value_schema_json
@@ -84,7 +85,7 @@ def encoder_for(mode: str) -> tuple[AvroEncoder, FakeRegistry]:
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_every_type_round_trips(mode: str, data: st.DataObject) -> None:
     table = ALL_TYPES_TABLE

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
@@ -323,7 +324,7 @@ def _expected(image: tuple[Any, ...]) -> dict[str, Any]:
     return result
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     key=st.integers(0, 2**63 - 1),
     data=st.data(),

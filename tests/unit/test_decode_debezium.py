@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.debezium import DebeziumEncoder, encode_watermark
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
@@ -265,7 +266,7 @@ def _expected(name: str, value: Any) -> Any:
 ROWS = st.fixed_dictionaries({name: st.none() | strategy for name, strategy in VALUES.items()})
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(ROWS, ROWS)
 def test_round_trip_every_type(row: dict[str, Any], old: dict[str, Any]) -> None:
     config = CodecConfig(protocol=Protocol.DEBEZIUM, enable_tidb_extension=True, time_zone=ZONE)
@@ -285,7 +286,7 @@ def test_round_trip_every_type(row: dict[str, Any], old: dict[str, Any]) -> None
             assert image[name] == _expected(name, value), name
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(ROWS)
 def test_without_schema_values_are_raw(row: dict[str, Any]) -> None:
     config = CodecConfig(protocol=Protocol.DEBEZIUM, debezium_disable_schema=True)

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import (
     WATERMARK,
     FakeTopicLog,
@@ -179,7 +180,7 @@ def _mutated(draw: Any, protocol: str, record: Record) -> Record:
 
 
 @pytest.mark.parametrize(("protocol", "encoding"), PROTOCOLS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_decoder_lets_only_decode_errors_escape(protocol: str, encoding: str, data: Any) -> None:
     rows = data.draw(st.lists(all_types_rows(), min_size=2, max_size=2), label="rows")
@@ -194,7 +195,7 @@ def test_a_decoder_lets_only_decode_errors_escape(protocol: str, encoding: str, 
 
 
 @pytest.mark.parametrize(("protocol", "encoding"), PROTOCOLS[:5])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), columnwise=st.booleans(), skip=st.booleans())
 def test_a_read_of_a_mutated_message_fails_only_with_a_located_decode_error(
     protocol: str, encoding: str, data: Any, columnwise: bool, skip: bool

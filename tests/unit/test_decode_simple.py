@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec import build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.decode import (
@@ -261,7 +262,7 @@ def _column_and_value(draw: st.DrawFn) -> tuple[str, Any, Any]:
     return "varbinary(16)", v, v
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(_column_and_value(), min_size=1, max_size=8),
     st.sampled_from(list(Op)),
@@ -480,7 +481,7 @@ def _avro_column_and_value(draw: st.DrawFn) -> tuple[str, Any, Any]:
     return draw(_column_and_value())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(_avro_column_and_value(), min_size=1, max_size=8),
     st.sampled_from(list(Op)),

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import read_changes
 from ticdc_sink import tso
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
@@ -1161,7 +1162,7 @@ def test_chunked_and_sliced_input():
     assert [c.row for c in read(sliced)] == [(1, "x", 1), (2, "y", 2)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from([None, "shop", "crm"]), st.integers(0, 40)),

@@ -4,6 +4,7 @@ live" name every module and package of `ticdc_sink`, and every protocol package 
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -49,3 +50,22 @@ def test_the_map_names_every_module(document: str) -> None:
 def test_the_map_names_every_protocol_package(document: str) -> None:
     missing = [name for name in _protocols() if name not in MAPS[document]]
     assert missing == [], f"{document} does not name {missing}"
+
+
+def _subpackages() -> list[Path]:
+    return sorted(init.parent for init in PACKAGE.rglob("__init__.py") if init.parent != PACKAGE)
+
+
+@pytest.mark.parametrize(
+    "package", _subpackages(), ids=lambda p: str(p.relative_to(PACKAGE)).replace("/", ".")
+)
+def test_a_package_docstring_names_each_of_its_modules(package: Path) -> None:
+    # A subpackage's docstring is its map (`name.py` or `name/`, or `name` in backticks);
+    # the top-level package's maps are README's and CONTRIBUTING's, checked above.
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    names = {p.stem: p.name for p in package.glob("*.py") if p.name != "__init__.py"}
+    names |= {p.name: f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").exists()}
+    missing = sorted(
+        file for name, file in names.items() if file not in doc and f"`{name}`" not in doc
+    )
+    assert missing == [], f"the docstring of {package.relative_to(ROOT)} does not name {missing}"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pyspark.sql import types as T
 
 from tests.support.batches import EDGE_COLUMNS as COLUMNS
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import with_row_path
 from ticdc_sink import tso
 from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
@@ -152,7 +153,7 @@ def check(config: SinkConfig, batch: ChangeBatch) -> None:
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_sends_what_the_row_path_sends(options: dict[str, str], data: Any) -> None:
     config = config_for(options)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from ticdc_sink.errors import InputError
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
@@ -71,7 +72,7 @@ def _steps(draw: Any) -> list[tuple[str, TableSchema, list[int], list[int]]]:
     return steps
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps=_steps())
 def test_the_check_fails_exactly_where_a_row_by_row_check_fails(steps: Any) -> None:
     expected = _reference(steps)

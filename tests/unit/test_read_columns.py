@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows
@@ -152,7 +153,7 @@ def _same(left: Any, right: Any) -> None:
 @pytest.mark.parametrize("encoding", ["json", "avro"])
 @pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     # caplog is cleared before each read
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

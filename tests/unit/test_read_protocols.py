@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, protocol_messages, simple_messages, table
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import DecodeError, SchemaError
@@ -335,7 +336,7 @@ def _normal_row(protocol: str, schema: TableSchema, row: dict) -> dict:
 
 
 @pytest.mark.parametrize("protocol", ["avro", *PROTOCOLS])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(column_values(), min_size=1, max_size=6), st.data())
 def test_every_protocol_reads_what_simple_reads_less_its_losses(
     protocol: str, columns: list[tuple[str, st.SearchStrategy[Any]]], data: st.DataObject

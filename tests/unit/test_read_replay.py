@@ -10,6 +10,7 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import (
     WATERMARK,
     FakeTopicLog,
@@ -198,7 +199,7 @@ def test_without_watermark_consistency_only_ticdcs_rule_drops_in_batch_and_strea
     assert replay_filter(ReadConfig.from_options({**_OPTIONS, "replays": "keep"})) is None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_and_stream_reads_of_any_replaying_topic_give_the_same_rows(data: Any) -> None:
     # Transactions with rising commit ts in two partitions, watermarks to both, and at any

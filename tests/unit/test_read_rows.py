@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, simple_messages, table
 from tests.support.row_path import read_changes
 from ticdc_sink.errors import SchemaError
@@ -196,7 +197,7 @@ def column_values(draw: st.DrawFn) -> tuple[str, st.SearchStrategy[Any]]:
     return simple[kind]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(column_values(), min_size=1, max_size=6), st.data())
 def test_decode_to_rows_round_trips_through_the_writers_input(
     columns: list[tuple[str, st.SearchStrategy[Any]]], data: st.DataObject

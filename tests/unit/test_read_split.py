@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import WATERMARK, FakeTopicLog, simple_messages, simple_stream, table
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import Op
@@ -109,7 +110,7 @@ _CONFIGS = st.sampled_from(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), extra=_CONFIGS, min_partitions=st.integers(1, 8))
 def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
     data: Any, extra: dict[str, str], min_partitions: int
@@ -127,7 +128,7 @@ def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
         assert len(parts) == min(min_partitions, plan.ranges[0].end)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), extra=_CONFIGS)
 def test_any_split_at_watermark_boundaries_gives_the_unsplit_rows(
     data: Any, extra: dict[str, str]
@@ -195,7 +196,7 @@ def test_a_part_after_a_schema_message_gets_its_schema() -> None:
     assert [row[1] for row in rows] == [1, 2]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), extra=_CONFIGS, min_partitions=st.integers(1, 8))
 def test_a_stream_split_for_min_partitions_gives_the_unsplit_rows(
     data: Any, extra: dict[str, str], min_partitions: int

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import (
     WATERMARK,
     FakeTopicLog,
@@ -110,7 +111,7 @@ def _append(log: FakeTopicLog, key: Key, items: list[Any], schema: TableSchema =
 
 
 @pytest.mark.parametrize("partitions", [PARTITIONS, TWO_TOPICS], ids=["one-topic", "two-topics"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
     limit=st.none() | st.integers(1, 30),

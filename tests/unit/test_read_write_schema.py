@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_registry import FakeRegistry
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.row_path import read_changes
 from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
@@ -486,7 +487,7 @@ def _as_read(table: TableSchema, protocol: str) -> TableSchema:
 
 
 @pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ddl=tables())
 def test_a_write_of_a_read_states_the_table_read_and_sends_its_schema(
     protocol: str, ddl: str
@@ -535,7 +536,7 @@ def _simple_kept(table: TableSchema) -> TableSchema:
 
 
 @pytest.mark.parametrize("protocol", ["simple", "simple-avro"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ddl=tables())
 def test_simple_reads_the_table_written_and_writes_it_with_its_version(
     protocol: str, ddl: str

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tests.support.batches import ARROW_FIELDS as FIELDS
 from tests.support.batches import COLUMNS, change_batches, write_plan
+from tests.support.hypothesis_profiles import examples
 from tests.support.strategies import record_batches
 from ticdc_sink.codec.batch import key_changed
 from ticdc_sink.errors import ConfigError
@@ -54,7 +55,7 @@ def _per_event(dispatcher: Any, events: list[Any], partition_num: int) -> list[i
 
 @pytest.mark.parametrize("name", list(_DISPATCHERS))
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), partition_num=st.sampled_from([0, 1, 2, 3, 7, 16, 1000]))
 def test_batch_partitions_are_the_row_paths(
     name: str, with_table: bool, data: Any, partition_num: int

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, change_batches, write_plan
 from tests.support.fake_producer import FakeProducer
+from tests.support.hypothesis_profiles import examples
 from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
 from tests.support.row_path import outcome, with_row_path
 from tests.support.strategies import record_batches
@@ -72,7 +73,7 @@ def _check(batches: list[pa.RecordBatch], plan: Any) -> None:
 
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batch_path_gives_the_row_path_messages(with_table: bool, data: Any) -> None:
     batches = data.draw(record_batches(with_table))
@@ -234,7 +235,7 @@ def _wide_batch(draw: Any) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch=_wide_batch())
 def test_wide_values_match(batch: pa.RecordBatch) -> None:
     _check([batch], _wide_plan())

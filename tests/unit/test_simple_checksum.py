@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, write_plan
 from tests.support.checksums import crc32_bitwise
 from tests.support.fake_producer import FakeProducer
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import outcome, rows_by_table, write_rows
 from tests.support.schemas import SIMPLE_DOC_USER as USER
 from tests.support.strategies import record_batches
@@ -146,7 +147,7 @@ def test_without_the_setting_no_checksum() -> None:
 
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fast_path_sends_what_the_row_path_sends(with_table: bool, data: Any) -> None:
     batches = data.draw(record_batches(with_table))
@@ -310,7 +311,7 @@ def test_avro_split_halves_and_deletes() -> None:
 
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_avro_fast_path_sends_what_the_row_path_sends(with_table: bool, data: Any) -> None:
     batches = data.draw(record_batches(with_table))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, write_plan
 from tests.support.fake_producer import FakeProducer
+from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import outcome, rows_by_table, write_rows
 from tests.support.strategies import record_batches
 from ticdc_sink.errors import MessageTooLargeError
@@ -23,7 +24,7 @@ from ticdc_sink.writer.task import GATHER_ROWS_PER_TABLE
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["one table", "tables by _table"])
 @pytest.mark.parametrize("partition", ["table", "index-value", "ts"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fast_path_sends_what_the_row_path_sends(
     with_table: bool, partition: str, data: Any

@@ -23,11 +23,14 @@ inside the functions), so that protocol modules and config can import it;
       claim_check.py  claim-check file names and contents
       large_message.py  the large-message policy (simple, canal-json)
       row_key.py      TiDB's record key of a row (canal-json output-row-key)
+      checksum.py     TiCDC's row checksum (integrity-check-level = correctness)
+      compression.py  large-message-handle-compression: snappy, lz4, and back
       simple/         protocol=simple: JSON and Avro marshallers, row and column-wise
       avro/           protocol=avro: Confluent Avro, schemas for the registry
       debezium/       protocol=debezium: Debezium JSON envelopes
       canal_json/     protocol=canal-json: canal-json as TiCDC writes it
       open_protocol/  protocol=open-protocol: events batched into messages
+      debezium_avro/  protocol=debezium-avro: the Debezium envelope in Confluent Avro
 
 Each protocol package has a `spec.py` (its `SPEC`, the one line `PROTOCOLS` names), a
 shared lower layer (values, schemas, the compiled table), a row path (`encode_row`, the

@@ -1,12 +1,24 @@
 """The read side of `format("ticdc")`: TiCDC topics back into change rows.
 
-One idea per module: `options` (what a read takes), `offsets` (offset specs and ranges),
-`consumer` (Kafka consumption), `decoding` (records -> events, errors with coordinates),
-`discover` (the read's table, found on the driver), `rows` (events -> Arrow in the
-writer's input contract), `columns` (runs of plain Simple rows -> Arrow column by
-column), `scan` (a task's read of one range), `split` (ranges cut into parts for
-minPartitions). Only
-`ticdc_sink.datasource` knows Spark; this package knows Kafka, protocols and Arrow.
+One idea per module:
+
+    read/
+      options.py     ReadConfig: what a read takes, its options checked
+      offsets.py     offset specs (starting/ending, timestamps) and offset ranges
+      record.py      Record: one message read back, whichever client read it
+      consumer.py    TopicLog: Kafka consumption (shared with `ticdc-sink decode`)
+      decoding.py    records -> events, errors with topic, partition and offset
+      discover.py    the read's table, found on the driver
+      plan.py        a batch read's plan: topics, ranges, schemas, parts
+      split.py       ranges cut into parts for minPartitions
+      rows.py        events -> Arrow in the writer's input contract, row by row
+      columns.py     runs of plain Simple rows -> Arrow, column by column
+      scan.py        a task's read of one range
+      replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
+      stream.py      streaming reads: micro-batches cut at watermarks, on the driver
+      evolution.py   schema changes against a stream's columns
+
+Only `ticdc_sink.datasource` knows Spark; this package knows Kafka, protocols and Arrow.
 """
 
 from __future__ import annotations

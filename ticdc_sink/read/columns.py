@@ -19,7 +19,7 @@ the caller decodes the run's messages one by one, so errors, skipped messages an
 order are the row path's. Tests check that both paths give the same table.
 
 Knows Arrow, table schemas and the Simple decoder's plain rows; nothing of Spark or Kafka
-(records arrive as `producer.Record`).
+(records arrive as `read.record.Record`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.decode.simple import PlainRow, SimpleDecoder
-from ticdc_sink.producer import Record
+from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema
 

@@ -20,8 +20,8 @@ from ticdc_sink.decode import (
 from ticdc_sink.decode import decode_record as decode_events_of
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import DecodeError, TiCDCSinkError
-from ticdc_sink.producer import Record
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.record import Record
 from ticdc_sink.schema import TableSchema
 
 __all__ = [

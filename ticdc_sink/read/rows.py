@@ -42,7 +42,7 @@ from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
-from ticdc_sink.producer import Record
+from ticdc_sink.read.record import Record
 from ticdc_sink.schema import (
     MYSQL_TYPE_METADATA,
     TABLE_METADATA,

@@ -29,7 +29,6 @@ from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
-from ticdc_sink.producer import Record
 from ticdc_sink.read.columns import SimpleRun
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
@@ -43,6 +42,7 @@ from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema

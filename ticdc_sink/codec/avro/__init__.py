@@ -8,6 +8,7 @@ values, schemas in a Confluent Schema Registry.
       row.py        AvroRowEncoder: encode_row, compiled per table; the size check
       batch.py      AvroBatchEncoder: the same messages, column-wise
       encoder.py    AvroEncoder: schemas checked, both paths offered
+      spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
 alone imports both paths. The names below load on first use.

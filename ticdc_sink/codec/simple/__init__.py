@@ -10,6 +10,7 @@ messages, in JSON or Avro (`encoding-format`).
       avro_batch.py   AvroBatchMarshaller: Avro, column-wise
       encoder.py      SimpleEncoder: picks the marshallers, size check, large messages
       message.json    tiflow's Avro writer schema, unchanged
+      spec.py         SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import `values` / `avro_values` and never each other;
 `encoder.py` alone imports both paths. The names below load on first use, so importing
