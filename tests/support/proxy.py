@@ -132,11 +132,10 @@ class FaultProxy:
         """Close every open connection (both sockets); returns how many were closed."""
         with self._lock:
             open_now, self._open = self._open, []
-        closed = sum(conn.close() for conn in open_now)
-        if closed:
-            with self._lock:
+            # Counted before the sockets close: a client that sees the cut sees it counted.
+            if any(not conn.closed.is_set() for conn in open_now):
                 self.cuts += 1
-        return closed
+        return sum(conn.close() for conn in open_now)
 
     def cut_every(self, *, nbytes: int | None = None) -> None:
         """Cut all connections each time `nbytes` more bytes were forwarded; `cut_every()`
