@@ -7,9 +7,10 @@ side (`--broker tansu|kafka|both`, default both).
         --min-partitions 2   # one partition read by two tasks
 
 The reference table (bench_e2e.py's: 10 columns, 70% inserts, 20% updates with `_before`,
-10% deletes) is written once per encoding and broker by `format("ticdc")` (Simple JSON,
-Simple Avro) to a fresh broker (`tansu`, the demo's embedded broker, or `kafka`, Apache
-Kafka in KRaft mode from tests/support/kafka.py), then read --repeat times by each reader:
+10% deletes) is written once per encoding and broker by `format("ticdc")` (`ENCODINGS`:
+Simple JSON, Simple Avro, debezium, canal-json, avro) to a fresh broker (`tansu`, the
+demo's embedded broker, or `kafka`, Apache Kafka in KRaft mode from
+tests/support/kafka.py), then read --repeat times by each reader:
 
 | name | what it is |
 | --- | --- |
@@ -29,6 +30,13 @@ Kafka in KRaft mode from tests/support/kafka.py), then read --repeat times by ea
 |  | union index byte with the Message record of TiCDC's Simple Avro schema |
 |  | (`ticdc_sink/codec/simple/message.json`), the DML branch of the payload, each |
 |  | column from its branch of the value union |
+| `ticdc-debezium`, `kafka-debezium` | the same pair over a Debezium JSON topic (TiDB |
+|  | extension on): `from_json` of `payload` (`op`, `before`, `after`, `source`) |
+| `ticdc-canal`, `kafka-canal` | over a canal-json topic (TiDB extension on): `from_json` |
+|  | of `type`, `data[0]`, `old[0]`, `_tidb.commitTs` |
+| `ticdc-confluent`, `kafka-confluent` | over an avro (Confluent) topic through the test |
+|  | registry (tests/support/registry.py; TiDB extension on): `from_avro` of the value |
+|  | and the key after their 5-byte frame, with the schemas TiCDC registered |
 
 The `kafka-*` readers need Spark's Kafka connector on the JVM, which PySpark does not
 ship: the script fetches it with Maven (`mvn` on PATH) into the test cache,
@@ -77,11 +85,37 @@ from _common import (
     start_broker,
 )
 
-READERS = ("ticdc-json", "ticdc-avro", "baseline-json", "kafka-json", "kafka-avro")
+#: The topics read, by the suffix of their readers' names: the reference table written by
+#: `format("ticdc")` with these options (`reference_table.PROTOCOLS`' writer and options on
+#: top; the TiDB extension gives the JSON protocols' commit ts and watermarks, as a
+#: consistent read needs, and avro its op and commit ts).
+ENCODINGS: dict[str, tuple[str, dict[str, str]]] = {
+    "json": ("simple-json", {}),
+    "avro": ("simple-avro", {}),
+    "debezium": ("debezium", {"enable-tidb-extension": "true"}),
+    "canal": ("canal-json", {"enable-tidb-extension": "true"}),
+    "confluent": ("avro", {"enable-tidb-extension": "true"}),
+}
+READERS = (
+    "ticdc-json",
+    "ticdc-avro",
+    "baseline-json",
+    "kafka-json",
+    "kafka-avro",
+    "ticdc-debezium",
+    "kafka-debezium",
+    "ticdc-canal",
+    "kafka-canal",
+    "ticdc-confluent",
+    "kafka-confluent",
+)
 # What each reader's rows/s is divided by, on the same broker.
 RATIOS = {
     "ticdc-json": ("kafka-json", "baseline-json"),
     "ticdc-avro": ("kafka-avro",),
+    "ticdc-debezium": ("kafka-debezium",),
+    "ticdc-canal": ("kafka-canal",),
+    "ticdc-confluent": ("kafka-confluent",),
 }
 _TOPIC = f"bench_{DATABASE}_{TABLE}"
 
@@ -98,12 +132,29 @@ def spark_ending(broker: str, topic: str, ends: dict[int, int]) -> str:
 MIN_PARTITIONS: list[int | None] = [None]
 
 
+#: `--registry`'s URL, for the `confluent` topic (set by `main`).
+REGISTRY: list[str | None] = [None]
+
+
+def read_options(encoding: str) -> dict[str, str]:
+    """What `format("ticdc")` needs to read the `encoding` topic: its protocol (and Simple's
+    encoding format), the registry for avro."""
+    from tests.support import reference_table
+
+    written = reference_table.PROTOCOLS[ENCODINGS[encoding][0]]
+    options = {k: v for k, v in written.items() if k in ("protocol", "encoding-format")}
+    if encoding == "confluent":
+        assert REGISTRY[0] is not None
+        options["schema-registry"] = REGISTRY[0]
+    return options
+
+
 def ticdc_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: str) -> Any:
     reader = (
         spark.read.format("ticdc")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
-        .option("encoding-format", encoding)
+        .options(**read_options(encoding))
         .option("endingOffsets", ending)
     )
     if MIN_PARTITIONS[0] is not None:
@@ -237,6 +288,8 @@ def kafka_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: s
         .option("endingOffsets", ending)
         .load()
     )
+    if encoding in ("debezium", "canal", "confluent"):
+        return _KAFKA_FRAMES[encoding](spark, raw, topic)
     if encoding == "json":
         image = T.StructType([T.StructField(c, T.StringType()) for c in COLUMN_TYPES])
         schema = T.StructType(
@@ -268,6 +321,144 @@ def kafka_frame(spark: Any, bootstrap: str, topic: str, ending: str, encoding: s
             lambda image, c, t: image[c][_avro_branch(t)].cast(_spark_type(t)),
         )
     )
+
+
+def _typed(image: Any, column: str, mysql: str) -> Any:
+    return image[column].cast(_spark_type(mysql))
+
+
+def _rows(image: Any, before: Any, op: Any, commit_ts: Any, database: Any, table: Any):
+    """The ticdc reader's output columns from the parts of a decoded message, each a
+    Column: the row's image (the new row, or the old one for a DELETE), the old row of an
+    UPDATE, the change type as `INSERT` / `UPDATE` / `DELETE`."""
+    from pyspark.sql import functions as F
+
+    old = F.struct(*[_typed(before, c, t).alias(c) for c, t in COLUMN_TYPES.items()])
+    return [
+        *[_typed(image, c, t).alias(c) for c, t in COLUMN_TYPES.items()],
+        op.alias("_op"),
+        commit_ts.alias("_commit_ts"),
+        F.when(op == "UPDATE", old).alias("_before"),
+        database.alias("_database"),
+        table.alias("_table"),
+    ]
+
+
+def _strings() -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(c, T.StringType()) for c in COLUMN_TYPES])
+
+
+def kafka_debezium(spark: Any, raw: Any, topic: str) -> Any:
+    """Debezium JSON: `payload`'s `op`, `before`, `after` and `source` (`db`, `table`,
+    TiCDC's `commit_ts`); watermarks (`op` `m`) and DDL events dropped."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    source = T.StructType(
+        [
+            T.StructField("db", T.StringType()),
+            T.StructField("table", T.StringType()),
+            T.StructField("commit_ts", T.LongType()),
+        ]
+    )
+    payload = T.StructType(
+        [
+            T.StructField("op", T.StringType()),
+            T.StructField("before", _strings()),
+            T.StructField("after", _strings()),
+            T.StructField("source", source),
+        ]
+    )
+    schema = T.StructType([T.StructField("payload", payload)])
+    m = F.from_json(F.col("value").cast("string"), schema)["payload"]
+    dml = raw.select(m.alias("m")).where(F.col("m.op").isin("c", "u", "d"))
+    p = F.col("m")
+    op = F.when(p["op"] == "c", "INSERT").when(p["op"] == "u", "UPDATE").otherwise("DELETE")
+    return dml.select(
+        *_rows(
+            F.coalesce(p["after"], p["before"]),
+            p["before"],
+            op,
+            p["source"]["commit_ts"],
+            p["source"]["db"],
+            p["source"]["table"],
+        )
+    )
+
+
+def kafka_canal(spark: Any, raw: Any, topic: str) -> Any:
+    """canal-json: one row per message in `data` (and `old` for an UPDATE), every value a
+    string; the commit ts in `_tidb`; watermarks (`TIDB_WATERMARK`) and DDL dropped."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    schema = T.StructType(
+        [
+            T.StructField("database", T.StringType()),
+            T.StructField("table", T.StringType()),
+            T.StructField("type", T.StringType()),
+            T.StructField("data", T.ArrayType(_strings())),
+            T.StructField("old", T.ArrayType(_strings())),
+            T.StructField("_tidb", T.StructType([T.StructField("commitTs", T.LongType())])),
+        ]
+    )
+    m = F.from_json(F.col("value").cast("string"), schema)
+    dml = raw.select(m.alias("m")).where(F.col("m.type").isin(*_DML_TYPES))
+    p = F.col("m")
+    return dml.select(
+        *_rows(
+            p["data"][0],
+            p["old"][0],
+            p["type"],
+            p["_tidb"]["commitTs"],
+            p["database"],
+            p["table"],
+        )
+    )
+
+
+def registry_schema(subject: str) -> str:
+    """The latest schema registered under `subject` (the Confluent API)."""
+    import urllib.request
+
+    assert REGISTRY[0] is not None
+    url = f"{REGISTRY[0]}/subjects/{subject}/versions/latest"
+    with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - loopback
+        return json.loads(answer.read())["schema"]
+
+
+def kafka_confluent(spark: Any, raw: Any, topic: str) -> Any:
+    """avro (Confluent): `from_avro` of the value after its 5-byte frame with the value
+    schema TiCDC registered (the one every message of this topic names), the key's
+    columns from the key for a tombstone; the op and commit ts from the TiDB extension's
+    `_tidb_op` and `_tidb_commit_ts`."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
+
+    value = from_avro(F.expr("substring(value, 6)"), registry_schema(f"{topic}-value"))
+    key = from_avro(F.expr("substring(key, 6)"), registry_schema(f"{topic}-key"))
+    decoded = raw.select(value.alias("v"), key.alias("k"))
+    v, k = F.col("v"), F.col("k")
+    image = F.struct(
+        *[F.coalesce(v[c], k[c]).alias(c) if c == "id" else v[c].alias(c) for c in COLUMN_TYPES]
+    )
+    op = (
+        F.when(v.isNull() | (v["_tidb_op"] == "d"), "DELETE")
+        .when(v["_tidb_op"] == "u", "UPDATE")
+        .otherwise("INSERT")
+    )
+    return decoded.select(
+        *_rows(image, image, op, v["_tidb_commit_ts"], F.lit(DATABASE), F.lit(TABLE))
+    )
+
+
+_KAFKA_FRAMES = {
+    "debezium": kafka_debezium,
+    "canal": kafka_canal,
+    "confluent": kafka_confluent,
+}
 
 
 def spark_frame(
@@ -348,8 +539,14 @@ def main() -> None:
     frame = reference_frame(spark, args.rows, args.partitions).cache()
     frame.count()
     results: list[dict[str, Any]] = []
+    registry = None
+    if any(r.endswith("-confluent") for r in readers):
+        from tests.support.registry import TestSchemaRegistry
+
+        registry = TestSchemaRegistry().start()
+        REGISTRY[0] = registry.url
     try:
-        for encoding in ("json", "avro"):
+        for encoding in ENCODINGS:
             wanted = [r for r in readers if r.endswith(f"-{encoding}")]
             if not wanted:
                 continue
@@ -357,6 +554,8 @@ def main() -> None:
                 results += read_all(spark, frame, broker, encoding, wanted, args)
     finally:
         spark.stop()
+        if registry is not None:
+            registry.stop()
     add_ratios(results)
     print_summary(results)
     report = {
@@ -386,7 +585,8 @@ def read_all(
     ones); their results."""
     results = []
     with start_broker(broker_name) as broker:
-        options = sink_options(broker.bootstrap, f"simple-{encoding}")
+        writer, extra = ENCODINGS[encoding]
+        options = {**sink_options(broker.bootstrap, writer, REGISTRY[0]), **extra}
         if args.partition_num is not None:
             options["partition-num"] = str(args.partition_num)
         step = -(-args.rows // args.writes)
