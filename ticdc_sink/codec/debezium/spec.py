@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, Watermark
+from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion, Watermark
 
 __all__ = ["SPEC"]
 
@@ -12,6 +12,7 @@ SPEC = ProtocolSpec(
     decoder="ticdc_sink.decode.debezium",
     ddl=True,
     watermark=Watermark.WITH_TIDB_EXTENSION,
+    events_since=TiCDCVersion.V26_3,
     size_check=False,
     old_values_option="debezium-output-old-value",
     options=("debezium-disable-schema", "debezium-output-old-value", "debezium-cluster-name"),
