@@ -936,31 +936,30 @@ def check_since(part: Any, version: TiCDCVersion) -> None:
 
 
 def version_settings(config: CodecConfig) -> list[str]:
-    """What follows `ticdc-version` in this configuration, one line each (for `check`)."""
+    """What follows `ticdc-version` in this configuration, one line each (for `check`):
+    the protocol's changes by release, and what the release refuses."""
     version = config.ticdc_version
     spec = config.spec
-    lines = []
-    if spec.events_since is not TiCDCVersion.V8_5 or spec.ddl:
-        ddl = "sent" if config.sends_ddl else "not sent"
-        lines.append(f"{spec.name} DDL messages: {ddl}")
-    if spec.watermark is not Watermark.NEVER:
-        lines.append(f"{spec.name} watermarks: {config.watermark.value}")
-    if spec.name == "debezium":
-        extra = version.at_least(TiCDCVersion.V26_3) and config.enable_tidb_extension
-        lines.append(
-            "debezium source schema with commit_ts and cluster_id: "
-            + ("yes" if extra else "no (needs 26.3 and enable-tidb-extension=true)")
-        )
-    refused = [f"protocol {s.name}" for s in protocol_specs() if not version.at_least(s.since)] + [
+    lines = [
+        f"{spec.name} from TiCDC v{since.value}: {change}: "
+        + ("yes" if version.at_least(since) else "no")
+        for since, change in spec.changes
+    ]
+    refused = [f"protocol {s.name}" for s in protocol_specs() if not version.at_least(s.since)]
+    refused += [
         f.metadata["option"]
         for f in attrs.fields(CodecConfig)
         if f.metadata.get("since") is not None and not version.at_least(f.metadata["since"])
     ]
-    if not version.at_least(TiCDCVersion.V26_3):
+    if not version.at_least(ROUTING_SINCE):
         refused.append("dispatchers target-schema / target-table")
     if refused:
-        lines.append(f"refused under {version.value}: {', '.join(refused)}")
+        lines.append(f"refused (not in TiCDC v{version.value}): {', '.join(refused)}")
     return lines
+
+
+#: pingcap/ticdc's table routing (dispatchers target-schema / target-table).
+ROUTING_SINCE = TiCDCVersion.V26_3
 
 
 @attrs.frozen
@@ -1646,10 +1645,8 @@ class SinkConfig:
             )
 
     def _check_routing_version(self) -> None:
-        # pingcap/ticdc's table routing (dispatchers target-schema / target-table) is not
-        # in tiflow v8.5.
         version = self.codec.ticdc_version
-        if version.at_least(TiCDCVersion.V26_3):
+        if version.at_least(ROUTING_SINCE):
             return
         for rule in self.routing.dispatchers:
             for key, target in (
@@ -1657,7 +1654,7 @@ class SinkConfig:
                 ("target-table", rule.target_table),
             ):
                 if target is not None:
-                    raise _too_new(f"dispatchers {key}", target, TiCDCVersion.V26_3, version)
+                    raise _too_new(f"dispatchers {key}", target, ROUTING_SINCE, version)
 
     def column_selection(self, table: TableSchema) -> tuple[int, ...] | None:
         """The positions of `table`'s columns sent under `column-selectors` (None: all),

@@ -99,6 +99,8 @@ class ProtocolSpec:
     #: messages (debezium: pingcap/ticdc v26.3; tiflow v8.5's `EncodeDDLEvent` and
     #: `EncodeCheckpointEvent` return none).
     events_since: TiCDCVersion = TiCDCVersion.V8_5
+    #: What a TiCDC release changed in this protocol's messages, as `check` shows it.
+    changes: tuple[tuple[TiCDCVersion, str], ...] = ()
     #: Needs a Confluent Schema Registry (`schema-registry`); its topic expressions must
     #: then hold {schema} and {table} (tiflow event_router.go) unless a record subject
     #: strategy lets tables share a topic.

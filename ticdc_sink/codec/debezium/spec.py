@@ -13,6 +13,13 @@ SPEC = ProtocolSpec(
     ddl=True,
     watermark=Watermark.WITH_TIDB_EXTENSION,
     events_since=TiCDCVersion.V26_3,
+    changes=(
+        (
+            TiCDCVersion.V26_3,
+            "DDL messages, watermarks with enable-tidb-extension, and with it `source`'s "
+            "schema lists commit_ts and cluster_id (pkg/sink/codec/debezium/codec.go)",
+        ),
+    ),
     size_check=False,
     old_values_option="debezium-output-old-value",
     options=("debezium-disable-schema", "debezium-output-old-value", "debezium-cluster-name"),
