@@ -44,7 +44,15 @@ from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.column_selector import ColumnSelector, select_columns
-from ticdc_sink.config import FrozenMap, SinkConfig, is_secret, mask_uri, spell_option
+from ticdc_sink.config import (
+    CodecConfig,
+    FrozenMap,
+    SinkConfig,
+    is_secret,
+    mask_uri,
+    spell_option,
+    version_settings,
+)
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import (
@@ -728,6 +736,8 @@ def run_dry_run(args: argparse.Namespace) -> int:
     )
     for line in _decision_notes(decision, table):
         print(line)
+    for line in _version_lines(options):
+        print(line)
     if "schema-registry" in assumed:
         print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
     if codec.build_batcher(options) is not None:
@@ -922,6 +932,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"ignored (no meaning for this sink): {name}")
     for line in warnings:
         print(f"librdkafka warning: {line}")
+    for line in _version_lines(config.codec):
+        print(line)
     count = args.partitions or config.kafka.partition_num or DEFAULT_PARTITION_NUM
     for database, table in tables:
         # The table as the writer's tasks build it for rows naming it, and what they do
@@ -964,6 +976,12 @@ def run_check(args: argparse.Namespace) -> int:
         if not dispatcher.columns:
             print(f"  (partition rule {dispatcher.rule.value} does not hash the key)")
     return 0
+
+
+def _version_lines(options: CodecConfig) -> list[str]:
+    """The TiCDC release the messages follow (`ticdc-version`) and what follows it."""
+    lines = [f"TiCDC v{options.ticdc_version.value} messages (ticdc-version); following it:"]
+    return lines + [f"  {line}" for line in version_settings(options)]
 
 
 def _decision_notes(decision: TableDecision, schema: TableSchema | None) -> list[str]:

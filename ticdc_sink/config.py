@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
+from ticdc_sink.codec.spec import TiCDCVersion, Watermark
 from ticdc_sink.column_selector import ColumnSelector, check_selection, parse_column_selectors
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
@@ -321,14 +322,16 @@ def _field(
     doc: str,
     ticdc: tuple[str, ...] = (),
     shown_default: str | None = None,
+    since: TiCDCVersion | None = None,
     **kwargs: Any,
 ) -> Any:
     """An attrs field for `option`, the option's one declaration: its type (the
     annotation), default, `doc` (the README's line; the protocols that own it come from
-    their specs), the TiCDC settings it honours (`ticdc`, as TiCDC spells them) and, where
-    the default is not a value, the default as documented (`shown_default`). `parse`
-    converts raw (string) or typed values and raises `_Invalid`, reported as a ConfigError
-    that names the option."""
+    their specs), the TiCDC settings it honours (`ticdc`, as TiCDC spells them), the first
+    TiCDC release that has it (`since`: set away from its default under an older
+    `ticdc-version` it is refused, `check_since`) and, where the default is not a value,
+    the default as documented (`shown_default`). `parse` converts raw (string) or typed
+    values and raises `_Invalid`, reported as a ConfigError that names the option."""
 
     def convert(value: Any) -> Any:
         if parse is None:
@@ -339,7 +342,15 @@ def _field(
             # `from None`: the chained error could quote a secret value.
             raise _invalid(option, value, exc.allowed, exc.choices) from None
 
-    metadata = {"option": option, "doc": doc, "ticdc": ticdc, "shown_default": shown_default}
+    if since is not None:
+        doc += f" (TiCDC v{since.value} on: refused under an older `ticdc-version`)"
+    metadata = {
+        "option": option,
+        "doc": doc,
+        "ticdc": ticdc,
+        "shown_default": shown_default,
+        "since": since,
+    }
     return attrs.field(default=default, converter=convert, metadata=metadata, **kwargs)
 
 
@@ -898,6 +909,59 @@ def _check_owned_options(part: Any, protocol: str) -> None:
         )
 
 
+def _too_new(option: str, value: str, since: TiCDCVersion, version: TiCDCVersion) -> ConfigError:
+    return ConfigError(
+        f"option {option!r} is {value!r}, which TiCDC v{version.value} does not have (it "
+        f"came with TiCDC v{since.value}) and option 'ticdc-version' is '{version.value}'; "
+        f"set ticdc-version={since.value} or remove {option}",
+        option=option,
+        value=value,
+    )
+
+
+def check_since(part: Any, version: TiCDCVersion) -> None:
+    """Refuse an option of `part` set away from its default that TiCDC `version` lacks
+    (its declaration's `since`).
+
+    Raises:
+        ConfigError: naming the option, its value, the release that has it and
+            ticdc-version.
+    """
+    for field in attrs.fields(type(part)):
+        since = field.metadata.get("since")
+        value = getattr(part, field.name)
+        if since is None or version.at_least(since) or value == field.default:
+            continue
+        raise _too_new(field.metadata["option"], _option_text(value), since, version)
+
+
+def version_settings(config: CodecConfig) -> list[str]:
+    """What follows `ticdc-version` in this configuration, one line each (for `check`):
+    the protocol's changes by release, and what the release refuses."""
+    version = config.ticdc_version
+    spec = config.spec
+    lines = [
+        f"{spec.name} from TiCDC v{since.value}: {change}: "
+        + ("yes" if version.at_least(since) else "no")
+        for since, change in spec.changes
+    ]
+    refused = [f"protocol {s.name}" for s in protocol_specs() if not version.at_least(s.since)]
+    refused += [
+        f.metadata["option"]
+        for f in attrs.fields(CodecConfig)
+        if f.metadata.get("since") is not None and not version.at_least(f.metadata["since"])
+    ]
+    if not version.at_least(ROUTING_SINCE):
+        refused.append("dispatchers target-schema / target-table")
+    if refused:
+        lines.append(f"refused (not in TiCDC v{version.value}): {', '.join(refused)}")
+    return lines
+
+
+#: pingcap/ticdc's table routing (dispatchers target-schema / target-table).
+ROUTING_SINCE = TiCDCVersion.V26_3
+
+
 @attrs.frozen
 class CodecConfig:
     """What the encoders need to know."""
@@ -908,6 +972,18 @@ class CodecConfig:
         _enum(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
         doc=_protocols_doc(),
         ticdc=("protocol",),
+    )
+    ticdc_version: TiCDCVersion = _field(
+        "ticdc-version",
+        TiCDCVersion.V26_3,
+        _enum(TiCDCVersion),
+        doc=(
+            "the TiCDC release whose messages are written: `8.5` (pingcap/tiflow v8.5) or "
+            "`26.3` (pingcap/ticdc v26.3). Under `8.5` debezium sends no DDL and no "
+            "watermark messages and its `source` schema has no `commit_ts` / `cluster_id`, "
+            "and what v8.5 lacks is refused (`debezium-avro`, the options marked v26.3, "
+            "dispatchers `target-schema` / `target-table`); `check` lists what follows it"
+        ),
     )
     encoding_format: EncodingFormat = _field(
         "encoding-format",
@@ -1063,6 +1139,7 @@ class CodecConfig:
             "in no release yet)"
         ),
         ticdc=("avro-include-before-value",),
+        since=TiCDCVersion.V26_3,
     )
     subject_name_strategy: SubjectNameStrategy = _field(
         "subject-name-strategy",
@@ -1124,6 +1201,7 @@ class CodecConfig:
             "ignored"
         ),
         ticdc=("output-row-key",),
+        since=TiCDCVersion.V26_3,
     )
     delete_only_output_handle_key_columns: bool = _field(
         "delete-only-output-handle-key-columns",
@@ -1171,6 +1249,7 @@ class CodecConfig:
     )
 
     def __attrs_post_init__(self) -> None:
+        self._check_version()
         self._check_protocol_options()
         self._check_large_message_option()
         self._check_integrity()
@@ -1179,6 +1258,22 @@ class CodecConfig:
     def spec(self) -> ProtocolSpec:
         """The traits of `protocol` (ticdc_sink.codec.spec): what it sends and needs."""
         return protocol_spec(self.protocol)
+
+    @property
+    def sends_ddl(self) -> bool:
+        """TiCDC `ticdc-version` sends this protocol's DDL messages (`ProtocolSpec.sends_ddl`)."""
+        return self.spec.sends_ddl(self.ticdc_version)
+
+    @property
+    def watermark(self) -> Watermark:
+        """When TiCDC `ticdc-version` sends this protocol's watermarks."""
+        return self.spec.watermark_in(self.ticdc_version)
+
+    def _check_version(self) -> None:
+        version = self.ticdc_version
+        if not version.at_least(self.spec.since):
+            raise _too_new("protocol", self.protocol.value, self.spec.since, version)
+        check_since(self, version)
 
     @property
     def sends_old_values(self) -> bool:
@@ -1521,6 +1616,7 @@ class SinkConfig:
                 option="schema-registry",
             )
         _check_owned_options(self.registry, spec.name)
+        self._check_routing_version()
         if self.routing.case_sensitive and self.column_selectors:
             # Selectors are parsed before the flag is known; their matchers take it.
             selectors = tuple(attrs.evolve(s, case_sensitive=True) for s in self.column_selectors)
@@ -1536,7 +1632,9 @@ class SinkConfig:
                 option="column-selectors",
             )
         ddl_parts = [p for rule in self.event_filters for p in rule.ddl_parts]
-        sends_ddl = spec.ddl and (self.codec.ddl_on_schema_change or self.codec.ddl_on_first_batch)
+        sends_ddl = self.codec.sends_ddl and (
+            self.codec.ddl_on_schema_change or self.codec.ddl_on_first_batch
+        )
         if ddl_parts and sends_ddl:
             raise ConfigError(
                 f"option 'event-filters' ignores DDL ({ddl_parts[0]!r}), and this sink does "
@@ -1545,6 +1643,18 @@ class SinkConfig:
                 option="event-filters",
                 value=ddl_parts[0],
             )
+
+    def _check_routing_version(self) -> None:
+        version = self.codec.ticdc_version
+        if version.at_least(ROUTING_SINCE):
+            return
+        for rule in self.routing.dispatchers:
+            for key, target in (
+                ("target-schema", rule.target_schema),
+                ("target-table", rule.target_table),
+            ):
+                if target is not None:
+                    raise _too_new(f"dispatchers {key}", target, ROUTING_SINCE, version)
 
     def column_selection(self, table: TableSchema) -> tuple[int, ...] | None:
         """The positions of `table`'s columns sent under `column-selectors` (None: all),

@@ -414,7 +414,7 @@ def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
     """DDL protocols: send the table's DDL message before the batch's rows when its
     schema changed since the last committed batch (known from the checkpoint location)."""
     table = plan.tables.named_table
-    if table is None or not plan.config.codec.spec.ddl:
+    if table is None or not plan.config.codec.sends_ddl:
         return
     batch_id = plan.batch_id
     if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):

@@ -26,13 +26,15 @@ from ticdc_sink.schema import parse_column_definition
 
 pytestmark = pytest.mark.integration
 
-PROTOCOLS = ["avro", "debezium", "canal-json", "open-protocol"]
+PROTOCOLS = ["avro", "debezium", "debezium-avro", "canal-json", "open-protocol"]
 
 # The values each protocol reads instead of Simple's (column -> value read).
 VALUE_LOSSES: dict[str, dict[str, Any]] = {
     "avro": {},
     # A DECIMAL travels as a JSON double: its value to 17 digits, not its scale.
     "debezium": {"c_decimal": "-12345678.125"},
+    # Exact DECIMAL (precise mode) and BIGINT UNSIGNED as text (string mode, with tidb_type).
+    "debezium-avro": {},
     # No precision in mysqlType: DECIMAL reads as its text; ENUM / SET as the index /
     # bitmask canal-json writes (no members in the message); BIT as bit(64).
     "canal-json": {
@@ -91,14 +93,20 @@ TYPE_LOSSES: dict[str, dict[str, str]] = {
     },
 }
 TYPE_LOSSES["open-protocol"] = TYPE_LOSSES["canal-json"]
+# As debezium, but the Avro decimal logical type keeps DECIMAL's precision and scale.
+TYPE_LOSSES["debezium-avro"] = {
+    k: v for k, v in TYPE_LOSSES["debezium"].items() if k != "c_decimal"
+}
 
 
 def _options(protocol: str, registry: Any) -> tuple[dict[str, str], dict[str, str]]:
     """(write options, read options) of `protocol`."""
     written = {"protocol": protocol, "enable-tidb-extension": "true"}
     read = {"protocol": protocol}
-    if protocol == "avro":
+    if protocol in ("avro", "debezium-avro"):
         written["schema-registry"] = read["schema-registry"] = registry.url
+    if protocol == "debezium-avro":
+        written["avro-bigint-unsigned-handling-mode"] = "string"
     return written, read
 
 
@@ -141,7 +149,7 @@ def test_every_type_reads_back_as_simple_reads_it_less_the_protocols_losses(
     write_frame(all_types_frame(spark), broker, topic, **all_types_options(), **written)
     if protocol == "avro":
         read_name += "types_all"
-    if protocol == "debezium":
+    if protocol in ("debezium", "debezium-avro"):
         read["time-zone"] = "Asia/Shanghai"  # TIMESTAMPs travel in UTC
     result = read_topic(spark, broker, read_name, **read)
     types = {f.name: f.metadata.get("mysql_type") for f in result.schema.fields}

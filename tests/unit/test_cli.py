@@ -41,6 +41,12 @@ def sections(out: str) -> dict[str, str]:
             ["BOOTSTRAP", "DDL", "WATERMARK"],
         ),
         ("debezium", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
+        (
+            "debezium",
+            ["-o", "ticdc-version=8.5"],
+            ["INSERT", "UPDATE", "DELETE"],
+            ["BOOTSTRAP", "DDL", "WATERMARK"],
+        ),
         ("canal-json", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
         ("open-protocol", [], ["INSERT", "UPDATE", "DELETE", "DDL", "WATERMARK"], ["BOOTSTRAP"]),
     ],

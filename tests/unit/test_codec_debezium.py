@@ -14,7 +14,8 @@ import pyarrow as pa
 import pytest
 
 from tests.support.schemas import table_from_ddl
-from ticdc_sink.codec import Message
+from ticdc_sink.codec import Message, encode_ddl
+from ticdc_sink.codec import encode_watermark as codec_watermark
 from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import (
     DebeziumEncoder,
@@ -147,6 +148,23 @@ def test_insert_bytes_follow_the_go_writer_order() -> None:
     )
 
 
+#: pingcap/ticdc v26.3 `writeSourceSchema` with enable-tidb-extension ends `source`'s fields
+#: with these; TiCDC's own watermark vectors are written with the extension off, which
+#: sends no watermark.
+EXTENSION_SOURCE_FIELDS = [
+    {"type": "int64", "optional": False, "field": "commit_ts"},
+    {"type": "string", "optional": False, "field": "cluster_id"},
+]
+
+
+def with_extension_source(value: Any) -> Any:
+    """`value` with the v26.3 extension fields in its `source` field schema."""
+    value = json.loads(json.dumps(value))
+    (source,) = [f for f in value["schema"]["fields"] if f["field"] == "source"]
+    source["fields"] += EXTENSION_SOURCE_FIELDS
+    return value
+
+
 @pytest.mark.parametrize("case", ["tiflow_watermark_schema", "doc_watermark"])
 def test_golden_watermark(case: str) -> None:
     message = encode_watermark(
@@ -154,7 +172,7 @@ def test_golden_watermark(case: str) -> None:
     )
     assert message is not None
     assert loads(message.key) == golden(f"{case}.key.json")
-    assert loads(message.value) == golden(f"{case}.value.json")
+    assert loads(message.value) == with_extension_source(golden(f"{case}.value.json"))
     assert message.commit_ts == 3 and message.rows == 0
     # tiflow EncodeCheckpointEvent writes ts_ms, transaction, op (the doc shows op first).
     assert message.value.endswith(
@@ -675,3 +693,117 @@ def test_cluster_name_option() -> None:
     assert value["payload"]["source"]["name"] == "tidb-prod"
     assert value["payload"]["source"]["cluster_id"] == "tidb-prod"
     assert value["schema"]["name"] == "tidb_prod.test.table1.Envelope"
+
+
+# --- pingcap/ticdc v26.3.4's vectors (tests/golden/debezium/ticdc_v26_3.json) -------------
+# Tables as TiCDC's test helper creates them in TiDB (so `int(10)` has length 10, the table
+# charset is utf8mb4 and the primary key is NOT NULL).
+
+V26_3 = golden("ticdc_v26_3.json")["cases"]
+V26_3_TINY = table_from_ddl("create table test.table1(tiny tinyint primary key)")
+
+
+def _v26_3_id_table(name: str) -> TableSchema:
+    return table_from_ddl(f"create table test.{name}(id int(10) primary key)")
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "options"),
+    [
+        ("insert_noschema", (Op.INSERT, (1,), None), {"debezium_disable_schema": True}),
+        ("insert_schema", (Op.INSERT, (1,), None), {}),
+        ("update_noschema", (Op.UPDATE, (1,), (2,)), {"debezium_disable_schema": True}),
+        ("update_schema", (Op.UPDATE, (1,), (2,)), {}),
+        (
+            "update_no_old_value_noschema",
+            (Op.UPDATE, (1,), (2,)),
+            {"debezium_disable_schema": True, "debezium_output_old_value": False},
+        ),
+        ("delete_noschema", (Op.DELETE, None, (2,)), {"debezium_disable_schema": True}),
+        ("delete_schema", (Op.DELETE, None, (2,)), {}),
+    ],
+)
+def test_v26_3_golden_rows(case: str, change: tuple[Op, Any, Any], options: dict[str, Any]) -> None:
+    op, new, old = change
+    encoder = DebeziumEncoder(
+        config("test_cluster", **options), V26_3_TINY, build_ts_ms=BUILD_TS_MS
+    )
+    message = encoder.encode_row(RowChange(V26_3_TINY, op, 1, new, old))
+    assert loads(message.key) == V26_3[case]["key"]
+    assert loads(message.value) == V26_3[case]["value"]
+
+
+def test_v26_3_golden_ddl_rename() -> None:
+    # TiCDC's RENAME TABLE event: the new table, the old one's names in `id` first.
+    encoder = DebeziumEncoder(
+        config("test_cluster"), _v26_3_id_table("table2"), build_ts_ms=BUILD_TS_MS
+    )
+    message = encoder.encode_ddl(
+        _v26_3_id_table("table1"), "RENAME TABLE test.table1 to test.table2", 1
+    )
+    assert loads(message.key) == V26_3["ddl_rename_schema"]["key"]
+    assert loads(message.value) == V26_3["ddl_rename_schema"]["value"]
+
+
+def test_v26_3_golden_ddl_create_without_schema() -> None:
+    query = "CREATE TABLE test.table1(id int(10) primary key)"
+    encoder = DebeziumEncoder(
+        config("test_cluster", debezium_disable_schema=True),
+        _v26_3_id_table("table1"),
+        build_ts_ms=BUILD_TS_MS,
+    )
+    message = encoder.encode_ddl(None, query, 1)
+    assert loads(message.key) == V26_3["ddl_create_noschema"]["key"]
+    assert loads(message.value) == V26_3["ddl_create_noschema"]["value"]
+
+
+def test_v26_3_golden_watermark() -> None:
+    message = encode_watermark(
+        config("test_cluster", enable_tidb_extension=True), 3, build_ts_ms=BUILD_TS_MS
+    )
+    assert message is not None
+    assert loads(message.key) == V26_3["watermark_schema"]["key"]
+    assert loads(message.value) == with_extension_source(V26_3["watermark_schema"]["value"])
+
+
+def _source_fields(value: bytes | None) -> list[str]:
+    (source,) = [f for f in loads(value)["schema"]["fields"] if f["field"] == "source"]
+    return [f["field"] for f in source["fields"]]
+
+
+def test_v26_3_extension_adds_commit_ts_and_cluster_id_to_every_source_schema() -> None:
+    # pingcap/ticdc v26.3 writeSourceSchema: rows, DDL events and watermarks alike.
+    extension = config("test_cluster", enable_tidb_extension=True)
+    encoder = DebeziumEncoder(extension, V26_3_TINY, build_ts_ms=BUILD_TS_MS)
+    row = encoder.encode_row(RowChange(V26_3_TINY, Op.INSERT, 1, (1,)))
+    ddl = encoder.encode_ddl(None, "CREATE TABLE test.table1(tiny tinyint primary key)", 1)
+    watermark = encode_watermark(extension, 3, build_ts_ms=BUILD_TS_MS)
+    assert watermark is not None
+    for message in (row, ddl, watermark):
+        assert _source_fields(message.value)[-3:] == ["query", "commit_ts", "cluster_id"]
+    (changes,) = read_change_batches(
+        pa.record_batch({"tiny": pa.array([1], pa.int8())}),
+        layout=InputLayout(),
+        tables=lambda d, t: V26_3_TINY,
+        default_database="test",
+        default_table="table1",
+        default_commit_ts=1,
+        time_zone="UTC",
+    )
+    column_wise = encoder.encode_batch(changes, V26_3_TINY.handle_key_indexes)
+    assert column_wise.values[0] == row.value
+
+
+def test_v8_5_sends_no_ddl_or_watermark_and_keeps_the_old_source_schema() -> None:
+    # tiflow v8.5 debezium encoder.go: EncodeDDLEvent and EncodeCheckpointEvent return
+    # nil; writeSourceSchema has no extension fields.
+    v8_5 = config("test_cluster", enable_tidb_extension=True, ticdc_version="8.5")
+    assert not v8_5.sends_ddl
+    assert encode_ddl(v8_5, V26_3_TINY, None, "CREATE TABLE t", commit_ts=1, build_ts_ms=0) is None
+    assert codec_watermark(v8_5, 3, build_ts_ms=0) is None
+    encoder = DebeziumEncoder(v8_5, V26_3_TINY, build_ts_ms=BUILD_TS_MS)
+    row = encoder.encode_row(RowChange(V26_3_TINY, Op.INSERT, 1, (1,)))
+    assert _source_fields(row.value)[-2:] == ["thread", "query"]
+    assert loads(row.value)["payload"]["source"]["commit_ts"] == 1
+    v26_3 = config("test_cluster", enable_tidb_extension=True)
+    assert v26_3.sends_ddl and codec_watermark(v26_3, 3, build_ts_ms=0) is not None

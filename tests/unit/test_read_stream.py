@@ -492,6 +492,16 @@ def test_a_checkpoint_of_other_topics_says_so_naming_both() -> None:
         ({"protocol": "debezium"}, "enable-tidb-extension=true"),
         ({"protocol": "canal-json"}, "enable-tidb-extension=true"),
         ({"protocol": "debezium", "enable-tidb-extension": "true"}, None),
+        (
+            {"protocol": "debezium", "enable-tidb-extension": "true", "ticdc-version": "26.3"},
+            None,
+        ),
+        (
+            {"protocol": "debezium", "enable-tidb-extension": "true", "ticdc-version": "8.5"},
+            "from TiCDC v26.3 on and option ticdc-version is 8.5",
+        ),
+        ({"protocol": "debezium", "ticdc-version": "8.5"}, "or ticdc-version=26.3"),
+        ({"protocol": "canal-json", "enable-tidb-extension": "true", "ticdc-version": "8.5"}, None),
         ({"protocol": "canal-json", "consistency": "none"}, None),
         ({"protocol": "avro", "schema-registry": "http://r:1"}, "carries no watermarks"),
     ],

@@ -223,11 +223,13 @@ def test_checksums_in_avro_name_every_setting_to_change() -> None:
     ) in str(e)
 
 
-@pytest.mark.parametrize("protocol", ["debezium", "canal-json", "open-protocol"])
+@pytest.mark.parametrize("protocol", ["debezium", "debezium-avro", "canal-json", "open-protocol"])
 def test_checksums_mean_nothing_to_protocols_without_them(protocol: str) -> None:
-    # TiCDC v8.5 writes no checksum in these protocols' messages: the setting is ignored
+    # TiCDC v8.5 writes no checksum in these protocols' messages (nor v26.3 in
+    # debezium-avro's): the setting is ignored
+    registry = {"schema-registry": "http://r:8081"} if protocol == "debezium-avro" else {}
     c = SinkConfig.from_options(
-        {**BASE, "protocol": protocol, "integrity-check-level": "correctness"}
+        {**BASE, **registry, "protocol": protocol, "integrity-check-level": "correctness"}
     )
     assert not c.codec.row_checksum
     assert any("integrity-check-level" in label for label in c.ignored)

@@ -339,8 +339,9 @@ def encode_ddl(
 ) -> Message | None:
     """The DDL message announcing `table` (`previous` is its schema before `query`, None
     for a CREATE), sent by the caller to the partitions `ddl_partitions` names; None when
-    the protocol sends no DDL from this sink (`ProtocolSpec.ddl`)."""
-    if not protocol_spec(config.protocol).ddl:
+    the protocol sends no DDL from this sink, or not in `ticdc-version`
+    (`ProtocolSpec.sends_ddl`)."""
+    if not config.sends_ddl:
         return None
     encode: Callable[..., Message] = _entry(config, "encode_table_ddl")
     return encode(config, table, previous, query, commit_ts=commit_ts, build_ts_ms=build_ts_ms)
@@ -358,8 +359,9 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
     """The watermark (resolved ts) message of `config.protocol`, broadcast by the caller to
     every partition of every topic; None when the protocol sends none
     (`ProtocolSpec.watermark`: simple and open-protocol (its resolved event) always send
-    one, debezium and canal-json with enable-tidb-extension, avro never)."""
-    if protocol_spec(config.protocol).watermark is Watermark.NEVER:
+    one, debezium (from TiCDC v26.3) and canal-json with enable-tidb-extension, avro
+    never)."""
+    if config.watermark is Watermark.NEVER:
         return None
     encode: Callable[..., Message | None] = _entry(config, "encode_watermark")
     return encode(config, commit_ts, build_ts_ms=build_ts_ms)

@@ -19,6 +19,7 @@ __all__ = [
     "LARGE_MESSAGE_POLICIES",
     "REGISTRY_OPTIONS",
     "ProtocolSpec",
+    "TiCDCVersion",
     "Watermark",
 ]
 
@@ -46,6 +47,19 @@ BOOTSTRAP_OPTIONS = (
 
 #: The `large-message-handle-option` values besides `none`, TiCDC's order.
 LARGE_MESSAGE_POLICIES = ("handle-key-only", "claim-check")
+
+
+class TiCDCVersion(enum.StrEnum):
+    """The TiCDC release whose messages the sink writes (`ticdc-version`): pingcap/tiflow
+    v8.5 or pingcap/ticdc v26.3, oldest first."""
+
+    V8_5 = "8.5"
+    V26_3 = "26.3"
+
+    def at_least(self, other: TiCDCVersion) -> bool:
+        """Whether this release is `other` or newer (the values do not sort as text)."""
+        order = list(TiCDCVersion)
+        return order.index(self) >= order.index(other)
 
 
 class Watermark(enum.Enum):
@@ -79,6 +93,14 @@ class ProtocolSpec:
     #: mq_ddl_sink.go sends canal-json's there).
     ddl: bool = False
     ddl_to_all_partitions: bool = True
+    #: The first TiCDC release with this protocol (debezium-avro: pingcap/ticdc v26.3).
+    since: TiCDCVersion = TiCDCVersion.V8_5
+    #: The first TiCDC release whose encoder sends this protocol's DDL and watermark
+    #: messages (debezium: pingcap/ticdc v26.3; tiflow v8.5's `EncodeDDLEvent` and
+    #: `EncodeCheckpointEvent` return none).
+    events_since: TiCDCVersion = TiCDCVersion.V8_5
+    #: What a TiCDC release changed in this protocol's messages, as `check` shows it.
+    changes: tuple[tuple[TiCDCVersion, str], ...] = ()
     #: Needs a Confluent Schema Registry (`schema-registry`); its topic expressions must
     #: then hold {schema} and {table} (tiflow event_router.go) unless a record subject
     #: strategy lets tables share a topic.
@@ -130,6 +152,14 @@ class ProtocolSpec:
             or (self.ddl and option in DDL_OPTIONS)
             or (self.needs_registry and option in REGISTRY_OPTIONS)
         )
+
+    def sends_ddl(self, version: TiCDCVersion) -> bool:
+        """Whether TiCDC `version` sends this protocol's DDL messages."""
+        return self.ddl and version.at_least(self.events_since)
+
+    def watermark_in(self, version: TiCDCVersion) -> Watermark:
+        """When TiCDC `version` sends this protocol's watermark messages."""
+        return self.watermark if version.at_least(self.events_since) else Watermark.NEVER
 
     def reads(self, option: str) -> bool:
         """Whether this protocol reads `option` (what the README's options table says):

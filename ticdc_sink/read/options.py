@@ -35,7 +35,7 @@ import attrs
 import orjson
 
 from ticdc_sink.codec import find_protocol, protocol_specs
-from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion
 from ticdc_sink.config import (
     RegistryConfig,
     is_secret,
@@ -117,12 +117,14 @@ READ_OPTIONS = {
     "ignore-new-columns",
     "enable-tidb-extension": "the writer's (false): debezium and canal-json carry watermarks "
     "only with true",
+    "ticdc-version": "the writer's (26.3): debezium carries watermarks from 26.3 on (8.5: none)",
     "partition-num": "the writer's: only partitions below it carry watermarks (default: all)",
 }
 
 # What Spark itself puts among a source's options (load(path), readStream).
 _SPARK_OPTIONS = frozenset({"path", "paths"})
 _BOOLEANS = {"true": True, "false": False}
+_VERSIONS = tuple(v.value for v in TiCDCVersion)
 # Spark's Kafka source's names taken for ours: alias -> ours (both lowercased, as given).
 _ALIASES = {"subscribe": "topic", "subscribepattern": "topicpattern"}
 # The options the topics come from, as messages spell them.
@@ -201,6 +203,8 @@ class ReadConfig:
     ignore_new_columns: bool = False
     #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.
     tidb_extension: bool = False
+    #: The writer's ticdc-version: debezium sends watermarks from v26.3 on.
+    ticdc_version: TiCDCVersion = TiCDCVersion.V26_3
     #: The writer's partition-num: partitions from it on carry no watermark (None: all do).
     partition_num: int | None = None
     #: librdkafka settings (`kafka.` prefix removed), sorted by name; secrets masked in repr.
@@ -331,6 +335,9 @@ class ReadConfig:
             )
             == "ignore-new-columns",
             tidb_extension=_boolean(rest, "enable-tidb-extension"),
+            ticdc_version=TiCDCVersion(
+                _choice(rest, "ticdc-version", TiCDCVersion.V26_3.value, _VERSIONS)
+            ),
             partition_num=(
                 _positive(rest, "partition-num", "the writer's partition-num, above 0")
                 if "partition-num" in rest

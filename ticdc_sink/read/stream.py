@@ -269,7 +269,9 @@ def _topics(names: list[str]) -> str:
 
 def check_consistency(config: ReadConfig) -> None:
     """Refuse a stream under `consistency=watermark` of a topic whose protocol, as the
-    options say the writer configured it, carries no watermarks (it would never move).
+    options say the writer configured it, carries no watermarks (it would never move):
+    avro, and debezium or canal-json without `enable-tidb-extension`, or debezium under
+    `ticdc-version=8.5` (tiflow v8.5's encoder sends none; pingcap/ticdc v26.3's does).
 
     Raises:
         ConfigError: naming the protocol, the writer's option that adds watermarks, and
@@ -278,11 +280,12 @@ def check_consistency(config: ReadConfig) -> None:
     spec = find_protocol(config.protocol)
     if not config.watermark_consistency or spec is None:
         return
-    if spec.watermark is Watermark.ALWAYS:
+    watermark = spec.watermark_in(config.ticdc_version)
+    if watermark is Watermark.ALWAYS:
         return
-    if spec.watermark is Watermark.WITH_TIDB_EXTENSION and config.tidb_extension:
+    if watermark is Watermark.WITH_TIDB_EXTENSION and config.tidb_extension:
         return
-    if spec.watermark is Watermark.WITH_TIDB_EXTENSION:
+    if watermark is Watermark.WITH_TIDB_EXTENSION:
         why = (
             f"protocol {spec.name} carries watermarks only when the writer sets "
             f"enable-tidb-extension=true (TiCDC's {spec.name} encoder sends none without it), "
@@ -292,6 +295,18 @@ def check_consistency(config: ReadConfig) -> None:
             "set option consistency=none to stream the topic without transaction boundaries, "
             "or enable-tidb-extension=true if the writer set it (the writer's sink-uri or "
             "config sets it too)"
+        )
+    elif spec.watermark is not Watermark.NEVER:
+        since = spec.events_since.value
+        why = (
+            f"protocol {spec.name} carries watermarks from TiCDC v{since} on and option "
+            f"ticdc-version is {config.ticdc_version.value} (TiCDC v"
+            f"{config.ticdc_version.value}'s {spec.name} encoder sends none)"
+        )
+        fix = (
+            "set option consistency=none to stream the topic without transaction boundaries, "
+            f"or ticdc-version={since} (with enable-tidb-extension=true) if the writer wrote "
+            "that"
         )
     else:
         why = (

@@ -49,7 +49,7 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     None: not a DDL protocol, rows name their tables, or no change the options ask for."""
     options = plan.config.codec
     table = plan.tables.named_table
-    if not options.spec.ddl or table is None:
+    if not options.sends_ddl or table is None:
         return None
     wanted = options.ddl_on_first_batch if previous is None else options.ddl_on_schema_change
     if not wanted:
@@ -129,7 +129,7 @@ def commit_batch(
     ts = watermark_to_send(config, done, last=record, batch_id=plan.batch_id)
     table = plan.tables.named_table
     if state is not None:
-        if table is not None and config.codec.spec.ddl:
+        if table is not None and config.codec.sends_ddl:
             state.record_table_schema(table.database, table.table, table_schema_to_json(table))
         if ts is not None:
             state.record_watermark(ts, plan.batch_id)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ticdc_sink.codec import Message
 from ticdc_sink.codec.debezium.schema import (
-    SOURCE_SCHEMA,
     check_ts,
     jdbc_type,
     source_parts,
@@ -31,12 +30,13 @@ def encode_ddl_event(
     commit_ts: int,
     *,
     cluster: str,
-    with_schema: bool,
+    schema: str | None,
     build_ts_ms: int,
 ) -> Message:
     """The DDL event of `table` (tiflow `EncodeDDLEvent`, reference §8.5): `CREATE` when
     `previous` is None, else `ALTER` (the table-change `id` names both tables when
-    `previous` has another name, as for RENAME TABLE); `query` is the DDL text.
+    `previous` has another name, as for RENAME TABLE); `query` is the DDL text; `schema`
+    is the field schema of `source` (`schema.source_schema`), None without the schema part.
 
     Raises:
         InputError: a commit ts that is no TSO.
@@ -46,7 +46,7 @@ def encode_ddl_event(
     change_type = "CREATE" if previous is None else "ALTER"
     database = table.database
     key = '{"payload":{"databaseName":' + jsoniter_quote(database) + "}"
-    if with_schema:
+    if schema is not None:
         key += (
             ',"schema":{"type":"struct","name":"io.debezium.connector.mysql.SchemaChangeKey",'
             '"optional":false,"version":1,"fields":[{"field":"databaseName",'
@@ -91,8 +91,8 @@ def encode_ddl_event(
         + change
         + "]}"
     )
-    if with_schema:
-        value += ',"schema":' + _DDL_VALUE_SCHEMA
+    if schema is not None:
+        value += ',"schema":' + _DDL_VALUE_SCHEMA_HEAD + schema + _DDL_VALUE_SCHEMA_TAIL
     value += "}"
     return Message(
         key=utf8_bytes(key, name), value=utf8_bytes(value, name), commit_ts=commit_ts, rows=0
@@ -289,11 +289,13 @@ _DDL_COLUMN_FIELDS = ",".join(
         _f("enumValues", True, "array")[:-1] + "," + _STRING_ITEMS + "}",
     ]
 )
-_DDL_VALUE_SCHEMA = (
+#: The DDL value schema around the field schema of `source`.
+_DDL_VALUE_SCHEMA_HEAD = (
     '{"optional":false,"type":"struct","version":1,'
     '"name":"io.debezium.connector.mysql.SchemaChangeValue","fields":['
-    + SOURCE_SCHEMA
-    + ","
+)
+_DDL_VALUE_SCHEMA_TAIL = (
+    ","
     + _f("ts_ms", False, "int64")
     + ","
     + _f("databaseName", True, "string")

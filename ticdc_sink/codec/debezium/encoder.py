@@ -22,10 +22,10 @@ from ticdc_sink.codec.debezium.batch import DebeziumBatchEncoder
 from ticdc_sink.codec.debezium.ddl import encode_ddl_event
 from ticdc_sink.codec.debezium.row import DebeziumRowEncoder
 from ticdc_sink.codec.debezium.schema import (
-    SOURCE_SCHEMA,
     TAIL_SCHEMA,
     check_ts,
     source_parts,
+    source_schema,
     source_text,
 )
 from ticdc_sink.codec.debezium.table import DebeziumTable
@@ -66,7 +66,7 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
             ',"schema":{"type":"struct","optional":false,"name":'
             + jsoniter_quote(sanitize_name(cluster) + ".watermark.Envelope")
             + ',"version":1,"fields":['
-            + SOURCE_SCHEMA
+            + source_schema(config)
             + ","
             + TAIL_SCHEMA
             + "]}"
@@ -156,7 +156,7 @@ class DebeziumEncoder:
             query,
             commit_ts,
             cluster=self._config.debezium_cluster_name,
-            with_schema=self._table.with_schema,
+            schema=source_schema(self._config) if self._table.with_schema else None,
             build_ts_ms=self._build_ts_ms,
         )
         return _compressed(message, self._config.large_message_handle_compression)

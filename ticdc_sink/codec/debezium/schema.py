@@ -9,20 +9,26 @@ reference §1.8) writes, byte for byte: keys in the order the Go code writes the
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from ticdc_sink.codec.common import escape_enum_option, sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import temporal
 from ticdc_sink.codec.debezium.values import bit_renderer, go_parse_float
 from ticdc_sink.codec.mysql import ValueKind
+from ticdc_sink.codec.spec import TiCDCVersion
 from ticdc_sink.errors import InputError
 from ticdc_sink.gotext import jsoniter_float, jsoniter_quote
 from ticdc_sink.schema import Column, MySQLType
+
+if TYPE_CHECKING:
+    from ticdc_sink.config import CodecConfig
 
 __all__ = [
     "DEBEZIUM_VERSION",
     "SOURCE_SCHEMA",
     "TAIL_SCHEMA",
     "check_ts",
+    "source_schema",
     "connect_type",
     "field_schema",
     "jdbc_type",
@@ -244,8 +250,8 @@ def field_schema(column: Column, kind: ValueKind, extension: bool, zone: dt.tzin
 
 # --- constant envelope pieces --------------------------------------------------------------
 
-#: The field schema of `source`.
-SOURCE_SCHEMA = (
+#: The fields of `source`'s schema, in the order of tiflow's `writeSourceSchema`.
+_SOURCE_FIELDS = (
     '{"type":"struct","fields":['
     '{"type":"string","optional":false,"field":"version"},'
     '{"type":"string","optional":false,"field":"connector"},'
@@ -264,8 +270,28 @@ SOURCE_SCHEMA = (
     '{"type":"int32","optional":false,"field":"row"},'
     '{"type":"int64","optional":true,"field":"thread"},'
     '{"type":"string","optional":true,"field":"query"}'
-    '],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"}'
 )
+_SOURCE_END = '],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"}'
+#: pingcap/ticdc v26.3 `writeSourceSchema` adds these with enable-tidb-extension.
+_EXTENSION_SOURCE_FIELDS = (
+    ',{"type":"int64","optional":false,"field":"commit_ts"},'
+    '{"type":"string","optional":false,"field":"cluster_id"}'
+)
+#: The field schema of `source` (tiflow v8.5; pingcap/ticdc v26.3 without the extension).
+SOURCE_SCHEMA = _SOURCE_FIELDS + _SOURCE_END
+#: The same with the TiDB extension fields of pingcap/ticdc v26.3.
+_EXTENDED_SOURCE_SCHEMA = _SOURCE_FIELDS + _EXTENSION_SOURCE_FIELDS + _SOURCE_END
+
+
+def source_schema(config: CodecConfig) -> str:
+    """The field schema of `source` as `config` writes it: from pingcap/ticdc v26.3 on,
+    with `enable-tidb-extension` it lists `commit_ts` and `cluster_id` (which the payload
+    carries in every version)."""
+    if config.enable_tidb_extension and config.ticdc_version.at_least(TiCDCVersion.V26_3):
+        return _EXTENDED_SOURCE_SCHEMA
+    return SOURCE_SCHEMA
+
+
 #: The field schemas of `op`, `ts_ms` and `transaction`.
 TAIL_SCHEMA = (
     '{"type":"string","optional":false,"field":"op"},'

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, Watermark
+from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion, Watermark
 
 __all__ = ["SPEC"]
 
@@ -12,6 +12,14 @@ SPEC = ProtocolSpec(
     decoder="ticdc_sink.decode.debezium",
     ddl=True,
     watermark=Watermark.WITH_TIDB_EXTENSION,
+    events_since=TiCDCVersion.V26_3,
+    changes=(
+        (
+            TiCDCVersion.V26_3,
+            "DDL messages, watermarks with enable-tidb-extension, and with it `source`'s "
+            "schema lists commit_ts and cluster_id (pkg/sink/codec/debezium/codec.go)",
+        ),
+    ),
     size_check=False,
     old_values_option="debezium-output-old-value",
     options=("debezium-disable-schema", "debezium-output-old-value", "debezium-cluster-name"),

@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime as dt
 
 from ticdc_sink.codec.debezium.schema import (
-    SOURCE_SCHEMA,
     TAIL_SCHEMA,
     field_schema,
     schema_topic_name,
     source_parts,
+    source_schema,
 )
 from ticdc_sink.codec.debezium.values import DebeziumColumn, value_renderer
 from ticdc_sink.codec.mysql import value_kind
@@ -99,7 +99,7 @@ class DebeziumTable:
                 + ","
                 + image % "after"
                 + ","
-                + SOURCE_SCHEMA
+                + source_schema(config)
                 + ","
                 + TAIL_SCHEMA
                 + "]}"

@@ -7,7 +7,7 @@ none here, as for avro. No size check: TiCDC's debezium encoders have none."""
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion
 
 __all__ = ["SPEC"]
 
@@ -16,6 +16,7 @@ SPEC = ProtocolSpec(
     module="ticdc_sink.codec.debezium_avro.encoder",
     decoder="ticdc_sink.decode.debezium_avro",
     needs_registry=True,
+    since=TiCDCVersion.V26_3,
     size_check=False,
     old_values_option="debezium-output-old-value",
     options=(
