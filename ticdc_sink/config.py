@@ -911,9 +911,9 @@ def _check_owned_options(part: Any, protocol: str) -> None:
 
 def _too_new(option: str, value: str, since: TiCDCVersion, version: TiCDCVersion) -> ConfigError:
     return ConfigError(
-        f"option {option!r} is {value!r}, which TiCDC v{version.value} does not have (it "
-        f"came with TiCDC v{since.value}) and option 'ticdc-version' is '{version.value}'; "
-        f"set ticdc-version={since.value} or remove {option}",
+        f"option {option!r} is {value!r}, which TiCDC v{version.value} does not have (it is "
+        f"pingcap/ticdc's, ticdc-version {since.value}) and option 'ticdc-version' is "
+        f"'{version.value}'; set ticdc-version={since.value} or remove {option}",
         option=option,
         value=value,
     )
