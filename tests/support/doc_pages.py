@@ -37,6 +37,7 @@ __all__ = [
     "performance_tables",
     "protocol_traits",
     "read_options_table",
+    "runnable_blocks",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,6 +241,20 @@ def expand(markdown: str, page: str) -> str:
         return GENERATED[name]().rstrip("\n")
 
     return MARKER.sub(render, markdown)
+
+
+#: A code block CI runs (tests/integration/test_doc_blocks.py): this line, then a fence.
+RUNNABLE = "<!-- runnable -->"
+_BLOCK = re.compile(r"^<!-- runnable -->\n```python\n(.*?)^```$", re.M | re.S)
+
+
+def runnable_blocks(markdown: str) -> list[str]:
+    """The Python code of each block marked runnable, in page order; a marker not followed
+    by a python fence is an error (the block would silently never run)."""
+    blocks = [match.group(1) for match in _BLOCK.finditer(markdown)]
+    if len(blocks) != markdown.count(RUNNABLE):
+        raise ValueError(f"a `{RUNNABLE}` line is not followed by a ```python block")
+    return blocks
 
 
 if __name__ == "__main__":

@@ -132,7 +132,7 @@ class ProtocolSpec:
         )
 
     def reads(self, option: str) -> bool:
-        """Whether this protocol reads `option` (what the README's options table says):
+        """Whether this protocol reads `option` (what docs/reference/write-options.md says):
         the options it owns, its shared options and, with `bootstrap`, the bootstrap
         options."""
         return (
