@@ -226,7 +226,7 @@ class Mirror:
     def start(self, on_batch: Callable[[DataFrame, int], None], starting: str) -> None:
         """Start the mirror query (its checkpoint: the current query's); not
         `availableNow`: PySpark 4.0 and 4.1 end such a run before a schema change without
-        failing (README, "Streaming reads")."""
+        failing (docs/guides/reading-streams.md)."""
         stream = (
             self.spark.readStream.format("ticdc")
             .option("kafka.bootstrap.servers", self.bootstrap)

@@ -1133,7 +1133,7 @@ def _key_array(column: Any, text: str) -> pa.Array:
 
 
 def _configuration(config: SinkConfig, assumed: set[str]) -> list[tuple[str, str]]:
-    """Every option with its resolved value, as the README names options; then the
+    """Every option with its resolved value, as the write options reference names them; then the
     librdkafka settings the task producers use."""
     lines: list[tuple[str, str]] = []
     seen: set[str] = set()

@@ -14,9 +14,9 @@ sink-uri and changefeed-file names and librdkafka setting names; it opens no con
 Options. Each option is declared once, as a field of the part that holds it (`_field`:
 its type, default, one line of documentation and the TiCDC settings it honours); the
 field is the option's snake_case twin and keeps the name in `metadata["option"]`. The
-protocols that own an option say so in their specs (`ticdc_sink.codec.spec`). README's
-Options table is rendered from these declarations (tests/support/option_docs.py) and
-tests/unit/test_option_docs.py keeps it so. `sink-uri` and `config` are layers
+protocols that own an option say so in their specs (`ticdc_sink.codec.spec`). The write
+options page (docs/reference/write-options.md) is rendered from these declarations at
+every build of the docs (tests/support/option_docs.py). `sink-uri` and `config` are layers
 (`LAYER_OPTIONS`).
 
 TiCDC's other Kafka-sink settings are declared in `ticdc_sink.ticdc_settings`, each with
@@ -25,8 +25,8 @@ become librdkafka settings in `kafka.client_config` (`_translate_ticdc_kafka`; a
 option for the same setting wins); settings that mean nothing here are accepted and
 reported as ignored; settings that change what TiCDC writes and have no equivalent here
 (or are not built yet) are errors that say why, unless they hold TiCDC's default (as a
-file TiCDC exported does). README's "Coming from TiCDC" table is rendered from that list
-and the options.
+file TiCDC exported does). The TiCDC settings page (docs/reference/ticdc-settings.md) is
+rendered from that list and the options.
 
 The changefeed file: `[sink]` keys that are options or TiCDC settings, `[sink.kafka-config]`
 (the TiCDC Kafka parameters), `[sink.kafka-config.codec-config]`,
@@ -326,12 +326,13 @@ def _field(
     **kwargs: Any,
 ) -> Any:
     """An attrs field for `option`, the option's one declaration: its type (the
-    annotation), default, `doc` (the README's line; the protocols that own it come from
-    their specs), the TiCDC settings it honours (`ticdc`, as TiCDC spells them), the first
-    TiCDC release that has it (`since`: set away from its default under an older
-    `ticdc-version` it is refused, `check_since`) and, where the default is not a value,
-    the default as documented (`shown_default`). `parse` converts raw (string) or typed
-    values and raises `_Invalid`, reported as a ConfigError that names the option."""
+    annotation), default, `doc` (its line in docs/reference/write-options.md; the
+    protocols that own it come from their specs), the TiCDC settings it honours (`ticdc`,
+    as TiCDC spells them), the first TiCDC release that has it (`since`: set away from its
+    default under an older `ticdc-version` it is refused, `check_since`) and, where the
+    default is not a value, the default as documented (`shown_default`). `parse` converts
+    raw (string) or typed values and raises `_Invalid`, reported as a ConfigError that
+    names the option."""
 
     def convert(value: Any) -> Any:
         if parse is None:
@@ -1544,7 +1545,7 @@ class SinkConfig:
             "TiCDC's `[filter] rules`: rows of tables the table-filter patterns do not take "
             "(`db.*`, `!db.tmp_*`, `/^db[0-9]$/.t`, the last matching pattern deciding; names "
             "in any case unless `case-sensitive`) are dropped and counted as `filtered` "
-            '(README, "Table filters")'
+            '(docs/guides/filters.md, "Table filters")'
         ),
         ticdc=("[filter] rules",),
         shown_default="*.*",
@@ -1557,7 +1558,8 @@ class SinkConfig:
             "TiCDC's `[filter] event-filters` (from the changefeed file, or JSON text): rows "
             "of matched tables dropped by `ignore-event` (insert, update, delete, all dml) "
             "or by SQL conditions `ignore-insert-value-expr`, `ignore-update-old-value-expr`, "
-            '`ignore-update-new-value-expr`, `ignore-delete-value-expr` (README, "Filters")'
+            "`ignore-update-new-value-expr`, `ignore-delete-value-expr` "
+            '(docs/guides/filters.md, "Filters")'
         ),
         ticdc=("[filter] event-filters",),
     )
@@ -1570,7 +1572,7 @@ class SinkConfig:
             '`[{"matcher": ["db.t"], "columns": ["id", "a*"]}]`): rows of the tables the first '
             "matching selector takes carry only the columns its patterns select (`*`, `!`, "
             "the last matching pattern deciding; the handle key must stay) "
-            '(README, "Column selectors")'
+            '(docs/guides/filters.md, "Column selectors")'
         ),
         ticdc=("column-selectors",),
     )
@@ -1839,7 +1841,7 @@ def option_names() -> frozenset[str]:
 
 
 # Where every option is listed; unknown-option errors point there.
-_OPTIONS_HELP = "all options: README.md, section Options"
+_OPTIONS_HELP = "all options: docs/reference/write-options.md"
 
 # Options whose documented spelling is not all lowercase (Spark lowercases option keys);
 # messages and suggestions use the documented one.
@@ -1847,7 +1849,7 @@ _SPELLING = {"checkpointlocation": "checkpointLocation"}
 
 
 def spell_option(option: str) -> str:
-    """An option name as the README spells it (`checkpointLocation`), for messages."""
+    """An option name as the docs spell it (`checkpointLocation`), for messages."""
     return _SPELLING.get(option, option)
 
 

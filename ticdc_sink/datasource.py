@@ -161,8 +161,8 @@ class TiCDCDataSource(DataSource):
     """Writes DataFrame rows to Kafka as TiCDC row-change events, and reads TiCDC topics
     back into change rows.
 
-    Name: `ticdc`. Options: see the README's options tables (`ticdc_sink.config`,
-    `ticdc_sink.read.options`).
+    Name: `ticdc`. Options: docs/reference/write-options.md and read-options.md
+    (`ticdc_sink.config`, `ticdc_sink.read.options`).
     """
 
     @classmethod
@@ -347,7 +347,8 @@ def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
             "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
             "takes them and its Kafka source reads them; this sink takes a table's columns "
             "and writes each row as a change event of that table, so they are written as "
-            "table columns. Select the table's columns instead (README, 'The input contract')",
+            "table columns. Select the table's columns instead "
+            "(docs/guides/writing.md, 'The input contract')",
             ", ".join(names),
         )
 
@@ -647,7 +648,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         # start: the initial offset, then each batch's end. After a restart Spark names
         # the checkpoint's last end through `partitions` (an empty range, and the range of
         # a batch it runs again) before it asks for the next end; not to a
-        # Trigger.AvailableNow run (README, "Streaming reads").
+        # Trigger.AvailableNow run (docs/guides/reading-streams.md).
         self._last: StreamOffset | None = None
 
     def __getstate__(self) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def translate_condition(
     except _Unsupported as exc:
         raise ConfigError(
             f"{filter_name} {sql!r}: {exc.part!r} is not supported here ({exc.why}); "
-            f"supported: {SUPPORTED} (README, Filters)",
+            f"supported: {SUPPORTED} (docs/guides/filters.md, 'Filters')",
             option=filter_name,
             value=sql,
         ) from None

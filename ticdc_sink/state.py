@@ -8,7 +8,7 @@ Layout, under `<checkpointLocation>/ticdc/`:
                           `WatermarkRecord`; older versions wrote decimal text)
     tables/<sha1>         the last committed schema of a table (JSON), for DDL messages
     ddl/<batchId>         the DDL text sent before that micro-batch (sent once per batch)
-    reports/<name>.json   one JSON line per committed batch (see README, "Batch reports")
+    reports/<name>.json   one JSON line per committed batch (see docs/guides/reports.md)
 
 Files are written whole and renamed into place, so a reader never sees half a number.
 `ticdc_sink.checkpoint` says which locations open how (local, file:, s3a://, ...).

@@ -16,9 +16,9 @@ declared with the options, in `ticdc_sink.config`. Every other one is one of:
 
 Names are as TiCDC spells them: a sink-URI parameter or `[sink]` / `[sink.kafka-config]`
 / codec-config / large-message-handle key by its own name; a key of another changefeed
-section as `[section] key`; a dispatcher rule key as `dispatchers.key`. The README's
-"Coming from TiCDC" table is rendered from this list and the option declarations
-(tests/unit/test_option_docs.py). This module knows nothing else of the sink.
+section as `[section] key`; a dispatcher rule key as `dispatchers.key`. The TiCDC
+settings page (docs/reference/ticdc-settings.md) is rendered from this list and the
+option declarations (tests/support/option_docs.py). This module knows nothing else of the sink.
 """
 
 from __future__ import annotations

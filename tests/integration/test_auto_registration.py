@@ -1,7 +1,7 @@
 """A fresh Spark session that never calls `register`: PySpark finds `format("ticdc")` in the
 `pyspark_ticdc` module by itself, for a batch write and a streaming write. A write from a
 thread where the session is not active still fails in Spark's lookup, before any sink code
-runs, and works once the session is active there (README, "Writing from threads").
+runs, and works once the session is active there (docs/guides/deploying.md, "Writing from threads").
 
 And a named query whose checkpoint comes only from the session conf
 `spark.sql.streaming.checkpointLocation` starts, restarts, re-runs a batch

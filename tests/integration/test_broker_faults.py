@@ -41,8 +41,8 @@ def proxy(proxied: ProxiedKafka) -> Iterator[Any]:
 
 def change_stream(spark: Any, keys: int) -> Any:
     """`keys` keys, each inserted, updated twice and deleted; event n of key k has commit
-    ts BASE_TS + n * keys + k. Partitioned by key and sorted by commit ts, as the README
-    asks for per-key order."""
+    ts BASE_TS + n * keys + k. Partitioned by key and sorted by commit ts, as
+    docs/guides/delivery.md asks for per-key order."""
     from pyspark.sql import functions as F
 
     seq = F.expr(f"n DIV {keys}")

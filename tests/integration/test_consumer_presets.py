@@ -1,4 +1,4 @@
-"""The strict options of README's "Who reads what we write" (tests/support/consumers.py):
+"""The strict options of docs/reference/consumers.md (tests/support/consumers.py):
 with them a schema change between two batches, updates and deletes produce only row
 changes (no watermark, no DDL, UPDATEs with their old row, the schema part and key where
 the consumer needs them), which Flink's `debezium-json` / `canal-json` formats read without

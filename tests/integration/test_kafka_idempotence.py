@@ -3,8 +3,8 @@ broker cut again and again during a write (a TCP proxy, tests/support/proxy.py) 
 duplicate row in the topic. Kafka drops a produce request resent after a lost answer
 (same producer id and sequence numbers); Tansu stored some twice
 (tests/integration/test_broker_faults.py allows those byte-identical copies), Kafka must
-not. The driver's watermark fan-out is not idempotent (README, "Options"): a watermark may
-come twice, rows may not.
+not. The driver's watermark fan-out is not idempotent (docs/reference/write-options.md): a
+watermark may come twice, rows may not.
 """
 
 from __future__ import annotations

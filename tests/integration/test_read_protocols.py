@@ -3,7 +3,7 @@ schema registry: a DataFrame of every MySQL type the writer supports, and a chan
 stream of INSERTs, UPDATEs and DELETEs across 3 partitions, written with the sink and read
 back. Simple's read is the reference (test_read.py proves it lossless); each other
 protocol reads the same, less what it cannot carry, stated here column by column and in
-the README ("Reading TiCDC topics")."""
+docs/guides/reading.md."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 packages) against a Connect server started from PySpark's own jars, with no `register`
 call. Batch writes (simple and avro), a streaming query restarted from its checkpoint, and
 errors as the client sees them: Spark's generic exception classes, whose message keeps the
-sink's `ticdc:` line and the error class name (README, "Spark Connect")."""
+sink's `ticdc:` line and the error class name (docs/guides/deploying.md, "Spark Connect")."""
 
 from __future__ import annotations
 

@@ -2,11 +2,12 @@
 executors in their own JVMs and Python workers (PYSPARK_PYTHON: this interpreter). Batch
 writes (simple, and avro through the test registry) and a streaming query restarted from
 its checkpoint, with a re-run of a committed batch; the topics hold every row, the
-watermarks, and no duplicate beyond what README's "Delivery guarantees" allow (a re-run
+watermarks, and no duplicate beyond what docs/guides/delivery.md allows (a re-run
 batch, byte-identical). Drivers are child processes; one cluster for the module.
 
 First, executors that share nothing with the driver: an interpreter of their own holding
-the wheel, built and installed as the README says ("Installing", "Where it runs"), and a
+the wheel, built and installed as docs/getting-started.md ("Installing") and
+docs/guides/deploying.md say, and a
 cluster of its own without this checkout on any path."""
 
 from __future__ import annotations
@@ -29,22 +30,23 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_command(start: str) -> list[str]:
-    """The README line that starts with `start`, as arguments."""
-    for line in (ROOT / "README.md").read_text().splitlines():
+def _install_command(start: str) -> list[str]:
+    """The line of the install guide (docs/getting-started.md) that starts with `start`,
+    as arguments."""
+    for line in (ROOT / "docs" / "getting-started.md").read_text().splitlines():
         if line.startswith(start):
             return shlex.split(line.split("#", 1)[0])
-    raise AssertionError(f"README has no line starting {start!r}")
+    raise AssertionError(f"docs/getting-started.md has no line starting {start!r}")
 
 
 @pytest.fixture(scope="module")
 def node_python(tmp_path_factory) -> str:
     """A node's interpreter: a virtual environment of its own with the wheel built by the
-    README's command and installed as its "Managed runtimes" part says for a node whose
+    install guide's command and installed as its "Managed runtimes" part says for a node whose
     PySpark is Spark's own (`--no-deps`, then the dependencies by hand; executors import
     PySpark from Spark's pyspark.zip), and nothing else."""
     work = tmp_path_factory.mktemp("node")
-    build = _readme_command("pip wheel --no-deps -w dist .")
+    build = _install_command("pip wheel --no-deps -w dist .")
     subprocess.run(
         [sys.executable, "-m", *build[:-2], str(work / "dist"), str(ROOT)],
         check=True,
@@ -53,8 +55,8 @@ def node_python(tmp_path_factory) -> str:
     (wheel,) = (work / "dist").glob("ticdc_sink-*-py3-none-any.whl")
     subprocess.run([sys.executable, "-m", "venv", str(work / "node")], check=True)
     python = str(work / "node" / "bin" / "python")
-    package = _readme_command("pip install --no-deps ticdc_sink-")
-    dependencies = _readme_command('pip install "pyarrow')
+    package = _install_command("pip install --no-deps ticdc_sink-")
+    dependencies = _install_command('pip install "pyarrow')
     for command in ([*package[:-1], str(wheel)], dependencies):
         done = subprocess.run([python, "-m", *command], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr

@@ -27,8 +27,9 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
                        flink_job.py (PyFlink's interpreter) and returns its changelogs
     kafka_connect.py   Kafka Connect standalone with Debezium's JDBC sink connector
     postgres.py        PostgreSQL in a temporary directory on loopback
+    doc_pages.py       the docs' generated parts (docs/hooks.py renders them at build time)
     consumers.py       who reads what we write: each interop consumer's version and
-                       settings (README's table is rendered from it)
+                       settings (docs/reference/consumers.md renders it)
     changelog.py       the interop tests' change stream as consumers must see it
     proxy.py           a TCP proxy that injects broker faults
     registry.py        the in-house Confluent-compatible registry (auth, faults, counts)

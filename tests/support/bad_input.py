@@ -357,7 +357,7 @@ DRIVER_CASES = [
         "checkpoint-location-typo",
         {"checkpointLocaton": "/tmp/x"},
         "ConfigError",
-        ["did you mean 'checkpointLocation'?", "README.md, section Options"],
+        ["did you mean 'checkpointLocation'?", "all options: docs/reference/write-options.md"],
     ),
     (
         "protocol-underscore",

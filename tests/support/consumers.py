@@ -2,8 +2,8 @@
 version, the sink options it needs and its own settings, written once here.
 
 The interop tests (tests/interop/) take a consumer's `options` for their writes and its
-`settings` to configure it; README's table "Who reads what we write" is this list
-rendered (tests/unit/test_consumer_docs.py holds it equal). Print the table to paste:
+`settings` to configure it; docs/reference/consumers.md is this list
+rendered at every build of the docs (tests/support/doc_pages.py). Print the table:
 
     python -m tests.support.consumers
 
@@ -238,7 +238,7 @@ def _pairs(values: dict[str, str]) -> str:
 
 
 def consumers_table() -> str:
-    """README's "Who reads what we write" table."""
+    """The "Who reads what we write" table (docs/reference/consumers.md)."""
     rows = [
         f"| {c.name} | {c.version} | {', '.join(f'`{p}`' for p in c.protocols)} | "
         f"{_pairs(c.options)} | {_pairs(c.settings)} | {c.notes} |\n"

@@ -1,8 +1,8 @@
-"""The README's Options table and its "Coming from TiCDC" table, rendered from the option
-declarations (`config._field` metadata: doc, default, TiCDC names), the protocols' specs
-(which protocols read an option) and `ticdc_settings.SETTINGS` (every other TiCDC
-setting). tests/unit/test_option_docs.py holds the README to them; run this module to
-print both tables to paste:
+"""The write options and TiCDC settings pages' tables (docs/reference/), rendered from
+the option declarations (`config._field` metadata: doc, default, TiCDC names), the
+protocols' specs (which protocols read an option) and `ticdc_settings.SETTINGS` (every other TiCDC
+setting), at every build of the docs (tests/support/doc_pages.py); run this module to
+print both tables:
 
     python -m tests.support.option_docs
 """

@@ -14,7 +14,7 @@ test can assert on errors as the client sees them. Steps:
 | `{"write": "batch", "rows": n, "partitions": p, "options": {...}}` | `batch_frame` once |
 | the same with `"thread": true` | the write from a new thread with no active session |
 | the same with `"thread": "activate"` | first `createDataFrame` in that thread (the |
-|  | README's fix: PySpark makes the session the thread's active one there) |
+|  | the deploying guide's fix: PySpark makes the session the thread's active one there) |
 | `{"write": "stream", "source": dir, "options": {...}, "query_name": name}` | one |
 |  | `availableNow` run of the file stream in dir (`add_file`), queryName optional |
 | `{"probe": "executor"}` | an executor's Python: `{"ok": true, "python": sys.executable, |

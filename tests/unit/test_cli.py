@@ -16,7 +16,7 @@ DDL = (
     "CREATE TABLE shop.users (id bigint PRIMARY KEY, name varchar(20), "
     "score decimal(5,2), seen timestamp(3) NULL, tags set('a','b'))"
 )
-OPTIONS_HELP = "(all options: README.md, section Options)"
+OPTIONS_HELP = "(all options: docs/reference/write-options.md)"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -315,7 +315,10 @@ def test_check_key_values_are_read_as_the_writer_reads_them(capsys):
             f"option 'checkpointlocaton' is unknown; did you mean 'checkpointLocation'? "
             f"{OPTIONS_HELP}",
         ),
-        (["check", "-o", "zzzz=1"], "option 'zzzz' is unknown; all options: README.md, section"),
+        (
+            ["check", "-o", "zzzz=1"],
+            "option 'zzzz' is unknown; all options: docs/reference/write-options.md",
+        ),
         (["check", "--protocol", "canal_json"], "did you mean 'canal-json'?"),
         (["check", "-o", "key=id"], "option 'key' is 'id'; to choose the Kafka message key"),
         (
@@ -494,7 +497,7 @@ def test_reports_of_a_location_without_reports(capsys, tmp_path):
 
 
 def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
-    # One list: `demo --help`, the refusal and README's command table name the same
+    # One list: `demo --help`, the refusal and the CLI page's command table name the same
     # protocols, every protocol that needs no schema registry (issue 23).
     from pathlib import Path
 
@@ -515,6 +518,6 @@ def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
         code, _, err = run(capsys, "demo", "--protocol", spec.name)
         assert code == 2
         assert f"demo --protocol {spec.name}: use {listed} (" in err
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs/reference/cli.md").read_text()
     choices = "\\|".join(DEMO_PROTOCOLS)  # `|` escaped in a Markdown table
-    assert f"| `demo [--protocol {choices}] " in readme
+    assert f"| `demo [--protocol {choices}] " in page

@@ -512,10 +512,10 @@ def test_two_digit_years_keep_ticdcs_bytes_and_are_warned_about_once_per_table(
     assert [r.getMessage() for r in caplog.records] == [
         "ticdc: table shop.two_digit column d: year 1 is written as 2001, as TiCDC's Debezium "
         "encoder writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus 1900); "
-        "said once per table (README, Protocols)",
+        "said once per table (docs/reference/protocols.md)",
         "ticdc: table shop.two_digit_batch column d: year 2 is written as 2002, as TiCDC's "
         "Debezium encoder writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus "
-        "1900); said once per table (README, Protocols)",
+        "1900); said once per table (docs/reference/protocols.md)",
     ]
 
 

@@ -430,13 +430,14 @@ def test_unknown_option_suggests(key: str, suggestion: str) -> None:
     e = error({**BASE, key: "x"})
     assert str(e) == (
         f"ticdc: option '{key}' is unknown; did you mean '{suggestion}'? "
-        "(all options: README.md, section Options)"
+        "(all options: docs/reference/write-options.md)"
     )
     assert e.option == key
 
 
-def test_unknown_option_without_a_close_match_points_at_the_readme() -> None:
-    assert str(error({**BASE, "zzzzzz": "1"})).endswith("all options: README.md, section Options")
+def test_unknown_option_without_a_close_match_points_at_the_options_page() -> None:
+    message = str(error({**BASE, "zzzzzz": "1"}))
+    assert message.endswith("all options: docs/reference/write-options.md")
 
 
 @pytest.mark.parametrize(

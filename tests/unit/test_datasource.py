@@ -362,7 +362,7 @@ def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
             "are Kafka records, as Spark's Kafka sink takes them and its Kafka source reads"
             in (messages[0])
         )
-        assert "README, 'The input contract'" in messages[0]
+        assert "(docs/guides/writing.md, 'The input contract')" in messages[0]
 
 
 def test_a_read_given_the_writers_options_notes_them_once_and_reads(

@@ -1,6 +1,6 @@
-"""README's Options table is the option declarations rendered (tests/support/option_docs.py):
-an option added, removed or changed without the README fails here, with the table to
-paste."""
+"""The write options and TiCDC settings pages are the option declarations rendered
+(tests/support/option_docs.py) at every build of the docs: the pages hold the generated
+part, and the tables name every declared option and TiCDC setting once."""
 
 from __future__ import annotations
 
@@ -8,27 +8,35 @@ from pathlib import Path
 
 import attrs
 
-from tests.support.option_docs import declared_options, options_table, ticdc_table
+from tests.support.option_docs import (
+    OTHER_CHANGEFEED_SETTINGS,
+    declared_options,
+    options_table,
+    ticdc_table,
+)
 from ticdc_sink import config
 from ticdc_sink.codec import protocol_specs
 from ticdc_sink.ticdc_settings import SETTINGS, setting
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _readme_table(heading: str, header: str) -> str:
-    text = README.read_text()
-    section = text.split(f"\n{heading}\n", 1)[1]
-    table = header + section.split(header, 1)[1].split("\n\n", 1)[0]
-    return table + "\n"
+def _first_cells(table: str) -> list[str]:
+    """The first column of a Markdown table, less its header, as written (`name`)."""
+    return [line.split(" | ", 1)[0].removeprefix("| ") for line in table.splitlines()[2:]]
 
 
-def test_readme_options_table_is_the_declarations() -> None:
-    table = _readme_table("## Options", "| option | default | meaning |")
-    assert table == options_table(), (
-        "README's Options table differs from the option declarations; paste the output "
-        "of `python -m tests.support.option_docs`:\n" + options_table()
-    )
+def test_the_write_options_page_is_the_declarations_rendered() -> None:
+    page = (DOCS / "reference" / "write-options.md").read_text()
+    assert "\n<!-- generated: write-options -->\n" in page
+    names = _first_cells(options_table())
+    wanted = ["`sink-uri`", "`config`"]
+    wanted += [
+        f"`{'kafka.<name>' if o == 'kafka.*' else config.spell_option(o)}`"
+        for o in (field.metadata["option"] for field in declared_options())
+    ]
+    assert names == wanted
+    assert "`checkpointLocation`" in names
 
 
 def test_the_check_sees_a_changed_line() -> None:
@@ -109,12 +117,12 @@ def _ticdc_names() -> list[str]:
     return names + [declared.name for declared in SETTINGS]
 
 
-def test_readme_ticdc_table_is_the_declarations() -> None:
-    table = _readme_table("## Coming from TiCDC", "| TiCDC setting | here |")
-    assert table == ticdc_table(), (
-        "README's TiCDC settings table differs from the declarations; paste the second "
-        "table `python -m tests.support.option_docs` prints:\n" + ticdc_table()
-    )
+def test_the_ticdc_settings_page_is_the_declarations_rendered() -> None:
+    page = (DOCS / "reference" / "ticdc-settings.md").read_text()
+    assert "\n<!-- generated: ticdc-settings -->\n" in page
+    names = _first_cells(ticdc_table())[:-1]  # the last row: the other changefeed keys
+    assert sorted(names) == sorted(f"`{name}`" for name in _ticdc_names())
+    assert ticdc_table().endswith(OTHER_CHANGEFEED_SETTINGS + "\n")
 
 
 def test_every_ticdc_setting_is_declared_once() -> None:

@@ -386,7 +386,7 @@ def test_only_output_updated_columns_reads_whole_before_images(protocol: str) ->
 def test_an_open_protocol_update_without_old_values_is_an_insert_on_the_wire() -> None:
     # With only-output-updated-columns and no changed column (or open-output-old-value
     # =false) the UPDATE has no `p`: its message is an INSERT's byte for byte, so no
-    # reader can tell them apart (README, "What each protocol keeps").
+    # reader can tell them apart (docs/guides/reading.md, "What each protocol keeps").
     row = (1, "one", "1.50", 7, 1)
     for options in ({"only_output_updated_columns": True}, {"open_output_old_value": False}):
         codec = CodecConfig(protocol="open-protocol", **options)

@@ -8,7 +8,7 @@ states (types, NOT NULL, defaults, keys; the table id and version where the prot
 carries them), and the second write sends the schema of the first, byte for byte in the
 parts of the messages that carry it, except where `LOSSES` says the protocol does not
 carry a type whole. Simple carries the whole table: the second write's table is the first
-one (less `SIMPLE_LOSSES`), and its schema version the same. The README's "What each
+one (less `SIMPLE_LOSSES`), and its schema version the same. docs/guides/reading.md's "What each
 protocol keeps" lists the same losses.
 """
 
@@ -461,8 +461,8 @@ def _bare_whole_types(t: MySQLType, table: TableSchema) -> MySQLType | None:
 
 
 #: The types each protocol reads as another type, so that a write of the read sends that
-#: type instead (README, "What each protocol keeps"). Every other difference between the
-#: table written and the table read is one the protocol's messages do not show.
+#: type instead (docs/guides/reading.md, "What each protocol keeps"). Every other difference
+#: between the table written and the table read is one the protocol's messages do not show.
 LOSSES: dict[str, Callable[[MySQLType, TableSchema], MySQLType | None]] = {
     "avro-string": _decimal_precision,
     "debezium": _timestamp_fsp,

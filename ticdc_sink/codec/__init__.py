@@ -234,7 +234,7 @@ def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
 
 
 #: Every protocol, as the module that declares its `SPEC`; the order is the one option
-#: errors and the README list them in. A new protocol is one package and one line here.
+#: errors and the docs list them in. A new protocol is one package and one line here.
 PROTOCOLS = (
     "ticdc_sink.codec.simple.spec",
     "ticdc_sink.codec.avro.spec",

@@ -162,7 +162,7 @@ class ProtocolSpec:
         return self.watermark if version.at_least(self.events_since) else Watermark.NEVER
 
     def reads(self, option: str) -> bool:
-        """Whether this protocol reads `option` (what the README's options table says):
+        """Whether this protocol reads `option` (what docs/reference/write-options.md says):
         the options it owns, its shared options and, with `bootstrap`, the bootstrap
         options."""
         return (

@@ -51,7 +51,7 @@ __all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "select_topics"]
 #: spellings, `flat-avro` and `default`, are taken too).
 READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
-#: option -> what it means; the README's reading table says the same.
+#: option -> what it means; docs/reference/read-options.md renders it.
 READ_OPTIONS = {
     "kafka.bootstrap.servers": "the brokers (required, unless sink-uri gives them)",
     "kafka.<name>": "any librdkafka consumer setting, passed through (fetch.wait.max.ms "

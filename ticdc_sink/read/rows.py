@@ -1,7 +1,7 @@
 """Decoded rows -> Arrow record batches in the writer's input contract.
 
-The output of a read is what `df.write.format("ticdc")` takes (README, "The input
-contract"), so a read followed by a write round-trips: the table's columns, each carrying
+The output of a read is what `df.write.format("ticdc")` takes (docs/guides/writing.md,
+"The input contract"), so a read followed by a write round-trips: the table's columns, each carrying
 its definition in the field metadata `mysql_type` (type, NOT NULL, DEFAULT:
 `schema.column_definition_sql`), then `_op` (INSERT/UPDATE/DELETE), `_commit_ts` (the
 TSO), `_before` (the old row of an UPDATE, a struct of the table columns), `_database`,

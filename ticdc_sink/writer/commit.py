@@ -40,7 +40,7 @@ __all__ = [
     "watermark_to_send",
 ]
 
-# The logger operators know from before the split into a package (README, "Reports").
+# The logger operators know from before the split into a package (docs/guides/reports.md).
 logger = logging.getLogger("ticdc_sink.writer")
 
 

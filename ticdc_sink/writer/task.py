@@ -55,7 +55,7 @@ __all__ = [
     "write_batches",
 ]
 
-# The logger operators know from before the split into a package (README, "Reports").
+# The logger operators know from before the split into a package (docs/guides/reports.md).
 logger = logging.getLogger("ticdc_sink.writer")
 
 
@@ -396,7 +396,7 @@ class TaskWriter:
             f"at or below watermark {floor} that an earlier batch sent "
             f"({count} such rows in this record batch); a consumer would read it after a "
             f"watermark that promised no more. Keep {column!r} above the last watermark "
-            "(see README, Delivery guarantees), or set allow-commit-ts-below-watermark=true "
+            "(see docs/guides/delivery.md), or set allow-commit-ts-below-watermark=true "
             "to send such rows anyway",
             table=name,
             column=column,
@@ -700,7 +700,7 @@ def _change_batches(
 
     Across tables the input order within a record batch is not kept: TiCDC keeps order per
     table (each table has its own sink), not across tables, and so does every promise of
-    this sink (README, "Order per key")."""
+    this sink (docs/guides/delivery.md, "Order per key")."""
     layout = plan.config.input.layout()
     for batch in batches:
         groups = read_change_batches(

@@ -78,7 +78,7 @@ def _warn_two_digit_year(table: str, column: str, year: int) -> None:
     logger.warning(
         "ticdc: table %s column %s: year %d is written as %d, as TiCDC's Debezium encoder "
         "writes DATE and DATETIME years below 100 (0-69 plus 2000, 70-99 plus 1900); "
-        "said once per table (README, Protocols)",
+        "said once per table (docs/reference/protocols.md)",
         table,
         column,
         year,
