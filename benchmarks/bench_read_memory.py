@@ -24,9 +24,11 @@ driver-side workers Spark starts for a Python data source (the batch planner,
   `noop`: micro-batch after micro-batch, cut at watermarks.
 
 Each read is checked: the batch counts N rows once before the timed read; the stream's
-progress must add up to N rows. `spark.python.worker.reuse=false`, so each task's worker
-starts fresh and a peak is that read's. One line per read, then one JSON line
-(--output writes it too).
+progress must add up to N rows. Python workers are reused (Spark's default), as in a
+user's job: a worker's peak covers every task it ran, so memory that grew with what was
+read would show. The stream's rows are spread over the partitions by key
+(`partition=index-value`); TiCDC's default (`table`) puts one table's rows in one
+partition. One line per read, then one JSON line (--output writes it too).
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def stream_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any
             broker.bootstrap,
             rows,
             args.stream_writes,
-            **{"partition-num": str(partitions)},
+            **{"partition-num": str(partitions), "partition": "index-value"},
         )
         wrote = time.perf_counter() - started
         stream = (
@@ -199,7 +201,7 @@ def main() -> None:
 
     if not common.available_brokers("kafka"):
         raise SystemExit("Apache Kafka's jars could not be fetched")
-    spark = common.make_spark(args.spark_memory, extra={"spark.python.worker.reuse": "false"})
+    spark = common.make_spark(args.spark_memory)
     results: list[dict[str, Any]] = []
     try:
         jvm_pid = spark_jvm()
