@@ -70,6 +70,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple, cast
 
+import attrs
 import orjson
 
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
@@ -86,6 +87,7 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     follow_claim_check,
 )
+from ticdc_sink.decode.peek import RowPeek, simple_json_row
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
@@ -609,6 +611,21 @@ class SimpleDecoder:
             return None
         self._tables.move_to_end(key)
         return PlainRow(op, commit_ts, database, table, version, data, old)
+
+    def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
+        """What a stream's driver needs of a row message, its values not decoded
+        (`decode.peek`): typed when this decoder knows the row's schema version. None for
+        anything else (and for every Avro message), which `decode_message` decodes."""
+        if value is None or self.encoding_format == "avro":
+            return None
+        try:
+            value = decompress(self.compression, value)
+        except DecodeError:
+            return None
+        peek = simple_json_row(value)
+        if peek is None or (peek.database, peek.table, peek.schema_version) in self._tables:
+            return peek
+        return attrs.evolve(peek, typed=False)
 
     def parser(self, column: Column) -> Parser:
         """How a raw value of `column` in this decoder's encoding becomes its typed value
