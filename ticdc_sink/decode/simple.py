@@ -623,9 +623,13 @@ class SimpleDecoder:
         except DecodeError:
             return None
         peek = simple_json_row(value)
-        if peek is None or (peek.database, peek.table, peek.schema_version) in self._tables:
-            return peek
-        return attrs.evolve(peek, typed=False)
+        if peek is None:
+            return None
+        version = (peek.database, peek.table, peek.schema_version)
+        if version not in self._tables:
+            return attrs.evolve(peek, typed=False)
+        self._tables.move_to_end(version)  # used, as a decode uses it
+        return peek
 
     def parser(self, column: Column) -> Parser:
         """How a raw value of `column` in this decoder's encoding becomes its typed value

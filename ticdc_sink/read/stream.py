@@ -60,7 +60,7 @@ import logging
 import math
 import time
 from array import array
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -801,12 +801,14 @@ class StreamScan:
             for record in records:
                 self.fetched += 1
                 peeked = self._peeked(record.key, record.value, index)
-                if peeked is not None and index is None:
-                    continue  # the history: schemas only, which no row holds
-                events: list[DecodedEvent | RowPeek] = [peeked] if peeked is not None else []
+                events: Sequence[DecodedEvent | RowPeek]
                 if peeked is None:
                     self.decoded += 1
-                    events += decode_events(self._decoder, record, offsets.topic, self._skipped)
+                    events = decode_events(self._decoder, record, offsets.topic, self._skipped)
+                elif index is None:
+                    continue  # the history: schemas only, which no row holds
+                else:
+                    events = (peeked,)
                 for event in events:
                     if index is None:
                         self._learn(event)
