@@ -32,9 +32,17 @@ from typing import Any
 import attrs
 import orjson
 
+from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.events import Op
 
-__all__ = ["RowPeek", "canal_json_row", "debezium_row", "simple_json_row"]
+__all__ = [
+    "RowPeek",
+    "SimpleRowFields",
+    "canal_json_row",
+    "debezium_row",
+    "simple_json_row",
+    "simple_row_fields",
+]
 
 #: A row's new and old images as the message holds them (`RowPeek.images`).
 Images = tuple[dict[str, Any] | None, dict[str, Any] | None]
@@ -80,37 +88,36 @@ def _text(token: bytes) -> str | None:
 
 # --- Simple, JSON encoding ----------------------------------------------------------------
 
-#: The Simple protocol's message version (`codec.simple.values.PROTOCOL_VERSION`).
-_SIMPLE_VERSION = 1
 _OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+#: A Simple row message's envelope (`simple_row_fields`): its type (INSERT, UPDATE or
+#: DELETE), commit ts, database, table, schema version, and `data` and `old` as it holds
+#: them.
+SimpleRowFields = tuple[str, int, str, str, int, dict[str, Any] | None, dict[str, Any] | None]
 
 
-def simple_json_row(value: bytes) -> RowPeek | None:
-    """A Simple JSON row message (INSERT with `data`, UPDATE with `data` and maybe `old`,
-    DELETE with `old`) without claim check, handle-key-only or checksum; None for
-    anything else. The JSON is parsed (orjson, as the decoder parses it: the same fields
-    win) and nothing typed; `typed` is left True, the decoder knows whether it has the
-    schema. `images` gives the images as the message holds them."""
-    try:
-        message = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return None
+def simple_row_fields(message: Any) -> SimpleRowFields | None:
+    """The envelope of a parsed Simple message (JSON's object, Avro's DML payload) that
+    `SimpleDecoder.decode_message` gives as a row and nothing more: no checksum to
+    verify, no handle-key-only or claim-check row, the images an INSERT (data), UPDATE
+    (data, maybe old) or DELETE (old) carries, every field of the expected type. None for
+    anything else. Shared by `simple_json_row` and `SimpleDecoder.plain_row`."""
     if type(message) is not dict:
         return None
     get = message.get
     kind, data, old = get("type"), get("data"), get("old")
-    op = _OPS.get(kind) if type(kind) is str else None
-    if op is Op.INSERT:
+    if kind == "INSERT":
         images_fit = type(data) is dict and old is None
-    elif op is Op.UPDATE:
+    elif kind == "UPDATE":
         images_fit = type(data) is dict and (old is None or type(old) is dict)
+    elif kind == "DELETE":
+        images_fit = data is None and type(old) is dict
     else:
-        images_fit = op is Op.DELETE and data is None and type(old) is dict
+        return None
     database, table = get("database", ""), get("table", "")
     commit_ts, version = get("commitTs"), get("schemaVersion", 0)
     if not (
         images_fit
-        and get("version") == _SIMPLE_VERSION
+        and get("version") == PROTOCOL_VERSION
         and type(commit_ts) is int
         and type(version) is int
         and type(database) is str
@@ -120,8 +127,22 @@ def simple_json_row(value: bytes) -> RowPeek | None:
         and get("claimCheckLocation") is None
     ):
         return None
-    assert op is not None
-    return RowPeek(op, commit_ts, database, table, version, images=(data, old))
+    return kind, commit_ts, database, table, version, data, old
+
+
+def simple_json_row(value: bytes) -> RowPeek | None:
+    """A Simple JSON row message (`simple_row_fields`); None for anything else. The JSON is
+    parsed (orjson, as the decoder parses it: the same fields win) and nothing typed;
+    `typed` is left True, the decoder knows whether it has the schema. `images` are the
+    images as the message holds them."""
+    try:
+        fields = simple_row_fields(orjson.loads(value))
+    except orjson.JSONDecodeError:
+        return None
+    if fields is None:
+        return None
+    kind, commit_ts, database, table, version, data, old = fields
+    return RowPeek(_OPS[kind], commit_ts, database, table, version, images=(data, old))
 
 
 # --- canal-json ---------------------------------------------------------------------------

@@ -87,7 +87,7 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     follow_claim_check,
 )
-from ticdc_sink.decode.peek import RowPeek, simple_json_row
+from ticdc_sink.decode.peek import RowPeek, simple_json_row, simple_row_fields
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
@@ -578,32 +578,10 @@ class SimpleDecoder:
                 message = orjson.loads(value)
         except (orjson.JSONDecodeError, DecodeError):
             return None
-        if type(message) is not dict:
+        fields = simple_row_fields(message)
+        if fields is None:
             return None
-        get = message.get
-        op, data, old = get("type"), get("data"), get("old")
-        if op == "INSERT":
-            images_fit = type(data) is dict and old is None
-        elif op == "UPDATE":
-            images_fit = type(data) is dict and (old is None or type(old) is dict)
-        elif op == "DELETE":
-            images_fit = data is None and type(old) is dict
-        else:
-            return None
-        database, table = get("database", ""), get("table", "")
-        commit_ts, version = get("commitTs"), get("schemaVersion", 0)
-        if not (
-            images_fit
-            and get("version") == PROTOCOL_VERSION
-            and type(commit_ts) is int
-            and type(version) is int
-            and type(database) is str
-            and type(table) is str
-            and get("checksum") is None
-            and get("handleKeyOnly") is not True
-            and get("claimCheckLocation") is None
-        ):
-            return None
+        op, commit_ts, database, table, version, data, old = fields
         if self.encoding_format == "avro":  # Avro longs: Go's uint64, as decode_message
             commit_ts, version = commit_ts & _MASK64, version & _MASK64
         key = (database, table, version)
