@@ -3,7 +3,8 @@ it plans the same micro-batches (ends, resolved ts, rows and replays counted, mi
 parts) as when it decodes every message whole, over streams with replays (rows re-sent
 below the resolved ts, and identical rows re-sent after the last watermark), for each
 protocol with a peek; and of the messages it reads it decodes whole only those that are
-not rows. Bad rows still fail the stream, or are skipped with on-bad-message=skip."""
+not rows. A row whose values do not decode is the task's to meet: it fails naming the
+offset, or skips it with on-bad-message=skip."""
 
 from __future__ import annotations
 
