@@ -16,6 +16,7 @@ with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirror
     open_protocol.py  protocol=open-protocol
     types.py       the closest MySQL type of what a row message says of a column
     sniff.py       which protocol a message looks like (the hint when a read is told another)
+    peek.py        what a stream's driver needs of a row message, its values not decoded
 
 `decode_record` is the one place where whatever a decoder raises on a record becomes a
 `DecodeError`.

@@ -60,6 +60,7 @@ from ticdc_sink.decode import (
     claim_check_value,
     follow_claim_check,
 )
+from ticdc_sink.decode.peek import RowPeek, canal_json_row
 from ticdc_sink.decode.types import closest_type, implied_table, type_from_text
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -230,6 +231,16 @@ class CanalJsonDecoder:
         return follow_claim_check(
             self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
         )
+
+    def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
+        """What a stream's driver needs of a row message, its values not decoded
+        (`decode.peek`); None for anything else, which `decode_message` decodes."""
+        if value is None:
+            return None
+        try:
+            return canal_json_row(decompress(self.compression, value))
+        except DecodeError:
+            return None
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
         """The table a row message implies (None for other messages): its columns in

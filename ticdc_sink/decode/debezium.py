@@ -50,6 +50,7 @@ import orjson
 
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode.peek import RowPeek, debezium_row
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -375,6 +376,16 @@ class DebeziumDecoder:
             DecodeError: no value, not JSON, or not a Debezium envelope.
         """
         return self.decode_envelope(self._message(value))
+
+    def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
+        """What a stream's driver needs of a row message, its values not decoded
+        (`decode.peek`); None for anything else, which `decode_message` decodes."""
+        if not value:
+            return None
+        try:
+            return debezium_row(decompress(self.compression, value))
+        except DecodeError:
+            return None
 
     def _message(self, value: bytes | None) -> Any:
         if not value:

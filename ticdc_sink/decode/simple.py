@@ -70,6 +70,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple, cast
 
+import attrs
 import orjson
 
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
@@ -86,6 +87,7 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     follow_claim_check,
 )
+from ticdc_sink.decode.peek import RowPeek, simple_json_row, simple_row_fields
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
@@ -576,32 +578,10 @@ class SimpleDecoder:
                 message = orjson.loads(value)
         except (orjson.JSONDecodeError, DecodeError):
             return None
-        if type(message) is not dict:
+        fields = simple_row_fields(message)
+        if fields is None:
             return None
-        get = message.get
-        op, data, old = get("type"), get("data"), get("old")
-        if op == "INSERT":
-            images_fit = type(data) is dict and old is None
-        elif op == "UPDATE":
-            images_fit = type(data) is dict and (old is None or type(old) is dict)
-        elif op == "DELETE":
-            images_fit = data is None and type(old) is dict
-        else:
-            return None
-        database, table = get("database", ""), get("table", "")
-        commit_ts, version = get("commitTs"), get("schemaVersion", 0)
-        if not (
-            images_fit
-            and get("version") == PROTOCOL_VERSION
-            and type(commit_ts) is int
-            and type(version) is int
-            and type(database) is str
-            and type(table) is str
-            and get("checksum") is None
-            and get("handleKeyOnly") is not True
-            and get("claimCheckLocation") is None
-        ):
-            return None
+        op, commit_ts, database, table, version, data, old = fields
         if self.encoding_format == "avro":  # Avro longs: Go's uint64, as decode_message
             commit_ts, version = commit_ts & _MASK64, version & _MASK64
         key = (database, table, version)
@@ -609,6 +589,25 @@ class SimpleDecoder:
             return None
         self._tables.move_to_end(key)
         return PlainRow(op, commit_ts, database, table, version, data, old)
+
+    def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
+        """What a stream's driver needs of a row message, its values not decoded
+        (`decode.peek`): typed when this decoder knows the row's schema version. None for
+        anything else (and for every Avro message), which `decode_message` decodes."""
+        if value is None or self.encoding_format == "avro":
+            return None
+        try:
+            value = decompress(self.compression, value)
+        except DecodeError:
+            return None
+        peek = simple_json_row(value)
+        if peek is None:
+            return None
+        version = (peek.database, peek.table, peek.schema_version)
+        if version not in self._tables:
+            return attrs.evolve(peek, typed=False)
+        self._tables.move_to_end(version)  # used, as a decode uses it
+        return peek
 
     def parser(self, column: Column) -> Parser:
         """How a raw value of `column` in this decoder's encoding becomes its typed value

@@ -12,7 +12,6 @@ import contextlib
 import attrs
 
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
@@ -178,7 +177,7 @@ def find_boundaries(
     """Where in `offsets` a part may start (`split`): the offset just after each
     watermark that raised the resolved ts (from 0 at the range's start, as a batch read's
     replay rule), with that ts; and the table schemas the range's schema messages carry.
-    Simple rows of a known schema are recognised without being decoded.
+    Row messages the decoder's peek reads (`decode.peek`) are not decoded.
 
     Raises:
         DecodeError: a message that is not of the protocol (unless on-bad-message=skip).
@@ -186,7 +185,7 @@ def find_boundaries(
     """
     config = config.for_topic(offsets.topic)
     decoder = new_decoder(config, known, schema_for_id=schema_for_id)
-    simple = decoder if isinstance(decoder, SimpleDecoder) else None
+    peek = getattr(decoder, "peek_row", None)
     # Skipped here without a report: the tasks meet the same messages and report them.
     skipped = BadMessages() if config.skip_bad_messages else None
     resolved_ts = 0
@@ -194,8 +193,8 @@ def find_boundaries(
     tables: list[TableSchema] = []
     with contextlib.closing(log.read(offsets)) as records:
         for record in records:
-            if simple is not None and simple.plain_row(record.value) is not None:
-                continue
+            if peek is not None and peek(record.key, record.value) is not None:
+                continue  # a row: no watermark, no schema
             for event in decode_events(decoder, record, config.topic, skipped):
                 if isinstance(event, DecodedWatermark) and event.commit_ts > resolved_ts:
                     resolved_ts = event.commit_ts

@@ -34,6 +34,7 @@ import hashlib
 import orjson
 
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.decode.simple import PlainRow
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.schema import TableSchema
@@ -65,7 +66,7 @@ class RowKeys:
         self._lookup = getattr(decoder, "table", None)
         self._found: dict[tuple[str, str, int], bool] = {}
 
-    def __call__(self, row: DecodedRow | PlainRow) -> bool:
+    def __call__(self, row: DecodedRow | PlainRow | RowPeek) -> bool:
         version = (row.database, row.table, row.schema_version)
         found = self._found.get(version)
         if found is None:
@@ -104,7 +105,7 @@ class ReplayFilter:
         self._since.clear()
         return True
 
-    def admit(self, row: DecodedRow | PlainRow, *, keyed: bool = False) -> bool:
+    def admit(self, row: DecodedRow | PlainRow | RowPeek, *, keyed: bool = False) -> bool:
         """Whether `row` is new; a replay is counted in `dropped`. `keyed`: the row's
         table has a row key, so an identical row since the resolved ts rose is a replay
         (with `identical`). A row of commit ts 0 is always new: the message does not
@@ -138,13 +139,19 @@ def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | No
     return ReplayFilter(resolved_ts, identical=config.watermark_consistency)
 
 
-def _identity(row: DecodedRow | PlainRow) -> bytes:
+def _identity(row: DecodedRow | PlainRow | RowPeek) -> bytes:
     """A digest of what makes a replayed row the same change (not the build ts TiCDC sets
-    anew)."""
+    anew). A peeked row's are those of its message decoded (`RowPeek.images`: the values
+    as the message holds them, which a Simple row is compared by)."""
     if isinstance(row, PlainRow):
         change = tuple(row)  # op, commit ts, database, table, schema version, the images
     else:
-        data, old = row.raw or (row.data, row.old)
+        if isinstance(row, RowPeek):
+            if row.images is None:
+                raise ValueError("a peeked row without its images cannot be compared")
+            data, old = row.images
+        else:
+            data, old = row.raw or (row.data, row.old)
         change = (
             row.op.value,
             row.commit_ts,

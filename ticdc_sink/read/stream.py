@@ -8,7 +8,10 @@ before its range (`replay.ReplayFilter`).
 
 The driver scans the topics itself (`StreamScan`), once per message: it remembers, per
 partition of every topic, the resolved ts and the row counts after each watermark and
-row, and where a selected table's schema changes. From that:
+row, and where a selected table's schema changes. It decodes whole only the messages that
+are not rows (watermarks, DDL, BOOTSTRAP) and the rows a protocol's peek is unsure of;
+other rows are read by the peek (`decode.peek`: table, commit ts, schema version), their
+values left to the tasks. From that:
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
@@ -57,7 +60,7 @@ import logging
 import math
 import time
 from array import array
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -65,10 +68,17 @@ import orjson
 
 from ticdc_sink.codec import find_protocol
 from ticdc_sink.codec.spec import Watermark
-from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import (
+    DecodedBootstrap,
+    DecodedDDL,
+    DecodedEvent,
+    DecodedRow,
+    DecodedWatermark,
+)
+from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError, TiCDCSinkError
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.decoding import BadMessages, decode_events, new_decoder
+from ticdc_sink.read.decoding import MAX_COMMIT_TS, BadMessages, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, describe_change
 from ticdc_sink.read.offsets import (
@@ -341,12 +351,15 @@ def held_back(
 @attrs.frozen
 class Cut:
     """A planned micro-batch: where it ends, its resolved ts (watermark consistency), and
-    the rows it holds and drops as replays (as the driver counted them)."""
+    the rows it holds and drops as replays (as the driver counted them); the messages the
+    driver read to plan it, and of those the ones it decoded whole (`StreamScan`)."""
 
     end: StreamOffset
     resolved_ts: int | None
     rows: int
     dropped: int
+    fetched: int = 0
+    decoded: int = 0
 
 
 class PartitionIndex:
@@ -373,7 +386,7 @@ class PartitionIndex:
             self._marks.append(offset)
         self._note(offset)
 
-    def see_row(self, offset: int, row: DecodedRow, *, keyed: bool = False) -> None:
+    def see_row(self, offset: int, row: DecodedRow | RowPeek, *, keyed: bool = False) -> None:
         self.replays.admit(row, keyed=keyed)
         self._note(offset)
 
@@ -521,6 +534,13 @@ class StreamScan:
     """The driver's scan of a stream's topics: reads each message once, from the first
     micro-batch's start to the newest offsets asked for, and plans micro-batches.
 
+    A row message is read by the decoder's peek (`decode.peek`) where the protocol has
+    one: its table, commit ts and schema version, its values left to the tasks. It is
+    decoded whole when the peek is unsure, or when the replay rule must compare its values
+    and the peek does not give them (a keyed table under consistency=watermark); every
+    other message (watermark, DDL, BOOTSTRAP) is decoded whole. `fetched` and `decoded`
+    count the messages read and decoded whole since the scan began.
+
     Not thread-safe; Spark calls a stream reader from one thread. Close it to free the
     consumer.
     """
@@ -546,6 +566,11 @@ class StreamScan:
         self._history: set[TopicPartition] = set()
         self._checked: set[tuple[str, str, int]] = set()  # row versions that fit
         self._keyed = RowKeys(self._decoder)
+        self._peek: Callable[[bytes | None, bytes | None], RowPeek | None] | None = getattr(
+            self._decoder, "peek_row", None
+        )
+        self.fetched = 0
+        self.decoded = 0
         self._warned: set[str] = set()  # each warning once per query
         #: Each partition's end when a micro-batch was last planned (`reportLatestOffset`).
         self.latest: dict[TopicPartition, int] = {}
@@ -701,6 +726,7 @@ class StreamScan:
                 before the change (names the table, the change, and how to restart).
             DecodeError, DeliveryError: as reading the topic.
         """
+        fetched, decoded = self.fetched, self.decoded
         ends = {key: ends.get(key, offset) for key, offset in start.offsets.items()}
         for key, offset in start.offsets.items():
             self._scan(key, offset, start.resolved.get(key, 0), ends[key])
@@ -725,7 +751,14 @@ class StreamScan:
             _, rows_start, dropped_start = self.index[p].state_at(start.offsets[p])
             rows += rows_end - rows_start
             dropped += dropped_end - dropped_start
-        return Cut(end, resolved_ts, rows, dropped)
+        fetched, decoded = self.fetched - fetched, self.decoded - decoded
+        logger.debug(
+            "ticdc: driver scan for the micro-batch of %d rows: %d messages read, %d decoded whole",
+            rows,
+            fetched,
+            decoded,
+        )
+        return Cut(end, resolved_ts, rows, dropped, fetched, decoded)
 
     def forget_before(self, end: StreamOffset) -> None:
         """A micro-batch up to `end` committed: what lies before it is no longer needed."""
@@ -778,17 +811,27 @@ class StreamScan:
         return self._read(OffsetRange(*key, index.scanned, end), index, end)
 
     def _read(self, offsets: OffsetRange, index: PartitionIndex | None, end: int) -> int | None:
+        key = (offsets.topic, offsets.partition)
         with contextlib.closing(self.log.read(offsets)) as records:
             for record in records:
-                for event in decode_events(self._decoder, record, offsets.topic, self._skipped):
-                    if index is None:  # the history: schemas only
+                self.fetched += 1
+                peeked = self._peeked(record.key, record.value, index)
+                events: Sequence[DecodedEvent | RowPeek]
+                if peeked is None:
+                    self.decoded += 1
+                    events = decode_events(self._decoder, record, offsets.topic, self._skipped)
+                elif index is None:
+                    continue  # the history: schemas only, which no row holds
+                else:
+                    events = (peeked,)
+                for event in events:
+                    if index is None:
                         self._learn(event)
                     elif isinstance(event, DecodedWatermark):
                         index.see_watermark(record.offset, event)
-                    elif isinstance(event, DecodedRow):
+                    elif isinstance(event, DecodedRow | RowPeek):
                         if not is_selected(self.config, event.database, event.table):
                             continue
-                        key = (offsets.topic, offsets.partition)
                         if not event.typed and key not in self._history:
                             index.scanned = record.offset
                             return record.offset
@@ -806,7 +849,24 @@ class StreamScan:
             index.scanned = end
         return None
 
-    def _row_table(self, row: DecodedRow) -> TableSchema | None:
+    def _peeked(
+        self, key: bytes | None, value: bytes | None, index: PartitionIndex | None
+    ) -> RowPeek | None:
+        """The row message `value` as the decoder's peek reads it, when that is all the
+        scan needs of it; None: decode it whole (the peek is unsure, the commit ts is
+        beyond what a read takes, or the identical-row rule must compare values the peek
+        does not give)."""
+        if self._peek is None:
+            return None
+        row = self._peek(key, value)
+        if row is None or row.commit_ts > MAX_COMMIT_TS:
+            return None
+        compares = index is not None and index.replays.identical and row.images is None
+        if compares and is_selected(self.config, row.database, row.table) and self._keyed(row):
+            return None
+        return row
+
+    def _row_table(self, row: DecodedRow | RowPeek) -> TableSchema | None:
         """The schema of `row` when its columns differ from the stream's (once per
         version)."""
         version = (row.database, row.table, row.schema_version)
