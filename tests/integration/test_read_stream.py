@@ -197,6 +197,36 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topi
     del writer  # its producer, before the broker stops
 
 
+def test_micro_batches_of_watermarks_only_run_without_tasks_and_the_stream_reads_on(
+    spark, broker, topics, tmp_path
+):
+    # An idle table: TiCDC keeps sending watermarks to every partition. Those micro-batches
+    # hold no row, so the reader plans no task for them (Spark runs them with none).
+    topic = topics("read_stream_idle")
+    broker.create_topic(topic, 3)
+    writer = TopicWriter(broker.bootstrap, topic)
+    writer.bootstrap()
+    first = list(transactions(0, 4))
+    writer.write(first)
+    checkpoint = str(tmp_path / "chk")
+    rows = [row for b in run(spark, broker.bootstrap, checkpoint, topic) for row in b["rows"]]
+
+    for ts in (2000, 2010, 2020):  # watermarks alone, above every row
+        for p in PARTITIONS:
+            writer.send(p, simple_stream(USERS, [(WATERMARK, ts)])[0], (WATERMARK, ts))
+    idle = run(spark, broker.bootstrap, checkpoint, topic)
+    assert idle and all(b["rows"] == [] for b in idle)
+
+    later = [(ts + 2000, keys) for ts, keys in transactions(4, 4)]
+    writer.write(later)
+    more = run(spark, broker.bootstrap, checkpoint, topic)
+    check_batches(more, writer)
+    rows += [row for b in more for row in b["rows"]]
+    assert sorted(rows) == sorted((key, ts) for ts, keys in first + later for _, key in keys)
+    writer.producer.flush(30)
+    del writer
+
+
 def test_a_query_started_at_latest_restarts_at_its_checkpoint_and_ends_at_watermarks(
     spark, broker, topics, tmp_path
 ):

@@ -31,6 +31,7 @@ from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange, parse_offsets
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
+from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.read.stream import (
     StreamOffset,
@@ -594,3 +595,55 @@ def test_a_topic_that_comes_to_match_the_pattern_joins_the_stream() -> None:
     del log.records["tidb_b", 0]
     with pytest.raises(DeliveryError, match="partition 0 of topic tidb_b is gone"):
         scan.next_cut(read.end, None, None)
+
+
+def _rows_read(scan: StreamScan, log: FakeTopicLog, parts: list[Any]) -> list[Any]:
+    config = scan.config
+    return sorted(
+        (offsets.topic, offsets.partition, row["id"], row["_commit_ts"])
+        for offsets, resolved_ts in parts
+        for batch in read_range(
+            config,
+            scan.table,
+            scan.tables,
+            offsets,
+            log=log,
+            replays=replay_filter(config, resolved_ts),
+        )
+        for row in batch.to_pylist()
+    )
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), replays=st.sampled_from(["drop", "keep"]), split=st.none() | st.just(6))
+def test_a_part_without_rows_gets_no_task_and_the_rows_read_are_the_same(
+    data: Any, replays: str, split: int | None
+) -> None:
+    # TiCDC sends every watermark to every partition: most parts of a stream over many
+    # partitions hold watermarks only. Those get no task; the others read what all would.
+    items = data.draw(transactions())
+    log = _log(items)
+    options = {"replays": replays} | ({"minPartitions": str(split)} if split else {})
+    scan = _scan(log, _config(**options))
+    start = _start()
+    ends = {p: len(items[p]) for p in PARTITIONS}
+    while (cut := scan.plan(start, ends, None)).end != start:
+        every = scan.ranges(start, cut.end)
+        kept = scan.parts(start, cut.end)
+        assert _rows_read(scan, log, kept) == _rows_read(scan, log, every)
+        for offsets, _ in kept:
+            held = items[(offsets.topic, offsets.partition)][offsets.start : offsets.end]
+            assert any(isinstance(item[0], Op) for item in held), offsets
+        start = cut.end
+
+
+def test_parts_with_only_watermarks_get_a_task_under_on_bad_message_skip() -> None:
+    # A message the driver skipped as bad is reported by the task that meets it, so under
+    # skip every part is read.
+    rows = {0: [("bootstrap",), (Op.INSERT, 10, (1, "a")), (WATERMARK, 10)]}
+    idle = {p: [("bootstrap",), (WATERMARK, 10)] for p in (1, 2)}
+    log = _log(rows | idle)
+    for options, read in (({}, [0]), ({"on-bad-message": "skip"}, [0, 1, 2])):
+        scan = _scan(log, _config(**options))
+        cut = scan.plan(_start(), _t({0: 3, 1: 2, 2: 2}), None)
+        assert [o.partition for o, _ in scan.parts(_start(), cut.end)] == read

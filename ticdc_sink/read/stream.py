@@ -28,6 +28,9 @@ values left to the tasks. From that:
 - `minPartitions`: a micro-batch's ranges are cut into parts just after watermarks the
   scan met, or under `consistency=none` anywhere with the resolved ts there (`parts`,
   `split`).
+- A range or part in which the scan counted no row (watermarks and schema messages only:
+  an idle partition) gets no task (`parts`), so a topic of many partitions costs a
+  micro-batch one task per partition with rows, not one per partition.
 
 Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
 its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
@@ -670,8 +673,10 @@ class StreamScan:
         """`ranges` cut into parts for `minPartitions` (`split.split_ranges`): each part
         starts just after a watermark the scan met that raised the resolved ts, where the
         replay rule needs nothing from before it (anywhere with replays=keep, or with the
-        resolved ts there under consistency=none)."""
-        ranges = self.ranges(start, end)
+        resolved ts there under consistency=none). A part the scan saw no row in (only
+        watermarks and schema messages: TiCDC sends every watermark to every partition)
+        gets no task, so an idle partition costs a stream nothing but the scan."""
+        ranges = [r for r in self.ranges(start, end) if self._holds_rows(r[0])]
         boundaries = None
         if not self.config.keep_replays:
             boundaries = {
@@ -680,7 +685,21 @@ class StreamScan:
                 if (r.topic, r.partition) in self.index
             }
         anywhere = not self.config.watermark_consistency  # the resolved ts alone counts
-        return split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
+        parts = split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
+        return [part for part in parts if self._holds_rows(part[0])]
+
+    def _holds_rows(self, offsets: OffsetRange) -> bool:
+        """Whether `offsets` may hold a row a task returns: the scan counted a row (kept or
+        dropped as a replay) in it, or did not scan all of it. Under on-bad-message=skip
+        every range is read, so that the task reports what it skips."""
+        index = self.index.get((offsets.topic, offsets.partition))
+        if self._skipped is not None or index is None:
+            return True
+        if not index.base <= offsets.start or offsets.end > index.scanned:
+            return True
+        _, rows_before, dropped_before = index.state_at(offsets.start)
+        _, rows_after, dropped_after = index.state_at(offsets.end)
+        return (rows_after, dropped_after) != (rows_before, dropped_before)
 
     def _follow(self, start: StreamOffset, bounds: Bounds) -> StreamOffset:
         """`follow_partitions` with this query's options, its warnings logged once, and
