@@ -24,6 +24,7 @@ from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_
 from ticdc_sink.codec.simple.avro_values import (
     encode_long,
     load_message_schema,
+    parsed_message_record,
     parsed_message_schema,
 )
 from ticdc_sink.codec.simple.encoder import encode_ddl
@@ -112,6 +113,42 @@ def test_the_bundled_schema_is_tiflows_message_json() -> None:
     text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple/message.json"
     digest = hashlib.sha256(text.read_bytes()).hexdigest()
     assert digest == SCHEMA_SHA256, "the schema file differs from tiflow's message.json"
+
+
+def test_every_message_is_the_unions_message_record_and_reads_so_alone() -> None:
+    # The decoder reads the Message branch with the record alone (fastavro parses a
+    # top-level union again at every read); it must read what the union reads.
+    branch, record = parsed_message_record()
+    assert branch == encode_long(11)
+    table = TableSchema(
+        "db",
+        "t",
+        (Column("id", parse_mysql_type("bigint"), nullable=False, column_id=1),
+         Column("v", parse_mysql_type("varchar(20)"), column_id=2)),
+        (Index("PRIMARY", ("id",), unique=True, primary=True),),
+        table_id=7,
+        version=1,
+    )  # fmt: skip
+    config = CodecConfig(encoding_format=EncodingFormat.AVRO)
+    encoder = build_encoder(config, table, build_ts_ms=1)
+    bootstrap = encoder.encode_bootstrap()
+    watermark = encode_watermark(config, 100, build_ts_ms=1)
+    assert bootstrap is not None and watermark is not None
+    values = [
+        bootstrap.value,
+        watermark.value,
+        encoder.encode_row(RowChange(table, Op.INSERT, 5, (1, "a"), None)).value,
+        encoder.encode_row(RowChange(table, Op.UPDATE, 6, (1, "b"), (1, "a"))).value,
+        encoder.encode_row(RowChange(table, Op.DELETE, 7, None, (1, "b"))).value,
+    ]
+    for value in values:
+        assert value is not None and value.startswith(branch)
+        alone = io.BytesIO(value[len(branch) :])
+        union = io.BytesIO(value)
+        assert fastavro.schemaless_reader(alone, record) == fastavro.schemaless_reader(
+            union, parsed_message_schema()
+        )
+        assert alone.tell() == len(value) - len(branch) and union.tell() == len(value)
 
 
 @pytest.mark.parametrize(

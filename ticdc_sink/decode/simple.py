@@ -76,7 +76,7 @@ import orjson
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.codec.compression import Compression, compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple.avro_values import parsed_message_schema
+from ticdc_sink.codec.simple.avro_values import parsed_message_record, parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.decode import (
     ClaimCheckLoader,
@@ -892,15 +892,21 @@ def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:
     """The Message record and whether invalid UTF-8 was read (with surrogateescape)."""
     import fastavro
 
-    schema = parsed_message_schema()
+    branch, record = parsed_message_record()
+    # The Message branch, TiCDC's every message, read as the record alone (no union to
+    # parse again per message); anything else through the whole union.
+    schema, start = (
+        (record, len(branch)) if value.startswith(branch) else (parsed_message_schema(), 0)
+    )
     repaired = False
     stream = io.BytesIO(value)
+    stream.seek(start)
     try:
         try:
             message = fastavro.schemaless_reader(stream, schema)
         except UnicodeDecodeError:
             repaired = True
-            stream = io.BytesIO(value)
+            stream.seek(start)
             message = fastavro.schemaless_reader(
                 stream, schema, handle_unicode_errors="surrogateescape"
             )

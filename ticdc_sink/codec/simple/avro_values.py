@@ -62,6 +62,7 @@ __all__ = [
     "encode_long",
     "encode_string",
     "load_message_schema",
+    "parsed_message_record",
     "parsed_message_schema",
     "value_writer",
     "wrap_uint64",
@@ -91,6 +92,36 @@ def parsed_message_schema() -> Any:
     import fastavro
 
     return fastavro.parse_schema(load_message_schema())
+
+
+@functools.cache
+def parsed_message_record() -> tuple[bytes, Any]:
+    """The union branch every message TiCDC writes takes (the `Message` record's index, as
+    Avro writes it) and that record alone as a schema, parsed once for `schemaless_reader`.
+
+    fastavro marks a parsed schema inside its dict; the top-level union is a list, so a
+    read with `parsed_message_schema` parses all twelve named types again, every message
+    (110 µs against 70 µs). The record's named types are written out where first used."""
+    import fastavro
+
+    union = load_message_schema()
+    named = {f"{t['namespace']}.{t['name']}": t for t in union}
+    written: set[str] = set()
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, str) and node in named and node not in written:
+            written.add(node)
+            return inline(named[node])
+        if isinstance(node, list):
+            return [inline(n) for n in node]
+        if isinstance(node, dict):
+            fields = ("type", "items", "values", "fields")
+            return {k: inline(v) if k in fields else v for k, v in node.items()}
+        return node
+
+    (index,) = [i for i, t in enumerate(union) if t["name"] == "Message"]
+    record = inline(f"{union[index]['namespace']}.Message")
+    return encode_long(index), fastavro.parse_schema(record)
 
 
 # --- Avro binary primitives ---------------------------------------------------------------
