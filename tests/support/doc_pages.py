@@ -1,10 +1,12 @@
 """The documentation's generated parts: each page marks one with a line
 `<!-- generated: NAME -->`, which the site's build (docs/hooks.py) replaces with
 `GENERATED[NAME]()`. So the reference tables are the code's declarations rendered at every
-build, never pasted: the options (tests/support/option_docs.py), the consumers
-(tests/support/consumers.py), the read options, the protocols' traits, every command's
-`--help`, and the benchmarks' summary from their JSON results. tests/unit/test_doc_pages.py
-checks that every generator runs and covers what is declared. Print one with
+build, never pasted: the write and read options and the TiCDC settings
+(tests/support/option_docs.py), the consumers (tests/support/consumers.py), the protocols'
+traits, every command's `--help`, and the benchmarks' summary from their JSON results. A
+part may appear on several pages (the read options: their reference page and the reading
+guide). tests/unit/test_doc_pages.py checks that every generator runs and covers what is
+declared. Print one with
 
     python -m tests.support.doc_pages write-options
 """
@@ -21,22 +23,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.consumers import consumers_table
-from tests.support.option_docs import declared_options, options_table, ticdc_table
+from tests.support.option_docs import (
+    declared_options,
+    options_table,
+    read_options_table,
+    ticdc_table,
+)
 from ticdc_sink import cli
 from ticdc_sink.codec import protocol_specs
-from ticdc_sink.read.options import READ_OPTIONS
 
 __all__ = [
     "BENCHMARKS",
     "CLI_COMMANDS",
     "GENERATED",
     "MARKER",
-    "READ_SPELLING",
     "cli_help",
     "expand",
     "performance_tables",
     "protocol_traits",
-    "read_options_table",
     "runnable_blocks",
 ]
 
@@ -45,39 +49,6 @@ BENCHMARKS = ROOT / "benchmarks"
 
 #: A generated part in a page: the whole line.
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
-
-#: The read options Spark's Kafka source spells in camelCase, as users write them (the
-#: reader takes any case; READ_OPTIONS holds them lowercased).
-READ_SPELLING = {
-    name.lower(): name
-    for name in (
-        "topicPattern",
-        "subscribePattern",
-        "startingOffsets",
-        "endingOffsets",
-        "startingTimestamp",
-        "startingOffsetsByTimestamp",
-        "startingOffsetsByTimestampStrategy",
-        "endingTimestamp",
-        "endingOffsetsByTimestamp",
-        "includeHeaders",
-        "kafkaConsumer.pollTimeoutMs",
-        "failOnDataLoss",
-        "maxOffsetsPerTrigger",
-        "minOffsetsPerTrigger",
-        "maxTriggerDelay",
-        "minPartitions",
-    )
-}
-
-
-def read_options_table() -> str:
-    """Every read option (`ticdc_sink.read.options.READ_OPTIONS`) with what it means."""
-    rows = [
-        f"| `{READ_SPELLING.get(name, name)}` | {meaning} |"
-        for name, meaning in READ_OPTIONS.items()
-    ]
-    return "| option | meaning |\n| --- | --- |\n" + "\n".join(rows) + "\n"
 
 
 def _yes(value: bool) -> str:

@@ -1,8 +1,9 @@
-"""The write options and TiCDC settings pages' tables (docs/reference/), rendered from
-the option declarations (`config._field` metadata: doc, default, TiCDC names), the
-protocols' specs (which protocols read an option) and `ticdc_settings.SETTINGS` (every other TiCDC
-setting), at every build of the docs (tests/support/doc_pages.py); run this module to
-print both tables:
+"""The option tables of the docs, rendered from the option declarations at every build of
+the docs (tests/support/doc_pages.py): the write options (`config._field` metadata: doc,
+default, TiCDC names, with the protocols' specs saying which protocols read an option), the
+read options (`ticdc_sink.read.options.READ_OPTIONS`), both in one table form (`table`),
+and the TiCDC settings (the options' TiCDC names and `ticdc_settings.SETTINGS`, every other
+TiCDC setting); run this module to print the three tables:
 
     python -m tests.support.option_docs
 """
@@ -10,12 +11,14 @@ print both tables:
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from ticdc_sink import config
 from ticdc_sink.codec import protocol_specs
+from ticdc_sink.read.options import READ_OPTIONS
 from ticdc_sink.ticdc_settings import SETTINGS, Fate, TiCDCSetting
 
 __all__ = [
@@ -23,7 +26,9 @@ __all__ = [
     "OTHER_CHANGEFEED_SETTINGS",
     "declared_options",
     "options_table",
+    "read_options_table",
     "render_default",
+    "table",
     "ticdc_table",
 ]
 
@@ -80,15 +85,32 @@ def _meaning(option: str, doc: str) -> str:
     return f"{', '.join(readers)}: {doc}"
 
 
+def table(rows: Iterable[Sequence[str]]) -> str:
+    """An options table: a row of (the option's names, its default, what it means) each."""
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    return _HEADER + "\n".join(line.replace("|  |", "| |") for line in lines) + "\n"
+
+
 def options_table() -> str:
-    """The Options table: the layers (`sink-uri`, `config`), then every option."""
+    """The write options: the layers (`sink-uri`, `config`), then every option."""
     rows = [[f"`{name}`", "", doc] for name, doc in config.LAYER_OPTIONS.items()]
     for field in declared_options():
         option = field.metadata["option"]
         meaning = _meaning(option, field.metadata["doc"])
         rows.append([f"`{_name(option)}`", render_default(field), meaning])
-    lines = ["| " + " | ".join(row) + " |" for row in rows]
-    return _HEADER + "\n".join(line.replace("|  |", "| |") for line in lines) + "\n"
+    return table(rows)
+
+
+def read_options_table() -> str:
+    """The read options (`READ_OPTIONS`), each named as users spell it, aliases beside."""
+    return table(
+        [
+            ", ".join(f"`{name}`" for name in (option.name, *option.aliases)),
+            option.default,
+            option.doc,
+        ]
+        for option in READ_OPTIONS
+    )
 
 
 _TICDC_HEADER = "| TiCDC setting | here |\n| --- | --- |\n"
@@ -141,4 +163,5 @@ def ticdc_table() -> str:
 
 if __name__ == "__main__":
     print(options_table())
+    print(read_options_table())
     print(ticdc_table(), end="")

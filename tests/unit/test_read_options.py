@@ -10,9 +10,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.support.doc_pages import READ_SPELLING
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.read.options import READ_OPTIONS, ReadConfig, select_topics
+from ticdc_sink.read.options import READ_OPTIONS, ReadConfig, ReadOption, select_topics
 
 BASE = {"kafka.bootstrap.servers": "h:9092", "topic": "t"}
 
@@ -122,21 +121,39 @@ def test_errors_name_the_option(options: dict[str, str], option: str, words: str
     assert str(caught.value).startswith("ticdc: ")
 
 
-def test_every_option_is_in_the_reading_guides_table() -> None:
-    # The guide's table holds each option's default and details; the read options page is
-    # READ_OPTIONS rendered (tests/support/doc_pages.py).
+def test_the_reading_guide_renders_the_declarations() -> None:
+    # Its table is READ_OPTIONS rendered (tests/support/option_docs.py), as the reference
+    # page's is: the guide's first section holds the generated part, no table of its own.
     guide = (Path(__file__).resolve().parents[2] / "docs/guides/reading.md").read_text()
     section = guide.split("\n## ", 1)[0]
-    spelled = {
-        name
-        for line in section.splitlines()
-        if line.startswith("| `")
-        for name in re.findall(r"`([^`]+)`", line.split("|")[1])
-    }
-    assert {name.lower() for name in spelled} == set(READ_OPTIONS)
-    assert "on-bad-message" in READ_OPTIONS
-    # The reference page spells Spark's camelCase names as the guide does.
-    assert set(READ_SPELLING.values()) <= spelled
+    assert "\n<!-- generated: read-options -->\n" in section
+    assert "| `" not in section
+
+
+def _documented(option: ReadOption) -> str | None:
+    found = re.fullmatch(r"`([^`]*)`", option.default)
+    return found[1] if found else None
+
+
+@pytest.mark.parametrize(
+    "option", [o for o in READ_OPTIONS if o.parse is not None], ids=lambda o: o.name
+)
+def test_each_documented_default_is_the_default_read(option: ReadOption) -> None:
+    assert option.field is not None
+    default = attrs.fields_dict(ReadConfig)[option.field].default
+    shown = _documented(option)
+    if shown is None:  # no default, or one that depends on the read (startingOffsets)
+        assert default is None
+    else:
+        assert option.parse(option.key, shown) == default
+
+
+def test_each_name_is_declared_once_and_spelled_as_spark_spells_it() -> None:
+    names = [n.lower() for o in READ_OPTIONS for n in (o.name, *o.aliases)]
+    assert len(names) == len(set(names))
+    spelled = {n for o in READ_OPTIONS for n in (o.name, *o.aliases)}
+    assert {"startingOffsets", "subscribePattern", "kafkaConsumer.pollTimeoutMs"} <= spelled
+    assert {o.field for o in READ_OPTIONS if o.field} <= set(attrs.fields_dict(ReadConfig))
 
 
 def test_topic_takes_a_comma_separated_list_and_topic_pattern_a_regex() -> None:

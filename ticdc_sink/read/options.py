@@ -8,6 +8,12 @@ say which partitions carry watermarks) and Spark's Kafka source's names for what
 reader has (`startingOffsets`, `endingOffsets`, the timestamp options beside them,
 `kafkaConsumer.pollTimeoutMs`, `maxOffsetsPerTrigger`, `failOnDataLoss`, `includeHeaders`).
 
+Each option is declared once, in `READ_OPTIONS` (a `ReadOption`: its name as users spell
+it, its aliases, its default as documented, its doc line, its parser and the `ReadConfig`
+field it sets); `from_options` validates by the declarations, and the read options page and
+the reading guide render them (tests/support/option_docs.py). The `schema-registry*`
+options are the writer's declarations (`config.RegistryConfig`), which parse them here too.
+
 Topics: `topic` names one topic or a comma-separated list (`subscribe`, Spark's name, is
 taken for it), `topicPattern` a regular expression matched against the whole name of
 every topic the brokers have (`subscribePattern` taken for it), `assign` Spark's JSON
@@ -28,7 +34,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -45,96 +51,430 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import ConfigError
 
-__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "select_topics"]
+__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "ReadOption", "select_topics"]
 
 #: The protocols the reader decodes, as the `protocol` option spells them (TiCDC's other
 #: spellings, `flat-avro` and `default`, are taken too).
 READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
-#: option -> what it means; docs/reference/read-options.md renders it.
-READ_OPTIONS = {
-    "kafka.bootstrap.servers": "the brokers (required, unless sink-uri gives them)",
-    "kafka.<name>": "any librdkafka consumer setting, passed through (fetch.wait.max.ms "
-    "defaults to 20 here, not 500: a read visits partitions one after another)",
-    "sink-uri": "the writer's kafka://host:9092/topic?protocol=... (brokers, topic, settings)",
-    "config": "the writer's changefeed TOML file ([sink] settings)",
-    "topic": "the topic to read, or a comma-separated list of topics",
-    "subscribe": "Spark's name for topic (give one of the two)",
-    "topicpattern": "instead of topic: read every topic whose whole name matches this regex",
-    "subscribepattern": "Spark's name for topicPattern (give one of the two)",
-    "assign": 'instead of topic: JSON {"topic": [0, 1]}, read these partitions only',
-    "protocol": "simple (the default), avro, debezium, canal-json or open-protocol",
-    "encoding-format": "simple: json (default) or avro; other protocols: json",
-    "schema-registry": "avro: the registry URL, http(s)://host:port (required for avro)",
-    "schema-registry-user": "avro: basic-auth user",
-    "schema-registry-password": "avro: basic-auth password (a secret)",
-    "schema-registry-ca": "avro: CA file to verify an https registry",
-    "schema-registry-cert": "avro: client certificate file (with the key)",
-    "schema-registry-key": "avro: client key file (with the certificate)",
-    "schema-registry-timeout-ms": "avro: bound for one registry request (30000)",
-    "time-zone": "debezium: the writer's time-zone, TIMESTAMPs are read back in it (UTC)",
-    "claim-check-storage-uri": "follow claim-check messages to the full row in this storage",
-    "claim-check-raw-value": "the writer's claim-check-raw-value (false)",
-    "large-message-handle-compression": "the writer's: none (default), snappy or lz4",
-    "database": "read this database's table only",
-    "table": "read this table only",
-    "startingoffsets": (
-        "earliest (batch default), latest (streaming default), or JSON {topic: {partition: offset}}"
-    ),
-    "endingoffsets": "latest (default), or JSON {topic: {partition: offset}}",
-    "startingtimestamp": "start every partition at its first message at or after this "
-    "timestamp (ms since the epoch); before startingOffsetsByTimestamp and startingOffsets",
-    "startingoffsetsbytimestamp": "JSON {topic: {partition: timestamp}}: as "
-    "startingTimestamp, per partition; before startingOffsets",
-    "startingoffsetsbytimestampstrategy": "error (default): a partition with no message at "
-    "or after its starting timestamp fails the read; latest: it starts at its latest offset",
-    "endingtimestamp": "end every partition before its first message at or after this "
-    "timestamp (none: latest); before endingOffsetsByTimestamp and endingOffsets",
-    "endingoffsetsbytimestamp": "JSON {topic: {partition: timestamp}}: as endingTimestamp, "
-    "per partition; before endingOffsets",
-    "kafka-columns": "true: add _topic, _partition, _offset (default false)",
-    "includeheaders": "true: add _headers, the message's headers as "
-    "array<struct<key:string,value:binary>> (default false)",
-    "kafkaconsumer.polltimeoutms": "how long a task waits for the next message of its range "
-    "(120000)",
-    "broker-timeout-ms": "how long to try to reach the brokers (metadata, offsets) before "
-    "failing (30000), as in writes",
-    "failondataloss": "true (default): fail when offsets a stream was to read are gone (topic "
-    "deleted or recreated, messages deleted); false: log a WARNING and read on from what is "
-    "there",
-    "on-bad-message": "fail (default): a message that does not decode fails the read; skip",
-    "consistency": "streaming: watermark (default): micro-batches end at watermarks; none "
-    "(batch and streaming: none drops replays by TiCDC's rule alone)",
-    "replays": "drop (default): leave out the rows TiCDC replayed, as its consumer does; "
-    "keep: every row message",
-    "maxoffsetspertrigger": "streaming: at most this many offsets per micro-batch (soft)",
-    "minoffsetspertrigger": "streaming: wait for this many new offsets before a micro-batch "
-    "(PySpark 4.2+)",
-    "maxtriggerdelay": "streaming: with minOffsetsPerTrigger, the longest wait (15m)",
-    "minpartitions": "at least about this many Spark tasks: large ranges split (under "
-    "consistency=watermark only just after a watermark)",
-    "schema-evolution": "streaming: fail (default) when a table's columns change; "
-    "ignore-new-columns",
-    "enable-tidb-extension": "the writer's (false): debezium and canal-json carry watermarks "
-    "only with true",
-    "ticdc-version": "the writer's (26.3): debezium carries watermarks from 26.3 on (8.5: none)",
-    "partition-num": "the writer's: only partitions below it carry watermarks (default: all)",
-}
-
-# What Spark itself puts among a source's options (load(path), readStream).
-_SPARK_OPTIONS = frozenset({"path", "paths"})
 _BOOLEANS = {"true": True, "false": False}
 _VERSIONS = tuple(v.value for v in TiCDCVersion)
-# Spark's Kafka source's names taken for ours: alias -> ours (both lowercased, as given).
-_ALIASES = {"subscribe": "topic", "subscribepattern": "topicpattern"}
-# The options the topics come from, as messages spell them.
-_SPELLED = {
-    "topic": "topic",
-    "subscribe": "subscribe",
-    "topicpattern": "topicPattern",
-    "subscribepattern": "subscribePattern",
-    "assign": "assign",
+
+
+@attrs.frozen
+class ReadOption:
+    """One read option's declaration: `ReadConfig.from_options` validates by it and
+    docs/reference/read-options.md renders it (tests/support/doc_pages.py)."""
+
+    #: The name as users spell it (Spark's Kafka source's camelCase where it has the
+    #: option); Spark hands keys lowercased, and any case is taken.
+    name: str
+    #: Its line in the docs.
+    doc: str
+    #: The default as the docs show it (markdown); empty: none.
+    default: str = ""
+    #: Other names taken for it (Spark's Kafka source's), never beside it.
+    aliases: tuple[str, ...] = ()
+    #: The `ReadConfig` field it sets and the parser of its text (called with the option
+    #: lowercased, as messages name it, and the value given); None: `from_options` reads it
+    #: (with other options).
+    field: str | None = None
+    parse: Callable[[str, str], Any] | None = attrs.field(default=None, eq=False)
+
+    @property
+    def key(self) -> str:
+        """The name as Spark hands it."""
+        return self.name.lower()
+
+
+def _choice(name: str, text: str, allowed: tuple[str, ...]) -> str:
+    value = text.strip().lower()
+    if value not in allowed:
+        raise ConfigError(
+            f"option {name} is {value!r}; reading takes {', '.join(allowed)}",
+            option=name,
+            value=value,
+            allowed=allowed,
+        )
+    return value
+
+
+def _one_of(*allowed: str) -> Callable[[str, str], str]:
+    return lambda name, text: _choice(name, text, allowed)
+
+
+def _is(wanted: str, *allowed: str) -> Callable[[str, str], bool]:
+    """A choice read as whether it is `wanted`."""
+    return lambda name, text: _choice(name, text, allowed) == wanted
+
+
+def _boolean(name: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value not in _BOOLEANS:
+        raise ConfigError(
+            f"option {name} is {value!r}; use true or false",
+            option=name,
+            value=value,
+            allowed=("true", "false"),
+        )
+    return _BOOLEANS[value]
+
+
+def _timestamp(name: str, text: str) -> int:
+    """A timestamp option: milliseconds since the epoch."""
+    text = text.strip()
+    if not text.isdigit():
+        spelled = _SPELLING[name]
+        raise ConfigError(
+            f"option {spelled} is {text!r}; give a timestamp in milliseconds since the "
+            "epoch, such as 1700000000000",
+            option=spelled,
+            value=text,
+        )
+    return int(text)
+
+
+def _positive(what: str) -> Callable[[str, str], int]:
+    """A whole number above 0 (`what` says so in the message)."""
+
+    def parse(name: str, text: str) -> int:
+        text = text.strip()
+        if not text.isdigit() or int(text) == 0:
+            raise ConfigError(f"option {name} is {text!r}; give {what}", option=name, value=text)
+        return int(text)
+
+    return parse
+
+
+def _seconds_of_ms(name: str, text: str) -> float:
+    return _positive("a number of milliseconds above 0")(name, text) / 1000
+
+
+#: Spark's time strings (`JavaUtils.timeStringAs`): a number and a unit, milliseconds
+#: without one.
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(name: str, text: str) -> float:
+    """A duration as Spark's Kafka source reads `maxTriggerDelay`, in seconds."""
+    text = text.strip()
+    found = re.fullmatch(r"(\d+)\s*([a-z]*)", text.lower())
+    if found is None or found[2] not in {"", *_TIME_UNITS}:
+        raise ConfigError(
+            f"option {name} is {text!r}; give a duration such as 30s, 5m or 1h "
+            f"(units {', '.join(_TIME_UNITS)}; milliseconds without one)",
+            option=name,
+            value=text,
+        )
+    return int(found[1]) * _TIME_UNITS.get(found[2], 1e-3)
+
+
+def _stripped(name: str, text: str) -> str:
+    return text.strip()
+
+
+def _stripped_or_none(name: str, text: str) -> str | None:
+    return text.strip() or None
+
+
+def _as_given_or_none(name: str, text: str) -> str | None:
+    return text or None
+
+
+def _version(name: str, text: str) -> TiCDCVersion:
+    return TiCDCVersion(_choice(name, text, _VERSIONS))
+
+
+def _registry_options() -> tuple[ReadOption, ...]:
+    """The `schema-registry*` options: the writer's declarations (`config.RegistryConfig`),
+    which also parse them (`_registry`)."""
+    return tuple(
+        ReadOption(
+            field.metadata["option"],
+            f"avro: {field.metadata['doc']}",
+            "" if field.default is None else f"`{field.default}`",
+        )
+        for field in attrs.fields(RegistryConfig)
+    )
+
+
+#: Every read option, in the docs' order.
+READ_OPTIONS: tuple[ReadOption, ...] = (
+    ReadOption("kafka.bootstrap.servers", "brokers (required, unless `sink-uri` gives them)"),
+    ReadOption(
+        "kafka.<name>",
+        "any librdkafka consumer setting, passed through (`fetch.wait.max.ms` defaults to 20 "
+        "here, not 500: a read visits partitions one after another)",
+    ),
+    ReadOption(
+        "sink-uri",
+        "the writer's `kafka://host:9092/topic?protocol=...`: brokers, topic and settings (below)",
+    ),
+    ReadOption("config", "the writer's changefeed TOML file: its `[sink]` settings (below)"),
+    ReadOption(
+        "topic",
+        "the topic to read, or several, comma-separated (`orders,items`); `subscribe` is "
+        "Spark's Kafka source's name for it (give one of the two)",
+        aliases=("subscribe",),
+    ),
+    ReadOption(
+        "topicPattern",
+        "instead of `topic`: every topic whose whole name matches this regular expression; "
+        "`subscribePattern` is Spark's name for it",
+        aliases=("subscribePattern",),
+    ),
+    ReadOption(
+        "assign",
+        'instead of `topic`: Spark\'s `{"orders": [0, 1], "items": [2]}`, read these '
+        "partitions only (JSON offsets and timestamps then name exactly these)",
+    ),
+    ReadOption(
+        "protocol",
+        "`simple`, `avro` (also `flat-avro`), `debezium`, `canal-json` or `open-protocol` "
+        "(also `default`)",
+        "`simple`",
+    ),
+    ReadOption(
+        "encoding-format", "`json` or `avro` (Simple); `json` for the other protocols", "`json`"
+    ),
+    *_registry_options(),
+    ReadOption(
+        "time-zone",
+        "debezium: the writer's `time-zone`; TIMESTAMPs (written in UTC) are read back in it",
+        "`UTC`",
+        field="time_zone",
+        parse=lambda name, text: text.strip() or "UTC",
+    ),
+    ReadOption(
+        "claim-check-storage-uri",
+        "simple, canal-json, open-protocol: follow claim-check messages to the full row in "
+        "this storage (the file is found by its name, as TiCDC's consumer finds it, so the "
+        "files may have moved); without it a claim-check row fails the read",
+        field="claim_check_storage_uri",
+        parse=_stripped_or_none,
+    ),
+    ReadOption(
+        "claim-check-raw-value",
+        "the writer's `claim-check-raw-value`",
+        "`false`",
+        field="claim_check_raw_value",
+        parse=_boolean,
+    ),
+    ReadOption(
+        "large-message-handle-compression",
+        "the writer's: `snappy` or `lz4` values are decompressed",
+        "`none`",
+        field="compression",
+        parse=_one_of("none", "snappy", "lz4"),
+    ),
+    ReadOption(
+        "database",
+        "read this database's tables only (with `table`: that table)",
+        field="database",
+        parse=_as_given_or_none,
+    ),
+    ReadOption(
+        "table",
+        "read the tables of this name only (with `database`: that database's)",
+        field="table",
+        parse=_as_given_or_none,
+    ),
+    ReadOption(
+        "startingOffsets",
+        '`earliest`, `latest`, or `{"a": {"0": 42, "1": -2}, "b": {"0": -1}}` (-2 earliest, '
+        "-1 latest; every partition of every topic read named), as Spark's Kafka source",
+        "`earliest` (batch), `latest` (streaming)",
+        field="starting_offsets",
+        parse=_stripped,
+    ),
+    ReadOption(
+        "endingOffsets",
+        '`latest`, or `{"a": {"0": 50, "1": -1}, "b": {"0": -1}}` (batch reads; a stream '
+        "reads on); an offset past a partition's end is read up to, not cut short (below)",
+        "`latest`",
+        field="ending_offsets",
+        parse=_stripped,
+    ),
+    ReadOption(
+        "startingTimestamp",
+        "start every partition at its first message whose timestamp is at or after this one "
+        "(milliseconds since the epoch); before `startingOffsetsByTimestamp` and "
+        "`startingOffsets`, as in Spark (below)",
+        field="starting_timestamp",
+        parse=_timestamp,
+    ),
+    ReadOption(
+        "startingOffsetsByTimestamp",
+        '`{"a": {"0": 1700000000000, "1": 1700000000000}}`: a starting timestamp per '
+        "partition (every partition read named); before `startingOffsets`",
+        field="starting_offsets_by_timestamp",
+        parse=_stripped_or_none,
+    ),
+    ReadOption(
+        "startingOffsetsByTimestampStrategy",
+        "a partition with no message at or after its starting timestamp: `error` fails the "
+        "read, naming the option, topic and partition; `latest` starts it at its latest "
+        "offset",
+        "`error`",
+        field="starting_timestamp_latest",
+        parse=_is("latest", "error", "latest"),
+    ),
+    ReadOption(
+        "endingTimestamp",
+        "batch reads: end every partition before its first message whose timestamp is at or "
+        "after this one (a partition without one: at its latest offset); before "
+        "`endingOffsetsByTimestamp` and `endingOffsets`",
+        field="ending_timestamp",
+        parse=_timestamp,
+    ),
+    ReadOption(
+        "endingOffsetsByTimestamp",
+        "batch reads: an ending timestamp per partition, JSON as "
+        "`startingOffsetsByTimestamp`; before `endingOffsets`",
+        field="ending_offsets_by_timestamp",
+        parse=_stripped_or_none,
+    ),
+    ReadOption(
+        "kafka-columns",
+        "add `_topic`, `_partition`, `_offset` (which topic a row came from, when several "
+        "are read)",
+        "`false`",
+        field="kafka_columns",
+        parse=_boolean,
+    ),
+    ReadOption(
+        "includeHeaders",
+        "add `_headers`, each message's headers as Spark's Kafka source gives them: "
+        "`array<struct<key:string,value:binary>>`, null for a message without headers",
+        "`false`",
+        field="include_headers",
+        parse=_boolean,
+    ),
+    ReadOption(
+        "kafkaConsumer.pollTimeoutMs",
+        "how long a task waits for the next message of its range before failing (Spark's "
+        "Kafka source's name and meaning)",
+        "`120000`",
+        field="poll_timeout_s",
+        parse=_seconds_of_ms,
+    ),
+    ReadOption(
+        "broker-timeout-ms",
+        "how long to try to reach the brokers (metadata, offsets) before failing with an "
+        "error naming them, as in writes",
+        "`30000`",
+        field="broker_timeout_s",
+        parse=_seconds_of_ms,
+    ),
+    ReadOption(
+        "failOnDataLoss",
+        "streaming: offsets the stream was to read that are gone (a topic deleted or "
+        "recreated, messages deleted by retention) fail the query; `false` logs a WARNING "
+        "and reads on from what is there (Spark's Kafka source's option; below)",
+        "`true`",
+        field="fail_on_data_loss",
+        parse=_boolean,
+    ),
+    ReadOption(
+        "on-bad-message",
+        "`skip`: leave out messages that do not decode; each task logs a WARNING with how "
+        "many it skipped and the first error",
+        "`fail`",
+        field="skip_bad_messages",
+        parse=_is("skip", "fail", "skip"),
+    ),
+    ReadOption(
+        "consistency",
+        "streaming: `watermark` ends every micro-batch at a watermark (below); `none` reads "
+        "as far as the data goes; in batch and streaming reads, `none` drops replays by "
+        "TiCDC's rule alone",
+        "`watermark`",
+        field="watermark_consistency",
+        parse=_is("watermark", "watermark", "none"),
+    ),
+    ReadOption(
+        "replays",
+        "`drop`: leave out the rows TiCDC replayed, as its consumer does (below); `keep`: "
+        "every row message, the raw log",
+        "`drop`",
+        field="keep_replays",
+        parse=_is("keep", "drop", "keep"),
+    ),
+    ReadOption(
+        "maxOffsetsPerTrigger",
+        "streaming: offsets per micro-batch at most, shared across partitions; under "
+        "`watermark` a soft limit (a batch never stops inside a commit ts)",
+        field="max_offsets_per_trigger",
+        parse=_positive("a number of offsets above 0"),
+    ),
+    ReadOption(
+        "minOffsetsPerTrigger",
+        "streaming (PySpark 4.2+): a micro-batch waits until this many new offsets are "
+        "there, or `maxTriggerDelay` passed since the last one, as Spark's Kafka source; "
+        "under `watermark` the batch still ends at a watermark; Trigger.AvailableNow never "
+        "waits",
+        field="min_offsets_per_trigger",
+        parse=_positive("a number of offsets above 0"),
+    ),
+    ReadOption(
+        "maxTriggerDelay",
+        "streaming (PySpark 4.2+), with `minOffsetsPerTrigger`: the longest a micro-batch "
+        "waits (Spark's time strings: `30s`, `5m`, `1h`; milliseconds without a unit)",
+        "`15m`",
+        field="max_trigger_delay_s",
+        parse=_duration,
+    ),
+    ReadOption(
+        "minPartitions",
+        "batch and streaming: at least about this many Spark tasks; a large range is split "
+        "in proportion to its size, as Spark's Kafka source splits it; under "
+        "`consistency=watermark` only just after a watermark, where the replay rule needs "
+        "nothing from before (a range with none inside stays whole; below)",
+        field="min_partitions",
+        parse=_positive("a number of Spark partitions above 0"),
+    ),
+    ReadOption(
+        "schema-evolution",
+        "streaming: `fail` stops the query before a change of the table's columns; "
+        "`ignore-new-columns` reads on without columns the table gains",
+        "`fail`",
+        field="ignore_new_columns",
+        parse=_is("ignore-new-columns", "fail", "ignore-new-columns"),
+    ),
+    ReadOption(
+        "enable-tidb-extension",
+        "the writer's: debezium and canal-json topics carry watermarks only with `true` (a "
+        "stream under `consistency=watermark` needs them)",
+        "`false`",
+        field="tidb_extension",
+        parse=_boolean,
+    ),
+    ReadOption(
+        "ticdc-version",
+        "the writer's: debezium topics carry watermarks (with `enable-tidb-extension=true`) "
+        "from TiCDC v26.3 on; under `8.5` a debezium stream under `consistency=watermark` is "
+        "refused, as v8.5 sends none",
+        f"`{TiCDCVersion.V26_3.value}`",
+        field="ticdc_version",
+        parse=_version,
+    ),
+    ReadOption(
+        "partition-num",
+        "the writer's: only partitions below it carry watermarks (TiCDC writes nothing to "
+        "the others); default all",
+        field="partition_num",
+        parse=_positive("the writer's partition-num, above 0"),
+    ),
+)
+
+#: Every name a read takes, lowercased as Spark hands it -> as users spell it.
+_SPELLING = {
+    name.lower(): name for option in READ_OPTIONS for name in (option.name, *option.aliases)
 }
+# Spark's Kafka source's names taken for ours: alias -> ours (both lowercased, as given).
+_ALIASES = {alias.lower(): option.key for option in READ_OPTIONS for alias in option.aliases}
+# What Spark itself puts among a source's options (load(path), readStream).
+_SPARK_OPTIONS = frozenset({"path", "paths"})
 # librdkafka settings that only a producer reads (TiCDC's Kafka parameters translate to
 # them too); a consumer warns about each, so a read leaves them out.
 _PRODUCER_SETTINGS = frozenset({"acks", "compression.type", "message.send.max.retries"})
@@ -263,7 +603,7 @@ class ReadConfig:
         for key in _SPARK_OPTIONS:
             given.pop(key, None)
         spelled = _take_aliases(given)
-        known = set(READ_OPTIONS) - {"kafka.bootstrap.servers", "kafka.<name>"}
+        known = set(_SPELLING) - {"kafka.bootstrap.servers", "kafka.<name>"}
         writers = option_names()
         unknown = [k for k in given if k not in known and not k.startswith("kafka.")]
         ignored = tuple(sorted(k for k in unknown if k in writers))
@@ -282,7 +622,6 @@ class ReadConfig:
             )
         topics, pattern, assign = _topics(rest, explicit, spelled)
         spec = _protocol(rest)
-        formats = ("json", "avro") if spec.reads("encoding-format") else ("json",)
         registry = _registry(rest)
         if spec.needs_registry and not registry.url:
             raise ConfigError(
@@ -291,8 +630,15 @@ class ReadConfig:
                 "http://registry:8081",
                 option="schema-registry",
             )
-        starting_ts = _timestamp(rest, "startingtimestamp", "startingTimestamp")
-        ending_ts = _timestamp(rest, "endingtimestamp", "endingTimestamp")
+        formats = ("json", "avro") if spec.reads("encoding-format") else ("json",)
+        encoding_format = _choice("encoding-format", rest.get("encoding-format", "json"), formats)
+        parsed = {
+            option.field: option.parse(option.key, rest[option.key])
+            for option in READ_OPTIONS
+            if option.field is not None and option.parse is not None and option.key in rest
+        }
+        starting_ts = parsed.get("starting_timestamp")
+        ending_ts = parsed.get("ending_timestamp")
         if starting_ts is not None and ending_ts is not None and starting_ts > ending_ts:
             raise ConfigError(
                 f"option startingTimestamp ({starting_ts}) is after endingTimestamp "
@@ -307,68 +653,12 @@ class ReadConfig:
             topic_pattern=pattern,
             assign=assign,
             protocol=spec.name,
-            encoding_format=_choice(rest, "encoding-format", "json", formats),
-            database=rest.get("database") or None,
-            table=rest.get("table") or None,
-            starting_offsets=rest["startingoffsets"].strip() if "startingoffsets" in rest else None,
-            ending_offsets=rest.get("endingoffsets", "latest").strip(),
-            starting_timestamp=starting_ts,
-            starting_offsets_by_timestamp=rest.get("startingoffsetsbytimestamp", "").strip()
-            or None,
-            starting_timestamp_latest=_choice(
-                rest, "startingoffsetsbytimestampstrategy", "error", ("error", "latest")
-            )
-            == "latest",
-            ending_timestamp=ending_ts,
-            ending_offsets_by_timestamp=rest.get("endingoffsetsbytimestamp", "").strip() or None,
-            kafka_columns=_boolean(rest, "kafka-columns"),
-            include_headers=_boolean(rest, "includeheaders"),
-            poll_timeout_s=_positive_ms(rest, "kafkaconsumer.polltimeoutms", 120_000) / 1000,
-            broker_timeout_s=_positive_ms(rest, "broker-timeout-ms", 30_000) / 1000,
-            fail_on_data_loss=_boolean(rest, "failondataloss", default=True),
-            skip_bad_messages=_choice(rest, "on-bad-message", "fail", ("fail", "skip")) == "skip",
-            watermark_consistency=_choice(rest, "consistency", "watermark", ("watermark", "none"))
-            == "watermark",
-            keep_replays=_choice(rest, "replays", "drop", ("drop", "keep")) == "keep",
-            ignore_new_columns=_choice(
-                rest, "schema-evolution", "fail", ("fail", "ignore-new-columns")
-            )
-            == "ignore-new-columns",
-            tidb_extension=_boolean(rest, "enable-tidb-extension"),
-            ticdc_version=TiCDCVersion(
-                _choice(rest, "ticdc-version", TiCDCVersion.V26_3.value, _VERSIONS)
-            ),
-            partition_num=(
-                _positive(rest, "partition-num", "the writer's partition-num, above 0")
-                if "partition-num" in rest
-                else None
-            ),
-            max_offsets_per_trigger=(
-                _positive(rest, "maxoffsetspertrigger", "a number of offsets above 0")
-                if "maxoffsetspertrigger" in rest
-                else None
-            ),
-            min_offsets_per_trigger=(
-                _positive(rest, "minoffsetspertrigger", "a number of offsets above 0")
-                if "minoffsetspertrigger" in rest
-                else None
-            ),
-            max_trigger_delay_s=_duration(rest, "maxtriggerdelay", "15m"),
+            encoding_format=encoding_format,
             max_trigger_delay_given="maxtriggerdelay" in rest,
-            min_partitions=(
-                _positive(rest, "minpartitions", "a number of Spark partitions above 0")
-                if "minpartitions" in rest
-                else None
-            ),
             client=tuple(sorted(client.items())),
             registry=registry,
-            time_zone=rest.get("time-zone", "UTC").strip() or "UTC",
-            claim_check_storage_uri=rest.get("claim-check-storage-uri", "").strip() or None,
-            claim_check_raw_value=_boolean(rest, "claim-check-raw-value"),
-            compression=_choice(
-                rest, "large-message-handle-compression", "none", ("none", "snappy", "lz4")
-            ),
             ignored=ignored,
+            **parsed,
         )
 
 
@@ -407,10 +697,10 @@ def _take_aliases(given: dict[str, str]) -> dict[str, str]:
             continue
         if ours in given:
             raise ConfigError(
-                f"options {_SPELLED[alias]} and {_SPELLED[ours]} are both set; they are one "
-                f"option ({_SPELLED[alias]} is Spark's Kafka source's name for it), give "
+                f"options {_SPELLING[alias]} and {_SPELLING[ours]} are both set; they are one "
+                f"option ({_SPELLING[alias]} is Spark's Kafka source's name for it), give "
                 "one of them",
-                option=_SPELLED[alias],
+                option=_SPELLING[alias],
                 value=given[alias],
             )
         given[ours] = given.pop(alias)
@@ -423,9 +713,9 @@ def _unknown(key: str, known: Collection[str]) -> ConfigError:
     hint = f"; did you mean {close[0]}?" if close else ""
     return ConfigError(
         f"option {key!r} is not a reading option{hint} (reading takes "
-        f"{', '.join(sorted(READ_OPTIONS))})",
+        f"{', '.join(sorted(_SPELLING))})",
         option=key,
-        allowed=tuple(sorted(READ_OPTIONS)),
+        allowed=tuple(sorted(_SPELLING)),
     )
 
 
@@ -447,8 +737,8 @@ def _topics(
 ) -> tuple[tuple[str, ...], str | None, tuple[tuple[str, int], ...]]:
     """(the topics read, the `topicPattern`, the `assign`ed partitions); exactly one of
     topic, topicPattern and assign is given (`spelled`: the names they were given by)."""
-    topic_name = _SPELLED[spelled.get("topic", "topic")]
-    pattern_name = _SPELLED[spelled.get("topicpattern", "topicpattern")]
+    topic_name = _SPELLING[spelled.get("topic", "topic")]
+    pattern_name = _SPELLING[spelled.get("topicpattern", "topicpattern")]
     pattern = options.get("topicpattern", "").strip() or None
     assigned = _assign(options["assign"]) if "assign" in options else ()
     # A sink-uri's topic gives way to an explicit topicPattern or assign, as explicit
@@ -574,74 +864,3 @@ def _registry(options: Mapping[str, str]) -> RegistryConfig:
         if field.metadata.get("option") in options
     }
     return RegistryConfig(**given)  # its converters raise ConfigError naming the option
-
-
-def _choice(options: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = options.get(name, default).strip().lower()
-    if value not in allowed:
-        raise ConfigError(
-            f"option {name} is {value!r}; reading takes {', '.join(allowed)}",
-            option=name,
-            value=value,
-            allowed=allowed,
-        )
-    return value
-
-
-def _boolean(options: Mapping[str, str], name: str, *, default: bool = False) -> bool:
-    value = options.get(name, str(default)).strip().lower()
-    if value not in _BOOLEANS:
-        raise ConfigError(
-            f"option {name} is {value!r}; use true or false",
-            option=name,
-            value=value,
-            allowed=("true", "false"),
-        )
-    return _BOOLEANS[value]
-
-
-def _timestamp(options: Mapping[str, str], name: str, spelled: str) -> int | None:
-    """A timestamp option: milliseconds since the epoch (None: not given)."""
-    if name not in options:
-        return None
-    text = options[name].strip()
-    if not text.isdigit():
-        raise ConfigError(
-            f"option {spelled} is {text!r}; give a timestamp in milliseconds since the "
-            "epoch, such as 1700000000000",
-            option=spelled,
-            value=text,
-        )
-    return int(text)
-
-
-def _positive_ms(options: Mapping[str, str], name: str, default: int) -> int:
-    return _positive(
-        {name: options.get(name, str(default))}, name, "a number of milliseconds above 0"
-    )
-
-
-#: Spark's time strings (`JavaUtils.timeStringAs`): a number and a unit, milliseconds
-#: without one.
-_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def _duration(options: Mapping[str, str], name: str, default: str) -> float:
-    """A duration as Spark's Kafka source reads `maxTriggerDelay`, in seconds."""
-    text = options.get(name, default).strip()
-    found = re.fullmatch(r"(\d+)\s*([a-z]*)", text.lower())
-    if found is None or found[2] not in {"", *_TIME_UNITS}:
-        raise ConfigError(
-            f"option {name} is {text!r}; give a duration such as 30s, 5m or 1h "
-            f"(units {', '.join(_TIME_UNITS)}; milliseconds without one)",
-            option=name,
-            value=text,
-        )
-    return int(found[1]) * _TIME_UNITS.get(found[2], 1e-3)
-
-
-def _positive(options: Mapping[str, str], name: str, what: str) -> int:
-    text = options[name].strip()
-    if not text.isdigit() or int(text) == 0:
-        raise ConfigError(f"option {name} is {text!r}; give {what}", option=name, value=text)
-    return int(text)
