@@ -23,7 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "gotext": set(),
     "ticdc_settings": set(),
     "tso": {"errors"},
-    "schema": {"errors", "gotext", "tso"},
+    "schema": {"errors", "tso"},
+    "ddl": {"errors", "gotext", "schema"},
     "events": {"errors", "gotext", "tso", "schema"},
     "goregex": set(),
     "table_filter": {"errors", "goregex", "gotext"},
@@ -55,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "tso",
         "schema",
+        "ddl",
         "events",
         "routing",
         "config",
@@ -80,13 +82,14 @@ ALLOWED: dict[str, set[str]] = {
         "producer",
         "read",
     },
-    "decode": {"errors", "gotext", "tso", "schema", "events", "codec", "decode"},
+    "decode": {"errors", "gotext", "tso", "schema", "ddl", "events", "codec", "decode"},
     # The read side: Kafka records back into change rows; Spark only in datasource. It
     # reads the writer's registry options (config), looks avro schemas up (registry) and
     # claim-check files (claim_check).
     "read": {
         "errors",
         "schema",
+        "ddl",
         "events",
         "config",
         "codec",
@@ -100,6 +103,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "tso",
         "schema",
+        "ddl",
         "events",
         "routing",
         "config",
@@ -527,8 +531,9 @@ def test_class_names_are_unique() -> None:
 # BOOTSTRAP schedule in `bootstrap`.
 WRITER_ALLOWED = {
     "bootstrap": set(),
-    "plan": set(),
+    "plan": {"table"},
     "report": set(),
+    "table": set(),
     "task": {"bootstrap", "plan", "report"},
     "commit": {"plan", "report"},
 }

@@ -9,24 +9,24 @@ import pyspark.sql.types as T
 import pytest
 
 from ticdc_sink import tso
-from ticdc_sink.errors import SchemaError
-from ticdc_sink.schema import (
-    Column,
+from ticdc_sink.ddl import (
     ColumnDefinition,
-    Index,
-    MySQLType,
-    TableSchema,
-    build_table_schema,
     column_definition_sql,
-    declared_table,
     parse_column_definition,
     parse_mysql_type,
     parse_table_ddl,
+)
+from ticdc_sink.errors import SchemaError
+from ticdc_sink.schema import (
+    Column,
+    Index,
+    MySQLType,
+    TableSchema,
     resolve_type,
-    spark_to_mysql,
     stable_table_id,
     table_schema_to_json,
 )
+from ticdc_sink.writer.table import build_table_schema, declared_table, spark_to_mysql
 
 # ------------------------------------------------------------------ parse_mysql_type
 

@@ -26,16 +26,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from ticdc_sink.ddl import normalize_default, parse_mysql_type
 from ticdc_sink.errors import DecodeError, SchemaError
-from ticdc_sink.schema import (
-    Column,
-    Index,
-    MySQLType,
-    TableSchema,
-    normalize_default,
-    parse_mysql_type,
-    resolve_type,
-)
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, resolve_type
 
 __all__ = ["closest_type", "implied_table", "type_from_text"]
 
