@@ -17,7 +17,7 @@ What a base name alone cannot say, and what is chosen instead:
 The values decoders give (an index for ENUM, a bitmask for SET, text for temporal types)
 stay exact under these types; only the declared type is wider than the source's.
 
-Knows `ticdc_sink.schema`; nothing of Kafka or Spark.
+Knows `ticdc_sink.schema` and `ticdc_sink.ddl`; nothing of Kafka or Spark.
 """
 
 from __future__ import annotations
