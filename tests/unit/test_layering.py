@@ -590,7 +590,7 @@ def test_class_names_are_unique() -> None:
 
 # Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
 # both build on the plan and the report, never on each other; the task loop keeps its
-# BOOTSTRAP schedule in `bootstrap`.
+# BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`.
 WRITER_ALLOWED = {
     "bootstrap": set(),
     "plan": {"table"},
