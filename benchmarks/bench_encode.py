@@ -29,8 +29,8 @@ from tests.support.reference_table import SPARK_SCHEMA, make_batches
 from ticdc_sink import codec, tso
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import InputLayout, read_change_batches
-from ticdc_sink.schema import build_table_schema
 from ticdc_sink.writer import key_column_indexes, split_key_update
+from ticdc_sink.writer.table import build_table_schema
 
 
 class _Ids:

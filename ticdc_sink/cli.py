@@ -53,6 +53,7 @@ from ticdc_sink.config import (
     spell_option,
     version_settings,
 )
+from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import (
@@ -76,7 +77,7 @@ from ticdc_sink.read.rows import arrow_schema as read_arrow_schema
 from ticdc_sink.registry import ConfluentSchemaRegistry
 from ticdc_sink.routing import DispatchRule, PartitionRule
 from ticdc_sink.row_filter import DML_EVENTS, EventFilterRule
-from ticdc_sink.schema import TableSchema, parse_table_ddl
+from ticdc_sink.schema import TableSchema
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, make_plan
 

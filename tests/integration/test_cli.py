@@ -13,8 +13,9 @@ from confluent_kafka import Producer
 from ticdc_sink import codec, tso
 from ticdc_sink.cli import main
 from ticdc_sink.config import CodecConfig, Protocol
+from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import TableSchema, parse_table_ddl
+from ticdc_sink.schema import TableSchema
 
 pytestmark = pytest.mark.integration
 

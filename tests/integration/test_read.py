@@ -16,7 +16,7 @@ from ticdc_sink import tso
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
-from ticdc_sink.schema import declared_table
+from ticdc_sink.writer.table import declared_table
 
 pytestmark = pytest.mark.integration
 

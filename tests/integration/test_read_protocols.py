@@ -22,7 +22,7 @@ from tests.support.spark_read import produce, read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
 from tests.support.topics import TopicNames
 from ticdc_sink.codec.row_key import row_key
-from ticdc_sink.schema import parse_column_definition
+from ticdc_sink.ddl import parse_column_definition
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 __all__ = ["BIG", "CLAIM", "SMALL", "WIDE", "MemoryStore", "simple_config"]
 

@@ -31,11 +31,12 @@ from typing import Any
 
 from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import DeliveryError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.record import Record
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 __all__ = [
     "WATERMARK",

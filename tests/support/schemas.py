@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ticdc_sink.schema import (
-    Column,
-    Index,
-    MySQLType,
-    TableSchema,
-    parse_mysql_type,
-    parse_table_ddl,
-)
+from ticdc_sink.ddl import parse_mysql_type, parse_table_ddl
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 __all__ = [
     "ALL_TYPES_TABLE",

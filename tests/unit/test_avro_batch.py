@@ -284,7 +284,8 @@ _KEYED = (
 
 
 def _keyed_table(key: tuple[str, ...], unique: tuple[str, ...]) -> Any:
-    from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+    from ticdc_sink.ddl import parse_mysql_type
+    from ticdc_sink.schema import Column, Index, TableSchema
 
     columns = tuple(
         Column(name, parse_mysql_type(type_text), nullable=nullable, default=default)

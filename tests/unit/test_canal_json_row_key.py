@@ -21,13 +21,14 @@ from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.codec.row_key import row_key, row_keys_base64
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol, SinkConfig
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode.canal_json import CanalJsonDecoder
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, split_key_update
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
 VECTORS = json.loads((GOLDEN / "row_keys.json").read_text())

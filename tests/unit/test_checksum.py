@@ -20,9 +20,10 @@ from tests.support.schemas import ALL_TYPES_TABLE, col, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum, checksum_bytes
 from ticdc_sink.codec.mysql import ValueKind
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, split_key_update
-from ticdc_sink.schema import Column, parse_mysql_type
+from ticdc_sink.schema import Column
 
 K = ValueKind
 

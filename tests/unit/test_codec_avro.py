@@ -39,10 +39,11 @@ from ticdc_sink.config import (
     CodecConfig,
     Protocol,
 )
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import ConfigError, InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
 AVRO = CodecConfig(protocol=Protocol.AVRO)

@@ -22,10 +22,11 @@ from ticdc_sink.codec.canal_json import (
     mysql_type,
 )
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import easyjson_quote
-from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
 CONFIG = CodecConfig(protocol=Protocol.CANAL_JSON)

@@ -24,15 +24,10 @@ from ticdc_sink.codec.debezium import (
     tidb_type,
 )
 from ticdc_sink.config import CodecConfig, Protocol
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import InputLayout, Op, RowChange, read_change_batches
-from ticdc_sink.schema import (
-    Column,
-    Index,
-    MySQLType,
-    TableSchema,
-    parse_mysql_type,
-)
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium"
 BUILD_TS_MS = 1701326309000  # tiflow tests: nowFunc = time.Unix(1701326309, 0)

@@ -29,6 +29,7 @@ from ticdc_sink.config import (
     LargeMessageHandleOption,
     Protocol,
 )
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 from ticdc_sink.errors import (
     ConfigError,
@@ -39,7 +40,7 @@ from ticdc_sink.errors import (
 )
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import go_quote, go_unquote
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "open_protocol"
 CONFIG = CodecConfig(protocol=Protocol.OPEN_PROTOCOL)

@@ -19,10 +19,11 @@ from ticdc_sink.config import (
     EncodingFormat,
     LargeMessageHandleOption,
 )
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
 CONFIG = CodecConfig()

@@ -30,11 +30,12 @@ from ticdc_sink.column_selector import (
     select_columns,
 )
 from ticdc_sink.config import SinkConfig
+from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.decode import DecodedBootstrap, SimpleDecoder
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.schema import build_table_schema, parse_table_ddl
 from ticdc_sink.writer import make_plan, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
+from ticdc_sink.writer.table import build_table_schema
 
 # -- the selector syntax (tiflow TestNewColumnSelector's patterns) -------------------------
 

@@ -26,9 +26,10 @@ from ticdc_sink.config import (
     layer_options,
     parse_sink_uri,
 )
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
-from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, TableSchema
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
 

@@ -323,7 +323,8 @@ def _ddl_batch(draw: Any) -> pa.RecordBatch:
 @given(data=st.data())
 def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
     from ticdc_sink.config import CodecConfig
-    from ticdc_sink.schema import TableSchema, parse_table_ddl
+    from ticdc_sink.ddl import parse_table_ddl
+    from ticdc_sink.schema import TableSchema
 
     parsed = parse_table_ddl(_DDL)
     # A default TiCDC cannot encode (NULL there fails the row), which no DDL here accepts.

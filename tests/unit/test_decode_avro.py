@@ -27,12 +27,13 @@ from ticdc_sink.config import (
     Protocol,
     SubjectNameStrategy,
 )
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.decode.avro import AvroDecoder, split_allowed
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import Column, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, TableSchema
 
 AVRO = CodecConfig(protocol=Protocol.AVRO)
 EXT = attrs.evolve(AVRO, enable_tidb_extension=True)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec import build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig, EncodingFormat
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode import (
     DecodedBootstrap,
     DecodedDDL,
@@ -28,7 +29,7 @@ from ticdc_sink.decode import (
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import go_string, to_float32
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
 USER_VERSION = 447984074911121426

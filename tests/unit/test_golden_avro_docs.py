@@ -31,10 +31,11 @@ from ticdc_sink.config import (
     CodecConfig,
     Protocol,
 )
+from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import TableSchema, parse_table_ddl
+from ticdc_sink.schema import TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
 AVRO = CodecConfig(protocol=Protocol.AVRO)

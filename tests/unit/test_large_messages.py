@@ -462,7 +462,7 @@ def _plan(**options: str) -> WritePlan:
             StructField("payload", StringType()),
         ]
     )
-    from ticdc_sink.schema import build_table_schema
+    from ticdc_sink.writer.table import build_table_schema
 
     template = build_table_schema("d", "wide", spark_schema, reserved={"_op"}, primary_key=("id",))
     return WritePlan(

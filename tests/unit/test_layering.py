@@ -1,7 +1,8 @@
 """Every module imports only from the modules above it (style guide §1), checked with ast:
 the layer table below; no import circle anywhere in the package; no `_private` name taken
 from another module; inside each protocol package, the row and the column-wise paths
-never import each other; the codec package modules stay light to import."""
+never import each other; the codec package modules stay light to import; only the
+Spark-facing modules import pyspark, and nothing below them loads it."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "gotext": set(),
     "ticdc_settings": set(),
     "tso": {"errors"},
-    "schema": {"errors", "gotext", "tso"},
+    "schema": {"errors", "tso"},
+    "ddl": {"errors", "gotext", "schema"},
     "events": {"errors", "gotext", "tso", "schema"},
     "goregex": set(),
     "table_filter": {"errors", "goregex", "gotext"},
@@ -55,6 +57,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "tso",
         "schema",
+        "ddl",
         "events",
         "routing",
         "config",
@@ -80,13 +83,14 @@ ALLOWED: dict[str, set[str]] = {
         "producer",
         "read",
     },
-    "decode": {"errors", "gotext", "tso", "schema", "events", "codec", "decode"},
+    "decode": {"errors", "gotext", "tso", "schema", "ddl", "events", "codec", "decode"},
     # The read side: Kafka records back into change rows; Spark only in datasource. It
     # reads the writer's registry options (config), looks avro schemas up (registry) and
     # claim-check files (claim_check).
     "read": {
         "errors",
         "schema",
+        "ddl",
         "events",
         "config",
         "codec",
@@ -100,6 +104,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "tso",
         "schema",
+        "ddl",
         "events",
         "routing",
         "config",
@@ -364,6 +369,67 @@ def test_the_private_name_check_sees_both_forms() -> None:
     assert set(_private_uses("ticdc_sink.cli", tree)) == {("ticdc_sink.codec.mysql", "_KINDS")}
 
 
+# --- pyspark ----------------------------------------------------------------------------
+
+# The Spark-facing modules: the only ones that import pyspark. The writer's `table` reads
+# a DataFrame's schema (pyspark.sql.types); the writer modules that build on it load it.
+SPARK_MODULES = {"ticdc_sink.datasource", "ticdc_sink.cli", "ticdc_sink.writer.table"}
+SPARK_PACKAGES = ("ticdc_sink.mirror",)
+
+
+def _is_spark_module(name: str) -> bool:
+    return name in SPARK_MODULES or name.startswith(SPARK_PACKAGES)
+
+
+def _imports_pyspark(tree: ast.Module) -> bool:
+    """Whether any import of the module (lazy ones included) names pyspark."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "pyspark" for a in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pyspark":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_the_spark_facing_modules_import_pyspark(path: Path) -> None:
+    name = _module_name(path)
+    if not _is_spark_module(name):
+        assert not _imports_pyspark(ast.parse(path.read_text())), (
+            f"{name} imports pyspark; only {sorted(SPARK_MODULES)} and {SPARK_PACKAGES} may"
+        )
+
+
+def test_the_pyspark_check_sees_both_forms() -> None:
+    assert _imports_pyspark(ast.parse("import pyspark.sql.types as T"))
+    assert _imports_pyspark(ast.parse("def f():\n    from pyspark.sql import SparkSession"))
+    assert not _imports_pyspark(ast.parse("from ticdc_sink.writer.table import spark_to_mysql"))
+
+
+def test_protocol_code_config_and_the_read_side_load_no_pyspark() -> None:
+    # The encoders, decoders, config, the read side and every module below them know
+    # nothing of Spark, and none loads a Spark-facing module (as `ticdc_sink.schema` did
+    # when it held the Spark mapping). The writer's plan, task and commit load pyspark
+    # through `writer.table`, where the table of a DataFrame comes from.
+    names = sorted(
+        name
+        for name in NAMES
+        if name != "ticdc_sink.__main__"
+        and not _is_spark_module(name)
+        and not name.startswith("ticdc_sink.writer")
+    )
+    code = (
+        f"import sys, {', '.join(names)}; "
+        "print(sorted(m for m in sys.modules if m.startswith('pyspark')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert ast.literal_eval(loaded) == []
+
+
 # --- inside the codec ----------------------------------------------------------------------
 
 PROTOCOLS = sorted(p.name for p in (PACKAGE / "codec").iterdir() if (p / "__init__.py").exists())
@@ -524,11 +590,12 @@ def test_class_names_are_unique() -> None:
 
 # Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
 # both build on the plan and the report, never on each other; the task loop keeps its
-# BOOTSTRAP schedule in `bootstrap`.
+# BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`.
 WRITER_ALLOWED = {
     "bootstrap": set(),
-    "plan": set(),
+    "plan": {"table"},
     "report": set(),
+    "table": set(),
     "task": {"bootstrap", "plan", "report"},
     "commit": {"plan", "report"},
 }

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError
 from ticdc_sink.order_check import CommitOrderCheck
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+from ticdc_sink.schema import Column, Index, TableSchema
 
 
 def _table(name: str) -> TableSchema:

@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, simple_messages, table
 from tests.support.row_path import read_changes
+from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.events import InputLayout, Op, RowChange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.schema import TableSchema, parse_mysql_type
+from ticdc_sink.schema import TableSchema
 
 CONFIG_OPTIONS = {"kafka.bootstrap.servers": "unused:1", "topic": "t"}
 

@@ -32,20 +32,13 @@ from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.codec.canal_json.values import full_mysql_type
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.datasource import read_spark_schema
+from ticdc_sink.ddl import normalize_default, parse_mysql_type
 from ticdc_sink.events import InputLayout, Op, RowChange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema
 from ticdc_sink.read.scan import read_range
-from ticdc_sink.schema import (
-    Column,
-    MySQLType,
-    TableSchema,
-    canonical_type,
-    normalize_default,
-    parse_mysql_type,
-    resolve_type,
-)
+from ticdc_sink.schema import Column, MySQLType, TableSchema, canonical_type, resolve_type
 from ticdc_sink.writer.plan import make_plan
 
 COMMIT_TS = 450_000_000_000_000_000
@@ -101,7 +94,7 @@ def _quoted(members: list[str]) -> str:
 
 @st.composite
 def mysql_types(draw: Any) -> str:
-    """The text of a column type the writer takes (`schema.parse_mysql_type`)."""
+    """The text of a column type the writer takes (`ddl.parse_mysql_type`)."""
     kind = draw(
         st.sampled_from(
             [
@@ -348,7 +341,7 @@ def round_trip(protocol: str, ddl: str) -> RoundTrip:
 
 
 def _parse(ddl: str) -> tuple[Column, ...]:
-    from ticdc_sink.schema import parse_table_ddl
+    from ticdc_sink.ddl import parse_table_ddl
 
     return parse_table_ddl(ddl).columns
 

@@ -359,8 +359,9 @@ def test_the_record_strategies_write_a_table_with_a_not_null_column(
     # a default) was refused as incompatible with the key registered before it.
     from ticdc_sink.codec import build_encoder
     from ticdc_sink.config import CodecConfig, Protocol
+    from ticdc_sink.ddl import parse_mysql_type
     from ticdc_sink.events import Op, RowChange
-    from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type
+    from ticdc_sink.schema import Column, Index, TableSchema
 
     orders = TableSchema(
         "shop",

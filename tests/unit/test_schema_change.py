@@ -6,8 +6,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from ticdc_sink.ddl import parse_mysql_type, parse_table_ddl
 from ticdc_sink.errors import SchemaError
-from ticdc_sink.schema import Column, Index, TableSchema, parse_mysql_type, parse_table_ddl
+from ticdc_sink.schema import Column, Index, TableSchema
 from ticdc_sink.schema_change import create_table_sql, ddl_for
 
 

@@ -275,7 +275,8 @@ def test_all_null_columns_and_64_bit_offsets(monkeypatch: pytest.MonkeyPatch) ->
 def test_column_entries_of_odd_arrays(mysql: str, large: bool) -> None:
     # Arrays Arrow could hand over: sliced (an offset), NULL slots holding bytes, no data
     # buffer at all; each entry as the row path's writer writes it.
-    from ticdc_sink.schema import Column, parse_mysql_type
+    from ticdc_sink.ddl import parse_mysql_type
+    from ticdc_sink.schema import Column
 
     column = avro_batch._Column(Column("c", parse_mysql_type(mysql)), "Asia/Shanghai")
     text = mysql != "blob"

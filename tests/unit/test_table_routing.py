@@ -19,9 +19,9 @@ from ticdc_sink.cli import main
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.routing import DispatchRule, claim_target
-from ticdc_sink.schema import build_table_schema
 from ticdc_sink.writer import TablePlan, WritePlan, write_batches
 from ticdc_sink.writer.commit import schema_change_query, send_schema_change
+from ticdc_sink.writer.table import build_table_schema
 
 GOLDEN = json.loads(
     (Path(__file__).resolve().parents[1] / "golden" / "table_routing" / "router.json").read_text()

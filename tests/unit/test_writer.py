@@ -17,7 +17,6 @@ from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError, InputError
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import build_table_schema
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import (
     TablePlan,
@@ -29,6 +28,7 @@ from ticdc_sink.writer import (
     write_batches,
 )
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
+from ticdc_sink.writer.table import build_table_schema
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
 

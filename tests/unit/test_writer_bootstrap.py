@@ -12,9 +12,9 @@ from tests.support.fake_producer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
-from ticdc_sink.schema import build_table_schema
 from ticdc_sink.writer import TablePlan, WritePlan, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
+from ticdc_sink.writer.table import build_table_schema
 
 COMMIT_TS = tso.compose(1_700_000_000_000)
 

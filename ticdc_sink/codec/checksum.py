@@ -20,10 +20,11 @@ consumer recomputes it from the message values (`pkg/sink/codec/common/verify_ch
     TIMESTAMP        length, then the value converted from the sink's time zone to UTC as
                      Go's `time.Date` does (TiDB `Time.ConvertTimeZone`), same fraction digits
 
-Rows carry no TiDB column IDs: schema.py numbers the columns 1, 2, ... in the order of
-`table-ddl` or the DataFrame, which is TiDB's column-ID order only while the table has no
-`ADD COLUMN ... FIRST/AFTER` (a new, higher ID placed before older columns) nor a
-column-type change that rewrote the column (a new ID in the old place) in its history.
+Rows carry no TiDB column IDs: the writer (`writer.table`, `ddl`) numbers the columns 1,
+2, ... in the order of `table-ddl` or the DataFrame, which is TiDB's column-ID order only
+while the table has no `ADD COLUMN ... FIRST/AFTER` (a new, higher ID placed before older
+columns) nor a column-type change that rewrote the column (a new ID in the old place) in
+its history.
 
 VECTOR columns are refused: tiflow's consumer and TiDB serialise them differently from the
 text this sink holds, and no test vector settles it.

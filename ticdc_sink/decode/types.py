@@ -17,7 +17,7 @@ What a base name alone cannot say, and what is chosen instead:
 The values decoders give (an index for ENUM, a bitmask for SET, text for temporal types)
 stay exact under these types; only the declared type is wider than the source's.
 
-Knows `ticdc_sink.schema`; nothing of Kafka or Spark.
+Knows `ticdc_sink.schema` and `ticdc_sink.ddl`; nothing of Kafka or Spark.
 """
 
 from __future__ import annotations
@@ -26,16 +26,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from ticdc_sink.ddl import normalize_default, parse_mysql_type
 from ticdc_sink.errors import DecodeError, SchemaError
-from ticdc_sink.schema import (
-    Column,
-    Index,
-    MySQLType,
-    TableSchema,
-    normalize_default,
-    parse_mysql_type,
-    resolve_type,
-)
+from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, resolve_type
 
 __all__ = ["closest_type", "implied_table", "type_from_text"]
 

@@ -3,10 +3,10 @@
 The output of a read is what `df.write.format("ticdc")` takes (docs/guides/writing.md,
 "The input contract"), so a read followed by a write round-trips: the table's columns, each carrying
 its definition in the field metadata `mysql_type` (type, NOT NULL, DEFAULT:
-`schema.column_definition_sql`), then `_op` (INSERT/UPDATE/DELETE), `_commit_ts` (the
+`ddl.column_definition_sql`), then `_op` (INSERT/UPDATE/DELETE), `_commit_ts` (the
 TSO), `_before` (the old row of an UPDATE, a struct of the table columns), `_database`,
 `_table` (carrying the table read, keys, id and version included, in its metadata
-`ticdc_table`: `schema.declared_table`), and on request the Kafka coordinates `_topic`,
+`ticdc_table`: `writer.table.declared_table`), and on request the Kafka coordinates `_topic`,
 `_partition`, `_offset` (`kafka-columns`) and the message's headers `_headers`
 (`includeHeaders`: Spark's Kafka source's `headers`, array<struct<key: string, value:
 binary>>, null for a message without headers; underscored as the other columns a read adds,
@@ -39,6 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.ddl import column_definition_sql
 from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -48,7 +49,6 @@ from ticdc_sink.schema import (
     TABLE_METADATA,
     Column,
     TableSchema,
-    column_definition_sql,
     table_schema_to_json,
 )
 

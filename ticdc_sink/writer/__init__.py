@@ -1,6 +1,7 @@
 """Writing one batch, split by where each step runs:
 
     plan.py    the driver plans the batch (table template, options checked once)
+    table.py   the table of a DataFrame: Spark schema -> TableSchema (the template)
     task.py    each Spark task writes its partition (encode, route, send, flush)
     bootstrap.py  when a Simple BOOTSTRAP is due, kept per Python worker process
     report.py  what tasks report back, and the batch report made of them
@@ -8,9 +9,9 @@
                (schema and watermark recorded, then the watermark sent)
 
 `task` and `commit` build on `plan` and `report`, never on each other; `task` keeps its
-BOOTSTRAP schedule in `bootstrap`. Knows no Spark:
-`ticdc_sink.datasource` is the glue. The names below load on first use, so importing one
-module of the package loads no other.
+BOOTSTRAP schedule in `bootstrap`. Knows no Spark session (`table` reads a DataFrame's
+schema, `pyspark.sql.types` only): `ticdc_sink.datasource` is the glue. The names below
+load on first use, so importing one module of the package loads no other.
 """
 
 from __future__ import annotations

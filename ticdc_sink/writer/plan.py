@@ -15,16 +15,12 @@ import pyarrow as pa
 from ticdc_sink import claim_check, codec, tso
 from ticdc_sink.column_selector import ColumnSelector, selector_for
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
+from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.routing import DispatchRule, Route
 from ticdc_sink.row_filter import EventFilterRule
-from ticdc_sink.schema import (
-    TableSchema,
-    build_table_schema,
-    declared_table,
-    parse_table_ddl,
-    stable_table_id,
-)
+from ticdc_sink.schema import TableSchema, stable_table_id
+from ticdc_sink.writer.table import build_table_schema, declared_table
 
 __all__ = [
     "TableDecision",
@@ -47,7 +43,7 @@ class TablePlan:
     fixed_table_id: int | None = None
     default_database: str | None = None
     default_table: str | None = None
-    # The table a read returned (`schema.declared_table`) when rows name their tables:
+    # The table a read returned (`table.declared_table`) when rows name their tables:
     # its rows keep its table id.
     declared: TableSchema | None = None
 
