@@ -95,13 +95,15 @@ def spark_jvm() -> int:
 
 
 class WorkerSampler:
-    """Samples the RSS of the Python processes under the JVM in a thread until stopped."""
+    """Samples the RSS of the JVM and of the Python processes under it in a thread until
+    stopped."""
 
     def __init__(self, jvm: int, interval: float) -> None:
         self.jvm = jvm
         self.interval = interval
         self.peak_one = 0  # the largest single Python worker
         self.peak_sum = 0
+        self.peak_jvm = 0  # the JVM itself
         self.samples = 0
         self.peaks: dict[int, int] = {}  # pid -> its peak RSS
         self.commands: dict[int, str] = {}
@@ -134,6 +136,7 @@ class WorkerSampler:
                     self.commands[pid] = _command(pid)
                 self.peaks[pid] = max(self.peaks.get(pid, 0), size)
             self.peak_one = max(self.peak_one, max(sizes, default=0))
+            self.peak_jvm = max(self.peak_jvm, _rss(self.jvm))
             self.peak_sum = max(self.peak_sum, sum(sizes))
             self.samples += 1
             if self._stop.wait(self.interval):

@@ -35,43 +35,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import threading
 import time
 from typing import Any
 
 import _common as common  # first: puts the repo on sys.path and PYTHONPATH
-from bench_memory import PAGE, WorkerSampler, spark_jvm
+from bench_memory import WorkerSampler, spark_jvm
 
 TOPIC = "bench_bench_orders"  # reference_table.TOPIC_EXPRESSION for bench.orders
-
-
-class JvmSampler:
-    """The JVM's peak resident set size, sampled in a thread until stopped."""
-
-    def __init__(self, pid: int, interval: float) -> None:
-        self.pid = pid
-        self.interval = interval
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> JvmSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                with open(f"/proc/{self.pid}/statm") as f:
-                    self.peak = max(self.peak, int(f.read().split()[1]) * PAGE)
-            except OSError:
-                return
-            if self._stop.wait(self.interval):
-                return
 
 
 def write(spark: Any, bootstrap: str, rows: int, writes: int, **extra: str) -> None:
@@ -88,13 +58,13 @@ def mib(value: int) -> float:
     return round(value / 2**20, 1)
 
 
-def peaks(workers: WorkerSampler, jvm: JvmSampler) -> dict[str, Any]:
+def peaks(workers: WorkerSampler) -> dict[str, Any]:
     by_kind: dict[str, int] = {}
     for pid, peak in workers.peaks.items():
         kind = workers.commands[pid].rsplit(" ", 1)[-1]
         by_kind[kind] = max(by_kind.get(kind, 0), peak)
     return {
-        "peak_jvm_rss_mib": mib(jvm.peak),
+        "peak_jvm_rss_mib": mib(workers.peak_jvm),
         "peak_all_python_rss_mib": mib(workers.peak_sum),
         "peak_python_rss_mib_by_kind": {k: mib(v) for k, v in sorted(by_kind.items())},
     }
@@ -114,10 +84,7 @@ def batch_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any]
         counted = reader.load().count()
         if counted != rows:
             raise RuntimeError(f"the batch read counted {counted} rows, {rows} were written")
-        with (
-            WorkerSampler(jvm_pid, args.interval) as workers,
-            JvmSampler(jvm_pid, args.interval) as jvm,
-        ):
+        with WorkerSampler(jvm_pid, args.interval) as workers:
             started = time.perf_counter()
             reader.load().write.format("noop").mode("overwrite").save()
             seconds = time.perf_counter() - started
@@ -128,7 +95,7 @@ def batch_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any]
         "write_seconds": round(wrote, 1),
         "seconds": round(seconds, 1),
         "rows_per_s": round(rows / seconds),
-        **peaks(workers, jvm),
+        **peaks(workers),
     }
 
 
@@ -153,10 +120,7 @@ def stream_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any
             .option("maxOffsetsPerTrigger", str(args.max_offsets))
             .load()
         )
-        with (
-            WorkerSampler(jvm_pid, args.interval) as workers,
-            JvmSampler(jvm_pid, args.interval) as jvm,
-        ):
+        with WorkerSampler(jvm_pid, args.interval) as workers:
             started = time.perf_counter()
             query = (
                 stream.writeStream.format("noop")
@@ -180,7 +144,7 @@ def stream_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any
         "write_seconds": round(wrote, 1),
         "seconds": round(seconds, 1),
         "rows_per_s": round(rows / seconds),
-        **peaks(workers, jvm),
+        **peaks(workers),
     }
 
 

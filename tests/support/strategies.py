@@ -8,6 +8,8 @@ its module):
                                 tables t1 and t2 by `_table`
     all_types_rows(table)       a row (mounter values) of `schemas.ALL_TYPES_TABLE`, or of
                                 a table of some of its columns
+    json_paths(document)        the path (keys and indexes) of every node of a JSON
+                                document, the root's first: where the fuzz tests mutate
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tests.support.batches import ARROW_FIELDS, COLUMNS, COMMIT_TS
 from tests.support.schemas import ALL_TYPES_TABLE
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ALL_TYPES_VALUES", "all_types_rows", "images", "record_batches"]
+__all__ = ["ALL_TYPES_VALUES", "all_types_rows", "images", "json_paths", "record_batches"]
 
 
 @st.composite
@@ -112,3 +114,15 @@ def all_types_rows(table: TableSchema = ALL_TYPES_TABLE) -> st.SearchStrategy[tu
         values = ALL_TYPES_VALUES[column.name]
         parts.append(st.none() | values if column.nullable else values)
     return st.tuples(*parts)
+
+
+def json_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every node of the JSON document `node`, `prefix` (the root) first."""
+    found = [prefix]
+    if isinstance(node, dict):
+        for key, child in node.items():
+            found += json_paths(child, (*prefix, key))
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            found += json_paths(child, (*prefix, i))
+    return found

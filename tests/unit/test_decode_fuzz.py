@@ -27,7 +27,7 @@ from tests.support.read_log import (
     table,
 )
 from tests.support.schemas import ALL_TYPES_TABLE
-from tests.support.strategies import all_types_rows
+from tests.support.strategies import all_types_rows, json_paths
 from ticdc_sink.codec import build_encoder
 from ticdc_sink.config import AvroBigintUnsignedHandling, CodecConfig, EncodingFormat
 from ticdc_sink.decode import decode_record, decoder_for
@@ -114,17 +114,6 @@ def _mutated_bytes(draw: Any, data: bytes) -> bytes:
     return bytes(out)
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, child in node.items():
-            found += _paths(child, (*prefix, key))
-    elif isinstance(node, list):
-        for i, child in enumerate(node):
-            found += _paths(child, (*prefix, i))
-    return found
-
-
 @st.composite
 def _mutated_json(draw: Any, data: bytes) -> bytes:
     """A node of the JSON document replaced by another value, or a key removed."""
@@ -133,7 +122,7 @@ def _mutated_json(draw: Any, data: bytes) -> bytes:
     except ValueError:
         return draw(_mutated_bytes(data))
     for _ in range(draw(st.integers(1, 2))):
-        path = draw(st.sampled_from(_paths(document)))
+        path = draw(st.sampled_from(json_paths(document)))
         if not path:
             document = draw(JSON_VALUES)
             continue

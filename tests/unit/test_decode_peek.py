@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import protocol_messages
 from tests.support.schemas import ALL_TYPES_TABLE
-from tests.support.strategies import all_types_rows
+from tests.support.strategies import all_types_rows, json_paths
 from ticdc_sink.codec import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.encoder import encode_ddl
 from ticdc_sink.config import CodecConfig
@@ -120,7 +121,7 @@ def _messages(protocol: str, options: dict[str, Any], data: Any, bootstrap: bool
 
 
 @pytest.mark.parametrize(("protocol", "options"), WRITERS, ids=lambda w: str(w))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), bootstrap=st.booleans())
 def test_a_peek_of_what_the_writer_encodes_agrees_with_the_full_decode(
     protocol: str, options: dict[str, Any], data: Any, bootstrap: bool
@@ -191,17 +192,6 @@ JSON_VALUES = st.one_of(
 )
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, child in node.items():
-            found += _paths(child, (*prefix, key))
-    elif isinstance(node, list):
-        for i, child in enumerate(node):
-            found += _paths(child, (*prefix, i))
-    return found
-
-
 @st.composite
 def mutated(draw: Any, value: bytes) -> bytes:
     """`value` with a JSON node replaced, a key removed or added again at the end, or its
@@ -216,7 +206,7 @@ def mutated(draw: Any, value: bytes) -> bytes:
         else:
             out[at] = draw(st.integers(0, 255))
         return bytes(out)
-    path = draw(st.sampled_from(_paths(document)[1:]))
+    path = draw(st.sampled_from(json_paths(document)[1:]))
     parent = document
     for step in path[:-1]:
         parent = parent[step]
@@ -232,7 +222,7 @@ def mutated(draw: Any, value: bytes) -> bytes:
 
 
 @pytest.mark.parametrize(("protocol", "options"), WRITERS[:2] + WRITERS[3:5], ids=str)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_peek_of_a_mutated_message_never_raises_and_agrees_when_it_decodes(
     protocol: str, options: dict[str, Any], data: Any

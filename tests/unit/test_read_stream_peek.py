@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from ticdc_sink.codec import build_encoder
 from ticdc_sink.config import CodecConfig
@@ -115,7 +116,7 @@ def _plan_all(
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     items=streams(),
     limit=st.none() | st.integers(1, 20),
