@@ -1,7 +1,9 @@
 """Reads of the protocols that carry their column types in each row (debezium, canal-json,
 open-protocol), over a topic in memory: the schema the driver finds in the first row,
 the rows, ops, commit ts and before images, watermarks left out, and what each protocol
-cannot tell. (avro needs a registry: `tests/integration/test_read_protocols.py`.)"""
+cannot tell; and every protocol, avro and debezium-avro through an in-memory registry,
+reading what Simple reads less its losses (on Kafka and Apicurio:
+`tests/integration/test_read_protocols.py`)."""
 
 from __future__ import annotations
 
@@ -273,7 +275,8 @@ def _normal(protocol: str, mysql: MySQLType, value: Any) -> Any:
         return None
     base = mysql.base
     if base == "decimal":
-        # debezium writes a DECIMAL as a double: its value, not its digits, survives.
+        # debezium writes a DECIMAL as a double: its value, not its digits, survives;
+        # debezium-avro writes the decimal logical type.
         return float(Decimal(str(value))) if protocol == "debezium" else Decimal(str(value))
     if base in ("enum", "set") and isinstance(value, str):
         # canal-json and open-protocol carry the index / bitmask, not the members.
@@ -290,13 +293,15 @@ def _normal(protocol: str, mysql: MySQLType, value: Any) -> Any:
 
 
 def _protocol_rows(protocol: str, schema: TableSchema, changes: list) -> list[dict]:
-    codec = CodecConfig(protocol=protocol, enable_tidb_extension=True)
+    extra = {"avro_bigint_unsigned_handling_mode": "string"} if protocol == "debezium-avro" else {}
+    codec = CodecConfig(protocol=protocol, enable_tidb_extension=True, **extra)
     registry = FakeRegistry()
     if protocol == "simple":  # its schema comes in the BOOTSTRAP before the rows
         records: list[Any] = simple_messages(schema, changes, watermark=2000)
     else:
         records = protocol_messages(codec, schema, changes, watermark=2000, registry=registry)
-    options = {"schema-registry": "http://unused:1"} if protocol == "avro" else {}
+    registered = protocol in ("avro", "debezium-avro")
+    options = {"schema-registry": "http://unused:1"} if registered else {}
     config = _config(protocol, **options)
     log = FakeTopicLog({0: records})
     plan = plan_read(config, log, schema_for_id=registry.schema_text)
@@ -335,7 +340,7 @@ def _normal_row(protocol: str, schema: TableSchema, row: dict) -> dict:
     return out | {k: row[k] for k in (OP, COMMIT_TS, DATABASE, TABLE)}
 
 
-@pytest.mark.parametrize("protocol", ["avro", *PROTOCOLS])
+@pytest.mark.parametrize("protocol", ["avro", "debezium-avro", *PROTOCOLS])
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(column_values(), min_size=1, max_size=6), st.data())
 def test_every_protocol_reads_what_simple_reads_less_its_losses(
