@@ -73,7 +73,6 @@ from typing import Any
 from _common import (
     COLUMN_TYPES,
     DATABASE,
-    REPO,
     TABLE,
     add_broker_option,
     available_brokers,
@@ -203,34 +202,16 @@ def read_baseline(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     return rows
 
 
-# Simple Avro's writer schema: a union of 12 named types whose last branch (Message) every
-# message takes.
-_SIMPLE_AVRO_SCHEMA = REPO / "ticdc_sink" / "codec" / "simple" / "message.json"
 _DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 
 
 def simple_avro_message_schema() -> str:
     """The Message branch of Simple Avro's schema as a schema of its own, for `from_avro`
-    (Spark's Avro reader takes a record, not a top-level union): the named types it refers
-    to are written out where first used, as Avro requires."""
-    union = json.loads(_SIMPLE_AVRO_SCHEMA.read_text())
-    named = {f"{t['namespace']}.{t['name']}": t for t in union}
-    done: set[str] = set()
+    (Spark's Avro reader takes a record, not a top-level union): the decoder's own
+    (`codec.simple.avro_values.message_record_schema`)."""
+    from ticdc_sink.codec.simple.avro_values import message_record_schema
 
-    def inline(node: Any) -> Any:
-        if isinstance(node, str) and node in named and node not in done:
-            done.add(node)
-            return inline(named[node])
-        if isinstance(node, list):
-            return [inline(n) for n in node]
-        if isinstance(node, dict):
-            return {
-                k: inline(v) if k in ("type", "items", "values", "fields") else v
-                for k, v in node.items()
-            }
-        return node
-
-    return json.dumps(inline("com.pingcap.simple.avro.Message"))
+    return json.dumps(message_record_schema()[1])
 
 
 def _spark_type(mysql: str) -> str:

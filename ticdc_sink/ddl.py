@@ -357,6 +357,24 @@ def _check_lengths(base: str, length: int | None, dec: int | None, text: str) ->
         _check(1 <= length <= 16383, text, "vector dimension must be 1..16383")
 
 
+def _column_type(text: str) -> tuple[MySQLType, list[exp.Expression]]:
+    """The type of a column definition without its name (`text`), and the clauses after
+    it (NOT NULL, DEFAULT, ...), as sqlglot reads them.
+
+    Raises:
+        SchemaError: the text is empty, or not one column definition (names the text).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise SchemaError(f"MySQL type {text!r} is empty; supported types: {_SUPPORTED}")
+    statements = _parse(f"CREATE TABLE _t (_c {text})", f"MySQL type {text!r}")
+    stmt = statements[0] if len(statements) == 1 else None
+    schema = stmt.this if isinstance(stmt, exp.Create) else None
+    defs = schema.expressions if isinstance(schema, exp.Schema) else []
+    if len(defs) != 1 or not isinstance(defs[0], exp.ColumnDef):
+        raise SchemaError(f"MySQL type {text!r} is not a single column type")
+    return _type_from_def(defs[0], text)
+
+
 def parse_mysql_type(text: str) -> MySQLType:
     """Read a MySQL column type as a user or `SHOW CREATE TABLE` writes it.
 
@@ -369,15 +387,7 @@ def parse_mysql_type(text: str) -> MySQLType:
     Raises:
         SchemaError: the text is not one MySQL column type (names the text).
     """
-    if not isinstance(text, str) or not text.strip():
-        raise SchemaError(f"MySQL type {text!r} is empty; supported types: {_SUPPORTED}")
-    statements = _parse(f"CREATE TABLE _t (_c {text})", f"MySQL type {text!r}")
-    stmt = statements[0] if len(statements) == 1 else None
-    schema = stmt.this if isinstance(stmt, exp.Create) else None
-    defs = schema.expressions if isinstance(schema, exp.Schema) else []
-    if len(defs) != 1 or not isinstance(defs[0], exp.ColumnDef):
-        raise SchemaError(f"MySQL type {text!r} is not a single column type")
-    mysql_type, rest = _type_from_def(defs[0], text)
+    mysql_type, rest = _column_type(text)
     if rest:
         extra = " ".join(c.sql(dialect="mysql") for c in rest)
         raise SchemaError(
@@ -407,15 +417,7 @@ def parse_column_definition(text: str) -> ColumnDefinition:
         SchemaError: the text is not such a definition (names the text); keys and other
             clauses are refused (they go in primary-key or table-ddl).
     """
-    if not isinstance(text, str) or not text.strip():
-        raise SchemaError(f"MySQL type {text!r} is empty; supported types: {_SUPPORTED}")
-    statements = _parse(f"CREATE TABLE _t (_c {text})", f"MySQL type {text!r}")
-    stmt = statements[0] if len(statements) == 1 else None
-    schema = stmt.this if isinstance(stmt, exp.Create) else None
-    defs = schema.expressions if isinstance(schema, exp.Schema) else []
-    if len(defs) != 1 or not isinstance(defs[0], exp.ColumnDef):
-        raise SchemaError(f"MySQL type {text!r} is not a single column type")
-    mysql_type, rest = _type_from_def(defs[0], text)
+    mysql_type, rest = _column_type(text)
     nullable, default, extra = True, None, []
     for constraint in rest:
         kind = constraint.args.get("kind")

@@ -62,6 +62,7 @@ __all__ = [
     "encode_long",
     "encode_string",
     "load_message_schema",
+    "message_record_schema",
     "parsed_message_record",
     "parsed_message_schema",
     "value_writer",
@@ -95,15 +96,11 @@ def parsed_message_schema() -> Any:
 
 
 @functools.cache
-def parsed_message_record() -> tuple[bytes, Any]:
-    """The union branch every message TiCDC writes takes (the `Message` record's index, as
-    Avro writes it) and that record alone as a schema, parsed once for `schemaless_reader`.
-
-    fastavro marks a parsed schema inside its dict; the top-level union is a list, so a
-    read with `parsed_message_schema` parses all twelve named types again, every message
-    (110 µs against 70 µs). The record's named types are written out where first used."""
-    import fastavro
-
+def message_record_schema() -> tuple[int, dict[str, Any]]:
+    """The union branch every message TiCDC writes takes (the `Message` record's index) and
+    that record alone as a schema of its own: the named types it refers to written out
+    where first used, as Avro requires of a standalone schema (Spark's `from_avro` takes
+    it so too)."""
     union = load_message_schema()
     named = {f"{t['namespace']}.{t['name']}": t for t in union}
     written: set[str] = set()
@@ -120,7 +117,20 @@ def parsed_message_record() -> tuple[bytes, Any]:
         return node
 
     (index,) = [i for i, t in enumerate(union) if t["name"] == "Message"]
-    record = inline(f"{union[index]['namespace']}.Message")
+    return index, inline(f"{union[index]['namespace']}.Message")
+
+
+@functools.cache
+def parsed_message_record() -> tuple[bytes, Any]:
+    """The `Message` branch as Avro writes it, and the record alone
+    (`message_record_schema`) parsed once for `schemaless_reader`.
+
+    fastavro marks a parsed schema inside its dict; the top-level union is a list, so a
+    read with `parsed_message_schema` parses all twelve named types again, every message
+    (110 µs against 70 µs)."""
+    import fastavro
+
+    index, record = message_record_schema()
     return encode_long(index), fastavro.parse_schema(record)
 
 
