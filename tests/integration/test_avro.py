@@ -25,8 +25,8 @@ from tests.support.tables import (
     apply_changes,
     final_table,
 )
+from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration

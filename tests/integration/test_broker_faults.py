@@ -14,8 +14,8 @@ import pytest
 
 from tests.support.kafka import ProxiedKafka
 from ticdc_sink import tso
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration

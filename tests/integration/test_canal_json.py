@@ -18,8 +18,8 @@ from tests.support.tables import (
     apply_changes,
     final_table,
 )
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from ticdc_sink import tso
+from ticdc_sink.codec.avro.decoder import AvroDecoder
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.avro import AvroDecoder
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
 
 pytestmark = pytest.mark.integration
 

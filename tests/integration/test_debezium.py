@@ -20,8 +20,8 @@ from tests.support.tables import (
     apply_changes,
     final_table,
 )
+from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.debezium import DebeziumDecoder
 from ticdc_sink.errors import DeliveryError
 from ticdc_sink.events import Op
 

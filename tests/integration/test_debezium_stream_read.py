@@ -16,8 +16,8 @@ from pyspark.errors import StreamingQueryException
 
 from tests.support.spark_read import run_stream, stream_rows, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA
+from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.debezium import DebeziumDecoder
 
 # spark_version: streaming writes and reads
 pytestmark = [pytest.mark.integration, pytest.mark.spark_version]

@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.spark_read import read_topic, write_frame
 from tests.support.tables import CHANGES, CHANGES_SCHEMA
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 

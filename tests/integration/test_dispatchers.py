@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
 
 pytestmark = pytest.mark.integration
 

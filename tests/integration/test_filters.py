@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ticdc_sink import tso
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration

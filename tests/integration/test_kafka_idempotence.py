@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.support.kafka import ProxiedKafka
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 

@@ -28,8 +28,8 @@ from pyspark.errors import StreamingQueryException
 
 from tests.support.kafka import KafkaBroker
 from tests.support.proxy import wait_until
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DeliveryError
 
 pytestmark = pytest.mark.integration

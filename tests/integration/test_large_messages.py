@@ -12,9 +12,9 @@ import pytest
 
 from ticdc_sink import cli
 from ticdc_sink.claim_check import read_claim_check
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
-from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 

@@ -23,8 +23,8 @@ from tests.support.tables import (
 )
 from ticdc_sink.cli import main
 from ticdc_sink.codec.compression import Compression, decompress
+from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, decoder_for
-from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 
 pytestmark = pytest.mark.integration
 

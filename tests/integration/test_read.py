@@ -13,8 +13,8 @@ from tests.support.read_log import WATERMARK, simple_messages, simple_stream, ta
 from tests.support.spark_read import produce
 from tests.support.tables import CHANGES, CHANGES_SCHEMA, all_types_frame, all_types_options
 from ticdc_sink import tso
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
 from ticdc_sink.writer.table import declared_table
 

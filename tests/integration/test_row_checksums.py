@@ -19,9 +19,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from tests.support.checksums import crc32_bitwise
 from ticdc_sink import tso
+from ticdc_sink.codec.avro.decoder import AvroDecoder
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.avro import AvroDecoder
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 

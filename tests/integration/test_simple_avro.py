@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.tables import ALL_TYPES, EXPECTED, all_types_frame, all_types_options
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 

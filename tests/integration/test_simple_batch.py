@@ -9,8 +9,8 @@ import pytest
 
 from tests.support.tables import ALL_TYPES, EXPECTED, SPARK_TYPES
 from ticdc_sink import tso
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.events import Op
 
 pytestmark = pytest.mark.integration

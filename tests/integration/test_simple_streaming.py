@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.proxy import wait_until
 from tests.support.spark_job import add_file, kill_job, run_available_now, start_job
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 # spark_version: the stream writers: Arrow (4.1+) or Row (4.0)
 pytestmark = [pytest.mark.integration, pytest.mark.spark_version]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.support.spark_job import add_file, start_job
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedBootstrap, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 
 __all__ = ["SimpleTopic", "avro_ids", "simple_topic"]
 
@@ -46,7 +46,7 @@ def simple_topic(broker: Any, topic: str) -> SimpleTopic:
 def avro_ids(broker: Any, registry: Any, topic: str) -> list[int]:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
-    from ticdc_sink.decode.avro import AvroDecoder
+    from ticdc_sink.codec.avro.decoder import AvroDecoder
 
     client = SchemaRegistryClient({"url": registry.url})
     decoder = AvroDecoder(lambda schema_id: client.get_schema(schema_id).schema_str)

@@ -20,9 +20,9 @@ from tests.support.fake_registry import FakeRegistry
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from tests.support.row_path import with_row_path
 from ticdc_sink.codec.avro import AvroEncoder, as_fastavro_reads_it, value_schema_json
+from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.config import CodecConfig, IntegrityCheckLevel, Protocol, SinkConfig
 from ticdc_sink.ddl import parse_mysql_type
-from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.errors import ConfigError, DecodeError, InputError, SchemaError
 from ticdc_sink.events import ChangeBatch, Op, RowChange, split_key_update
 from ticdc_sink.read.options import ReadConfig

@@ -24,6 +24,7 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro import AvroEncoder, key_schema_json, value_schema_json
+from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.codec.checksum import RowChecksum
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
@@ -32,7 +33,6 @@ from ticdc_sink.config import (
     IntegrityCheckLevel,
     Protocol,
 )
-from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import OP_INSERT, OP_UPDATE, ChangeBatch, Op, RowChange, split_key_update
 from ticdc_sink.schema import TableSchema

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from tests.support.large_messages import MemoryStore
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.codec.row_key import row_key, row_keys_base64
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, Protocol, SinkConfig
 from ticdc_sink.ddl import parse_mysql_type
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
 from ticdc_sink.events import Op, RowChange, split_key_update
 from ticdc_sink.read.options import ReadConfig

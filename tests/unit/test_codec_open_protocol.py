@@ -21,6 +21,7 @@ from ticdc_sink.codec.open_protocol import (
     OpenProtocolBatcher,
     OpenProtocolEncoder,
 )
+from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
 from ticdc_sink.codec.open_protocol.encoder import ddl_action_type
 from ticdc_sink.codec.open_protocol.values import column_flags
 from ticdc_sink.config import (
@@ -30,7 +31,6 @@ from ticdc_sink.config import (
     Protocol,
 )
 from ticdc_sink.ddl import parse_mysql_type
-from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
 from ticdc_sink.errors import (
     ConfigError,
     DecodeError,

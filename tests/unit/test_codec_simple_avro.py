@@ -27,11 +27,11 @@ from ticdc_sink.codec.simple.avro_values import (
     parsed_message_record,
     parsed_message_schema,
 )
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.codec.simple.encoder import encode_ddl
 from ticdc_sink.codec.simple.values import DDL_TYPES, SimpleDDL, table_schema_json
 from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageHandleOption
 from ticdc_sink.ddl import parse_mysql_type
-from ticdc_sink.decode import SimpleDecoder
 from ticdc_sink.errors import InputError, MessageTooLargeError, SchemaError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32

@@ -23,6 +23,7 @@ from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import outcome, write_rows
 from tests.support.strategies import record_batches
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.column_selector import (
     ColumnSelector,
     check_selection,
@@ -31,7 +32,7 @@ from ticdc_sink.column_selector import (
 )
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.ddl import parse_table_ddl
-from ticdc_sink.decode import DecodedBootstrap, SimpleDecoder
+from ticdc_sink.decode import DecodedBootstrap
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.writer import make_plan, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule

@@ -20,6 +20,7 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
 from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro import AvroEncoder, value_schema_json
+from ticdc_sink.codec.avro.decoder import AvroDecoder, split_allowed
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,
@@ -29,7 +30,6 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode import DecodedRow
-from ticdc_sink.decode.avro import AvroDecoder, split_allowed
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
@@ -51,7 +51,7 @@ MODES = {
 
 
 def expected_value(column: Column, value: Any, config: CodecConfig) -> Any:
-    """The mounter value a decoder gives back (decode/avro.py docstring)."""
+    """The mounter value a decoder gives back (codec/avro/decoder.py docstring)."""
     if value is None:
         return None
     base = column.type.base

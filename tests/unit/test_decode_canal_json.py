@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder, parser_for
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.canal_json import CanalJsonDecoder, parser_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32

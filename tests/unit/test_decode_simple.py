@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec import build_encoder, encode_watermark
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.decode import (
@@ -23,7 +24,6 @@ from ticdc_sink.decode import (
     DecodedDDL,
     DecodedRow,
     DecodedWatermark,
-    SimpleDecoder,
     decoder_for,
 )
 from ticdc_sink.errors import DecodeError

@@ -25,6 +25,7 @@ import fastavro
 import pytest
 
 from ticdc_sink.codec.avro import AvroEncoder, key_schema_json, value_schema_json
+from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,
@@ -32,7 +33,6 @@ from ticdc_sink.config import (
     Protocol,
 )
 from ticdc_sink.ddl import parse_table_ddl
-from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import TableSchema

@@ -21,7 +21,9 @@ from tests.support.fake_producer import FakeProducer
 from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
 from ticdc_sink import claim_check, tso
 from ticdc_sink.codec import build_encoder
+from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.codec.claim_check import file_content, file_name
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,
@@ -31,8 +33,6 @@ from ticdc_sink.config import (
     SinkConfig,
 )
 from ticdc_sink.decode import DecodedRow, decode_record, decoder_for
-from ticdc_sink.decode.canal_json import CanalJsonDecoder
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer

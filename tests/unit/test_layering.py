@@ -18,7 +18,9 @@ from ticdc_sink import codec
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ticdc_sink"
 
-_CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec"}
+# A protocol package holds its decoder too, which builds on the decoding contract
+# (`decode`); only its decoder modules import it (test_only_decoders_import_decode).
+_CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec", "decode"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "gotext": set(),
@@ -443,6 +445,9 @@ BUILT_ON = {
         "ticdc_sink.codec.debezium.values",
         "ticdc_sink.codec.avro.framing",
         "ticdc_sink.codec.avro.schema",
+        # the decoder: Debezium's decoder over Avro's Confluent framing
+        "ticdc_sink.codec.debezium.decoder",
+        "ticdc_sink.codec.avro.confluent",
     }
 }
 
@@ -475,6 +480,44 @@ def test_row_and_column_wise_paths_never_import_each_other(protocol: str) -> Non
         }
         others = {t for t in others if t.split(".")[2] in PROTOCOLS} - BUILT_ON.get(protocol, set())
         assert not others, f"{protocol}/{path.name} imports another protocol: {sorted(others)}"
+
+
+# The modules of a protocol package that read messages back: they, and only they, import
+# the decoding contract (`ticdc_sink.decode`); the encoders know nothing of decoding.
+DECODER_MODULES = {"decoder"}
+
+
+def test_only_decoders_import_decode() -> None:
+    importers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in (PACKAGE / "codec").rglob("*.py")
+        if "decode" in _imports(path)
+    )
+    assert importers, "no decoder imports the decoding contract; is the check broken?"
+    others = [p for p in importers if Path(p).stem not in DECODER_MODULES]
+    assert others == [], f"{others} import ticdc_sink.decode; only decoder modules may"
+
+
+# What the decoding contract (`ticdc_sink.decode`) may take from `ticdc_sink.codec`: the
+# protocol list and the shared modules, never a protocol package (the decoders import the
+# contract, so the contract reaches them through `decoder_for` only). `sniff` knows
+# open-protocol's key version, a fact of its wire format.
+DECODE_TAKES_FROM_PROTOCOLS = {
+    "ticdc_sink.decode.sniff": {"ticdc_sink.codec.open_protocol.message"}
+}
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "decode").glob("*.py")), ids=lambda p: p.name)
+def test_the_decoding_contract_imports_no_protocol(path: Path) -> None:
+    name = _module_name(path)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= _targets(name, node)
+    protocols = {t for t in imported if t.count(".") >= 2 and t.split(".")[2] in PROTOCOLS}
+    for allowed in DECODE_TAKES_FROM_PROTOCOLS.get(name, set()):
+        protocols -= _with_parents(allowed)
+    assert protocols == set(), f"{name} imports protocol modules {sorted(protocols)}"
 
 
 def test_codec_packages_import_light() -> None:

@@ -31,9 +31,9 @@ from ticdc_sink.codec.simple.avro_values import (
     encode_long,
     parsed_message_schema,
 )
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.codec.simple.encoder import build_encoder
 from ticdc_sink.config import CodecConfig, EncodingFormat, IntegrityCheckLevel
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange, split_key_update
 from ticdc_sink.writer import write_batches

@@ -581,7 +581,7 @@ def test_the_watermark_fan_out_skips_the_idempotent_producer_unless_asked(
 
 @pytest.mark.parametrize("tables", [1, 2])
 def test_open_protocol_rows_of_a_partition_share_messages(tables: int) -> None:
-    from ticdc_sink.decode.open_protocol import OpenProtocolDecoder
+    from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
 
     producer = FakeProducer(partitions=2)
     plan = _plan(protocol="open-protocol", **{"max-batch-size": "2", "partition": "index-value"})

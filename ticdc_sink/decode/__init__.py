@@ -42,7 +42,6 @@ from ticdc_sink.schema import TableSchema
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.checksum import RowChecksum
-    from ticdc_sink.decode.simple import SimpleDecoder
 
 __all__ = [
     "BatchDecoder",
@@ -53,7 +52,6 @@ __all__ = [
     "DecodedRow",
     "DecodedWatermark",
     "Decoder",
-    "SimpleDecoder",
     "as_decode_error",
     "check_claim_check",
     "claim_check_key",
@@ -373,16 +371,3 @@ def as_decode_error(exc: Exception) -> DecodeError:
     JSON type, a number out of range): the message does not decode, and why."""
     reason = str(exc).splitlines()[0][:200] if str(exc) else "no detail"
     return DecodeError(f"the message does not decode ({type(exc).__name__}: {reason})")
-
-
-# Hidden from a type checker, which reads the name from the import above instead.
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        # SimpleDecoder loads on first use: decode.simple builds on the event classes above,
-        # so importing it here at load time would be an import circle.
-        if name == "SimpleDecoder":
-            from ticdc_sink.decode.simple import SimpleDecoder
-
-            return SimpleDecoder
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,7 @@ import orjson
 from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
+from ticdc_sink.decode import decoder_for
 from ticdc_sink.errors import DecodeError
 
 __all__ = ["Sniffed", "misread_hint", "protocol_of", "sniff_message"]
@@ -106,11 +107,8 @@ def _confluent(data: bytes | None) -> bool:
 def _shape(value: bytes) -> tuple[str, str] | None:
     """(protocol, encoding format) of an uncompressed value, or None."""
     if value[:1] == b"\x16":
-        # Imported here: the Simple decoder loads fastavro and Simple's schema.
-        from ticdc_sink.decode.simple import SimpleDecoder
-
         try:
-            SimpleDecoder(encoding_format="avro").decode_message(None, value)
+            decoder_for("simple", encoding_format="avro").decode_message(None, value)
         except Exception:  # noqa: BLE001 (a guess: anything failing is "not this")
             return None
         return "simple", "avro"

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.decode.simple import PlainRow, SimpleDecoder
+from ticdc_sink.codec.simple.decoder import PlainRow, SimpleDecoder
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import mask_uri
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
-from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.columns import SimpleRun

@@ -8,6 +8,8 @@ values, schemas in a Confluent Schema Registry.
       row.py        AvroRowEncoder: encode_row, compiled per table; the size check
       batch.py      AvroBatchEncoder: the same messages, column-wise
       encoder.py    AvroEncoder: schemas checked, both paths offered
+      confluent.py  Confluent framing read back: writer schemas by id (avro, debezium-avro)
+      decoder.py    AvroDecoder: messages back into rows
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`

@@ -10,6 +10,7 @@ for rows, DDL events and watermarks, as tiflow's `pkg/sink/codec/debezium` write
       batch.py      DebeziumBatchEncoder: the same messages, column-wise
       ddl.py        the DDL event (tableChanges)
       encoder.py    DebeziumEncoder (both paths, DDL) and the watermark
+      decoder.py    DebeziumDecoder: envelopes back into events, the peek
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`

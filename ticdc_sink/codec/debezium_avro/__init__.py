@@ -5,6 +5,7 @@ Avro records, their schemas registered under `<topic>-key` and `<topic>-value`.
     debezium_avro/
       schema.py    the Kafka Connect schemas and their Avro form (TiCDC toAvroSchema)
       encoder.py   DebeziumAvroEncoder: values, key and envelope records, framing
+      decoder.py   DebeziumAvroDecoder: the records back into Debezium's envelopes, decoded
       spec.py      SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 It builds on `debezium` (field schemas, value rules, NULL as DEFAULT) and `avro`

@@ -10,6 +10,7 @@ them.
       batch.py      OpenProtocolBatchEncoder: the same events, column-wise
       encoder.py    OpenProtocolEncoder (size check, large messages, DDL) and the resolved event
       batching.py   OpenProtocolBatcher: one partition's events merged into messages
+      decoder.py    OpenProtocolDecoder: messages (batches of events) back into events
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`

@@ -9,7 +9,7 @@ __all__ = ["SPEC"]
 SPEC = ProtocolSpec(
     name="open-protocol",
     module="ticdc_sink.codec.open_protocol.encoder",
-    decoder="ticdc_sink.decode.open_protocol",
+    decoder="ticdc_sink.codec.open_protocol.decoder",
     # TiCDC's `default` protocol (tiflow config.ParseSinkProtocolFromString).
     aliases=("default",),
     ddl=True,

@@ -9,6 +9,7 @@ messages, in JSON or Avro (`encoding-format`).
       avro_row.py     AvroMarshaller: the Avro row path; Avro WATERMARK, DDL, tableSchema
       avro_batch.py   AvroBatchMarshaller: Avro, column-wise
       encoder.py      SimpleEncoder: picks the marshallers, size check, large messages
+      decoder.py      SimpleDecoder: messages back into events (JSON, Avro), the peek
       message.json    tiflow's Avro writer schema, unchanged
       spec.py         SPEC: the protocol's traits, the entry `PROTOCOLS` names
 

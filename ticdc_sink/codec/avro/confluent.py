@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 import fastavro
 
-from ticdc_sink.codec.avro import CONFLUENT_MAGIC
+from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
 from ticdc_sink.errors import DecodeError
 
 __all__ = ["WriterSchemas", "read_body"]

@@ -60,14 +60,14 @@ from ticdc_sink.decode import (
     claim_check_value,
     follow_claim_check,
 )
-from ticdc_sink.decode.peek import RowPeek, canal_json_row
+from ticdc_sink.decode.peek import ROW_OPS, RowPeek
 from ticdc_sink.decode.types import closest_type, implied_table, type_from_text
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import BINARY_TYPES, MySQLType, TableSchema
 
-__all__ = ["CanalJsonDecoder", "build_decoder", "parser_for"]
+__all__ = ["CanalJsonDecoder", "build_decoder", "canal_json_row", "parser_for"]
 
 Parser = Callable[[str], Any]
 
@@ -422,3 +422,44 @@ def build_decoder(
         claim_check_raw_value=claim_check_raw_value,
         compression=compression,
     )
+
+
+# --- the peek (decode.peek) -----------------------------------------------------------------
+
+
+def canal_json_row(value: bytes) -> RowPeek | None:
+    """A canal-json row message without claim check: `data` (and an UPDATE's `old`) a
+    list of one object, the commit ts from the TiDB extension (0 without it, as the
+    decoder reads it); None for anything else. Parsed as `simple_json_row`."""
+    try:
+        message = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+    if type(message) is not dict:
+        return None
+    get = message.get
+    kind = get("type")
+    op = ROW_OPS.get(kind) if type(kind) is str else None
+    extension = get("_tidb") or {}
+    if op is None or get("isDdl") is True or type(extension) is not dict:
+        return None
+    commit_ts, build_ts = extension.get("commitTs", 0), get("ts", 0)
+    database, table = get("database"), get("table")
+    if not (
+        type(commit_ts) is int
+        and commit_ts >= 0
+        and type(build_ts) is int
+        and type(database) is str
+        and type(table) is str
+        and _one_object(get("data"))
+        and (op is not Op.UPDATE or _one_object(get("old")))
+        and type(get("mysqlType") or {}) is dict
+        and type(get("sqlType") or {}) is dict
+        and extension.get("claimCheckLocation") is None
+    ):
+        return None
+    return RowPeek(op, commit_ts, database, table)
+
+
+def _one_object(image: Any) -> bool:
+    return type(image) is list and len(image) == 1 and type(image[0]) is dict

@@ -56,7 +56,8 @@ import attrs
 import fastavro
 import orjson
 
-from ticdc_sink.codec.avro import (
+from ticdc_sink.codec.avro.confluent import WriterSchemas, read_body
+from ticdc_sink.codec.avro.schema import (
     KEY_RECORD,
     TICDC_BEFORE,
     TIDB_CHECKSUM_VERSION,
@@ -69,7 +70,6 @@ from ticdc_sink.codec.avro import (
 )
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
-from ticdc_sink.decode.confluent import WriterSchemas, read_body
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op

@@ -41,6 +41,8 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
+import re
 import zoneinfo
 from collections.abc import Callable
 from decimal import Decimal
@@ -50,14 +52,14 @@ import orjson
 
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.peek import RowPeek, debezium_row
+from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import format_float, to_float32
 from ticdc_sink.schema import MySQLType, TableSchema
 
-__all__ = ["DebeziumDecoder", "build_decoder"]
+__all__ = ["DebeziumDecoder", "build_decoder", "debezium_row"]
 
 _OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
 _BINARY_TIDB_TYPES = frozenset(
@@ -398,7 +400,7 @@ class DebeziumDecoder:
 
     def decode_envelope(self, message: Any) -> DecodedRow | DecodedWatermark | DecodedDDL:
         """The event of one parsed message, `{"payload":…,"schema":…}` (debezium-avro
-        gives its records in this form: `decode.debezium_avro`).
+        gives its records in this form: `codec.debezium_avro.decoder`).
 
         Raises:
             DecodeError: not a Debezium envelope.
@@ -556,3 +558,82 @@ def build_decoder(
 ) -> DebeziumDecoder:
     """The decoder `decoder_for` gives for protocol debezium."""
     return DebeziumDecoder(time_zone=time_zone, compression=compression)
+
+
+# --- the peek (decode.peek): JSON tokens, as TiCDC's encoders write them --------------------
+
+#: A JSON string token: no raw control character, only JSON's escapes.
+_STR = rb'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
+#: JSON numbers: integers as Go writes them, and any number.
+_INT = rb"-?(?:0|[1-9][0-9]*)"
+_UINT = rb"(?:0|[1-9][0-9]*)"
+_NUM = _INT + rb"(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+
+
+def _text(token: bytes) -> str | None:
+    """The str of a JSON string token (None: not UTF-8, which a decode refuses too)."""
+    try:
+        if b"\\" not in token:
+            return token[1:-1].decode()
+        text = orjson.loads(token)
+    except (UnicodeDecodeError, orjson.JSONDecodeError):
+        return None
+    return text if isinstance(text, str) else None
+
+
+# tiflow debezium/codec.go `EncodeValue`: the payload's source in its fixed order, ts_ms,
+# transaction, op, the images (INSERT: before null, after; UPDATE: before, after, or
+# after alone without output-old-value; DELETE: after null, before), then the schema unless
+# debezium-disable-schema. Image values are scalars. The schema, the larger part, is the
+# same text for every row of a table: it is parsed once per text (`_is_object`).
+_DEBEZIUM_VALUE = b"(?:" + _STR + b"|" + _NUM + rb"|true|false|null)"
+_DEBEZIUM_IMAGE = rb"\{(?:" + _STR + b":" + _DEBEZIUM_VALUE + rb"(?:," + _STR + b":"
+_DEBEZIUM_IMAGE += _DEBEZIUM_VALUE + rb")*)?\}"
+_DEBEZIUM_ROW = re.compile(
+    rb'\{"payload":\{"source":\{"version":' + _STR + rb',"connector":' + _STR + b""
+    rb',"name":' + _STR + rb',"ts_ms":' + _INT + rb',"snapshot":' + _STR + b""
+    rb',"db":(?P<database>' + _STR + rb'),"table":(?P<table>' + _STR + rb")"
+    rb',"server_id":' + _INT + rb',"gtid":null,"file":' + _STR + rb',"pos":' + _INT + b""
+    rb',"row":' + _INT + rb',"thread":' + _INT + rb',"query":null'
+    rb',"commit_ts":(?P<commit_ts>' + _UINT + rb'),"cluster_id":' + _STR + rb"\}"
+    rb',"ts_ms":' + _INT + rb',"transaction":null,"op":"(?P<op>[cud])",'
+    rb'(?:"before":(?:null|'
+    + _DEBEZIUM_IMAGE
+    + rb'),"after":(?P<after>null|'
+    + _DEBEZIUM_IMAGE
+    + rb")"
+    rb'|"after":null,"before":(?P<deleted>' + _DEBEZIUM_IMAGE + rb")"
+    rb'|"after":' + _DEBEZIUM_IMAGE + rb")\}"
+    rb'(?:\}\Z|,"schema":(?P<schema>\{))'
+)
+_DEBEZIUM_OPS = {b"c": Op.INSERT, b"u": Op.UPDATE, b"d": Op.DELETE}
+
+
+def debezium_row(value: bytes) -> RowPeek | None:
+    """A debezium JSON row message (`typed`: it has its schema part); None for anything
+    else (watermarks, DDL events, an INSERT or UPDATE without `after`)."""
+    found = _DEBEZIUM_ROW.match(value)
+    if found is None:
+        return None
+    op = _DEBEZIUM_OPS[found["op"]]
+    if op is Op.DELETE:
+        if found["deleted"] is None:
+            return None
+    elif found["deleted"] is not None or found["after"] == b"null":
+        return None
+    schema = found.start("schema")
+    if schema >= 0 and not (value.endswith(b"}") and _is_object(value[schema:-1])):
+        return None
+    database, table = _text(found["database"]), _text(found["table"])
+    if database is None or table is None:
+        return None
+    return RowPeek(op, int(found["commit_ts"]), database, table, typed=schema >= 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_object(text: bytes) -> bool:
+    """Whether `text` is one JSON object (a debezium envelope's schema)."""
+    try:
+        return type(orjson.loads(text)) is dict
+    except orjson.JSONDecodeError:
+        return False

@@ -87,7 +87,7 @@ from ticdc_sink.decode import (
     DecodedWatermark,
     follow_claim_check,
 )
-from ticdc_sink.decode.peek import RowPeek, simple_json_row, simple_row_fields
+from ticdc_sink.decode.peek import ROW_OPS, RowPeek
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
@@ -97,7 +97,10 @@ __all__ = [
     "ENCODING_FORMATS",
     "PlainRow",
     "SimpleDecoder",
+    "SimpleRowFields",
     "build_decoder",
+    "simple_json_row",
+    "simple_row_fields",
     "table_schema_from_avro",
     "table_schema_from_json",
 ]
@@ -971,3 +974,61 @@ def build_decoder(
         claim_check_raw_value=claim_check_raw_value,
         compression=compression,
     )
+
+
+# --- the peek (decode.peek), JSON encoding --------------------------------------------------
+
+#: A Simple row message's envelope (`simple_row_fields`): its type (INSERT, UPDATE or
+#: DELETE), commit ts, database, table, schema version, and `data` and `old` as it holds
+#: them.
+SimpleRowFields = tuple[str, int, str, str, int, dict[str, Any] | None, dict[str, Any] | None]
+
+
+def simple_row_fields(message: Any) -> SimpleRowFields | None:
+    """The envelope of a parsed Simple message (JSON's object, Avro's DML payload) that
+    `SimpleDecoder.decode_message` gives as a row and nothing more: no checksum to
+    verify, no handle-key-only or claim-check row, the images an INSERT (data), UPDATE
+    (data, maybe old) or DELETE (old) carries, every field of the expected type. None for
+    anything else. Shared by `simple_json_row` and `SimpleDecoder.plain_row`."""
+    if type(message) is not dict:
+        return None
+    get = message.get
+    kind, data, old = get("type"), get("data"), get("old")
+    if kind == "INSERT":
+        images_fit = type(data) is dict and old is None
+    elif kind == "UPDATE":
+        images_fit = type(data) is dict and (old is None or type(old) is dict)
+    elif kind == "DELETE":
+        images_fit = data is None and type(old) is dict
+    else:
+        return None
+    database, table = get("database", ""), get("table", "")
+    commit_ts, version = get("commitTs"), get("schemaVersion", 0)
+    if not (
+        images_fit
+        and get("version") == PROTOCOL_VERSION
+        and type(commit_ts) is int
+        and type(version) is int
+        and type(database) is str
+        and type(table) is str
+        and get("checksum") is None
+        and get("handleKeyOnly") is not True
+        and get("claimCheckLocation") is None
+    ):
+        return None
+    return kind, commit_ts, database, table, version, data, old
+
+
+def simple_json_row(value: bytes) -> RowPeek | None:
+    """A Simple JSON row message (`simple_row_fields`); None for anything else. The JSON is
+    parsed (orjson, as the decoder parses it: the same fields win) and nothing typed;
+    `typed` is left True, the decoder knows whether it has the schema. `images` are the
+    images as the message holds them."""
+    try:
+        fields = simple_row_fields(orjson.loads(value))
+    except orjson.JSONDecodeError:
+        return None
+    if fields is None:
+        return None
+    kind, commit_ts, database, table, version, data, old = fields
+    return RowPeek(ROW_OPS[kind], commit_ts, database, table, version, images=(data, old))

@@ -4,7 +4,7 @@ Confluent-framed Avro key and value records back into events.
 The value's writer schema (by its registry id, from `schema_for_id`) is read back into the
 Connect field schemas it was made from (`connect.field`, `connect.name`,
 `connect.parameters`, `connect.type`, `tidb_type`), and the record into the Debezium
-payload, so that `decode.debezium` types the values as it does for the JSON protocol
+payload, so that `codec.debezium.decoder` types the values as it does for the JSON protocol
 (its docstring lists them): bytes, Bits and DECIMALs (exact, or their text) arrive as
 Avro gives them. Without enable-tidb-extension the fields carry no `tidb_type`: binary
 strings still read as bytes and precise DECIMALs as decimals, but a DECIMAL in string mode
@@ -20,10 +20,10 @@ from typing import Any
 import fastavro
 import orjson
 
-from ticdc_sink.codec.avro import as_fastavro_reads_it
+from ticdc_sink.codec.avro.confluent import WriterSchemas, read_body
+from ticdc_sink.codec.avro.schema import as_fastavro_reads_it
+from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
 from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_sink.decode.confluent import WriterSchemas, read_body
-from ticdc_sink.decode.debezium import DebeziumDecoder
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.schema import TableSchema
 
@@ -140,7 +140,7 @@ class DebeziumAvroDecoder:
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:
         """The table a row message implies: the `after` (or `before`) fields' types
-        (`decode.debezium`) and the key record's fields as the primary key.
+        (`codec.debezium.decoder`) and the key record's fields as the primary key.
 
         Raises:
             DecodeError: as `decode_message`.
