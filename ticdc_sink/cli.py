@@ -54,7 +54,14 @@ from ticdc_sink.config import (
     version_settings,
 )
 from ticdc_sink.ddl import parse_table_ddl
-from ticdc_sink.decode import DecodedRow, Decoder, decode_record, decoder_for
+from ticdc_sink.decode import (
+    ClaimCheckLoader,
+    DecodedRow,
+    Decoder,
+    DecoderSettings,
+    decode_record,
+    decoder_for,
+)
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import (
     ConfigError,
@@ -363,14 +370,31 @@ def _decoder(
     raw_value = options.get("claim-check-raw-value", "false").strip().lower()
     if raw_value not in ("true", "false"):
         raise ValueError(f"-o claim-check-raw-value={raw_value}: use true or false")
-    return decoder_for(
-        protocol,
+    settings = DecoderSettings(
         encoding_format=options.get("encoding-format", "json").strip().lower(),
         time_zone=options.get("time-zone", "UTC"),
         schema_for_id=lookup,
         claim_check_loader=read_claim_check if follow_claim_check else None,
         claim_check_raw_value=raw_value == "true",
         compression=options.get("large-message-handle-compression", "none"),
+    )
+    return decoder_for(protocol, settings)
+
+
+def _written_with(
+    options: CodecConfig,
+    *,
+    schema_for_id: Callable[[int], str] | None = None,
+    claim_check_loader: ClaimCheckLoader | None = None,
+) -> DecoderSettings:
+    """The settings that read what a writer with `options` writes."""
+    return DecoderSettings(
+        encoding_format=options.encoding_format.value,
+        time_zone=options.time_zone,
+        schema_for_id=schema_for_id,
+        claim_check_loader=claim_check_loader,
+        claim_check_raw_value=options.claim_check_raw_value,
+        compression=options.large_message_handle_compression.value,
     )
 
 
@@ -775,12 +799,11 @@ def run_dry_run(args: argparse.Namespace) -> int:
     )
     decoder = decoder_for(
         protocol,
-        encoding_format=options.encoding_format.value,
-        time_zone=options.time_zone,
-        schema_for_id=registry.schema_text,
-        claim_check_loader=store.read if store is not None else None,
-        claim_check_raw_value=options.claim_check_raw_value,
-        compression=options.large_message_handle_compression.value,
+        _written_with(
+            options,
+            schema_for_id=registry.schema_text,
+            claim_check_loader=store.read if store is not None else None,
+        ),
     )
     pretty = sys.stdout.isatty()
     dropped = _ignored_ops(decision)
@@ -1372,12 +1395,7 @@ def run_demo(args: argparse.Namespace) -> int:
         finally:
             spark.stop()
         topic = config.routing.topic_for("shop", "users")
-        decoder = decoder_for(
-            protocol,
-            encoding_format=config.codec.encoding_format.value,
-            time_zone=config.codec.time_zone,
-            compression=config.codec.large_message_handle_compression.value,
-        )
+        decoder = decoder_for(protocol, _written_with(config.codec))
         print_topic(brokers, topic, decoder)
     done = time.monotonic()
     print(

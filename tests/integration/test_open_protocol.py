@@ -24,7 +24,7 @@ from tests.support.tables import (
 from ticdc_sink.cli import main
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
-from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, decoder_for
+from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, DecoderSettings, decoder_for
 
 pytestmark = pytest.mark.integration
 
@@ -113,7 +113,7 @@ def test_other_protocols_compress_as_well(spark, broker, topics, protocol):
         large_message_handle_compression="snappy",
         **options,
     )
-    decoder = decoder_for(protocol, compression="snappy")
+    decoder = decoder_for(protocol, DecoderSettings(compression="snappy"))
     records = broker.consume_all(topic)
     events = [decoder.decode_message(r.key, r.value) for r in records]
     assert [e.data for e in events if isinstance(e, DecodedRow)] == [

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
-from ticdc_sink.decode import DecodedRow, decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings, decoder_for
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +66,8 @@ def write(spark: Any, broker: Any, registry: Any, protocol: str, topic: str, raw
 def rows(broker: Any, registry: Any, protocol: str, topic: str) -> list[tuple[int, DecodedRow]]:
     client = SchemaRegistryClient({"url": registry.url})
     decoder = decoder_for(
-        protocol, schema_for_id=lambda schema_id: client.get_schema(schema_id).schema_str
+        protocol,
+        DecoderSettings(schema_for_id=lambda schema_id: client.get_schema(schema_id).schema_str),
     )
     out = []
     for record in broker.consume_all(topic):

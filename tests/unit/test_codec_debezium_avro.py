@@ -21,7 +21,7 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import table_from_ddl
 from ticdc_sink.codec import build_encoder, protocol_spec
 from ticdc_sink.config import CodecConfig, Protocol
-from ticdc_sink.decode import decoder_for
+from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 
@@ -157,7 +157,7 @@ def test_round_trip(row: tuple[Any, ...], decimal_mode: str) -> None:
     )
     enc = encoder(cfg, ROUND_TRIP, registry)
     message = enc.encode_row(RowChange(ROUND_TRIP, Op.INSERT, TS, row))
-    decoder = decoder_for("debezium-avro", schema_for_id=registry.schema_text)
+    decoder = decoder_for("debezium-avro", DecoderSettings(schema_for_id=registry.schema_text))
     event = decoder.decode_message(message.key, message.value)
     expected = dict(zip([c.name for c in ROUND_TRIP.columns], row, strict=True))
     if expected["d"] is not None:

@@ -27,7 +27,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.decode import decoder_for
+from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import DecodeError, MessageTooLargeError
 from ticdc_sink.events import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
@@ -43,12 +43,12 @@ DEBEZIUM = CodecConfig(protocol=Protocol.DEBEZIUM, enable_tidb_extension=True)
 
 
 def decoder(config: CodecConfig, **kwargs: Any) -> Any:
-    return decoder_for(
-        config.protocol.value,
+    settings = DecoderSettings(
         encoding_format=config.encoding_format.value,
         compression=config.large_message_handle_compression.value,
         **kwargs,
     )
+    return decoder_for(config.protocol.value, settings)
 
 
 @pytest.mark.parametrize("compression", [SNAPPY, LZ4])
@@ -213,6 +213,6 @@ def test_a_value_not_compressed_as_said_is_a_decode_error() -> None:
     plain = codec.encode_watermark(CodecConfig(), 9 << 18, build_ts_ms=5)
     assert plain is not None
     with pytest.raises(DecodeError, match="not lz4-compressed"):
-        decoder_for("simple", compression="lz4").decode_message(None, plain.value)
+        decoder_for("simple", DecoderSettings(compression="lz4")).decode_message(None, plain.value)
     with pytest.raises(DecodeError, match="'zip' is unknown; use none, snappy, lz4"):
-        decoder_for("canal-json", compression="zip")
+        decoder_for("canal-json", DecoderSettings(compression="zip"))

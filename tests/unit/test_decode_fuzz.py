@@ -30,7 +30,7 @@ from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows, json_paths
 from ticdc_sink.codec import build_encoder
 from ticdc_sink.config import AvroBigintUnsignedHandling, CodecConfig, EncodingFormat
-from ticdc_sink.decode import decode_record, decoder_for
+from ticdc_sink.decode import DecoderSettings, decode_record, decoder_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.read.options import ReadConfig
@@ -92,8 +92,10 @@ def _decoder(protocol: str, encoding: str) -> Any:
     registry = _SCHEMAS.get(protocol)
     return decoder_for(
         protocol,
-        encoding_format=encoding,
-        schema_for_id=registry.schema_text if registry is not None else None,
+        DecoderSettings(
+            encoding_format=encoding,
+            schema_for_id=registry.schema_text if registry is not None else None,
+        ),
     )
 
 

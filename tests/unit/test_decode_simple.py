@@ -24,6 +24,7 @@ from ticdc_sink.decode import (
     DecodedDDL,
     DecodedRow,
     DecodedWatermark,
+    DecoderSettings,
     decoder_for,
 )
 from ticdc_sink.errors import DecodeError
@@ -172,7 +173,7 @@ def test_missing_columns_are_skipped_as_tidb_does_for_generated_ones() -> None:
 def test_decoder_for() -> None:
     assert isinstance(decoder_for("simple"), SimpleDecoder)
     assert isinstance(decoder_for("SIMPLE"), SimpleDecoder)
-    avro = decoder_for("simple", encoding_format="avro")
+    avro = decoder_for("simple", DecoderSettings(encoding_format="avro"))
     assert isinstance(avro, SimpleDecoder) and avro.encoding_format == "avro"
     with pytest.raises(DecodeError, match="'nope' has no decoder"):
         decoder_for("nope")

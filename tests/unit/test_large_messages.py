@@ -32,7 +32,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.decode import DecodedRow, decode_record, decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record, decoder_for
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer
@@ -177,7 +177,9 @@ def test_simple_json_decoder_follows_the_location_raw_or_wrapped() -> None:
         config = simple_config(CLAIM, claim_check_raw_value=raw)
         encoder = build_encoder(config, WIDE, build_ts_ms=4, claim_check=store)
         message = encoder.encode_row(BIG)
-        decoder = decoder_for("simple", claim_check_loader=store.load, claim_check_raw_value=raw)
+        decoder = decoder_for(
+            "simple", DecoderSettings(claim_check_loader=store.load, claim_check_raw_value=raw)
+        )
         decoder.decode_message(None, encoder.encode_bootstrap().value)
         row = decoder.decode_message(None, message.value)
         assert isinstance(row, DecodedRow)
@@ -609,9 +611,11 @@ def test_a_claim_check_file_replaced_by_another_rows_is_a_decode_error(
     names = list(store.files)  # row 7's file, then row 9's
     decoder = decoder_for(
         config.protocol.value,
-        encoding_format=config.encoding_format.value,
-        claim_check_loader=store.load,
-        claim_check_raw_value=raw,
+        DecoderSettings(
+            encoding_format=config.encoding_format.value,
+            claim_check_loader=store.load,
+            claim_check_raw_value=raw,
+        ),
     )
     bootstrap = encoder.encode_bootstrap()
     if bootstrap is not None:
@@ -673,7 +677,7 @@ def test_an_open_protocol_update_whose_key_message_lost_its_old_values_follows_i
     assert message.diverted
     [key_only] = decode_record(decoder_for("open-protocol"), message.key, message.value)
     assert isinstance(key_only, DecodedRow) and key_only.op is Op.INSERT
-    decoder = decoder_for("open-protocol", claim_check_loader=store.load)
+    decoder = decoder_for("open-protocol", DecoderSettings(claim_check_loader=store.load))
     [row] = decode_record(decoder, message.key, message.value)
     assert isinstance(row, DecodedRow) and row.op is Op.UPDATE
     assert row.old == {"id": 7, "payload": "y" * 2000}

@@ -17,7 +17,7 @@ from tests.support.fake_producer import FakeProducer
 from tests.support.row_path import read_changes
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.decode import DecodedRow, decode_record, decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record, decoder_for
 from ticdc_sink.events import Op
 from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 
@@ -133,8 +133,10 @@ def _rows(protocol: str, sent: list[Any], registry: Registry) -> list[tuple[int,
     options = PROTOCOLS[protocol]
     decoder = decoder_for(
         options["protocol"],
-        encoding_format=options.get("encoding-format", "json"),
-        schema_for_id=registry.schemas.__getitem__,
+        DecoderSettings(
+            encoding_format=options.get("encoding-format", "json"),
+            schema_for_id=registry.schemas.__getitem__,
+        ),
     )
     out = []
     for _topic, partition, key, value in sent:

@@ -52,6 +52,7 @@ __all__ = [
     "DecodedRow",
     "DecodedWatermark",
     "Decoder",
+    "DecoderSettings",
     "as_decode_error",
     "check_claim_check",
     "claim_check_key",
@@ -299,41 +300,43 @@ class BatchDecoder(Decoder, Protocol):
         ...
 
 
-def decoder_for(
-    protocol: str,
-    *,
-    encoding_format: str = "json",
-    time_zone: str = "UTC",
-    schema_for_id: Callable[[int], str] | None = None,
-    claim_check_loader: ClaimCheckLoader | None = None,
-    claim_check_raw_value: bool = False,
-    compression: str = "none",
-) -> Decoder:
-    """A new decoder for a protocol name as the `protocol` option spells it.
+@attrs.frozen
+class DecoderSettings:
+    """How to read a protocol's messages: the writer's options a decoder needs, and what
+    it is given to follow them (one object, whichever protocol; each decoder takes what
+    it reads).
 
     `encoding_format` is the Simple protocol's (json or avro), `time_zone` the sink's
     `time-zone` (Debezium writes TIMESTAMPs in UTC; they are read back in this zone), and
-    `schema_for_id` looks up Avro writer schemas by registry id (protocol avro).
-    `claim_check_loader` (simple, canal-json) reads claim-check locations so that rows
-    sent with `large-message-handle-option=claim-check` come back whole;
+    `schema_for_id` looks up Avro writer schemas by registry id (avro, debezium-avro).
+    `claim_check_loader` (simple, canal-json, open-protocol) reads claim-check locations so
+    that rows sent with `large-message-handle-option=claim-check` come back whole;
     `claim_check_raw_value` is the sink's `claim-check-raw-value`, `compression` its
     `large-message-handle-compression` (every protocol but avro, which TiCDC never
     compresses).
+    """
+
+    encoding_format: str = "json"
+    time_zone: str = "UTC"
+    schema_for_id: Callable[[int], str] | None = None
+    claim_check_loader: ClaimCheckLoader | None = None
+    claim_check_raw_value: bool = False
+    compression: str = "none"
+
+
+def decoder_for(protocol: str, settings: DecoderSettings | None = None) -> Decoder:
+    """A new decoder for a protocol name as the `protocol` option spells it, reading with
+    `settings` (the defaults when None).
 
     Raises:
-        DecodeError: an unknown protocol, or avro without `schema_for_id`.
+        DecodeError: an unknown protocol, avro without `schema_for_id`, an unknown
+            compression.
     """
     spec = find_protocol(protocol)
     if spec is not None:
-        build: Callable[..., Decoder] = importlib.import_module(spec.decoder).build_decoder
-        return build(
-            encoding_format=encoding_format,
-            time_zone=time_zone,
-            schema_for_id=schema_for_id,
-            claim_check_loader=claim_check_loader,
-            claim_check_raw_value=claim_check_raw_value,
-            compression=compression,
-        )
+        build: Callable[[DecoderSettings], Decoder]
+        build = importlib.import_module(spec.decoder).build_decoder
+        return build(settings or DecoderSettings())
     names = [s.name for s in protocol_specs()]
     raise DecodeError(
         f"protocol {protocol!r} has no decoder; use {', '.join(names[:-1])} or {names[-1]}"

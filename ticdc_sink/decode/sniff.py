@@ -29,7 +29,7 @@ import orjson
 from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
-from ticdc_sink.decode import decoder_for
+from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import DecodeError
 
 __all__ = ["Sniffed", "misread_hint", "protocol_of", "sniff_message"]
@@ -107,8 +107,9 @@ def _confluent(data: bytes | None) -> bool:
 def _shape(value: bytes) -> tuple[str, str] | None:
     """(protocol, encoding format) of an uncompressed value, or None."""
     if value[:1] == b"\x16":
+        avro = DecoderSettings(encoding_format="avro")
         try:
-            decoder_for("simple", encoding_format="avro").decode_message(None, value)
+            decoder_for("simple", avro).decode_message(None, value)
         except Exception:  # noqa: BLE001 (a guess: anything failing is "not this")
             return None
         return "simple", "avro"

@@ -14,6 +14,7 @@ from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedEvent,
     Decoder,
+    DecoderSettings,
     as_decode_error,
     decoder_for,
 )
@@ -60,8 +61,7 @@ def new_decoder(
     loader = None
     if config.claim_check_storage_uri is not None:
         loader = _claim_check_loader(config.claim_check_storage_uri)
-    decoder = decoder_for(
-        config.protocol,
+    settings = DecoderSettings(
         encoding_format=config.encoding_format,
         time_zone=config.time_zone,
         schema_for_id=schema_for_id,
@@ -69,6 +69,7 @@ def new_decoder(
         claim_check_raw_value=config.claim_check_raw_value,
         compression=config.compression,
     )
+    decoder = decoder_for(config.protocol, settings)
     add_table = getattr(decoder, "add_table", None)
     if add_table is not None:
         for table in tables:

@@ -69,7 +69,7 @@ from ticdc_sink.codec.avro.schema import (
     timestamp_default_local,
 )
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
-from ticdc_sink.decode import ClaimCheckLoader, DecodedRow
+from ticdc_sink.decode import DecodedRow, DecoderSettings
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, InputError, SchemaError
 from ticdc_sink.events import Op
@@ -542,24 +542,16 @@ def _mounter_value(value: Any) -> Any:
     return format(value, "f") if isinstance(value, Decimal) else value
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> AvroDecoder:
+def build_decoder(settings: DecoderSettings) -> AvroDecoder:
     """The decoder `decoder_for` gives for protocol avro; `compression` is not used, as
     TiCDC never compresses avro values.
 
     Raises:
         DecodeError: no `schema_for_id`.
     """
-    if schema_for_id is None:
+    if settings.schema_for_id is None:
         raise DecodeError(
             "protocol avro needs a schema registry to decode: give schema_for_id, a lookup "
             "of writer schemas by id (ticdc-sink decode --schema-registry URL)"
         )
-    return AvroDecoder(schema_for_id, time_zone=time_zone)
+    return AvroDecoder(settings.schema_for_id, time_zone=settings.time_zone)

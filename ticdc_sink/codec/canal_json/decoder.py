@@ -57,6 +57,7 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    DecoderSettings,
     claim_check_value,
     follow_claim_check,
 )
@@ -407,20 +408,12 @@ def _image(message: dict[str, Any], name: str, where: str) -> dict[str, Any] | N
     return value[0]
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> CanalJsonDecoder:
+def build_decoder(settings: DecoderSettings) -> CanalJsonDecoder:
     """The decoder `decoder_for` gives for protocol canal-json."""
     return CanalJsonDecoder(
-        claim_check_loader=claim_check_loader,
-        claim_check_raw_value=claim_check_raw_value,
-        compression=compression,
+        claim_check_loader=settings.claim_check_loader,
+        claim_check_raw_value=settings.claim_check_raw_value,
+        compression=settings.compression,
     )
 
 

@@ -51,7 +51,12 @@ from typing import Any
 import orjson
 
 from ticdc_sink.codec.compression import compression_named, decompress
-from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import (
+    DecodedDDL,
+    DecodedRow,
+    DecodedWatermark,
+    DecoderSettings,
+)
 from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.decode.types import closest_type, implied_table
 from ticdc_sink.errors import DecodeError, SchemaError
@@ -547,17 +552,9 @@ class DebeziumDecoder:
         )
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> DebeziumDecoder:
+def build_decoder(settings: DecoderSettings) -> DebeziumDecoder:
     """The decoder `decoder_for` gives for protocol debezium."""
-    return DebeziumDecoder(time_zone=time_zone, compression=compression)
+    return DebeziumDecoder(time_zone=settings.time_zone, compression=settings.compression)
 
 
 # --- the peek (decode.peek): JSON tokens, as TiCDC's encoders write them --------------------

@@ -23,7 +23,12 @@ import orjson
 from ticdc_sink.codec.avro.confluent import WriterSchemas, read_body
 from ticdc_sink.codec.avro.schema import as_fastavro_reads_it
 from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
-from ticdc_sink.decode import ClaimCheckLoader, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_sink.decode import (
+    DecodedDDL,
+    DecodedRow,
+    DecodedWatermark,
+    DecoderSettings,
+)
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.schema import TableSchema
 
@@ -153,23 +158,15 @@ class DebeziumAvroDecoder:
         return self._debezium.envelope_table(message, primary)
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> DebeziumAvroDecoder:
+def build_decoder(settings: DecoderSettings) -> DebeziumAvroDecoder:
     """The decoder `decoder_for` gives for protocol debezium-avro.
 
     Raises:
         DecodeError: no `schema_for_id`.
     """
-    if schema_for_id is None:
+    if settings.schema_for_id is None:
         raise DecodeError(
             "protocol debezium-avro needs a schema registry to decode: give schema_for_id, "
             "a lookup of writer schemas by id (ticdc-sink decode --schema-registry URL)"
         )
-    return DebeziumAvroDecoder(schema_for_id, time_zone=time_zone)
+    return DebeziumAvroDecoder(settings.schema_for_id, time_zone=settings.time_zone)

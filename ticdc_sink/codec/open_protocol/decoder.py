@@ -38,7 +38,6 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
-from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -66,6 +65,7 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    DecoderSettings,
     check_claim_check,
     claim_check_key,
     claim_check_value,
@@ -452,18 +452,10 @@ class OpenProtocolDecoder:
         return key, parts[0]
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> OpenProtocolDecoder:
+def build_decoder(settings: DecoderSettings) -> OpenProtocolDecoder:
     """The decoder `decoder_for` gives for protocol open-protocol."""
     return OpenProtocolDecoder(
-        claim_check_loader=claim_check_loader,
-        claim_check_raw_value=claim_check_raw_value,
-        compression=compression,
+        claim_check_loader=settings.claim_check_loader,
+        claim_check_raw_value=settings.claim_check_raw_value,
+        compression=settings.compression,
     )

@@ -85,6 +85,7 @@ from ticdc_sink.decode import (
     DecodedEvent,
     DecodedRow,
     DecodedWatermark,
+    DecoderSettings,
     follow_claim_check,
 )
 from ticdc_sink.decode.peek import ROW_OPS, RowPeek
@@ -958,21 +959,13 @@ def _typed(
     return result
 
 
-def build_decoder(
-    *,
-    encoding_format: str,
-    time_zone: str,
-    schema_for_id: Callable[[int], str] | None,
-    claim_check_loader: ClaimCheckLoader | None,
-    claim_check_raw_value: bool,
-    compression: str,
-) -> SimpleDecoder:
+def build_decoder(settings: DecoderSettings) -> SimpleDecoder:
     """The decoder `decoder_for` gives for protocol simple."""
     return SimpleDecoder(
-        encoding_format=encoding_format,
-        claim_check_loader=claim_check_loader,
-        claim_check_raw_value=claim_check_raw_value,
-        compression=compression,
+        encoding_format=settings.encoding_format,
+        claim_check_loader=settings.claim_check_loader,
+        claim_check_raw_value=settings.claim_check_raw_value,
+        compression=settings.compression,
     )
 
 
