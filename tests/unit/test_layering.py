@@ -158,12 +158,37 @@ def _imports(path: Path) -> set[str]:
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 
+# A protocol's column-wise read path (`codec/<p>/read_columns.py`) builds the read side's
+# output: it takes the read's record and row model, and nothing else of the read side.
+READ_COLUMNS = "read_columns"
+READ_MODEL = {"ticdc_sink.read", "ticdc_sink.read.record", "ticdc_sink.read.rows"}
+
+
+def _allowed(path: Path) -> set[str]:
+    allowed = ALLOWED[_layer(path)]
+    if _layer(path) == "codec" and path.stem == READ_COLUMNS:
+        allowed = allowed | {"read"}
+    return allowed
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_module_imports_follow_the_layering(path: Path) -> None:
     layer = _layer(path)
     assert layer in ALLOWED, f"{layer} is not in the layering table; add it"
-    extra = _imports(path) - ALLOWED[layer] - {layer}
+    extra = _imports(path) - _allowed(path) - {layer}
     assert not extra, f"{path.name} imports {sorted(extra)}, not allowed for layer {layer}"
+
+
+def test_a_column_wise_read_path_takes_only_the_read_model() -> None:
+    paths = sorted((PACKAGE / "codec").rglob(f"{READ_COLUMNS}.py"))
+    assert paths, "no protocol has a column-wise read path; is the check broken?"
+    for path in paths:
+        name = _module_name(path)
+        taken: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                taken |= {t for t in _targets(name, node) if t.startswith("ticdc_sink.read")}
+        assert taken <= READ_MODEL, f"{name} imports {sorted(taken - READ_MODEL)}"
 
 
 def test_every_module_declares_all() -> None:
@@ -484,7 +509,7 @@ def test_row_and_column_wise_paths_never_import_each_other(protocol: str) -> Non
 
 # The modules of a protocol package that read messages back: they, and only they, import
 # the decoding contract (`ticdc_sink.decode`); the encoders know nothing of decoding.
-DECODER_MODULES = {"decoder"}
+DECODER_MODULES = {"decoder", READ_COLUMNS}
 
 
 def test_only_decoders_import_decode() -> None:

@@ -30,7 +30,7 @@ import functools
 import importlib
 import urllib.parse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
 import attrs
 import orjson
@@ -53,6 +53,7 @@ __all__ = [
     "DecodedWatermark",
     "Decoder",
     "DecoderSettings",
+    "PlainRow",
     "as_decode_error",
     "check_claim_check",
     "claim_check_key",
@@ -165,6 +166,22 @@ class DecodedDDL:
 
 
 DecodedEvent = DecodedRow | DecodedWatermark | DecodedBootstrap | DecodedDDL
+
+
+class PlainRow(NamedTuple):
+    """A row message that needs nothing but its values typed (a column-wise decoder's
+    `plain_row`: Simple's): its type (INSERT, UPDATE or DELETE), commit ts, table and
+    schema version, and the raw values of `data` and `old` as the message holds them
+    (Simple JSON: text, base64, {"location", "value"} TIMESTAMPs; Avro: as fastavro reads
+    them), to be typed a run at a time."""
+
+    op: str
+    commit_ts: int
+    database: str
+    table: str
+    schema_version: int
+    data: dict[str, Any] | None
+    old: dict[str, Any] | None
 
 
 def claim_check_value(location: str, data: bytes, *, raw_value: bool) -> bytes:

@@ -33,8 +33,7 @@ import hashlib
 
 import orjson
 
-from ticdc_sink.codec.simple.decoder import PlainRow
-from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, PlainRow
 from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.schema import TableSchema

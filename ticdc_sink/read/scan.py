@@ -8,11 +8,12 @@ columns than the read's schema fails the read, naming both (a read returns one s
 columns). Simple rows are checked by their schema version; rows of the protocols that
 carry no schema version (every other) by their column names.
 
-Simple row messages that need nothing but their values typed are read a run at a
-time, column-wise (`columns.SimpleRun`); every other message, and any run with
-something unusual in it, takes the row path (a `DecodedRow` per message, `rows.
-RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
-same order and the same batches.
+Row messages that need nothing but their values typed are read a run at a time,
+column-wise, when the decoder offers it (`ColumnwiseDecoder`: Simple's, whose runs are
+`codec/simple/read_columns.py`); every other message, and any run with something unusual
+in it, takes the row path (a `DecodedRow` per message, `rows.RowBatchBuilder`), whose
+results and errors the column-wise path gives exactly, in the same order and the same
+batches.
 
 This module knows decoded events and Arrow; nothing of Spark.
 """
@@ -21,15 +22,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import mask_uri
-from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, Decoder, PlainRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
-from ticdc_sink.read.columns import SimpleRun
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
     BadMessages,
@@ -47,12 +47,43 @@ from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BATCH_ROWS", "read_range"]
+__all__ = ["BATCH_ROWS", "ColumnRun", "ColumnwiseDecoder", "read_range"]
 
 logger = logging.getLogger(__name__)
 
 #: Rows per record batch handed to Spark (Spark's own Arrow batches default to 10 000).
 BATCH_ROWS = 10_000
+
+
+class ColumnRun(Protocol):
+    """Consecutive plain rows of tables with the read's columns, built into one record
+    batch of `rows.arrow_schema(output)` column by column. Single-threaded: one per task."""
+
+    def __len__(self) -> int: ...
+
+    def add(self, row: PlainRow, record: Record) -> None:
+        """Add a plain row; `record` is the message it came from."""
+        ...
+
+    def take(self) -> tuple[list[Record], pa.RecordBatch | None]:
+        """The run's records and its record batch, and an empty run; the batch is None
+        when the row path must decode the records (something in the run is unusual)."""
+        ...
+
+
+@runtime_checkable
+class ColumnwiseDecoder(Decoder, Protocol):
+    """A decoder whose row messages a read may build column-wise: it tells a plain row
+    (`plain_row`, None for any other message), knows its tables by schema version and
+    gives the run that builds them (`column_run`)."""
+
+    def plain_row(self, value: bytes | None) -> PlainRow | None: ...
+
+    def table(self, database: str, table: str, version: int) -> TableSchema | None: ...
+
+    def column_run(
+        self, output: TableSchema, *, kafka_columns: bool, topic: str, headers: bool = False
+    ) -> ColumnRun: ...
 
 
 def read_range(
@@ -73,9 +104,9 @@ def read_range(
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
     `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops the
     rows TiCDC replayed (`replay.replay_filter`: batch and streaming reads alike), and the
-    count is logged at the end. Runs of plain Simple rows are built column-wise
-    (`columns.SimpleRun`) unless `columnwise` is False: then every message takes the row
-    path, the reference the column-wise one must match.
+    count is logged at the end. Runs of plain rows are built column-wise (a
+    `ColumnwiseDecoder`'s `column_run`: Simple's) unless `columnwise` is False: then
+    every message takes the row path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -125,11 +156,10 @@ def read_range(
                 if len(held) >= batch_rows:
                     yield held.take()
 
-        simple = decoder if columnwise and isinstance(decoder, SimpleDecoder) else None
+        by_columns = decoder if columnwise and isinstance(decoder, ColumnwiseDecoder) else None
         run = None
-        if simple is not None:
-            run = SimpleRun(
-                simple,
+        if by_columns is not None:
+            run = by_columns.column_run(
                 output,
                 kafka_columns=config.kafka_columns,
                 topic=config.topic,
@@ -149,13 +179,13 @@ def read_range(
 
         fits: dict[tuple[str, str, int], bool] = {}
         for record in source.read(offsets):
-            plain = None if simple is None else simple.plain_row(record.value)
+            plain = None if by_columns is None else by_columns.plain_row(record.value)
             if plain is not None and run is not None:
                 version = (plain.database, plain.table, plain.schema_version)
                 fit = fits.get(version)
                 if fit is None and version in checked:
-                    assert simple is not None  # the plain row's decoder
-                    fit = fits[version] = _fits_exactly(simple, version, config, output)
+                    assert by_columns is not None  # the plain row's decoder
+                    fit = fits[version] = _fits_exactly(by_columns, version, config, output)
                 if fit:
                     # A replay is dropped here, before its values are typed.
                     if replays is None or replays.admit(
@@ -234,7 +264,7 @@ class _HeldRows:
 
 
 def _fits_exactly(
-    decoder: SimpleDecoder,
+    decoder: ColumnwiseDecoder,
     version: tuple[str, str, int],
     config: ReadConfig,
     output: TableSchema,

@@ -10,6 +10,7 @@ messages, in JSON or Avro (`encoding-format`).
       avro_batch.py   AvroBatchMarshaller: Avro, column-wise
       encoder.py      SimpleEncoder: picks the marshallers, size check, large messages
       decoder.py      SimpleDecoder: messages back into events (JSON, Avro), the peek
+      read_columns.py SimpleRun: a read's plain rows -> Arrow, column by column
       message.json    tiflow's Avro writer schema, unchanged
       spec.py         SPEC: the protocol's traits, the entry `PROTOCOLS` names
 

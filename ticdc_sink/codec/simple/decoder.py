@@ -38,7 +38,7 @@ A reader typing many rows at once asks `plain_row` instead: a row message that n
 nothing but its values typed comes back with its raw values (a `PlainRow`, no checks of
 the values), to be typed a column at a time by the rules above (`parser`);
 everything else, and any run with a value those rules refuse, goes through
-`decode_message` (ticdc_sink.read.columns).
+`decode_message` (`column_run`, `read_columns.py`).
 
 Row checksums (`integrity-check-level=correctness`): a DML message's `checksum` object is
 kept as `DecodedRow.checksum` and, once the row is typed, checked as tiflow's consumer
@@ -68,7 +68,7 @@ import zoneinfo
 from collections import OrderedDict
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import orjson
@@ -86,6 +86,7 @@ from ticdc_sink.decode import (
     DecodedRow,
     DecodedWatermark,
     DecoderSettings,
+    PlainRow,
     follow_claim_check,
 )
 from ticdc_sink.decode.peek import ROW_OPS, RowPeek
@@ -94,9 +95,11 @@ from ticdc_sink.events import Op
 from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema, canonical_type
 
+if TYPE_CHECKING:
+    from ticdc_sink.codec.simple.read_columns import SimpleRun
+
 __all__ = [
     "ENCODING_FORMATS",
-    "PlainRow",
     "SimpleDecoder",
     "SimpleRowFields",
     "build_decoder",
@@ -177,21 +180,6 @@ _PARSERS: dict[ValueKind, Parser] = {
 
 
 _MASK64 = (1 << 64) - 1
-
-
-class PlainRow(NamedTuple):
-    """A Simple row message that needs nothing but its values typed
-    (`SimpleDecoder.plain_row`): the raw values of `data` and `old` as the message holds
-    them (JSON: text, base64, {"location", "value"} TIMESTAMPs; Avro: as fastavro reads
-    them), to be typed a run at a time."""
-
-    op: str
-    commit_ts: int
-    database: str
-    table: str
-    schema_version: int
-    data: dict[str, Any] | None
-    old: dict[str, Any] | None
 
 
 def _avro_long(value: Any) -> int:
@@ -627,6 +615,18 @@ class SimpleDecoder:
         """The schema with exactly this (database, table, version), if one was seen."""
         entry = self._tables.get((database, table, version))
         return entry[0] if entry else None
+
+    def column_run(
+        self, output: TableSchema, *, kafka_columns: bool, topic: str, headers: bool = False
+    ) -> SimpleRun:
+        """A run that builds this decoder's plain rows (`plain_row`) of tables with
+        `output`'s columns into record batches column-wise, for a read's task
+        (`read_columns`: the column-wise twin of the read's row path)."""
+        # Imported here: the column-wise read loads Arrow and the read side's rows, which
+        # decoding alone does not need.
+        from ticdc_sink.codec.simple.read_columns import SimpleRun
+
+        return SimpleRun(self, output, kafka_columns=kafka_columns, topic=topic, headers=headers)
 
     def decode_message(self, key: bytes | None, value: bytes | None) -> DecodedEvent:
         """The event of one Kafka record (the key is not used: Simple keys are empty).

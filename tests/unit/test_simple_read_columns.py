@@ -1,10 +1,11 @@
-"""The column-wise read of Simple rows, JSON and Avro (`read.columns.SimpleRun`, runs of
-plain rows in `read_range`) gives exactly what the row path gives (`read_range(...,
-columnwise=False)`, a `DecodedRow` per message): the same Arrow table (values, nulls,
-types, field metadata) and the same batch sizes, or the same error naming topic,
-partition and offset, the same messages skipped under `on-bad-message=skip`, and row
-checksum mismatches still caught; over tables of every MySQL type the writer supports and
-INSERT/UPDATE/DELETE streams with watermarks, DDL and bad messages among them."""
+"""The column-wise read of Simple rows, JSON and Avro (`SimpleRun` of
+`codec/simple/read_columns.py`, runs of plain rows in `read_range`) gives exactly what the
+row path gives (`read_range(..., columnwise=False)`, a `DecodedRow` per message): the same
+Arrow table (values, nulls, types, field metadata) and the same batch sizes, or the same
+error naming topic, partition and offset, the same messages skipped under
+`on-bad-message=skip`, and row checksum mismatches still caught; over tables of every
+MySQL type the writer supports and INSERT/UPDATE/DELETE streams with watermarks, DDL and
+bad messages among them."""
 
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ from tests.support.strategies import all_types_rows
 from ticdc_sink.codec import build_encoder, encode_ddl, encode_watermark
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig, EncodingFormat, IntegrityCheckLevel
+from ticdc_sink.decode import decoder_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema
-from ticdc_sink.read.scan import read_range
+from ticdc_sink.read.scan import ColumnwiseDecoder, read_range
 from ticdc_sink.schema import TableSchema
 
 PLAIN = CodecConfig()
@@ -261,3 +263,11 @@ def test_values_that_are_not_json_or_not_an_object_are_not_plain() -> None:
     decoder, _ = _plain_message()
     assert [decoder.plain_row(v) for v in (None, b"", b"{", b"[1]", b"1")] == [None] * 5
     assert SimpleDecoder(encoding_format="avro").plain_row(b"{}") is None
+
+
+def test_only_the_simple_decoder_offers_the_column_wise_read() -> None:
+    # read_range takes the column-wise path by this trait, not by the decoder's class.
+    assert isinstance(SimpleDecoder(), ColumnwiseDecoder)
+    assert isinstance(SimpleDecoder(encoding_format="avro"), ColumnwiseDecoder)
+    for protocol in ("canal-json", "debezium", "open-protocol"):
+        assert not isinstance(decoder_for(protocol), ColumnwiseDecoder)

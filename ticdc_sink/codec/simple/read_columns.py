@@ -1,5 +1,8 @@
-"""Simple rows -> record batches a run at a time: the column-wise twin of
-`rows.RowBatchBuilder`, for the messages that are nothing but a row change.
+"""Simple rows -> record batches a run at a time, for a read (`read.scan`): the
+column-wise twin of the read's row path, `read.rows.RowBatchBuilder`, for the messages
+that are nothing but a row change. A read's task gets a run from the decoder
+(`SimpleDecoder.column_run`), which is what makes a decoder column-wise to the read side
+(`read.scan.ColumnwiseDecoder`).
 
 A read spends most of its time on rows: a `DecodedRow` per message, its values typed one
 by one, then put into column lists by the row builder. Here the decoder only checks a
@@ -18,23 +21,26 @@ parser refuses, a column the schema does not have), `SimpleRun.take` gives no ba
 the caller decodes the run's messages one by one, so errors, skipped messages and their
 order are the row path's. Tests check that both paths give the same table.
 
-Knows Arrow, table schemas and the Simple decoder's plain rows; nothing of Spark or Kafka
-(records arrive as `read.record.Record`).
+Knows Arrow, table schemas, the Simple decoder's plain rows and the read side's output
+(`read.rows`); nothing of Spark or Kafka (records arrive as `read.record.Record`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple.decoder import PlainRow, SimpleDecoder
+from ticdc_sink.decode import PlainRow
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.simple.decoder import SimpleDecoder
 
 __all__ = ["SimpleRun"]
 
