@@ -1,4 +1,5 @@
-"""Encoders: one per protocol, behind one interface. Encoders do no I/O.
+"""The protocols, one package each: its encoder (behind one interface; encoders do no
+I/O), its decoder and its traits.
 
 This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` protocol
 (`encode_row`, `encode_batch`, `encode_bootstrap`) and the injected `SchemaRegistry` and
@@ -36,10 +37,11 @@ Each protocol package has a `spec.py` (its `SPEC`, the one line `PROTOCOLS` name
 shared lower layer (values, schemas, the compiled table), a row path (`encode_row`, the
 reference) and a column-wise path (`encode_batch`) that import the lower layer and never
 each other, and an `encoder.py` that offers both and the entry points the spec names
-(`build_encoder`, `encode_table_ddl`, `encode_watermark`); its decoder module in
-`ticdc_sink.decode` offers `build_decoder`. What the column-wise path cannot vouch for it
-lists in `EncodedBatch.row_path`; the writer takes those messages from `encode_row`, as
-it does those above max-message-bytes.
+(`build_encoder`, `encode_table_ddl`, `encode_watermark`); and a `decoder.py` that
+reads its messages back (`build_decoder`, on the contract of `ticdc_sink.decode`), with,
+for Simple, the read's column-wise path (`read_columns.py`). What the column-wise
+encoder cannot vouch for it lists in `EncodedBatch.row_path`; the writer takes those
+messages from `encode_row`, as it does those above max-message-bytes.
 
 A protocol that puts several events in one Kafka message (`ProtocolSpec.batching`:
 open-protocol) still encodes one message per event; its `build_batcher` entry point gives

@@ -80,7 +80,8 @@ class ProtocolSpec:
     `encode_table_ddl(config, table, previous, query, *, commit_ts, build_ts_ms)` (with
     `ddl`) and `encode_watermark(config, commit_ts, *, build_ts_ms)` (unless `watermark`
     is NEVER); with `batching`, a fourth, `build_batcher(config)`. `decoder` names the
-    `ticdc_sink.decode` module whose `build_decoder` makes its decoder.
+    protocol's decoder module (`codec/<protocol>/decoder.py`), whose
+    `build_decoder(settings)` makes its decoder.
     """
 
     #: The `protocol` value, and other spellings TiCDC accepts for it.

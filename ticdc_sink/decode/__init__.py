@@ -1,22 +1,20 @@
-"""Decoders: Kafka records written by TiCDC (or by this sink) back into events, for tests,
-the `decode` command and consumers written in Python.
+"""The decoding contract: Kafka records written by TiCDC (or by this sink) back into
+events, for the read side, the `decode` command and consumers written in Python.
 
-The event classes here are protocol-neutral; each protocol module has one decoder class
-with `decode_message(key, value)` (tiflow `pkg/sink/codec/*/decoder.go`), mirroring
-`ticdc_sink.codec`:
+Each protocol's decoder lives in its package, beside its encoder
+(`ticdc_sink/codec/<protocol>/decoder.py`, tiflow `pkg/sink/codec/*/decoder.go`), with
+`build_decoder(settings)` and one decoder class with `decode_message(key, value)`; it
+builds on what this package holds, protocol-neutral, and this package reaches it through
+the protocol list only (`decoder_for`):
 
-    __init__.py    the decoded events, `Decoder`, `decoder_for` (a protocol's decoder)
-    simple.py      protocol=simple, JSON and Avro
-    avro.py        protocol=avro
-    debezium.py    protocol=debezium
-    debezium_avro.py  protocol=debezium-avro (Debezium's envelope in Confluent Avro)
-    confluent.py   Confluent-framed Avro: the frame, writer schemas by registry id (avro,
-                   debezium-avro)
-    canal_json.py  protocol=canal-json
-    open_protocol.py  protocol=open-protocol
+    __init__.py    the decoded events, `Decoder`, `BatchDecoder`, `DecoderSettings` (how
+                   to read: encoding format, time zone, registry lookup, claim check,
+                   compression), `decoder_for` (a protocol's decoder), `decode_record`,
+                   `PlainRow` (a row message with its values untyped), claim-check checks
+    peek.py        `RowPeek`: what a stream's driver needs of a row message, its values
+                   not decoded (each decoder offers its protocol's peek as `peek_row`)
     types.py       the closest MySQL type of what a row message says of a column
     sniff.py       which protocol a message looks like (the hint when a read is told another)
-    peek.py        what a stream's driver needs of a row message, its values not decoded
 
 `decode_record` is the one place where whatever a decoder raises on a record becomes a
 `DecodeError`.
