@@ -1,7 +1,9 @@
 """Kafka records -> decoded events for a read: the decoder the options ask for, and the
 one place where a bad message becomes an error naming its topic, partition and offset.
 
-Protocol code stays in `ticdc_sink.decode`; this module only chooses and calls it.
+Protocol code stays in each protocol's decoder (`codec/<protocol>/decoder.py`, reached
+through `decode.decoder_for` with the read's `DecoderSettings`); this module only chooses
+and calls it.
 """
 
 from __future__ import annotations
