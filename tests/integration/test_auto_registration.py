@@ -6,7 +6,8 @@ runs, and works once the session is active there (docs/guides/deploying.md, "Wri
 And a named query whose checkpoint comes only from the session conf
 `spark.sql.streaming.checkpointLocation` starts, restarts, re-runs a batch
 byte-identically, and keeps every row. Each driver is a child process (a JVM has one
-SparkContext, and the shared session has called `register`)."""
+SparkContext, and the shared session has called `register`); the first runs of all three
+tests share one driver, the restart has its own."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from tests.support.runtime_jobs import run_job
 from tests.support.spark_job import add_file
 from tests.support.topic_check import simple_topic
+from tests.support.topics import TopicNames
 
 # spark_version: PySpark's own lookup of `pyspark_ticdc`
 pytestmark = [pytest.mark.integration, pytest.mark.spark_version]
@@ -37,11 +39,25 @@ def sink_options(broker, topics, table: str, **extra: str) -> dict[str, str]:
     }
 
 
-def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, topics, tmp_path):
-    source = tmp_path / "in"
-    source.mkdir()
-    add_file(source, 0)
-    add_file(source, 1)
+@pytest.fixture(scope="module")
+def first_job(broker, tmp_path_factory):
+    """One driver for every first run of this module (a driver's start is most of a run's
+    time): the batch, thread and stream writes that never call `register`, the named
+    query's first run and the unnamed query's refusal, all under the session conf
+    `spark.sql.streaming.checkpointLocation` (the writes that set `checkpointLocation`
+    themselves do not read it). The named query's source and root are returned for its
+    restart, and the module's topic names (`topics` is per test)."""
+    topics = TopicNames()
+    base = tmp_path_factory.mktemp("auto")
+    stream_in, named_in, anon_in, root = (base / n for n in ("in", "named", "anon", "root"))
+    for folder in (stream_in, named_in, anon_in):
+        folder.mkdir()
+    add_file(stream_in, 0)
+    add_file(stream_in, 1)
+    add_file(named_in, 0)
+    add_file(named_in, 1)
+    add_file(anon_in, 0)
+    named = named_step(broker, topics, named_in)
     results = run_job(
         [
             {"write": "batch", "rows": 50, "options": sink_options(broker, topics, "batch")},
@@ -59,13 +75,40 @@ def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, 
             },
             {
                 "write": "stream",
-                "source": str(source),
+                "source": str(stream_in),
                 "options": sink_options(
-                    broker, topics, "stream", checkpointLocation=str(tmp_path / "chk")
+                    broker, topics, "stream", checkpointLocation=str(base / "chk")
                 ),
             },
-        ]
+            named,  # batches 0 and 1
+            {
+                "write": "stream",
+                "source": str(anon_in),
+                "options": sink_options(broker, topics, "anon"),
+            },
+        ],
+        conf={ROOT_CONF: str(root)},
     )
+    return {
+        "results": results,
+        "named": named,
+        "named_in": named_in,
+        "root": root,
+        "topics": topics,
+    }
+
+
+def named_step(broker, topics, source) -> dict:
+    return {
+        "write": "stream",
+        "source": str(source),
+        "query_name": "orders_q",
+        "options": sink_options(broker, topics, "named"),
+    }
+
+
+def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, first_job):
+    results, topics = first_job["results"][:4], first_job["topics"]
     assert results[0] == results[2] == results[3] == {"ok": True}
     # Spark looks Python data sources up in the JVM thread's active session only
     # (DataSource.lookupDataSource, SparkSession.getActiveSession), registered or not.
@@ -78,20 +121,12 @@ def test_format_ticdc_works_without_register_in_batch_thread_and_stream(broker, 
 
 
 def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every_row(
-    broker, topics, tmp_path
+    broker, first_job
 ):
-    source, root = tmp_path / "in", tmp_path / "root"
-    source.mkdir()
+    root, source, step = first_job["root"], first_job["named_in"], first_job["named"]
+    topics = first_job["topics"]
     conf = {ROOT_CONF: str(root)}
-    step = {
-        "write": "stream",
-        "source": str(source),
-        "query_name": "orders_q",
-        "options": sink_options(broker, topics, "named"),
-    }
-    add_file(source, 0)
-    add_file(source, 1)
-    assert run_job([step], conf=conf) == [{"ok": True}]  # batches 0 and 1
+    assert first_job["results"][4] == {"ok": True}  # batches 0 and 1
     checkpoint = root / "orders_q"  # where Spark put it, and the sink found it
     assert sorted(p.name for p in (checkpoint / "ticdc" / "commit-ts").iterdir()) == ["0", "1"]
 
@@ -117,18 +152,8 @@ def test_a_named_query_checkpointed_by_the_session_conf_restarts_and_keeps_every
         assert marks == topic.commit_ts
 
 
-def test_an_unnamed_query_checkpointed_by_the_session_conf_is_refused_by_name(
-    broker, topics, tmp_path
-):
-    source = tmp_path / "in"
-    source.mkdir()
-    add_file(source, 0)
-    step = {
-        "write": "stream",
-        "source": str(source),
-        "options": sink_options(broker, topics, "anon"),
-    }
-    [result] = run_job([step], conf={ROOT_CONF: str(tmp_path / "root")})
+def test_an_unnamed_query_checkpointed_by_the_session_conf_is_refused_by_name(first_job):
+    result = first_job["results"][5]
     assert not result["ok"]
     assert "ticdc: streaming writes need option 'checkpointLocation'" in result["message"]
     assert "queryName" in result["message"]

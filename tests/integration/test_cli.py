@@ -215,28 +215,3 @@ def test_a_closed_pipe_ends_decode_quietly(broker, topics):
     assert decode.wait(timeout=60) == 141  # as a Unix tool stopped by SIGPIPE
     assert json.loads(first)["partition"] == 0
     assert err == b""
-
-
-def test_the_demo_runs_warns_of_nothing_and_reports_its_whole_wall_time(tmp_path):
-    # `python -m ticdc_sink demo` as the Quick start runs it: its own broker (Tansu, the
-    # demo's) and Spark session. Its time covers the whole command, parts included; no
-    # Python warning is printed (PySpark warns at every start with pandas 3, which the test
-    # extra now keeps out).
-    import re
-
-    done = subprocess.run(
-        [sys.executable, "-m", "ticdc_sink", "demo", "--protocol", "canal-json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "topic demo_shop_users: " in done.stdout
-    warnings = [line for line in (done.stdout + done.stderr).splitlines() if "Warning" in line]
-    assert warnings == []
-    last = done.stdout.strip().splitlines()[-1]
-    numbers = [float(n) for n in re.findall(r"in (\d+\.\d) s", last)]
-    assert last.startswith("done in ") and len(numbers) == 4, last
-    total, *parts = numbers
-    assert abs(total - sum(parts)) <= 0.2, last  # the parts make up the whole, rounded
