@@ -26,9 +26,11 @@ import pyarrow as pa
 
 from ticdc_sink.config import mask_uri
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
+from ticdc_sink.decode.avro import AvroDecoder
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.read.avro_columns import AvroRun
 from ticdc_sink.read.columns import SimpleRun
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
@@ -136,12 +138,25 @@ def read_range(
                 headers=config.include_headers,
             )
 
-        def end_run() -> Iterator[pa.RecordBatch]:
-            assert run is not None
-            records, batch = run.take()
+        avro = None
+        if columnwise and isinstance(decoder, AvroDecoder):
+            avro = AvroRun(
+                decoder,
+                output,
+                selected=lambda database, table: is_selected(config, database, table),
+                kafka_columns=config.kafka_columns,
+                topic=config.topic,
+                headers=config.include_headers,
+            )
+
+        def end_run(
+            taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
+        ) -> Iterator[pa.RecordBatch]:
+            """Hold a run's batch; `admitted`: its records passed the replay check."""
+            records, batch = taken
             if batch is None:  # something unusual: the row path decides
                 for record in records:
-                    yield from decode_rows(record, admitted=True)
+                    yield from decode_rows(record, admitted=admitted)
                 return
             held.add(batch)
             if len(held) >= batch_rows:
@@ -149,6 +164,14 @@ def read_range(
 
         fits: dict[tuple[str, str, int], bool] = {}
         for record in source.read(offsets):
+            if avro is not None:
+                if avro.fits(record):
+                    avro.add(record)
+                    if len(avro) + len(held) >= batch_rows:
+                        yield from end_run(avro.take(replays), admitted=False)
+                    continue
+                if len(avro):
+                    yield from end_run(avro.take(replays), admitted=False)
             plain = None if simple is None else simple.plain_row(record.value)
             if plain is not None and run is not None:
                 version = (plain.database, plain.table, plain.schema_version)
@@ -163,13 +186,15 @@ def read_range(
                     ):
                         run.add(plain, record)
                     if len(run) + len(held) >= batch_rows:
-                        yield from end_run()
+                        yield from end_run(run.take())
                     continue
             if run is not None and len(run):
-                yield from end_run()
+                yield from end_run(run.take())
             yield from decode_rows(record)
         if run is not None and len(run):
-            yield from end_run()
+            yield from end_run(run.take())
+        if avro is not None and len(avro):
+            yield from end_run(avro.take(replays), admitted=False)
         if len(held):
             yield held.take()
         what = (
