@@ -213,8 +213,9 @@ class AvroRun:
         self._types = [self.schema.field(c.name).type for c in output.columns]
         self._before_type = self.schema.field(BEFORE).type
         self._max_schemas = max_schemas
-        self._values: dict[int, _ValuePlan | None] = {}
-        self._keys: dict[int, _KeyPlan | None] = {}
+        # Plans by the frame (magic byte and schema id) of the records they read.
+        self._values: dict[bytes, _ValuePlan | None] = {}
+        self._keys: dict[bytes, _KeyPlan | None] = {}
         self.records: list[Record] = []
 
     def __len__(self) -> int:
@@ -268,18 +269,20 @@ class AvroRun:
             return None
         return schema, reader
 
-    def _remember(self, plans: dict[int, Any], schema_id: int, plan: Any) -> Any:
+    def _remember(self, plans: dict[bytes, Any], frame: bytes, plan: Any) -> Any:
+        """Keep `plan` under its record's frame (magic byte and schema id)."""
         if len(plans) >= self._max_schemas:
             plans.clear()
-        plans[schema_id] = plan
+        plans[frame] = plan
         return plan
 
     def _key_plan(self, key: bytes) -> _KeyPlan | None:
+        frame = key[:5]
+        if frame in self._keys:
+            return self._keys[frame]
         schema_id = self._schema_id(key)
         if schema_id is None:
             return None
-        if schema_id in self._keys:
-            return self._keys[schema_id]
         plan = None
         found = self._writer(schema_id)
         if found is not None:
@@ -293,15 +296,16 @@ class AvroRun:
                 except ValueError:
                     image = None
             plan = _KeyPlan(reader, schema.database, schema.table, image)
-        return self._remember(self._keys, schema_id, plan)
+        return self._remember(self._keys, frame, plan)
 
     def _value_plan(self, value: bytes) -> _ValuePlan | None:
+        frame = value[:5]
+        if frame in self._values:
+            return self._values[frame]
         schema_id = self._schema_id(value)
         if schema_id is None:
             return None
-        if schema_id in self._values:
-            return self._values[schema_id]
-        return self._remember(self._values, schema_id, self._new_value_plan(schema_id))
+        return self._remember(self._values, frame, self._new_value_plan(schema_id))
 
     def _new_value_plan(self, schema_id: int) -> _ValuePlan | None:
         found = self._writer(schema_id)
@@ -354,10 +358,10 @@ class AvroRun:
         """
         # Records by schema: (key schema, value schema) of a row, (key schema, None) of a
         # tombstone; each group read at once, the groups' rows then put back in order.
-        groups: dict[tuple[int | None, int | None], list[int]] = {}
+        groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
         for i, record in enumerate(records):
-            key_id = self._schema_id(record.key) if record.key else None
-            value_id = self._schema_id(record.value) if record.value else None
+            key_id = record.key[:5] if record.key else None
+            value_id = record.value[:5] if record.value else None
             groups.setdefault((key_id, value_id), []).append(i)
         parts: list[list[pa.Array]] = []
         order: list[int] = []

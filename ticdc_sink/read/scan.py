@@ -8,9 +8,10 @@ columns than the read's schema fails the read, naming both (a read returns one s
 columns). Simple rows are checked by their schema version; rows of the protocols that
 carry no schema version (every other) by their column names.
 
-Simple row messages that need nothing but their values typed are read a run at a
-time, column-wise (`columns.SimpleRun`); every other message, and any run with
-something unusual in it, takes the row path (a `DecodedRow` per message, `rows.
+Simple row messages that need nothing but their values typed, and avro records whose
+writer schemas fit the read, are read a run at a time, column-wise (`columns.SimpleRun`,
+`avro_columns.AvroRun`); every other message, and any run with something unusual in it,
+takes the row path (a `DecodedRow` per message, `rows.
 RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
 same order and the same batches.
 
@@ -75,9 +76,10 @@ def read_range(
     on the driver. `log` reads the messages (a new `TopicLog` when None, closed at the end);
     `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops the
     rows TiCDC replayed (`replay.replay_filter`: batch and streaming reads alike), and the
-    count is logged at the end. Runs of plain Simple rows are built column-wise
-    (`columns.SimpleRun`) unless `columnwise` is False: then every message takes the row
-    path, the reference the column-wise one must match.
+    count is logged at the end. Runs of plain Simple rows and of avro records are built
+    column-wise (`columns.SimpleRun`, `avro_columns.AvroRun`) unless `columnwise` is
+    False: then every message takes the row path, the reference the column-wise one must
+    match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
