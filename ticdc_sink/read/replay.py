@@ -113,7 +113,7 @@ class ReplayFilter:
         enable-tidb-extension), so neither rule can tell a replay."""
         commit_ts = row.commit_ts
         if not (self.identical and keyed) or commit_ts == 0 or commit_ts <= self.resolved_ts:
-            return self.admit_commit_ts(row.commit_ts)
+            return self.admit_commit_ts(commit_ts)
         change = _identity(row)
         if change in self._since:
             self.dropped += 1

@@ -11,9 +11,8 @@ carry no schema version (every other) by their column names.
 Simple row messages that need nothing but their values typed, and avro records whose
 writer schemas fit the read, are read a run at a time, column-wise (`columns.SimpleRun`,
 `avro_columns.AvroRun`); every other message, and any run with something unusual in it,
-takes the row path (a `DecodedRow` per message, `rows.
-RowBatchBuilder`), whose results and errors the column-wise path gives exactly, in the
-same order and the same batches.
+takes the row path (a `DecodedRow` per message, `rows.RowBatchBuilder`), whose results
+and errors the column-wise path gives exactly, in the same order and the same batches.
 
 This module knows decoded events and Arrow; nothing of Spark.
 """
