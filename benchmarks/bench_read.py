@@ -48,8 +48,10 @@ jar files instead. If the fetch fails they are skipped with a message.
 
 Each Spark reader (`ticdc-*`, `kafka-*`) first counts its rows once, untimed: a reader whose
 read fails (its error is printed) or counts another number of rows than were written is
-skipped with a message (the baseline checks its count at every read). Then the first read
-of each reader warms up (Python workers, imports) and is not timed. On Tansu every read
+skipped with a message (the baseline checks its count at every read). Then a first read
+of each reader warms up (Python workers, imports) and is not timed, and the timed reads go
+in rounds, each reader once per round (interleaved: a load that comes and goes on a shared
+machine falls on every reader alike). On Tansu every read
 ends at offsets taken after the writes (tests.support.broker end markers, since Tansu's
 high watermarks are wrong after multi-record batches); on Kafka the Spark readers read to
 `latest`, as a user does, and the one-process baseline to the high watermarks, which is
@@ -562,9 +564,9 @@ def read_all(
     spark: Any, frame: Any, broker_name: str, encoding: str, readers: list[str], args: Any
 ) -> list[dict[str, Any]]:
     """`frame` written in `encoding` to a fresh `broker_name` broker, then read by each of
-    `readers` (a Spark reader's rows counted once, then a warm-up read and --repeat timed
-    ones); their results."""
-    results = []
+    `readers`: a Spark reader's rows counted once and a warm-up read, then --repeat rounds
+    in which each reader reads once, interleaved (a load that comes and goes on a shared
+    machine falls on every reader alike); their results."""
     with start_broker(broker_name) as broker:
         writer, extra = ENCODINGS[encoding]
         options = {**sink_options(broker.bootstrap, writer, REGISTRY[0]), **extra}
@@ -578,9 +580,19 @@ def read_all(
         print(f"topic {_TOPIC}: {len(ends)} partition(s), {args.writes} write(s)", flush=True)
         ending = spark_ending(broker_name, _TOPIC, ends)
         rows = args.rows  # one change per frame row (no update changes a key)
+        source = (spark, broker.bootstrap, _TOPIC, ending, encoding)
+
+        def read(reader: str) -> float:
+            start = time.perf_counter()
+            if reader == "baseline-json":
+                assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
+            else:
+                spark_frame(reader, *source).write.format("noop").mode("overwrite").save()
+            return time.perf_counter() - start
+
+        running = []
         for reader in readers:
             name = f"{reader} on {broker_name}"
-            source = (spark, broker.bootstrap, _TOPIC, ending, encoding)
             if reader != "baseline-json":
                 # An extra untimed read: does the reader load (Spark's Kafka connector), and
                 # does it read every row written?
@@ -592,25 +604,24 @@ def read_all(
                 if got != rows:
                     print(f"{name:>24}: skipped, read {got} rows, wrote {rows}", flush=True)
                     continue
-            times = []
-            for attempt in range(args.repeat + 1):  # the first warms up, untimed
-                start = time.perf_counter()
-                if reader == "baseline-json":
-                    assert read_baseline(broker.bootstrap, _TOPIC, ends) == rows
-                else:
-                    spark_frame(reader, *source).write.format("noop").mode("overwrite").save()
-                if attempt:
-                    times.append(time.perf_counter() - start)
-            result = {
-                "reader": reader,
-                "broker": broker_name,
-                "rows": rows,
-                "seconds": [round(t, 3) for t in times],
-                "median_rows_per_s": round(rows / statistics.median(times)),
-                "best_rows_per_s": round(rows / min(times)),
-            }
-            print(f"{name:>24}: {result}", flush=True)
-            results.append(result)
+            read(reader)  # warms up, untimed
+            running.append(reader)
+        times: dict[str, list[float]] = {reader: [] for reader in running}
+        for _ in range(args.repeat):
+            for reader in running:
+                times[reader].append(read(reader))
+    results = []
+    for reader in running:
+        result = {
+            "reader": reader,
+            "broker": broker_name,
+            "rows": rows,
+            "seconds": [round(t, 3) for t in times[reader]],
+            "median_rows_per_s": round(rows / statistics.median(times[reader])),
+            "best_rows_per_s": round(rows / min(times[reader])),
+        }
+        print(f"{reader + ' on ' + broker_name:>24}: {result}", flush=True)
+        results.append(result)
     return results
 
 

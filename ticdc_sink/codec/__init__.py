@@ -39,7 +39,7 @@ reference) and a column-wise path (`encode_batch`) that import the lower layer a
 each other, and an `encoder.py` that offers both and the entry points the spec names
 (`build_encoder`, `encode_table_ddl`, `encode_watermark`); and a `decoder.py` that
 reads its messages back (`build_decoder`, on the contract of `ticdc_sink.decode`), with,
-for Simple, the read's column-wise path (`read_columns.py`). What the column-wise
+for Simple and avro, the read's column-wise path (`read_columns.py`). What the column-wise
 encoder cannot vouch for it lists in `EncodedBatch.row_path`; the writer takes those
 messages from `encode_row`, as it does those above max-message-bytes.
 

@@ -12,8 +12,8 @@ One idea per module:
       plan.py        a batch read's plan: topics, ranges, schemas, parts
       split.py       ranges cut into parts for minPartitions
       rows.py        events -> Arrow in the writer's input contract, row by row
-      scan.py        a task's read of one range; runs of plain rows column-wise where
-                     the decoder offers it (Simple: codec/simple/read_columns.py)
+      scan.py        a task's read of one range; runs of rows column-wise where the
+                     decoder offers it (codec/simple/ and codec/avro/read_columns.py)
       replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
       stream.py      streaming reads: micro-batches cut at watermarks, on the driver
       evolution.py   schema changes against a stream's columns

@@ -110,21 +110,26 @@ class ReplayFilter:
         (with `identical`). A row of commit ts 0 is always new: the message does not
         carry its commit ts (an avro tombstone; avro and canal-json without
         enable-tidb-extension), so neither rule can tell a replay."""
-        if row.commit_ts == 0:
-            self.rows += 1
-            return True
-        if row.commit_ts <= self.resolved_ts:
+        commit_ts = row.commit_ts
+        if not (self.identical and keyed) or commit_ts == 0 or commit_ts <= self.resolved_ts:
+            return self.admit_commit_ts(commit_ts)
+        change = _identity(row)
+        if change in self._since:
             self.dropped += 1
             return False
-        if self.identical and keyed:
-            change = _identity(row)
-            if change in self._since:
-                self.dropped += 1
-                return False
-            if len(self._since) < self.window:
-                self._since.add(change)
-            else:
-                self.unremembered += 1
+        if len(self._since) < self.window:
+            self._since.add(change)
+        else:
+            self.unremembered += 1
+        self.rows += 1
+        return True
+
+    def admit_commit_ts(self, commit_ts: int) -> bool:
+        """`admit` of a row whose identity is not compared (its table has no row key, or
+        the filter compares none): the commit ts rule alone."""
+        if commit_ts and commit_ts <= self.resolved_ts:
+            self.dropped += 1
+            return False
         self.rows += 1
         return True
 

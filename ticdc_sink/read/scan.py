@@ -9,11 +9,12 @@ columns). Simple rows are checked by their schema version; rows of the protocols
 carry no schema version (every other) by their column names.
 
 Row messages that need nothing but their values typed are read a run at a time,
-column-wise, when the decoder offers it (`ColumnwiseDecoder`: Simple's, whose runs are
-`codec/simple/read_columns.py`); every other message, and any run with something unusual
-in it, takes the row path (a `DecodedRow` per message, `rows.RowBatchBuilder`), whose
-results and errors the column-wise path gives exactly, in the same order and the same
-batches.
+column-wise, when the decoder offers it: by plain rows (`ColumnwiseDecoder`: Simple's,
+whose runs are `codec/simple/read_columns.py`) or by whole records (`RecordRunDecoder`:
+avro's, records whose writer schemas fit the read, `codec/avro/read_columns.py`); every
+other message, and any run with something unusual in it, takes the row path (a
+`DecodedRow` per message, `rows.RowBatchBuilder`), whose results and errors the
+column-wise path gives exactly, in the same order and the same batches.
 
 This module knows decoded events and Arrow; nothing of Spark.
 """
@@ -21,7 +22,7 @@ This module knows decoded events and Arrow; nothing of Spark.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -47,7 +48,14 @@ from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BATCH_ROWS", "ColumnRun", "ColumnwiseDecoder", "read_range"]
+__all__ = [
+    "BATCH_ROWS",
+    "ColumnRun",
+    "ColumnwiseDecoder",
+    "RecordRun",
+    "RecordRunDecoder",
+    "read_range",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +94,46 @@ class ColumnwiseDecoder(Decoder, Protocol):
     ) -> ColumnRun: ...
 
 
+class RecordRun(Protocol):
+    """Consecutive records a decoder reads column-wise as they come (`fits`), without a
+    plain row per message, built into one record batch of `rows.arrow_schema(output)`.
+    Single-threaded: one per task."""
+
+    def __len__(self) -> int: ...
+
+    def fits(self, record: Record) -> bool:
+        """Whether `record` may join the run."""
+        ...
+
+    def add(self, record: Record) -> None:
+        """Add a record that `fits`."""
+        ...
+
+    def take(
+        self, admit: Callable[[int], bool] | None = None
+    ) -> tuple[list[Record], pa.RecordBatch | None]:
+        """The run's records and its record batch (the rows whose commit ts `admit`
+        admits), and an empty run; the batch is None when the row path must decode the
+        records, and `admit` has then seen none of them."""
+        ...
+
+
+@runtime_checkable
+class RecordRunDecoder(Decoder, Protocol):
+    """A decoder that reads whole records column-wise (`record_run`): those whose replays
+    the commit ts alone decides (`replay.ReplayFilter.admit_commit_ts`)."""
+
+    def record_run(
+        self,
+        output: TableSchema,
+        *,
+        selected: Callable[[str, str], bool],
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
+    ) -> RecordRun: ...
+
+
 def read_range(
     config: ReadConfig,
     output: TableSchema,
@@ -105,8 +153,9 @@ def read_range(
     `schema_for_id` gives avro schemas, as `new_decoder`. `replays`, when given, drops the
     rows TiCDC replayed (`replay.replay_filter`: batch and streaming reads alike), and the
     count is logged at the end. Runs of plain rows are built column-wise (a
-    `ColumnwiseDecoder`'s `column_run`: Simple's) unless `columnwise` is False: then
-    every message takes the row path, the reference the column-wise one must match.
+    `ColumnwiseDecoder`'s `column_run`: Simple's), runs of records too (a
+    `RecordRunDecoder`'s `record_run`: avro's), unless `columnwise` is False: then every
+    message takes the row path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end.
@@ -166,12 +215,25 @@ def read_range(
                 headers=config.include_headers,
             )
 
-        def end_run() -> Iterator[pa.RecordBatch]:
-            assert run is not None
-            records, batch = run.take()
+        records_run = None
+        if columnwise and isinstance(decoder, RecordRunDecoder):
+            records_run = decoder.record_run(
+                output,
+                selected=lambda database, table: is_selected(config, database, table),
+                kafka_columns=config.kafka_columns,
+                topic=config.topic,
+                headers=config.include_headers,
+            )
+        admit = None if replays is None else replays.admit_commit_ts
+
+        def end_run(
+            taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
+        ) -> Iterator[pa.RecordBatch]:
+            """Hold a run's batch; `admitted`: its records passed the replay check."""
+            records, batch = taken
             if batch is None:  # something unusual: the row path decides
                 for record in records:
-                    yield from decode_rows(record, admitted=True)
+                    yield from decode_rows(record, admitted=admitted)
                 return
             held.add(batch)
             if len(held) >= batch_rows:
@@ -179,6 +241,14 @@ def read_range(
 
         fits: dict[tuple[str, str, int], bool] = {}
         for record in source.read(offsets):
+            if records_run is not None:
+                if records_run.fits(record):
+                    records_run.add(record)
+                    if len(records_run) + len(held) >= batch_rows:
+                        yield from end_run(records_run.take(admit), admitted=False)
+                    continue
+                if len(records_run):
+                    yield from end_run(records_run.take(admit), admitted=False)
             plain = None if by_columns is None else by_columns.plain_row(record.value)
             if plain is not None and run is not None:
                 version = (plain.database, plain.table, plain.schema_version)
@@ -193,13 +263,15 @@ def read_range(
                     ):
                         run.add(plain, record)
                     if len(run) + len(held) >= batch_rows:
-                        yield from end_run()
+                        yield from end_run(run.take())
                     continue
             if run is not None and len(run):
-                yield from end_run()
+                yield from end_run(run.take())
             yield from decode_rows(record)
         if run is not None and len(run):
-            yield from end_run()
+            yield from end_run(run.take())
+        if records_run is not None and len(records_run):
+            yield from end_run(records_run.take(admit), admitted=False)
         if len(held):
             yield held.take()
         what = (

@@ -50,7 +50,7 @@ import base64
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import fastavro
@@ -76,7 +76,10 @@ from ticdc_sink.events import Op
 from ticdc_sink.gotext import format_float
 from ticdc_sink.schema import MySQLType, TableSchema
 
-__all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
+if TYPE_CHECKING:
+    from ticdc_sink.codec.avro.read_columns import AvroRun
+
+__all__ = ["AvroDecoder", "WriterSchema", "build_decoder", "split_allowed"]
 
 Converter = Callable[[Any], Any]
 _OPS = {"c": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
@@ -262,6 +265,8 @@ class _Reader:
     nullable: tuple[bool, ...] = ()
     #: Each field's `default` as the schema holds it (None: none, or null).
     defaults: tuple[Any, ...] = ()
+    #: The schema's JSON, as parsed.
+    schema: Any = None
 
     @classmethod
     def from_text(cls, schema_id: int, text: str) -> _Reader:
@@ -305,6 +310,7 @@ class _Reader:
             schema_id,
             tuple(nullable),
             tuple(defaults),
+            schema,
         )
 
     def read(self, body: bytes, what: str) -> dict[str, Any]:
@@ -324,6 +330,21 @@ class _Reader:
                     f"read back: {exc}"
                 ) from exc
         return out
+
+
+@attrs.frozen
+class WriterSchema:
+    """A writer schema as `AvroDecoder` reads it, for a column-wise reader of the same
+    records (`read_columns`): its JSON, the table its record names, and each column
+    (field before the extension fields) with the converter that types its value and its
+    closest MySQL type (None: a field without `tidb_type`)."""
+
+    schema_id: int
+    schema: Any
+    database: str
+    table: str
+    columns: tuple[tuple[str, Converter], ...]
+    types: tuple[MySQLType | None, ...]
 
 
 class AvroDecoder:
@@ -351,6 +372,42 @@ class AvroDecoder:
             protocol="avro",
             max_schemas=max_schemas,
             dropped=lambda schema_id: self._checksums.pop(schema_id, None),
+        )
+
+    def writer_schema(self, schema_id: int) -> WriterSchema:
+        """The writer schema of `schema_id` (module docstring), from the decoder's cache.
+
+        Raises:
+            DecodeError: an id the registry does not know, or not an Avro record schema.
+        """
+        reader = self._schemas.get(schema_id)
+        return WriterSchema(
+            schema_id, reader.schema, reader.database, reader.table, reader.columns, reader.types
+        )
+
+    def record_run(
+        self,
+        output: TableSchema,
+        *,
+        selected: Callable[[str, str], bool],
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
+    ) -> AvroRun:
+        """A run that reads this decoder's records whose writer schemas fit `output`
+        column-wise, for a read's task (`read_columns`: the column-wise twin of the read's
+        row path); `selected(database, table)` says which tables the read takes."""
+        # Imported here: the column-wise read loads Arrow and the read side's rows, which
+        # decoding alone does not need.
+        from ticdc_sink.codec.avro.read_columns import AvroRun
+
+        return AvroRun(
+            self,
+            output,
+            selected=selected,
+            kafka_columns=kafka_columns,
+            topic=topic,
+            headers=headers,
         )
 
     def row_table(self, key: bytes | None, value: bytes | None) -> TableSchema | None:

@@ -1,0 +1,474 @@
+"""avro (Confluent) records -> record batches a run at a time: the column-wise twin of the
+row path (`AvroDecoder.decode_message`, then `rows.RowBatchBuilder`) for avro topics.
+
+The row path builds a dict per record with fastavro, types it into a `DecodedRow`, and the
+row builder puts it into column lists. Here a run of records whose writer schemas fit the
+read is read by a reader generated per schema (`binary_reader`): the bodies of one schema
+joined and read into column lists in one pass, each column then typed as a whole where
+Arrow gives exactly the row path's value (integers, floats, text checked as UTF-8, bytes,
+decimals of precision up to 38 from their unscaled integers), one by one through the
+decoder's own converters elsewhere (ENUM, SET, BIT, BIGINT UNSIGNED, DECIMAL as text).
+
+A record joins a run (`AvroRun.fits`) when it is Confluent-framed with a value schema
+whose columns all carry a `tidb_type` and are the read's columns, of a selected table, and
+a key (if any) of a schema the generated readers read; a tombstone (no value) when its
+key schema's columns are among the read's. The row path stays the reference: when
+anything in a run is unusual (a body that does not read, a checksum to verify, an op
+TiCDC does not write, a commit ts beyond 2^63, a value a cast refuses), `take` gives no
+batch and the caller decodes the run's records one by one, so errors, skipped messages
+and their order are the row path's. Replays are dropped by the commit ts rule alone:
+the avro decoder knows no table's keys, so the row path compares no identities either.
+
+Knows Arrow, the avro decoder's writer schemas and table schemas; nothing of Spark or
+Kafka (records arrive as `read.record.Record`).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ticdc_sink.codec.avro import (
+    CONFLUENT_MAGIC,
+    TICDC_BEFORE,
+    TIDB_COMMIT_TS,
+    TIDB_OP,
+    TIDB_ROW_LEVEL_CHECKSUM,
+)
+from ticdc_sink.codec.avro.binary_reader import Leaf, RecordReader, record_reader
+from ticdc_sink.codec.avro.decoder import AvroDecoder, Converter, WriterSchema
+from ticdc_sink.errors import DecodeError
+from ticdc_sink.read.record import Record
+from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
+from ticdc_sink.schema import Column, TableSchema
+
+__all__ = ["AvroRun"]
+
+_OPS = {b"c": "INSERT", b"u": "UPDATE", b"d": "DELETE"}
+_INTEGERS = frozenset({"INT", "INT UNSIGNED", "BIGINT", "YEAR"})
+_TEXTS = frozenset({"TEXT", "JSON", "DATE", "DATETIME", "TIMESTAMP", "TIME", "TiDBVECTORFloat32"})
+# What failing to take a run raises: the row path then decodes it.
+_REFUSED = (ValueError, TypeError, OverflowError, LookupError, struct.error, pa.ArrowException)
+
+Finisher = Callable[[list[Any]], pa.Array]
+
+
+def _tidb_type(leaf: Leaf) -> str | None:
+    kind = leaf.schema
+    params = kind.get("connect.parameters") if isinstance(kind, dict) else None
+    found = params.get("tidb_type") if isinstance(params, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _unscaled(value: bytes) -> int:
+    if not value:
+        raise ValueError("an empty decimal")  # fastavro's reading of it is not vouched for
+    return int.from_bytes(value, "big", signed=True)
+
+
+def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.DataType) -> Finisher:
+    """How a column's raw values (`binary_reader`) become its Arrow array, as the row path
+    types them: the decoder's `convert`, then `rows.value_converter`, then Arrow.
+
+    Raises:
+        ValueError: a field this path leaves to the row path (a decimal it cannot build).
+    """
+    tidb = _tidb_type(leaf)
+    kind = leaf.kind
+    plain = value_converter(column) is None
+    if plain and tidb in _INTEGERS and kind in ("int", "long"):
+        return lambda values: pa.array(values, arrow_type)
+    if plain and tidb in ("FLOAT", "DOUBLE") and kind in ("float", "double"):
+        return lambda values: pa.array(values, arrow_type)
+    if plain and tidb in _TEXTS and kind == "string" and arrow_type == pa.string():
+        return lambda values: pa.array(values, pa.binary()).cast(pa.string())
+    if plain and tidb == "BLOB" and kind == "bytes" and arrow_type == pa.binary():
+        return lambda values: pa.array(values, pa.binary())
+    logical = leaf.schema.get("logicalType") if isinstance(leaf.schema, dict) else None
+    if logical == "decimal":
+        # fastavro's Decimal of the unscaled integer, exact up to its precision; Arrow
+        # refuses an integer of more digits, as it refuses that Decimal in the row path.
+        precision, scale = leaf.schema["precision"], leaf.schema.get("scale", 0)
+        if not (plain and tidb == "DECIMAL" and arrow_type == pa.decimal128(precision, scale)):
+            raise ValueError("a decimal the column-wise path does not build")
+        whole = pa.decimal128(precision, 0)
+
+        def decimals(values: list[Any]) -> pa.Array:
+            unscaled = [None if v is None else _unscaled(v) for v in values]
+            return pa.array(unscaled, whole).view(arrow_type)
+
+        return decimals
+    output = value_converter(column)
+    text = kind == "string"
+
+    def one_by_one(values: list[Any]) -> pa.Array:
+        typed = []
+        for value in values:
+            if value is not None:
+                value = convert(value.decode() if text else value)
+                if output is not None:
+                    value = output(value)
+            typed.append(value)
+        return pa.array(typed, arrow_type)
+
+    return one_by_one
+
+
+@attrs.frozen
+class _Image:
+    """Where the read's columns are in a reader's leaves: per output column, the leaf (or
+    None: not in the record) and its finisher."""
+
+    leaves: tuple[int | None, ...]
+    finishers: tuple[Finisher | None, ...]
+
+    def arrays(
+        self, columns: list[list[Any]], rows: int, types: Sequence[pa.DataType]
+    ) -> list[pa.Array]:
+        return [
+            pa.nulls(rows, t) if i is None or f is None else f(columns[i])
+            for i, f, t in zip(self.leaves, self.finishers, types, strict=True)
+        ]
+
+
+@attrs.frozen
+class _ValuePlan:
+    """A value schema a run takes: its reader, the columns of the row and of
+    `_ticdc_before`, and the leaves of the extension fields (None: absent)."""
+
+    reader: RecordReader
+    database: str
+    table: str
+    image: _Image
+    before: _Image | None
+    before_present: int | None
+    op: int | None
+    commit_ts: int | None
+    checksum: int | None
+
+
+@attrs.frozen
+class _KeyPlan:
+    """A key schema: its reader, and for a tombstone the read's columns from it (None:
+    its columns are not all the read's)."""
+
+    reader: RecordReader
+    database: str
+    table: str
+    image: _Image | None
+
+
+def _image(
+    schema: WriterSchema,
+    leaves: dict[tuple[str, ...], int],
+    all_leaves: Sequence[Leaf],
+    output: TableSchema,
+    types: Sequence[pa.DataType],
+    prefix: tuple[str, ...] = (),
+) -> _Image:
+    converters = dict(schema.columns)
+    found: list[int | None] = []
+    finishers: list[Finisher | None] = []
+    for column, arrow_type in zip(output.columns, types, strict=True):
+        index = leaves.get((*prefix, column.name)) if column.name in converters else None
+        found.append(index)
+        finishers.append(
+            None
+            if index is None
+            else _finisher(all_leaves[index], converters[column.name], column, arrow_type)
+        )
+    return _Image(tuple(found), tuple(finishers))
+
+
+class AvroRun:
+    """Consecutive avro records whose schemas fit the read (`fits`), turned into one
+    record batch of `arrow_schema(output)` by `take`. Single-threaded: one per task."""
+
+    def __init__(
+        self,
+        decoder: AvroDecoder,
+        output: TableSchema,
+        *,
+        selected: Callable[[str, str], bool],
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
+        max_schemas: int = 1024,
+    ) -> None:
+        """`selected(database, table)`: whether the read takes rows of that table."""
+        self.schema = arrow_schema(output, kafka_columns=kafka_columns, headers=headers)
+        self.kafka_columns = kafka_columns
+        self.headers = headers
+        self.topic = topic
+        self._decoder = decoder
+        self._output = output
+        self._selected = selected
+        self._names = frozenset(output.column_names)
+        self._types = [self.schema.field(c.name).type for c in output.columns]
+        self._before_type = self.schema.field(BEFORE).type
+        self._max_schemas = max_schemas
+        # Plans by the frame (magic byte and schema id) of the records they read.
+        self._values: dict[bytes, _ValuePlan | None] = {}
+        self._keys: dict[bytes, _KeyPlan | None] = {}
+        self.records: list[Record] = []
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def fits(self, record: Record) -> bool:
+        """Whether `record` may join the run (module docstring)."""
+        key, value = record.key, record.value
+        key_plan = self._key_plan(key) if key else None
+        if key and key_plan is None:
+            return False
+        if value:
+            return self._value_plan(value) is not None
+        return key_plan is not None and key_plan.image is not None
+
+    def add(self, record: Record) -> None:
+        """Add a record that `fits`."""
+        self.records.append(record)
+
+    def take(
+        self, admit: Callable[[int], bool] | None = None
+    ) -> tuple[list[Record], pa.RecordBatch | None]:
+        """The run's records and its record batch (the rows whose commit ts `admit`
+        admits: `replay.ReplayFilter.admit_commit_ts`), and an empty run; the batch is None
+        when the row path must decode the records (module docstring), and `admit` has then
+        seen none of them."""
+        records, self.records = self.records, []
+        try:
+            batch, commit_ts = self._batch(records)
+        except _REFUSED:
+            return records, None
+        if admit is not None:
+            admitted = [admit(ts) for ts in commit_ts]
+            if not all(admitted):
+                batch = batch.filter(pa.array(admitted, pa.bool_()))
+        return records, batch
+
+    # --- schemas -----------------------------------------------------------------------
+
+    def _schema_id(self, data: bytes) -> int | None:
+        if len(data) < 5 or data[0] != CONFLUENT_MAGIC:
+            return None
+        return int.from_bytes(data[1:5], "big", signed=True)
+
+    def _writer(self, schema_id: int) -> tuple[WriterSchema, RecordReader] | None:
+        try:
+            schema = self._decoder.writer_schema(schema_id)
+        except DecodeError:
+            return None  # the row path raises it where the record is
+        reader = record_reader(schema.schema)
+        if reader is None or any(t is None for t in schema.types):
+            return None
+        return schema, reader
+
+    def _remember(self, plans: dict[bytes, Any], frame: bytes, plan: Any) -> Any:
+        """Keep `plan` under its record's frame (magic byte and schema id)."""
+        if len(plans) >= self._max_schemas:
+            plans.clear()
+        plans[frame] = plan
+        return plan
+
+    def _key_plan(self, key: bytes) -> _KeyPlan | None:
+        frame = key[:5]
+        if frame in self._keys:
+            return self._keys[frame]
+        schema_id = self._schema_id(key)
+        if schema_id is None:
+            return None
+        plan = None
+        found = self._writer(schema_id)
+        if found is not None:
+            schema, reader = found
+            leaves = {leaf.path: i for i, leaf in enumerate(reader.leaves)}
+            image = None
+            names = [name for name, _ in schema.columns]
+            if set(names) <= self._names and self._selected(schema.database, schema.table):
+                try:
+                    image = _image(schema, leaves, reader.leaves, self._output, self._types)
+                except ValueError:
+                    image = None
+            plan = _KeyPlan(reader, schema.database, schema.table, image)
+        return self._remember(self._keys, frame, plan)
+
+    def _value_plan(self, value: bytes) -> _ValuePlan | None:
+        frame = value[:5]
+        if frame in self._values:
+            return self._values[frame]
+        schema_id = self._schema_id(value)
+        if schema_id is None:
+            return None
+        return self._remember(self._values, frame, self._new_value_plan(schema_id))
+
+    def _new_value_plan(self, schema_id: int) -> _ValuePlan | None:
+        found = self._writer(schema_id)
+        if found is None:
+            return None
+        schema, reader = found
+        names = [name for name, _ in schema.columns]
+        if set(names) != self._names or len(names) != len(self._names):
+            return None
+        if not self._selected(schema.database, schema.table):
+            return None
+        leaves = {leaf.path: i for i, leaf in enumerate(reader.leaves)}
+        before_present = leaves.get((TICDC_BEFORE,))
+        before = None
+        if before_present is not None:
+            # The row path types the before record with the value's columns: its fields
+            # must be those, of the same types.
+            fields = {f["name"]: f for f in schema.schema["fields"]}
+            union = fields[TICDC_BEFORE]["type"]
+            record = next(m for m in union if m != "null")
+            if record.get("fields") != [fields[name] for name in names]:
+                return None
+        try:
+            image = _image(schema, leaves, reader.leaves, self._output, self._types)
+            if before_present is not None:
+                before = _image(
+                    schema, leaves, reader.leaves, self._output, self._types, (TICDC_BEFORE,)
+                )
+        except ValueError:
+            return None
+        return _ValuePlan(
+            reader,
+            schema.database,
+            schema.table,
+            image,
+            before,
+            before_present,
+            leaves.get((TIDB_OP,)),
+            leaves.get((TIDB_COMMIT_TS,)),
+            leaves.get((TIDB_ROW_LEVEL_CHECKSUM,)),
+        )
+
+    # --- the batch ---------------------------------------------------------------------
+
+    def _batch(self, records: list[Record]) -> tuple[pa.RecordBatch, list[int]]:
+        """The batch of `records` and each row's commit ts.
+
+        Raises:
+            ValueError, ...: anything the row path must decide (module docstring).
+        """
+        # Records by schema: (key schema, value schema) of a row, (key schema, None) of a
+        # tombstone; each group read at once, the groups' rows then put back in order.
+        groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
+        for i, record in enumerate(records):
+            key_id = record.key[:5] if record.key else None
+            value_id = record.value[:5] if record.value else None
+            groups.setdefault((key_id, value_id), []).append(i)
+        parts: list[list[pa.Array]] = []
+        order: list[int] = []
+        commit_ts: list[int] = []
+        for (key_id, value_id), indexes in groups.items():
+            keys = None
+            if key_id is not None:
+                key_plan = self._keys[key_id]
+                assert key_plan is not None  # fits took it
+                keys = key_plan.reader.read(*_joined([records[i].key or b"" for i in indexes]))
+            if value_id is None:
+                assert key_id is not None and keys is not None
+                part, stamps = self._tombstones(self._keys[key_id], keys, len(indexes))
+            else:
+                plan = self._values[value_id]
+                assert plan is not None
+                columns = plan.reader.read(*_joined([records[i].value or b"" for i in indexes]))
+                part, stamps = self._rows(plan, columns, len(indexes))
+            parts.append(part)
+            order += indexes
+            commit_ts += stamps
+        if len(parts) == 1:
+            arrays = parts[0]
+        else:
+            back = pa.array(sorted(range(len(order)), key=order.__getitem__), pa.int64())
+            arrays = [
+                pa.concat_arrays(list(pieces)).take(back) for pieces in zip(*parts, strict=True)
+            ]
+            commit_ts = [commit_ts[i] for i in back.to_pylist()]
+        arrays += self._coordinates(records)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts
+
+    def _rows(
+        self, plan: _ValuePlan, columns: list[list[Any]], rows: int
+    ) -> tuple[list[pa.Array], list[int]]:
+        if plan.checksum is not None and any(columns[plan.checksum]):
+            raise ValueError("a row checksum to verify")  # the row path verifies it
+        if plan.op is None:
+            ops = ["INSERT"] * rows
+        else:
+            ops = [_OPS[op] for op in columns[plan.op]]  # KeyError: not c, u or d
+        commit_ts = [0] * rows if plan.commit_ts is None else columns[plan.commit_ts]
+        if any(ts < 0 for ts in commit_ts):
+            raise ValueError("a commit ts beyond 2^63")
+        image = plan.image.arrays(columns, rows, self._types)
+        before = None
+        if plan.before is not None and plan.before_present is not None:
+            present = columns[plan.before_present]
+            deletes = [op == "DELETE" for op in ops]
+            if any(d and not p for d, p in zip(deletes, present, strict=True)):
+                raise ValueError("a DELETE without its before image")
+            old = plan.before.arrays(columns, rows, self._types)
+            if any(deletes):
+                mask = pa.array(deletes, pa.bool_())
+                image = [pc.if_else(mask, o, new) for o, new in zip(old, image, strict=True)]
+            updates = [op == "UPDATE" and p for op, p in zip(ops, present, strict=True)]
+            if any(updates):
+                before = pa.StructArray.from_arrays(
+                    old,
+                    fields=list(self._before_type),
+                    mask=pa.array([not u for u in updates], pa.bool_()),
+                )
+        elif "DELETE" in ops:
+            raise ValueError("a DELETE without its before image")
+        if before is None:
+            before = pa.nulls(rows, self._before_type)
+        return [
+            *image,
+            pa.array(ops, pa.string()),
+            pa.array(commit_ts, pa.int64()),
+            before,
+            pa.array([plan.database] * rows, pa.string()),
+            pa.array([plan.table] * rows, pa.string()),
+        ], commit_ts
+
+    def _tombstones(
+        self, plan: _KeyPlan | None, columns: list[list[Any]], rows: int
+    ) -> tuple[list[pa.Array], list[int]]:
+        assert plan is not None and plan.image is not None  # fits took it
+        return [
+            *plan.image.arrays(columns, rows, self._types),
+            pa.array(["DELETE"] * rows, pa.string()),
+            pa.array([0] * rows, pa.int64()),
+            pa.nulls(rows, self._before_type),
+            pa.array([plan.database] * rows, pa.string()),
+            pa.array([plan.table] * rows, pa.string()),
+        ], [0] * rows
+
+    def _coordinates(self, records: list[Record]) -> list[pa.Array]:
+        arrays = []
+        if self.kafka_columns:
+            arrays += [
+                pa.array([self.topic] * len(records), pa.string()),
+                pa.array([record.partition for record in records], pa.int32()),
+                pa.array([record.offset for record in records], pa.int64()),
+            ]
+        if self.headers:
+            arrays.append(pa.array([record.headers for record in records], HEADERS_TYPE))
+        return arrays
+
+
+def _joined(framed: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
+    """Framed records as one buffer and each body's (start, end) in it."""
+    bounds = []
+    end = 0
+    for data in framed:
+        start = end
+        end += len(data)
+        bounds.append((start + 5, end))
+    return b"".join(framed), bounds
