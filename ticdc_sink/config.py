@@ -11,9 +11,10 @@ unknown key is an error with a close match suggested. The result is frozen, hash
 picklable; change it with `attrs.evolve`. This module knows option names, TiCDC's
 sink-uri and changefeed-file names and librdkafka setting names; it opens no connection.
 
-Options. Each option is declared once, as a field of the part that holds it (`_field`:
-its type, default, one line of documentation and the TiCDC settings it honours); the
-field is the option's snake_case twin and keeps the name in `metadata["option"]`. The
+Options. Each option is declared once, as a field of the part that holds it
+(`ticdc_sink.options.option_field`: its type, default, one line of documentation and the
+TiCDC settings it honours); the field is the option's snake_case twin and keeps the name
+in `metadata["option"]`. The
 protocols that own an option say so in their specs (`ticdc_sink.codec.spec`). The write
 options page (docs/reference/write-options.md) is rendered from these declarations at
 every build of the docs (tests/support/option_docs.py). `sink-uri` and `config` are layers
@@ -61,17 +62,49 @@ import json
 import re
 import tomllib
 import urllib.parse
-import zoneinfo
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
-from ticdc_sink.codec.spec import TiCDCVersion, Watermark
+from ticdc_sink.codec.spec import Watermark
 from ticdc_sink.column_selector import ColumnSelector, check_selection, parse_column_selectors
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
+from ticdc_sink.options import (
+    FALSE_TEXTS,
+    INT32_MAX,
+    INT64_MAX,
+    FrozenMap,
+    Invalid,
+    and_list,
+    check_since,
+    enum_parser,
+    int_parser,
+    option_error,
+    option_field,
+    option_text,
+    or_list,
+    parse_bool,
+    parse_name,
+    parse_names,
+    parse_opt_str,
+    parse_storage_uri,
+    parse_string_map,
+    parse_zone,
+    spell_option,
+    too_new_error,
+)
+from ticdc_sink.redaction import (
+    MASK,
+    is_secret,
+    mask_uri,
+    masked,
+    masked_repr,
+    masked_uri_repr,
+    redact_url,
+)
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
@@ -93,6 +126,7 @@ from ticdc_sink.table_filter import split_patterns
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
 from ticdc_sink.ticdc_settings import setting as ticdc_setting
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = [
     "AvroBigintUnsignedHandling",
@@ -125,9 +159,6 @@ __all__ = [
     "ticdc_kafka_settings",
 ]
 
-_MASK = "***"
-_INT32_MAX = 2**31 - 1
-_INT64_MAX = 2**63 - 1
 # librdkafka refuses to create a topic with more partitions or replicas than these
 # (rd_kafka_NewTopic: RD_KAFKAP_PARTITIONS_MAX, RD_KAFKAP_BROKERS_MAX), whatever Kafka allows.
 _MAX_PARTITIONS = 100_000
@@ -229,278 +260,13 @@ SPARK_OPTIONS = ("path", "queryname")
 
 # -- secrets and immutable mappings ----------------------------------------------------
 
-_SECRET_OPTIONS = frozenset({"sasl-password", "sasl-oauth-client-secret", "sasl-gssapi-password"})
-_SECRET_MARKERS = ("password", "secret", "jaas", "key.pem", "oauthbearer.config")
-
-
-def is_secret(name: str) -> bool:
-    """Whether an option or librdkafka setting holds a secret (masked everywhere)."""
-    name = name.lower()
-    return name in _SECRET_OPTIONS or any(marker in name for marker in _SECRET_MARKERS)
-
-
-class FrozenMap(Mapping[str, str]):
-    """An immutable str -> str mapping that hashes and pickles, for config fields."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, str] | None = None) -> None:
-        self._data = dict(data or {})
-
-    def __getitem__(self, key: str) -> str:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._data.items()))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._data == dict(other)
-        return NotImplemented
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenMap, (self._data,))
-
-    def __repr__(self) -> str:
-        return f"FrozenMap({self._data!r})"
-
-
-def _masked(mapping: Mapping[str, str]) -> dict[str, str]:
-    return {k: (_MASK if is_secret(k) else v) for k, v in mapping.items()}
-
-
-def _masked_repr(mapping: Mapping[str, str]) -> str:
-    return repr(_masked(mapping))
-
 
 # -- errors and field helpers ------------------------------------------------------------
 
 
-class _Invalid(ValueError):
-    """Raised by a parser; the field wrapper turns it into a ConfigError naming the option."""
-
-    def __init__(self, allowed: str, choices: tuple[str, ...] | None = None) -> None:
-        super().__init__(allowed)
-        self.allowed = allowed
-        self.choices = choices
-
-
-def _shown(option: str, value: object) -> str:
-    if is_secret(option) or option == "kafka.*":
-        return _MASK
-    if option == "schema-registry":
-        value = redact_url(str(value))
-    elif option == "claim-check-storage-uri":
-        value = mask_uri(str(value))
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _invalid(
-    option: str, value: object, allowed: str, choices: tuple[str, ...] | None = None
-) -> ConfigError:
-    shown = _shown(option, value)
-    return ConfigError(
-        f"option '{spell_option(option)}' is '{shown}'; {allowed}",
-        option=option,
-        value=shown,
-        allowed=choices,
-    )
-
-
-def _field(
-    option: str,
-    default: Any = attrs.NOTHING,
-    parse: Callable[[Any], Any] | None = None,
-    *,
-    doc: str,
-    ticdc: tuple[str, ...] = (),
-    shown_default: str | None = None,
-    since: TiCDCVersion | None = None,
-    **kwargs: Any,
-) -> Any:
-    """An attrs field for `option`, the option's one declaration: its type (the
-    annotation), default, `doc` (its line in docs/reference/write-options.md; the
-    protocols that own it come from their specs), the TiCDC settings it honours (`ticdc`,
-    as TiCDC spells them), the first TiCDC release that has it (`since`: set away from its
-    default under an older `ticdc-version` it is refused, `check_since`) and, where the
-    default is not a value, the default as documented (`shown_default`). `parse` converts
-    raw (string) or typed values and raises `_Invalid`, reported as a ConfigError that
-    names the option."""
-
-    def convert(value: Any) -> Any:
-        if parse is None:
-            return value
-        try:
-            return parse(value)
-        except _Invalid as exc:
-            # `from None`: the chained error could quote a secret value.
-            raise _invalid(option, value, exc.allowed, exc.choices) from None
-
-    if since is not None:
-        doc += f" (TiCDC v{since.value} on: refused under an older `ticdc-version`)"
-    metadata = {
-        "option": option,
-        "doc": doc,
-        "ticdc": ticdc,
-        "shown_default": shown_default,
-        "since": since,
-    }
-    return attrs.field(default=default, converter=convert, metadata=metadata, **kwargs)
-
-
-def _int(lo: int, hi: int, *, optional: bool = False) -> Callable[[Any], int | None]:
-    def parse(value: Any) -> int | None:
-        if optional and (value is None or value == ""):
-            return None
-        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise _Invalid(f"use an integer from {lo} to {hi}")
-        return value
-
-    return parse
-
-
-_TRUE = {"1", "t", "true"}
-_FALSE = {"0", "f", "false"}
-
-
-def _bool(value: Any) -> bool:
-    # Go strconv.ParseBool, as TiCDC reads its URI parameters (any case here).
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    raise _Invalid("use true or false", ("true", "false"))
-
-
-_E = TypeVar("_E", bound=enum.StrEnum)
-
-
-def _enum(cls: type[_E], aliases: Mapping[str, str] | None = None) -> Callable[[Any], _E]:
-    def parse(value: Any) -> _E:
-        text = str(value).strip().lower()
-        text = (aliases or {}).get(text, text)
-        try:
-            return cls(text)
-        except ValueError:
-            choices = tuple(member.value for member in cls)
-            raise _Invalid(_choose(text, choices), choices) from None
-
-    return parse
-
-
-def _choose(text: str, choices: tuple[str, ...]) -> str:
-    """ "use one of ...", led by the likely intended value (`canal_json`: canal-json)."""
-    allowed = f"use one of {', '.join(choices)}"
-    close = difflib.get_close_matches(text.replace("_", "-"), choices, n=1, cutoff=0.75)
-    return f"did you mean '{close[0]}'? {allowed}" if close else allowed
-
-
-def _either(names: list[str]) -> str:
-    """ "a", "a or b", "a, b or c": the protocols that take a setting, for messages."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-def _both(settings: list[str]) -> str:
-    """ "a", "a and b", "a, b and c": settings to set together, for messages."""
-    return settings[0] if len(settings) == 1 else f"{', '.join(settings[:-1])} and {settings[-1]}"
-
-
-def _option_text(value: Any) -> str:
-    """An option's value as a user spells it: `true`, an enum's value, the text."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value.value) if isinstance(value, enum.Enum) else str(value)
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise _Invalid("use a string")
-    return value
-
-
-def _storage_uri(value: Any) -> str | None:
-    # TiCDC's external storage URIs: file:///abs/dir, s3://bucket/prefix, gcs://..., ...
-    text = _opt_str(value)
-    if text is None:
-        return None
-    parts = urllib.parse.urlsplit(text.strip())
-    if not re.fullmatch(r"[a-z][a-z0-9+.-]*", parts.scheme) or not (parts.netloc or parts.path):
-        raise _Invalid("use a URI such as file:///data/claim-check or s3://bucket/prefix")
-    if parts.scheme == "file" and (
-        parts.netloc not in ("", "localhost") or not parts.path.startswith("/")
-    ):
-        raise _Invalid("use file:// with an absolute path, such as file:///data/claim-check")
-    return text.strip()
-
-
-def mask_uri(uri: str) -> str:
-    """`uri` with its user info and query values masked (TiCDC `MaskSensitiveDataInURI`):
-    storage URIs may carry access keys there."""
-    try:
-        parts = urllib.parse.urlsplit(uri)
-    except ValueError:
-        return "(unparseable URI)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{_MASK}@{netloc.rsplit('@', 1)[1]}"
-    query = "&".join(
-        f"{name}={_MASK}" for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    )
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _masked_uri_repr(value: str | None) -> str:
-    return repr(None if value is None else mask_uri(value))
-
-
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _Invalid("use a non-empty name")
-    return value
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    """A comma list ("a, b") or a sequence of names; no empty or duplicate names."""
-    if value is None or value == "":
-        return ()
-    items = value.split(",") if isinstance(value, str) else list(value)
-    names = tuple(str(item).strip() for item in items)
-    if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
-        raise _Invalid("use a comma-separated list of distinct column names, e.g. id,region")
-    return names
-
-
-def _string_map(value: Any) -> FrozenMap:
-    """A JSON object (or a mapping) of str -> str, e.g. column-types."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError:
-            raise _Invalid(
-                'use a JSON object of column -> MySQL type, e.g. {"price": "decimal(10,2)"}'
-            ) from None
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise _Invalid('use a JSON object of column -> MySQL type, e.g. {"price": "decimal(10,2)"}')
-    return value if isinstance(value, FrozenMap) else FrozenMap(value)
-
-
 def _client_map(value: Any) -> FrozenMap:
     if not isinstance(value, Mapping):
-        raise _Invalid("use a mapping of librdkafka settings")
+        raise Invalid("use a mapping of librdkafka settings")
     return FrozenMap({str(k): _setting(v) for k, v in value.items()})
 
 
@@ -510,20 +276,11 @@ def _setting(value: Any) -> str:
     return str(value)
 
 
-def _zone(value: Any) -> str:
-    text = str(value).strip()
-    try:
-        zoneinfo.ZoneInfo(text)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
-        raise _Invalid("use an IANA time zone name such as UTC or Asia/Shanghai") from None
-    return text
-
-
 def _partition_rule(value: Any) -> PartitionRule:
     try:
         return PartitionRule.parse(value)
     except ConfigError as exc:
-        raise _Invalid(exc.message.split("; ", 1)[1], exc.allowed) from None
+        raise Invalid(exc.message.split("; ", 1)[1], exc.allowed) from None
 
 
 _CLUSTER_ID = re.compile(r"[a-zA-Z0-9]+(-[a-zA-Z0-9]+)*")
@@ -535,7 +292,7 @@ def _cluster_name(value: Any) -> str:
     # Debezium writes it as source.name and into every schema name.
     text = str(value).strip()
     if not _CLUSTER_ID.fullmatch(text) or text in _RESERVED_CLUSTER_IDS:
-        raise _Invalid(
+        raise Invalid(
             "use letters and digits in groups joined by single hyphens (e.g. tidb-prod), "
             f"not one of {', '.join(sorted(_RESERVED_CLUSTER_IDS))}"
         )
@@ -548,9 +305,9 @@ def _registry_url(value: Any) -> str | None:
     text = str(value).strip().rstrip("/")
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _Invalid("use an http:// or https:// URL such as http://registry:8081")
+        raise Invalid("use an http:// or https:// URL such as http://registry:8081")
     if "@" in parts.netloc:
-        raise _Invalid("give credentials in schema-registry-user / schema-registry-password")
+        raise Invalid("give credentials in schema-registry-user / schema-registry-password")
     return text
 
 
@@ -580,21 +337,21 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise _Invalid(
+            raise Invalid(
                 'use a JSON list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]'
             ) from None
     if isinstance(value, tuple) and all(isinstance(r, DispatchRule) for r in value):
         return value
     if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
-        raise _Invalid('use a list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]')
+        raise Invalid('use a list of rules, e.g. [{"matcher": ["db.*"], "topic": "t_{table}"}]')
     rules = []
     for raw in value:
         problem = _rule_problem(raw)
         if problem is not None:
-            raise _Invalid(problem)
+            raise Invalid(problem)
         unknown = sorted(set(raw) - _RULE_KEYS)
         if unknown:
-            raise _Invalid(
+            raise Invalid(
                 f"rule {dict(raw)!r} has unknown key {unknown[0]!r}; a rule takes "
                 + ", ".join(sorted(_RULE_KEYS))
             )
@@ -602,12 +359,12 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
         if isinstance(matcher, str):
             matcher = [matcher]
         if not isinstance(matcher, list) or not matcher:
-            raise _Invalid(f"rule {dict(raw)!r} needs matcher = ['db.table', ...]")
+            raise Invalid(f"rule {dict(raw)!r} needs matcher = ['db.table', ...]")
         columns = raw.get("columns") or ()
         targets = {key: raw.get(key) or None for key in _ROUTING_KEYS}
         for key, target in targets.items():
             if target is not None and not isinstance(target, str):
-                raise _Invalid(f"rule {dict(raw)!r}: {key} must be a string")
+                raise Invalid(f"rule {dict(raw)!r}: {key} must be a string")
         try:
             rules.append(
                 DispatchRule(
@@ -621,7 +378,7 @@ def _dispatch_rules(value: Any) -> tuple[DispatchRule, ...]:
                 )
             )
         except ConfigError as exc:
-            raise _Invalid(f"rule {dict(raw)!r}: {exc.message}") from None
+            raise Invalid(f"rule {dict(raw)!r}: {exc.message}") from None
     return tuple(rules)
 
 
@@ -635,15 +392,15 @@ def _filter_rules(value: Any) -> tuple[str, ...]:
         try:
             value = json.loads(text) if text.startswith("[") else split_patterns(text)
         except json.JSONDecodeError:
-            raise _Invalid('use a JSON list of patterns, e.g. ["db.*", "!db.tmp_*"]') from None
+            raise Invalid('use a JSON list of patterns, e.g. ["db.*", "!db.tmp_*"]') from None
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise _Invalid("use a list of table-filter patterns, e.g. ['db.*', '!db.tmp_*']")
+        raise Invalid("use a list of table-filter patterns, e.g. ['db.*', '!db.tmp_*']")
     patterns = tuple(v.strip() for v in value if v.strip())
     if patterns == ("*.*",):  # TiCDC's default, as an exported changefeed file lists it
         return ()
     if filter_rules_filter(patterns).is_empty:  # a pattern TiDB refuses raises here
         # TiDB's filter of only comments takes no table: TiCDC would replicate nothing.
-        raise _Invalid(
+        raise Invalid(
             "it has no pattern, only comments, so no table would be written; give "
             "patterns such as db.* (or leave the option out for every table)"
         )
@@ -655,7 +412,7 @@ def _column_selectors(value: Any) -> tuple[ColumnSelector, ...]:
     try:
         return parse_column_selectors(value)
     except ValueError as exc:
-        raise _Invalid(str(exc)) from None
+        raise Invalid(str(exc)) from None
 
 
 def _event_filters(value: Any) -> tuple[EventFilterRule, ...]:
@@ -664,7 +421,7 @@ def _event_filters(value: Any) -> tuple[EventFilterRule, ...]:
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError:
-            raise _Invalid(
+            raise Invalid(
                 'use a JSON list of rules, e.g. [{"matcher": ["db.t"], "ignore-event": ["delete"]}]'
             ) from None
     return parse_event_filters(value, "event-filters")
@@ -677,14 +434,14 @@ def _event_filters(value: Any) -> tuple[EventFilterRule, ...]:
 class KafkaConfig:
     """Where and how to produce: brokers, librdkafka settings, topic creation."""
 
-    bootstrap_servers: str = _field(
-        "kafka.bootstrap.servers", parse=_name, doc="brokers (or the hosts of `sink-uri`)"
+    bootstrap_servers: str = option_field(
+        "kafka.bootstrap.servers", parse=parse_name, doc="brokers (or the hosts of `sink-uri`)"
     )
-    client_config: FrozenMap = _field(
+    client_config: FrozenMap = option_field(
         "kafka.*",
         FrozenMap(),
         parse=_client_map,
-        repr=_masked_repr,
+        repr=masked_repr,
         doc=(
             "any librdkafka producer setting, passed through; librdkafka checks them on the "
             "driver before any task runs (settings naming files are checked where the tasks run),"
@@ -694,10 +451,10 @@ class KafkaConfig:
             "`key.serializer`, `buffer.memory`, ...) are errors that name what to use instead"
         ),
     )
-    partition_num: int | None = _field(
+    partition_num: int | None = option_field(
         "partition-num",
         None,
-        _int(1, _MAX_PARTITIONS, optional=True),
+        int_parser(1, _MAX_PARTITIONS, optional=True),
         doc=(
             "partitions of a topic the sink creates (at most 100000, librdkafka's limit). An "
             "existing topic, as TiCDC: the fixed topic of `topic` or `sink-uri` is written to "
@@ -708,24 +465,24 @@ class KafkaConfig:
         ticdc=("partition-num",),
         shown_default="3",
     )
-    replication_factor: int = _field(
+    replication_factor: int = option_field(
         "replication-factor",
         1,
-        _int(1, _MAX_REPLICATION_FACTOR),
+        int_parser(1, _MAX_REPLICATION_FACTOR),
         doc="replication factor of a topic the sink creates (at most 10000, librdkafka's limit)",
         ticdc=("replication-factor",),
     )
-    auto_create_topic: bool = _field(
+    auto_create_topic: bool = option_field(
         "auto-create-topic",
         True,
-        _bool,
+        parse_bool,
         doc="create missing topics; false makes a missing topic an error",
         ticdc=("auto-create-topic",),
     )
-    broker_timeout_ms: int = _field(
+    broker_timeout_ms: int = option_field(
         "broker-timeout-ms",
         30000,
-        _int(1, _INT32_MAX),
+        int_parser(1, INT32_MAX),
         doc="how long to try to reach the brokers (metadata, topic creation) before failing",
     )
     # Not an option here: CodecConfig's max-message-bytes, copied by `SinkConfig.from_options`
@@ -767,7 +524,7 @@ class KafkaConfig:
 
     def redacted(self) -> dict[str, str]:
         """`producer_config()` with secrets masked, for logs."""
-        return _masked(self.producer_config())
+        return masked(self.producer_config())
 
 
 @attrs.frozen
@@ -775,13 +532,13 @@ class RoutingConfig:
     """Topic expression and partition dispatcher (routing.py applies them); `dispatchers`
     are TiCDC's per-table rules, tried in order before these defaults."""
 
-    topic: str = _field(
+    topic: str = option_field(
         "topic",
-        parse=_name,
+        parse=parse_name,
         doc="topic or TiCDC topic expression with `{schema}` and `{table}`",
         shown_default="URI path",
     )
-    partition: PartitionRule = _field(
+    partition: PartitionRule = option_field(
         "partition",
         PartitionRule.DEFAULT,
         _partition_rule,
@@ -789,13 +546,16 @@ class RoutingConfig:
             "`default` (= `table`), `table`, `index-value`, `ts`, `columns`, as TiCDC computes them"
         ),
     )
-    partition_columns: tuple[str, ...] = _field(
-        "partition-columns", (), _names, doc="columns for `partition=columns`"
+    partition_columns: tuple[str, ...] = option_field(
+        "partition-columns", (), parse_names, doc="columns for `partition=columns`"
     )
-    index: str | None = _field(
-        "index", None, _opt_str, doc="a unique index for `index-value` (default: the handle key)"
+    index: str | None = option_field(
+        "index",
+        None,
+        parse_opt_str,
+        doc="a unique index for `index-value` (default: the handle key)",
     )
-    dispatchers: tuple[DispatchRule, ...] = _field(
+    dispatchers: tuple[DispatchRule, ...] = option_field(
         "dispatchers",
         (),
         _dispatch_rules,
@@ -811,10 +571,10 @@ class RoutingConfig:
         ),
         ticdc=("dispatchers", "dispatchers.target-schema", "dispatchers.target-table"),
     )
-    case_sensitive: bool = _field(
+    case_sensitive: bool = option_field(
         "case-sensitive",
         False,
-        _bool,
+        parse_bool,
         doc="dispatchers matchers compare names exactly (the changefeed file's top-level key)",
         ticdc=("case-sensitive",),
     )
@@ -910,32 +670,6 @@ def _check_owned_options(part: Any, protocol: str) -> None:
         )
 
 
-def _too_new(option: str, value: str, since: TiCDCVersion, version: TiCDCVersion) -> ConfigError:
-    return ConfigError(
-        f"option {option!r} is {value!r}, which TiCDC v{version.value} does not have (it is "
-        f"pingcap/ticdc's, ticdc-version {since.value}) and option 'ticdc-version' is "
-        f"'{version.value}'; set ticdc-version={since.value} or remove {option}",
-        option=option,
-        value=value,
-    )
-
-
-def check_since(part: Any, version: TiCDCVersion) -> None:
-    """Refuse an option of `part` set away from its default that TiCDC `version` lacks
-    (its declaration's `since`).
-
-    Raises:
-        ConfigError: naming the option, its value, the release that has it and
-            ticdc-version.
-    """
-    for field in attrs.fields(type(part)):
-        since = field.metadata.get("since")
-        value = getattr(part, field.name)
-        if since is None or version.at_least(since) or value == field.default:
-            continue
-        raise _too_new(field.metadata["option"], _option_text(value), since, version)
-
-
 def version_settings(config: CodecConfig) -> list[str]:
     """What follows `ticdc-version` in this configuration, one line each (for `check`):
     the protocol's changes by release, and what the release refuses."""
@@ -967,17 +701,17 @@ ROUTING_SINCE = TiCDCVersion.V26_3
 class CodecConfig:
     """What the encoders need to know."""
 
-    protocol: Protocol = _field(
+    protocol: Protocol = option_field(
         "protocol",
         Protocol("simple"),
-        _enum(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
+        enum_parser(Protocol, {alias: s.name for s in protocol_specs() for alias in s.aliases}),
         doc=_protocols_doc(),
         ticdc=("protocol",),
     )
-    ticdc_version: TiCDCVersion = _field(
+    ticdc_version: TiCDCVersion = option_field(
         "ticdc-version",
         TiCDCVersion.V26_3,
-        _enum(TiCDCVersion),
+        enum_parser(TiCDCVersion),
         doc=(
             "the TiCDC release whose messages are written: `8.5` (pingcap/tiflow v8.5) or "
             "`26.3` (pingcap/ticdc v26.3). Under `8.5` debezium sends no DDL and no "
@@ -986,36 +720,36 @@ class CodecConfig:
             "dispatchers `target-schema` / `target-table`); `check` lists what follows it"
         ),
     )
-    encoding_format: EncodingFormat = _field(
+    encoding_format: EncodingFormat = option_field(
         "encoding-format",
         EncodingFormat.JSON,
-        _enum(EncodingFormat),
+        enum_parser(EncodingFormat),
         doc="`json` or `avro`",
         ticdc=("encoding-format",),
     )
-    enable_tidb_extension: bool = _field(
+    enable_tidb_extension: bool = option_field(
         "enable-tidb-extension",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "TiDB extension fields and watermarks (avro `_tidb_*` fields; debezium `tidb_type` "
             'and `op: "m"`; canal-json `_tidb`); no effect for `simple`, as in TiCDC'
         ),
         ticdc=("enable-tidb-extension",),
     )
-    time_zone: str = _field(
+    time_zone: str = option_field(
         "time-zone",
         "UTC",
-        _zone,
+        parse_zone,
         doc=(
             "the zone TIMESTAMP values are rendered in (TiCDC's server time zone); the Spark "
             "session zone never changes what is written"
         ),
     )
-    integrity_check_level: IntegrityCheckLevel = _field(
+    integrity_check_level: IntegrityCheckLevel = option_field(
         "integrity-check-level",
         IntegrityCheckLevel.NONE,
-        _enum(IntegrityCheckLevel),
+        enum_parser(IntegrityCheckLevel),
         doc=(
             "`correctness`: DML messages carry TiCDC's row checksum (Simple's `checksum` "
             "object or Avro record; avro's `_tidb_row_level_checksum`, `_tidb_corrupted` and "
@@ -1029,38 +763,38 @@ class CodecConfig:
         ),
         ticdc=("[integrity] integrity-check-level",),
     )
-    corruption_handle_level: CorruptionHandleLevel = _field(
+    corruption_handle_level: CorruptionHandleLevel = option_field(
         "corruption-handle-level",
         CorruptionHandleLevel.WARN,
-        _enum(CorruptionHandleLevel),
+        enum_parser(CorruptionHandleLevel),
         doc=(
             "`warn` or `error`: what TiCDC does when the upstream row fails its checksum; "
             "rows here are checksummed as written, so none fails and `corrupted` is false"
         ),
         ticdc=("[integrity] corruption-handle-level",),
     )
-    max_message_bytes: int = _field(
+    max_message_bytes: int = option_field(
         "max-message-bytes",
         10 * 1024 * 1024,
-        _int(1, _INT32_MAX),
+        int_parser(1, INT32_MAX),
         doc=(
             "largest message (key + value + 36 bytes, as TiCDC counts); lowered to the topic's "
             "`max.message.bytes` − 128 where the brokers report it"
         ),
         ticdc=("max-message-bytes",),
     )
-    large_message_handle_option: LargeMessageHandleOption = _field(
+    large_message_handle_option: LargeMessageHandleOption = option_field(
         "large-message-handle-option",
         LargeMessageHandleOption.NONE,
-        _enum(LargeMessageHandleOption),
+        enum_parser(LargeMessageHandleOption),
         doc=_large_message_doc(),
         ticdc=("large-message-handle-option",),
     )
-    claim_check_storage_uri: str | None = _field(
+    claim_check_storage_uri: str | None = option_field(
         "claim-check-storage-uri",
         None,
-        _storage_uri,
-        repr=_masked_uri_repr,
+        parse_storage_uri,
+        repr=masked_uri_repr,
         doc=(
             "claim-check: where full messages go, `file:///abs/dir`; other schemes (`s3://`, "
             "`gcs://`, ...) through `fsspec` if installed (`pip install ticdc-sink[claim-check]` "
@@ -1068,20 +802,20 @@ class CodecConfig:
         ),
         ticdc=("claim-check-storage-uri",),
     )
-    claim_check_raw_value: bool = _field(
+    claim_check_raw_value: bool = option_field(
         "claim-check-raw-value",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "claim-check: store the message value itself instead of TiCDC's JSON "
             '`{"key":null,"value":"<base64>"}`'
         ),
         ticdc=("claim-check-raw-value",),
     )
-    large_message_handle_compression: LargeMessageCompression = _field(
+    large_message_handle_compression: LargeMessageCompression = option_field(
         "large-message-handle-compression",
         LargeMessageCompression.NONE,
-        _enum(LargeMessageCompression),
+        enum_parser(LargeMessageCompression),
         doc=(
             "`snappy` (raw Snappy blocks) or `lz4` (LZ4 frames) compresses message values as "
             "TiCDC does, before the size check: simple (rows, bootstraps, watermarks, DDL), "
@@ -1093,45 +827,45 @@ class CodecConfig:
         ),
         ticdc=("large-message-handle-compression",),
     )
-    send_bootstrap_interval_in_sec: int = _field(
+    send_bootstrap_interval_in_sec: int = option_field(
         "send-bootstrap-interval-in-sec",
         120,
-        _int(-_INT64_MAX - 1, _INT64_MAX),
+        int_parser(-INT64_MAX - 1, INT64_MAX),
         doc="BOOTSTRAP again after this many seconds",
         ticdc=("send-bootstrap-interval-in-sec",),
     )
-    send_bootstrap_in_msg_count: int = _field(
+    send_bootstrap_in_msg_count: int = option_field(
         "send-bootstrap-in-msg-count",
         10000,
-        _int(-_INT32_MAX - 1, _INT32_MAX),
+        int_parser(-INT32_MAX - 1, INT32_MAX),
         doc="BOOTSTRAP again after this many rows; 0 in either disables bootstraps",
         ticdc=("send-bootstrap-in-msg-count",),
     )
-    send_bootstrap_to_all_partition: bool = _field(
+    send_bootstrap_to_all_partition: bool = option_field(
         "send-bootstrap-to-all-partition",
         True,
-        _bool,
+        parse_bool,
         doc="BOOTSTRAP to every partition of the topic, else partition 0",
         ticdc=("send-bootstrap-to-all-partition",),
     )
-    avro_decimal_handling_mode: AvroDecimalHandling = _field(
+    avro_decimal_handling_mode: AvroDecimalHandling = option_field(
         "avro-decimal-handling-mode",
         AvroDecimalHandling.PRECISE,
-        _enum(AvroDecimalHandling),
+        enum_parser(AvroDecimalHandling),
         doc="`precise` (bytes, `decimal` logical type) or `string`",
         ticdc=("avro-decimal-handling-mode",),
     )
-    avro_bigint_unsigned_handling_mode: AvroBigintUnsignedHandling = _field(
+    avro_bigint_unsigned_handling_mode: AvroBigintUnsignedHandling = option_field(
         "avro-bigint-unsigned-handling-mode",
         AvroBigintUnsignedHandling.LONG,
-        _enum(AvroBigintUnsignedHandling),
+        enum_parser(AvroBigintUnsignedHandling),
         doc="`long` (wraps above 2^63, as TiCDC) or `string`",
         ticdc=("avro-bigint-unsigned-handling-mode",),
     )
-    avro_include_before_value: bool = _field(
+    avro_include_before_value: bool = option_field(
         "avro-include-before-value",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "the value record gets `_ticdc_before` after the columns (null, or a "
             "`<table>_before` record of the old row: UPDATEs, which then need `_before`, and "
@@ -1142,10 +876,10 @@ class CodecConfig:
         ticdc=("avro-include-before-value",),
         since=TiCDCVersion.V26_3,
     )
-    subject_name_strategy: SubjectNameStrategy = _field(
+    subject_name_strategy: SubjectNameStrategy = option_field(
         "subject-name-strategy",
         SubjectNameStrategy.TOPIC,
-        _enum(
+        enum_parser(
             SubjectNameStrategy,
             {
                 "topicnamestrategy": "topic",
@@ -1155,44 +889,44 @@ class CodecConfig:
         ),
         doc="`topic` (TiCDC's), `record`, `topic-record` (Confluent's names also accepted)",
     )
-    debezium_disable_schema: bool = _field(
+    debezium_disable_schema: bool = option_field(
         "debezium-disable-schema",
         False,
-        _bool,
+        parse_bool,
         doc="payload only, no `schema` part",
         ticdc=("debezium-disable-schema",),
     )
-    debezium_output_old_value: bool = _field(
+    debezium_output_old_value: bool = option_field(
         "debezium-output-old-value",
         True,
-        _bool,
+        parse_bool,
         doc="UPDATEs carry `before` (then every UPDATE needs `_before`)",
         ticdc=("[sink.debezium] output-old-value",),
     )
-    debezium_cluster_name: str = _field(
+    debezium_cluster_name: str = option_field(
         "debezium-cluster-name",
         "default",
         _cluster_name,
         doc="TiCDC's cluster id, in `source.name` and schema names",
     )
-    only_output_updated_columns: bool = _field(
+    only_output_updated_columns: bool = option_field(
         "only-output-updated-columns",
         False,
-        _bool,
+        parse_bool,
         doc="the old row (canal-json `old`, open-protocol `p`) keeps only the changed columns",
         ticdc=("only-output-updated-columns",),
     )
-    content_compatible: bool = _field(
+    content_compatible: bool = option_field(
         "content-compatible",
         False,
-        _bool,
+        parse_bool,
         doc="Canal's own `mysqlType` text and `old` (implies the above)",
         ticdc=("content-compatible",),
     )
-    output_row_key: bool = _field(
+    output_row_key: bool = option_field(
         "output-row-key",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "with `enable-tidb-extension=true`, each DML message carries TiDB's row key, "
             "`_tidb.rowkey`: base64 of `t`, the table id, `_r` and the row's integer handle "
@@ -1204,47 +938,47 @@ class CodecConfig:
         ticdc=("output-row-key",),
         since=TiCDCVersion.V26_3,
     )
-    delete_only_output_handle_key_columns: bool = _field(
+    delete_only_output_handle_key_columns: bool = option_field(
         "delete-only-output-handle-key-columns",
         False,
-        _bool,
+        parse_bool,
         doc="DELETEs carry only the handle key",
         ticdc=("delete-only-output-handle-key-columns",),
     )
-    output_raw_change_event: bool = _field(
+    output_raw_change_event: bool = option_field(
         "output-raw-change-event",
         False,
-        _bool,
+        parse_bool,
         doc="an UPDATE that changes a handle or unique key is sent as one UPDATE, "
         "else as DELETE and INSERT",
         ticdc=("output-raw-change-event",),
     )
-    ddl_on_schema_change: bool = _field(
+    ddl_on_schema_change: bool = option_field(
         "ddl-on-schema-change",
         True,
-        _bool,
+        parse_bool,
         doc="a DDL message when the table's schema changed between batches",
     )
-    ddl_on_first_batch: bool = _field(
+    ddl_on_first_batch: bool = option_field(
         "ddl-on-first-batch",
         False,
-        _bool,
+        parse_bool,
         doc="a `CREATE TABLE` DDL message before a table's first batch",
     )
-    max_batch_size: int = _field(
+    max_batch_size: int = option_field(
         "max-batch-size",
         16,
-        _int(1, _INT32_MAX),
+        int_parser(1, INT32_MAX),
         doc=(
             "most row events in one Kafka message; the other protocols report it as ignored, "
             "as TiCDC accepts it from any"
         ),
         ticdc=("max-batch-size",),
     )
-    open_output_old_value: bool = _field(
+    open_output_old_value: bool = option_field(
         "open-output-old-value",
         True,
-        _bool,
+        parse_bool,
         doc="UPDATEs carry the old row `p` (then every UPDATE needs `_before`)",
         ticdc=("[sink.open] output-old-value",),
     )
@@ -1273,7 +1007,7 @@ class CodecConfig:
     def _check_version(self) -> None:
         version = self.ticdc_version
         if not version.at_least(self.spec.since):
-            raise _too_new("protocol", self.protocol.value, self.spec.since, version)
+            raise too_new_error("protocol", self.protocol.value, self.spec.since, version)
         check_since(self, version)
 
     @property
@@ -1307,7 +1041,7 @@ class CodecConfig:
         wrong = [
             (name, value, wanted)
             for name, wanted in spec.row_checksum_requires
-            if (value := _option_text(getattr(self, name.replace("-", "_")))) != wanted
+            if (value := option_text(getattr(self, name.replace("-", "_")))) != wanted
         ]
         if wrong:
             name, value, _ = wrong[0]
@@ -1315,8 +1049,8 @@ class CodecConfig:
             to_set = [f"{n}={w}" for n, _, w in wrong]
             raise ConfigError(
                 f"option {name!r} is {value!r}; protocol {spec.name} writes the row checksum "
-                f"(integrity-check-level=correctness) only with {_both(required)}, as TiCDC "
-                f"requires; set {_both(to_set)}, or integrity-check-level=none",
+                f"(integrity-check-level=correctness) only with {and_list(required)}, as TiCDC "
+                f"requires; set {and_list(to_set)}, or integrity-check-level=none",
                 option=name,
                 value=value,
             )
@@ -1355,7 +1089,7 @@ class CodecConfig:
             raise ConfigError(
                 f"option 'large-message-handle-option' is '{option.value}' but protocol "
                 f"'{self.protocol.value}' does not support it; use none, or protocol "
-                f"{_either(takers)}",
+                f"{or_list(takers)}",
                 option="large-message-handle-option",
                 value=option.value,
             )
@@ -1372,51 +1106,60 @@ class CodecConfig:
 class InputConfig:
     """How DataFrame rows map to a table: metadata columns and table schema refinements."""
 
-    op_column: str = _field("op-column", "_op", _name, doc="name of the operation column")
-    commit_ts_column: str = _field(
-        "commit-ts-column", "_commit_ts", _name, doc="name of the commit ts column"
+    op_column: str = option_field(
+        "op-column", "_op", parse_name, doc="name of the operation column"
     )
-    before_column: str = _field(
-        "before-column", "_before", _name, doc="name of the before-image column (UPDATE, DELETE)"
+    commit_ts_column: str = option_field(
+        "commit-ts-column", "_commit_ts", parse_name, doc="name of the commit ts column"
     )
-    database_column: str = _field(
-        "database-column", "_database", _name, doc="name of the database column"
+    before_column: str = option_field(
+        "before-column",
+        "_before",
+        parse_name,
+        doc="name of the before-image column (UPDATE, DELETE)",
     )
-    table_column: str = _field("table-column", "_table", _name, doc="name of the table column")
-    database: str | None = _field(
-        "database", None, _opt_str, doc="the database, when there is no `_database` column"
+    database_column: str = option_field(
+        "database-column", "_database", parse_name, doc="name of the database column"
     )
-    table: str | None = _field(
-        "table", None, _opt_str, doc="the table, when there is no `_table` column"
+    table_column: str = option_field(
+        "table-column", "_table", parse_name, doc="name of the table column"
     )
-    primary_key: tuple[str, ...] = _field(
-        "primary-key", (), _names, doc="comma-separated primary key columns"
+    database: str | None = option_field(
+        "database", None, parse_opt_str, doc="the database, when there is no `_database` column"
     )
-    column_types: FrozenMap = _field(
+    table: str | None = option_field(
+        "table", None, parse_opt_str, doc="the table, when there is no `_table` column"
+    )
+    primary_key: tuple[str, ...] = option_field(
+        "primary-key", (), parse_names, doc="comma-separated primary key columns"
+    )
+    column_types: FrozenMap = option_field(
         "column-types",
         FrozenMap(),
-        _string_map,
+        parse_string_map,
         doc="JSON object: column to MySQL type, optionally with `NOT NULL` and `DEFAULT`",
     )
-    table_ddl: str | None = _field("table-ddl", None, _opt_str, doc="`CREATE TABLE` statement")
-    table_id: int | None = _field(
+    table_ddl: str | None = option_field(
+        "table-ddl", None, parse_opt_str, doc="`CREATE TABLE` statement"
+    )
+    table_id: int | None = option_field(
         "table-id",
         None,
-        _int(1, _INT64_MAX, optional=True),
+        int_parser(1, INT64_MAX, optional=True),
         doc="`tableID` on the wire",
         shown_default="derived",
     )
-    schema_version: int | None = _field(
+    schema_version: int | None = option_field(
         "schema-version",
         None,
-        _int(0, _INT64_MAX, optional=True),
+        int_parser(0, INT64_MAX, optional=True),
         doc="schema version on the wire",
         shown_default="derived",
     )
-    allow_commit_ts_below_watermark: bool = _field(
+    allow_commit_ts_below_watermark: bool = option_field(
         "allow-commit-ts-below-watermark",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "send rows whose `_commit_ts` is at or below a watermark an earlier batch sent, "
             "instead of failing; the batch report counts them (`below_watermark`); see Delivery "
@@ -1452,40 +1195,42 @@ class RegistryConfig:
     `user:password@` (URL-encoded parts); they are moved to `user` and `password`, so
     `url` never holds credentials."""
 
-    url: str | None = _field(
+    url: str | None = option_field(
         "schema-registry",
         None,
         _registry_url,
         doc="registry URL, `http(s)://[user:password@]host:port`",
         ticdc=("schema-registry",),
     )
-    user: str | None = _field("schema-registry-user", None, _opt_str, doc="basic-auth user")
-    password: str | None = _field(
+    user: str | None = option_field(
+        "schema-registry-user", None, parse_opt_str, doc="basic-auth user"
+    )
+    password: str | None = option_field(
         "schema-registry-password",
         None,
-        _opt_str,
-        repr=lambda v: _MASK if v else repr(v),
+        parse_opt_str,
+        repr=lambda v: MASK if v else repr(v),
         doc="basic-auth password (a secret)",
     )
-    ca_location: str | None = _field(
-        "schema-registry-ca", None, _opt_str, doc="CA file to verify an https registry"
+    ca_location: str | None = option_field(
+        "schema-registry-ca", None, parse_opt_str, doc="CA file to verify an https registry"
     )
-    cert_location: str | None = _field(
+    cert_location: str | None = option_field(
         "schema-registry-cert",
         None,
-        _opt_str,
+        parse_opt_str,
         doc="client certificate file for an https registry (with the key)",
     )
-    key_location: str | None = _field(
+    key_location: str | None = option_field(
         "schema-registry-key",
         None,
-        _opt_str,
+        parse_opt_str,
         doc="client key file for an https registry (with the certificate)",
     )
-    timeout_ms: int = _field(
+    timeout_ms: int = option_field(
         "schema-registry-timeout-ms",
         30000,
-        _int(1, _INT32_MAX),
+        int_parser(1, INT32_MAX),
         doc="bound for one registry request",
     )
 
@@ -1525,10 +1270,10 @@ class SinkConfig:
     codec: CodecConfig = CodecConfig()
     input: InputConfig = InputConfig()
     registry: RegistryConfig = RegistryConfig()
-    checkpoint_location: str | None = _field(
+    checkpoint_location: str | None = option_field(
         "checkpointlocation",
         None,
-        _opt_str,
+        parse_opt_str,
         doc=(
             "streaming: the query's checkpoint (or Spark's "
             '`spark.sql.streaming.checkpointLocation` with a `queryName`, see "Where it runs"); '
@@ -1537,7 +1282,7 @@ class SinkConfig:
             "that it can write there before any task runs"
         ),
     )
-    filter_rules: tuple[str, ...] = _field(
+    filter_rules: tuple[str, ...] = option_field(
         "filter-rules",
         (),
         _filter_rules,
@@ -1550,7 +1295,7 @@ class SinkConfig:
         ticdc=("[filter] rules",),
         shown_default="*.*",
     )
-    event_filters: tuple[EventFilterRule, ...] = _field(
+    event_filters: tuple[EventFilterRule, ...] = option_field(
         "event-filters",
         (),
         _event_filters,
@@ -1563,7 +1308,7 @@ class SinkConfig:
         ),
         ticdc=("[filter] event-filters",),
     )
-    column_selectors: tuple[ColumnSelector, ...] = _field(
+    column_selectors: tuple[ColumnSelector, ...] = option_field(
         "column-selectors",
         (),
         _column_selectors,
@@ -1576,10 +1321,10 @@ class SinkConfig:
         ),
         ticdc=("column-selectors",),
     )
-    force_replicate: bool = _field(
+    force_replicate: bool = option_field(
         "force-replicate",
         False,
-        _bool,
+        parse_bool,
         doc=(
             "TiCDC's changefeed `force-replicate` (top level of the changefeed file): write "
             "a table that has neither a primary key nor a unique key of NOT NULL columns, "
@@ -1656,7 +1401,7 @@ class SinkConfig:
                 ("target-table", rule.target_table),
             ):
                 if target is not None:
-                    raise _too_new(f"dispatchers {key}", target, ROUTING_SINCE, version)
+                    raise too_new_error(f"dispatchers {key}", target, ROUTING_SINCE, version)
 
     def column_selection(self, table: TableSchema) -> tuple[int, ...] | None:
         """The positions of `table`'s columns sent under `column-selectors` (None: all),
@@ -1807,8 +1552,8 @@ def _is_default(value: Any, default: Any) -> bool:
         return all(_is_default(v, None) for v in value.values())
     if isinstance(default, bool):
         try:
-            return _bool(value) is default
-        except _Invalid:
+            return parse_bool(value) is default
+        except Invalid:
             return False
     if isinstance(default, dict):
         return isinstance(value, dict) and all(
@@ -1842,15 +1587,6 @@ def option_names() -> frozenset[str]:
 
 # Where every option is listed; unknown-option errors point there.
 _OPTIONS_HELP = "all options: docs/reference/write-options.md"
-
-# Options whose documented spelling is not all lowercase (Spark lowercases option keys);
-# messages and suggestions use the documented one.
-_SPELLING = {"checkpointlocation": "checkpointLocation"}
-
-
-def spell_option(option: str) -> str:
-    """An option name as the docs spell it (`checkpointLocation`), for messages."""
-    return _SPELLING.get(option, option)
 
 
 # Java Kafka client settings that Spark's Kafka sink passes through as `kafka.<name>` and
@@ -1970,20 +1706,6 @@ class _Layer:
 # -- sink-uri ------------------------------------------------------------------------------
 
 
-def redact_url(url: str) -> str:
-    """`url` with any `user:password@` part masked, for messages and logs."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "(unparseable URL)"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urllib.parse.urlunsplit(
-        (parts.scheme, f"{_MASK}@{host}", parts.path, parts.query, parts.fragment)
-    )
-
-
 def _split_registry_credentials(merged: dict[str, Any]) -> None:
     """Move `user:password@` of `schema-registry` (URL-encoded parts) to the user and
     password options, so the URL itself never carries them."""
@@ -2021,9 +1743,9 @@ def _redact_uri(uri: str) -> str:
         return "(unparseable sink-uri)"
     netloc = parts.netloc.rsplit("@", 1)[-1]
     if "@" in parts.netloc:
-        netloc = f"{_MASK}@{netloc}"
+        netloc = f"{MASK}@{netloc}"
     query = "&".join(
-        f"{k}={_MASK if is_secret(k) else redact_url(v) if k == 'schema-registry' else v}"
+        f"{k}={MASK if is_secret(k) else redact_url(v) if k == 'schema-registry' else v}"
         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     )
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
@@ -2306,10 +2028,10 @@ def _duration_ms(option: str, value: Any) -> str:
     """A Go `time.ParseDuration` text ("10s", "1m30s", "500ms") in whole milliseconds."""
     text = str(value).strip()
     if not text or _DURATION.sub("", text) != "":
-        raise _invalid(option, value, "use a Go duration such as 10s, 500ms or 1m30s")
+        raise option_error(option, value, "use a Go duration such as 10s, 500ms or 1m30s")
     total = sum(float(n) * _DURATION_MS[u] for n, u in _DURATION.findall(text))
     if total < 1:
-        raise _invalid(option, value, "use a duration of at least 1ms")
+        raise option_error(option, value, "use a duration of at least 1ms")
     return str(int(total))
 
 
@@ -2324,19 +2046,19 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if "kafka-client-id" in p:
         client_id = str(p["kafka-client-id"])
         if not re.fullmatch(r"[A-Za-z0-9._-]+", client_id):  # tiflow validClientID
-            raise _invalid("kafka-client-id", client_id, "use only A-Z a-z 0-9 . _ -")
+            raise option_error("kafka-client-id", client_id, "use only A-Z a-z 0-9 . _ -")
         out["client.id"] = client_id
     if "compression" in p:
         codec = str(p["compression"]).strip().lower()
         if codec not in _COMPRESSIONS:
-            raise _invalid(
+            raise option_error(
                 "compression", p["compression"], f"use one of {', '.join(_COMPRESSIONS)}"
             )
         out["compression.type"] = codec
     if "required-acks" in p:
         acks = {"-1": "all", "0": "0", "1": "1"}.get(str(p["required-acks"]).strip())
         if acks is None:
-            raise _invalid("required-acks", p["required-acks"], "use -1 (all), 0 or 1")
+            raise option_error("required-acks", p["required-acks"], "use -1 (all), 0 or 1")
         out["acks"] = acks
     if "dial-timeout" in p:
         out["socket.connection.setup.timeout.ms"] = _duration_ms("dial-timeout", p["dial-timeout"])
@@ -2363,14 +2085,14 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
     if p.get("sasl-mechanism"):
         mechanism = str(p["sasl-mechanism"]).strip().upper()
         if mechanism not in _MECHANISMS:
-            raise _invalid(
+            raise option_error(
                 "sasl-mechanism", p["sasl-mechanism"], f"use one of {', '.join(_MECHANISMS)}"
             )
         out["sasl.mechanism"] = mechanism
         sasl = True
     if p.get("sasl-gssapi-auth-type"):
         if str(p["sasl-gssapi-auth-type"]).strip().lower() != "keytab":
-            raise _invalid(
+            raise option_error(
                 "sasl-gssapi-auth-type",
                 p["sasl-gssapi-auth-type"],
                 "use keytab (librdkafka logs in with a keytab, not a password)",
@@ -2394,7 +2116,7 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
             # tiflow applySASL: the secret is given base64-encoded.
             secret = base64.b64decode(str(p["sasl-oauth-client-secret"]), validate=True).decode()
         except ValueError:
-            raise _invalid(
+            raise option_error(
                 "sasl-oauth-client-secret", "", "give the client secret base64-encoded, as TiCDC"
             ) from None
         out["sasl.oauthbearer.client.secret"] = secret
@@ -2406,7 +2128,7 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
         out["sasl.oauthbearer.scope"] = " ".join(str(s).strip() for s in scopes if str(s).strip())
     if p.get("sasl-oauth-grant-type"):
         if str(p["sasl-oauth-grant-type"]).strip() != "client_credentials":
-            raise _invalid(
+            raise option_error(
                 "sasl-oauth-grant-type", p["sasl-oauth-grant-type"], "use client_credentials"
             )
     if sasl and "sasl.mechanism" not in out:
@@ -2423,7 +2145,7 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
             out[setting] = str(p[option])
     if "key" in p and not p.get("ca") and not _looks_like_path(p["key"]):
         # `.option("key", "id")`: the message key, not TiCDC's TLS key file.
-        raise _invalid(
+        raise option_error(
             "key",
             p["key"],
             "to choose the Kafka message key, name the key columns in 'primary-key' (the "
@@ -2431,14 +2153,14 @@ def _translate_ticdc_kafka(merged: Mapping[str, Any]) -> dict[str, str]:
             "'key' is the TLS client key file of a TiCDC sink-uri, given with ca and cert",
         )
     if ("cert" in p or "key" in p) and not p.get("ca"):
-        raise _invalid(
+        raise option_error(
             "cert" if "cert" in p else "key",
             p.get("cert") or p.get("key"),
             "give ca, cert and key together (TiCDC rule)",
         )
     tls = _bool_param("enable-tls", p["enable-tls"]) if "enable-tls" in p else None
     if tls is False and p.get("ca"):
-        raise _invalid("enable-tls", p["enable-tls"], "use true: ca/cert/key are given")
+        raise option_error("enable-tls", p["enable-tls"], "use true: ca/cert/key are given")
     tls = bool(tls) or bool(p.get("ca"))
     if (
         tls
@@ -2471,7 +2193,7 @@ def _check_acks(client: Mapping[str, Any]) -> None:
         ConfigError: kafka.enable.idempotence is true and acks is 0 or 1.
     """
     idempotent = str(client.get("enable.idempotence", "")).strip().lower()
-    if acks_all(client) or idempotent in ("", *_FALSE):
+    if acks_all(client) or idempotent in ("", *FALSE_TEXTS):
         return
     name = "acks" if "acks" in client else "request.required.acks"
     value = client[name]
@@ -2491,16 +2213,16 @@ def _max_retry(value: Any, merged: Mapping[str, Any], all_acks: bool) -> str:
     (the sink's default with acks=all) needs at least one retry: librdkafka refuses 0
     then."""
     try:
-        retries = _int(-_INT32_MAX - 1, _INT32_MAX)(value)
-    except _Invalid as exc:
-        raise _invalid("max-retry", value, exc.allowed) from None
+        retries = int_parser(-INT32_MAX - 1, INT32_MAX)(value)
+    except Invalid as exc:
+        raise option_error("max-retry", value, exc.allowed) from None
     assert retries is not None
     if retries < 0:
         retries = _TICDC_MAX_RETRY
     default = "true" if all_acks else "false"
     idempotent = str(merged.get("kafka.enable.idempotence", default)).strip().lower()
-    if retries == 0 and idempotent not in _FALSE:
-        raise _invalid(
+    if retries == 0 and idempotent not in FALSE_TEXTS:
+        raise option_error(
             "max-retry",
             value,
             "use 1 or more: the sink's producer is idempotent (kafka.enable.idempotence), "
@@ -2516,6 +2238,6 @@ def _looks_like_path(value: Any) -> bool:
 
 def _bool_param(option: str, value: Any) -> bool:
     try:
-        return _bool(value)
-    except _Invalid as exc:
-        raise _invalid(option, value, exc.allowed, exc.choices) from None
+        return parse_bool(value)
+    except Invalid as exc:
+        raise option_error(option, value, exc.allowed, exc.choices) from None

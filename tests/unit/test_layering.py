@@ -18,11 +18,15 @@ from ticdc_sink import codec
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ticdc_sink"
 
-_CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec"}
+_CODEC = {"errors", "gotext", "tso", "schema", "events", "config", "codec", "ticdc_version"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "gotext": set(),
     "ticdc_settings": set(),
+    "ticdc_version": set(),
+    "redaction": set(),
+    # How options are declared, parsed and reported, for the codec's config and the sink's.
+    "options": {"errors", "redaction", "ticdc_version"},
     "tso": {"errors"},
     "schema": {"errors", "tso"},
     "ddl": {"errors", "gotext", "schema"},
@@ -45,11 +49,14 @@ ALLOWED: dict[str, set[str]] = {
         "table_filter",
         "codec",
         "ticdc_settings",
+        "ticdc_version",
+        "options",
+        "redaction",
     },
     "codec": _CODEC,
     "registry": {"errors", "config"},
-    "producer": {"errors", "config"},
-    "claim_check": {"errors", "config"},
+    "producer": {"errors", "config", "redaction"},
+    "claim_check": {"errors", "redaction"},
     "checkpoint": {"errors"},
     "state": {"errors", "tso", "checkpoint"},
     "order_check": {"errors", "schema"},
@@ -99,6 +106,8 @@ ALLOWED: dict[str, set[str]] = {
         "registry",
         "claim_check",
         "read",
+        "redaction",
+        "ticdc_version",
     },
     "cli": {
         "errors",
@@ -489,7 +498,14 @@ def test_codec_packages_import_light() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
     assert ast.literal_eval(loaded) == sorted(
-        ["ticdc_sink", "ticdc_sink.codec", "ticdc_sink.codec.spec", "ticdc_sink.errors", *packages]
+        [
+            "ticdc_sink",
+            "ticdc_sink.codec",
+            "ticdc_sink.codec.spec",
+            "ticdc_sink.errors",
+            "ticdc_sink.ticdc_version",
+            *packages,
+        ]
     )
 
 

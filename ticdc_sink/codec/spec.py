@@ -13,13 +13,14 @@ import enum
 
 import attrs
 
+from ticdc_sink.ticdc_version import TiCDCVersion
+
 __all__ = [
     "BOOTSTRAP_OPTIONS",
     "DDL_OPTIONS",
     "LARGE_MESSAGE_POLICIES",
     "REGISTRY_OPTIONS",
     "ProtocolSpec",
-    "TiCDCVersion",
     "Watermark",
 ]
 
@@ -47,19 +48,6 @@ BOOTSTRAP_OPTIONS = (
 
 #: The `large-message-handle-option` values besides `none`, TiCDC's order.
 LARGE_MESSAGE_POLICIES = ("handle-key-only", "claim-check")
-
-
-class TiCDCVersion(enum.StrEnum):
-    """The TiCDC release whose messages the sink writes (`ticdc-version`): pingcap/tiflow
-    v8.5 or pingcap/ticdc v26.3, oldest first."""
-
-    V8_5 = "8.5"
-    V26_3 = "26.3"
-
-    def at_least(self, other: TiCDCVersion) -> bool:
-        """Whether this release is `other` or newer (the values do not sort as text)."""
-        order = list(TiCDCVersion)
-        return order.index(self) >= order.index(other)
 
 
 class Watermark(enum.Enum):

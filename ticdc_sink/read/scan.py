@@ -24,7 +24,6 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ticdc_sink.config import mask_uri
 from ticdc_sink.decode import DecodedRow, DecodedWatermark
 from ticdc_sink.decode.simple import SimpleDecoder
 from ticdc_sink.errors import DecodeError, SchemaError
@@ -45,6 +44,7 @@ from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
+from ticdc_sink.redaction import mask_uri
 from ticdc_sink.schema import TableSchema
 
 __all__ = ["BATCH_ROWS", "read_range"]

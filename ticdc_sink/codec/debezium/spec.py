@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion, Watermark
+from ticdc_sink.codec.spec import ProtocolSpec, Watermark
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = ["SPEC"]
 

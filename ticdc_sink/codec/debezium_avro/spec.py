@@ -7,7 +7,8 @@ none here, as for avro. No size check: TiCDC's debezium encoders have none."""
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion
+from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = ["SPEC"]
 
