@@ -42,6 +42,7 @@ import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
+from ticdc_sink.codec import protocols
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.column_selector import ColumnSelector, select_columns
 from ticdc_sink.config import (
@@ -169,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     options = argparse.ArgumentParser(add_help=False, parents=[sink_options])
     options.add_argument(
         "--protocol",
-        help=f"{_or_list([s.name for s in codec.protocol_specs()])} (-o protocol=)",
+        help=f"{_or_list([s.name for s in protocols.protocol_specs()])} (-o protocol=)",
     )
     protocol_options = argparse.ArgumentParser(add_help=False)
     protocol_options.add_argument(
@@ -348,7 +349,7 @@ def _decoder(
             f"{', '.join(_DECODE_OPTIONS)}, schema-registry and schema-registry-*"
         )
     protocol = options.get("protocol", "simple").strip().lower()
-    spec = codec.find_protocol(protocol)  # an unknown one: decoder_for says so
+    spec = protocols.find_protocol(protocol)  # an unknown one: decoder_for says so
     lookup = None
     if spec is not None and spec.needs_registry:
         if "schema-registry" not in registry_options:
@@ -358,7 +359,7 @@ def _decoder(
             )
         lookup = _schema_lookup(spec.name, registry_options, cleanup)
     elif registry_options:
-        takers = " or ".join(s.name for s in codec.protocol_specs() if s.needs_registry)
+        takers = " or ".join(s.name for s in protocols.protocol_specs() if s.needs_registry)
         raise ValueError(f"--{sorted(registry_options)[0]} applies to --protocol {takers} only")
     raw_value = options.get("claim-check-raw-value", "false").strip().lower()
     if raw_value not in ("true", "false"):
@@ -720,7 +721,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
     # Table routing: the messages name the table by its target (as the writer's tasks do).
     routed = config.routing.routed
     encoder, full_encoder = (
-        codec.build_encoder(
+        protocols.build_encoder(
             options,
             routed(t),
             build_ts_ms=build_ts_ms,
@@ -741,7 +742,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         print(line)
     if "schema-registry" in assumed:
         print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
-    if codec.build_batcher(options) is not None:
+    if protocols.build_batcher(options) is not None:
         print(
             f"(each message below holds one event; the writer merges a partition's consecutive "
             f"events into one message, up to max-batch-size={options.max_batch_size} events "
@@ -756,7 +757,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         (
             "DDL (CREATE TABLE)",
             functools.partial(
-                codec.encode_ddl,
+                protocols.encode_ddl,
                 options,
                 routed(table),
                 None,
@@ -770,7 +771,9 @@ def run_dry_run(args: argparse.Namespace) -> int:
     makers.append(
         (
             "WATERMARK",
-            functools.partial(codec.encode_watermark, options, commit_ts, build_ts_ms=build_ts_ms),
+            functools.partial(
+                protocols.encode_watermark, options, commit_ts, build_ts_ms=build_ts_ms
+            ),
         )
     )
     decoder = decoder_for(
@@ -1287,7 +1290,7 @@ def _report_row(text: str) -> str:
 _DEMO_SETS = ("kafka.bootstrap.servers", "topic", "database", "table", "primary-key")
 # The protocols the demo writes: not those that need a schema registry (the demo's broker
 # has none). `demo --help` lists these.
-DEMO_PROTOCOLS = tuple(s.name for s in codec.protocol_specs() if not s.needs_registry)
+DEMO_PROTOCOLS = tuple(s.name for s in protocols.protocol_specs() if not s.needs_registry)
 
 
 def run_demo(args: argparse.Namespace) -> int:

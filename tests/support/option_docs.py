@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ticdc_sink import config
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.read.options import READ_OPTIONS
 from ticdc_sink.ticdc_settings import SETTINGS, Fate, TiCDCSetting
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
-from ticdc_sink.codec import build_encoder
+from ticdc_sink.codec.protocols import build_encoder
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.decode.canal_json import CanalJsonDecoder
 from ticdc_sink.decode.debezium import DebeziumDecoder

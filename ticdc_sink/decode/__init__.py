@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol, protocol_specs
+from ticdc_sink.codec.protocols import find_protocol, protocol_specs
 from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema

@@ -40,7 +40,7 @@ from typing import Any
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol, protocol_specs
+from ticdc_sink.codec.protocols import find_protocol, protocol_specs
 from ticdc_sink.codec.spec import ProtocolSpec
 from ticdc_sink.config import (
     RegistryConfig,

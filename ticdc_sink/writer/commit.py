@@ -17,7 +17,8 @@ from typing import Any
 
 import attrs
 
-from ticdc_sink import codec, schema_change
+from ticdc_sink import schema_change
+from ticdc_sink.codec import protocols
 from ticdc_sink.config import (
     FrozenMap,
     KafkaConfig,
@@ -81,7 +82,7 @@ def send_schema_change(
     if query is None or table is None:
         return None
     routing = plan.config.routing
-    message = codec.encode_ddl(
+    message = protocols.encode_ddl(
         options,
         routing.routed(table),
         None if previous is None else routing.routed(previous),
@@ -94,7 +95,7 @@ def send_schema_change(
     topic = routing.topic_for(table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
-        for partition in codec.ddl_partitions(options, producer.partition_count(topic)):
+        for partition in protocols.ddl_partitions(options, producer.partition_count(topic)):
             producer.send(topic, partition, message.key, message.value)
         producer.flush()
     finally:
@@ -204,7 +205,7 @@ def watermark_to_send(
     if not topics or ts == 0:
         logger.info("ticdc commit: %d rows%s, no topic touched, no watermark", rows, diverted)
         return None
-    if codec.encode_watermark(config.codec, ts, build_ts_ms=0) is None:
+    if protocols.encode_watermark(config.codec, ts, build_ts_ms=0) is None:
         logger.info(
             "ticdc commit: %d rows%s; protocol %s sends no watermark here",
             rows,
@@ -259,7 +260,7 @@ def send_watermark(
     Raises:
         DeliveryError: the broker was unreachable or refused a message.
     """
-    message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
+    message = protocols.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
     assert message is not None  # watermark_to_send chose a protocol that sends one
     producer = producer_factory(watermark_kafka_config(config.kafka))
     try:

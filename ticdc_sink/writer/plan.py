@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from ticdc_sink import claim_check, codec, tso
+from ticdc_sink import claim_check, tso
+from ticdc_sink.codec import protocols
 from ticdc_sink.column_selector import ColumnSelector, selector_for
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.ddl import parse_table_ddl
@@ -138,7 +139,7 @@ def make_plan(
         raise _no_handle_key(template, layout.table_column)
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
-    codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    protocols.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
     if (
         open_store
         and config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK

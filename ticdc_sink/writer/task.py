@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec
+from ticdc_sink.codec import protocols
 from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import (
@@ -114,7 +115,7 @@ class _TableOutput:
         def build(table: TableSchema) -> codec.Encoder:
             if target != (table.database, table.table):
                 table = attrs.evolve(table, database=target[0], table=target[1])
-            return codec.build_encoder(
+            return protocols.build_encoder(
                 self.codec,
                 table,
                 build_ts_ms=plan.build_ts_ms,
@@ -276,7 +277,7 @@ class TaskWriter:
         return error
 
     def _batcher_for(self, topic: str) -> codec.MessageBatcher:
-        batcher = codec.build_batcher(self.codec_for(topic))
+        batcher = protocols.build_batcher(self.codec_for(topic))
         assert batcher is not None  # the protocol batches: asked before
         return batcher
 

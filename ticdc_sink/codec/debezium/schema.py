@@ -21,7 +21,7 @@ from ticdc_sink.schema import Column, MySQLType
 from ticdc_sink.ticdc_version import TiCDCVersion
 
 if TYPE_CHECKING:
-    from ticdc_sink.config import CodecConfig
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = [
     "DEBEZIUM_VERSION",
