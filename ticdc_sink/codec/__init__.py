@@ -2,8 +2,7 @@
 
 This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` protocol
 (`encode_row`, `encode_batch`, `encode_bootstrap`) and the injected `SchemaRegistry` and
-`ClaimCheckStore`, with `lazy_names`, the protocol packages' re-export of their public
-names. The list of protocols and the dispatch to one through its spec live in
+`ClaimCheckStore`. The list of protocols and the dispatch to one through its spec live in
 `protocols.py`; `CodecConfig` (what the encoders need to know) in `config.py`, the values
 of its options in `choices.py`. The codec never imports `ticdc_sink.config`, which builds
 on it; `tests/unit/test_layering.py` holds all of this.
@@ -30,26 +29,24 @@ on it; `tests/unit/test_layering.py` holds all of this.
       open_protocol/  protocol=open-protocol: events batched into messages
       debezium_avro/  protocol=debezium-avro: the Debezium envelope in Confluent Avro
 
-Each protocol package has a `spec.py` (its `SPEC`, the one line `PROTOCOLS` names), a
+Each protocol package has a `spec.py` (its `SPEC`, the one entry `PROTOCOLS` lists), a
 shared lower layer (values, schemas, the compiled table), a row path (`encode_row`, the
 reference) and a column-wise path (`encode_batch`) that import the lower layer and never
-each other, and an `encoder.py` that offers both and the entry points the spec names
+each other, and an `encoder.py` that offers both and the entry points the spec holds
 (`build_encoder`, `encode_table_ddl`, `encode_watermark`); its decoder module in
-`ticdc_sink.decode` offers `build_decoder`. What the column-wise path cannot vouch for it
+`ticdc_sink.decode` offers the spec's `build_decoder`. What the column-wise path cannot vouch for it
 lists in `EncodedBatch.row_path`; the writer takes those messages from `encode_row`, as
 it does those above max-message-bytes.
 
 A protocol that puts several events in one Kafka message (`ProtocolSpec.batching`:
 open-protocol) still encodes one message per event; its `build_batcher` entry point gives
-what merges one partition's messages (`build_batcher` here), which the writer applies
+what merges one partition's messages (`protocols.build_batcher`), which the writer applies
 just before sending.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -64,7 +61,6 @@ __all__ = [
     "Message",
     "MessageBatcher",
     "SchemaRegistry",
-    "lazy_names",
 ]
 
 
@@ -198,18 +194,3 @@ class ClaimCheckStore(Protocol):
         """Store `data` as file `name`, replacing a file of that name; done before the
         message naming it is produced."""
         ...
-
-
-def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """The module `__getattr__` (PEP 562) of a protocol package that re-exports its public
-    names from their modules (`homes`: name -> module in the package), each imported on
-    first use, so importing the package (or one of its shared modules) loads nothing
-    else."""
-
-    def getattr_(name: str) -> Any:
-        home = homes.get(name)
-        if home is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{home}"), name)
-
-    return getattr_

@@ -7,12 +7,15 @@ source, the decoders and the CLI read traits here instead of comparing names.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ticdc_sink.codec import ClaimCheckStore, Encoder, Message, MessageBatcher, SchemaRegistry
+from ticdc_sink.codec.avro.spec import SPEC as AVRO
+from ticdc_sink.codec.canal_json.spec import SPEC as CANAL_JSON
+from ticdc_sink.codec.debezium.spec import SPEC as DEBEZIUM
+from ticdc_sink.codec.debezium_avro.spec import SPEC as DEBEZIUM_AVRO
+from ticdc_sink.codec.open_protocol.spec import SPEC as OPEN_PROTOCOL
+from ticdc_sink.codec.simple.spec import SPEC as SIMPLE
 from ticdc_sink.codec.spec import ProtocolSpec, Watermark
 from ticdc_sink.errors import ConfigError
 
@@ -33,23 +36,21 @@ __all__ = [
 ]
 
 
-#: Every protocol, as the module that declares its `SPEC`; the order is the one option
-#: errors and the docs list them in. A new protocol is one package and one line here.
-PROTOCOLS = (
-    "ticdc_sink.codec.simple.spec",
-    "ticdc_sink.codec.avro.spec",
-    "ticdc_sink.codec.debezium.spec",
-    "ticdc_sink.codec.debezium_avro.spec",
-    "ticdc_sink.codec.canal_json.spec",
-    "ticdc_sink.codec.open_protocol.spec",
+#: Every protocol's spec; the order is the one option errors and the docs list them in.
+#: A new protocol is one package, one line here and its `codec.choices.Protocol` value.
+PROTOCOLS: tuple[ProtocolSpec, ...] = (
+    SIMPLE,
+    AVRO,
+    DEBEZIUM,
+    DEBEZIUM_AVRO,
+    CANAL_JSON,
+    OPEN_PROTOCOL,
 )
 
 
-@functools.cache
 def protocol_specs() -> tuple[ProtocolSpec, ...]:
-    """The `ProtocolSpec` of every protocol in `PROTOCOLS` (imported on first call, so
-    that this package stays light)."""
-    return tuple(importlib.import_module(module).SPEC for module in PROTOCOLS)
+    """`PROTOCOLS`: every protocol's spec, in order."""
+    return PROTOCOLS
 
 
 def find_protocol(protocol: str) -> ProtocolSpec | None:
@@ -80,10 +81,6 @@ def protocol_spec(protocol: str) -> ProtocolSpec:
     )
 
 
-def _entry(config: CodecConfig, name: str) -> Callable[..., Any]:
-    return getattr(importlib.import_module(protocol_spec(config.protocol).module), name)
-
-
 def build_encoder(
     config: CodecConfig,
     table: TableSchema,
@@ -107,8 +104,7 @@ def build_encoder(
         ConfigError: an option the protocol does not support.
         SchemaError: a column type the protocol cannot carry.
     """
-    build: Callable[..., Encoder] = _entry(config, "build_encoder")
-    return build(
+    return protocol_spec(config.protocol).build_encoder(
         config,
         table,
         build_ts_ms=build_ts_ms,
@@ -122,10 +118,10 @@ def build_batcher(config: CodecConfig) -> MessageBatcher | None:
     """One partition's `MessageBatcher` for a protocol that puts several events in one
     Kafka message (`ProtocolSpec.batching`; open-protocol: up to `max-batch-size` events
     within `max-message-bytes`), None for the others (one event, one message)."""
-    if not protocol_spec(config.protocol).batching:
+    spec = protocol_spec(config.protocol)
+    if not spec.batching or spec.build_batcher is None:
         return None
-    build: Callable[..., MessageBatcher] = _entry(config, "build_batcher")
-    return build(config)
+    return spec.build_batcher(config)
 
 
 def encode_ddl(
@@ -141,9 +137,9 @@ def encode_ddl(
     for a CREATE), sent by the caller to the partitions `ddl_partitions` names; None when
     the protocol sends no DDL from this sink, or not in `ticdc-version`
     (`ProtocolSpec.sends_ddl`)."""
-    if not config.sends_ddl:
+    encode = config.spec.encode_table_ddl
+    if not config.sends_ddl or encode is None:
         return None
-    encode: Callable[..., Message] = _entry(config, "encode_table_ddl")
     return encode(config, table, previous, query, commit_ts=commit_ts, build_ts_ms=build_ts_ms)
 
 
@@ -161,7 +157,7 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
     (`ProtocolSpec.watermark`: simple and open-protocol (its resolved event) always send
     one, debezium (from TiCDC v26.3) and canal-json with enable-tidb-extension, avro
     never)."""
-    if config.watermark is Watermark.NEVER:
+    encode = config.spec.encode_watermark
+    if config.watermark is Watermark.NEVER or encode is None:
         return None
-    encode: Callable[..., Message | None] = _entry(config, "encode_watermark")
     return encode(config, commit_ts, build_ts_ms=build_ts_ms)

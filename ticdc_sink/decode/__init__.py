@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import importlib
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
@@ -35,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 import attrs
 import orjson
 
-from ticdc_sink.codec.protocols import find_protocol, protocol_specs
 from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
@@ -325,10 +323,13 @@ def decoder_for(
     Raises:
         DecodeError: an unknown protocol, or avro without `schema_for_id`.
     """
+    # The specs name the decoders, which build on the event classes above: the list of
+    # protocols is imported here, when a decoder is asked for.
+    from ticdc_sink.codec.protocols import find_protocol, protocol_specs
+
     spec = find_protocol(protocol)
     if spec is not None:
-        build: Callable[..., Decoder] = importlib.import_module(spec.decoder).build_decoder
-        return build(
+        return spec.build_decoder(
             encoding_format=encoding_format,
             time_zone=time_zone,
             schema_for_id=schema_for_id,

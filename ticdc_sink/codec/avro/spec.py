@@ -6,14 +6,16 @@ Confluent consumers cannot read. UPDATEs carry the old row with `avro-include-be
 
 from __future__ import annotations
 
+from ticdc_sink.codec.avro.encoder import build_encoder
 from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.decode.avro import build_decoder
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="avro",
-    module="ticdc_sink.codec.avro.encoder",
-    decoder="ticdc_sink.decode.avro",
+    build_encoder=build_encoder,
+    build_decoder=build_decoder,
     aliases=("flat-avro",),
     needs_registry=True,
     operation_needs_tidb_extension=True,
