@@ -80,6 +80,7 @@ from ticdc_sink.routing import DispatchRule, PartitionRule
 from ticdc_sink.row_filter import DML_EVENTS, EventFilterRule
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.state import SinkState
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, make_plan
 
 __all__ = ["DEMO_PROTOCOLS", "main"]
@@ -551,7 +552,7 @@ def _planned(args: argparse.Namespace, config: SinkConfig) -> tuple[SinkConfig, 
     )
     frame = StructType([StructField(f.name, _spark_type(f.type), f.nullable) for f in arrow])
     # As the driver: the event-filter conditions are compiled only when a filter is set.
-    filter_schema = arrow if planned.row_filter().active else None
+    filter_schema = arrow if rules.row_filter(planned).active else None
     plan = make_plan(
         planned, frame, _EXAMPLE_TS, batch_id=None, arrow_schema=filter_schema, open_store=False
     )
@@ -719,7 +720,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
     selection = decision.selection
     shown = table if selection is None else select_columns(table, selection)
     # Table routing: the messages name the table by its target (as the writer's tasks do).
-    routed = config.routing.routed
+    routed = functools.partial(rules.routed, config.routing)
     encoder, full_encoder = (
         protocols.build_encoder(
             options,
@@ -962,7 +963,7 @@ def run_check(args: argparse.Namespace) -> int:
             named = _key_table(database, table, given)
         if named is None:
             continue
-        route = decision.route or planned.routing.route(named)
+        route = decision.route or rules.route(planned.routing, named)
         dispatcher = route.dispatcher
         if dispatcher.columns:
             print(f"  partition hashes the table name and {', '.join(dispatcher.columns)}")
@@ -1374,7 +1375,7 @@ def run_demo(args: argparse.Namespace) -> int:
             written = time.monotonic()
         finally:
             spark.stop()
-        topic = config.routing.topic_for("shop", "users")
+        topic = rules.topic_for(config.routing, "shop", "users")
         decoder = decoder_for(
             protocol,
             encoding_format=config.codec.encoding_format.value,

@@ -79,7 +79,7 @@ from ticdc_sink.codec.choices import (
 )
 from ticdc_sink.codec.config import CodecConfig, check_owned_options
 from ticdc_sink.codec.protocols import protocol_specs
-from ticdc_sink.column_selector import ColumnSelector, check_selection, parse_column_selectors
+from ticdc_sink.column_selector import ColumnSelector, parse_column_selectors
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import InputLayout
 from ticdc_sink.options import (
@@ -110,20 +110,14 @@ from ticdc_sink.redaction import (
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,
-    Route,
     TopicRouter,
-    build_dispatcher,
-    rule_for,
-    target_name,
     validate_topic_expression,
 )
 from ticdc_sink.row_filter import (
     EventFilterRule,
-    RowFilter,
     filter_rules_filter,
     parse_event_filters,
 )
-from ticdc_sink.schema import TableSchema
 from ticdc_sink.table_filter import split_patterns
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
@@ -506,54 +500,6 @@ class RoutingConfig:
                 value=self.index,
             )
 
-    def dispatch_rule(self, database: str, table: str) -> DispatchRule:
-        """The rule that decides a table's topic and partition dispatcher: the first
-        `dispatchers` rule whose matcher takes the table, else the catch-all rule of the
-        topic, partition, partition-columns and index options (TiCDC appends the same to
-        a changefeed's rules: tiflow event_router.go, NewEventRouter)."""
-        found = rule_for(self.dispatchers, database, table)
-        if found is not None:
-            return found
-        return DispatchRule(
-            ["*.*"],
-            topic=self.topic,
-            partition=self.partition,
-            columns=self.partition_columns,
-            index=self.index,
-        )
-
-    def target_of(self, database: str, table: str) -> tuple[str, str]:
-        """The (schema, table) names a table's messages carry: pingcap/ticdc's table
-        routing by the rules' `target-schema` / `target-table` (`routing.target_name`);
-        its topic and partition are still decided on its own names."""
-        return target_name(self.dispatchers, database, table)
-
-    def routed(self, table: TableSchema) -> TableSchema:
-        """`table` named as its messages name it (`target_of`): what the encoders see;
-        `table` itself when no rule renames it."""
-        names = self.target_of(table.database, table.table)
-        if names == (table.database, table.table):
-            return table
-        return attrs.evolve(table, database=names[0], table=names[1])
-
-    def topic_for(self, database: str, table: str) -> str:
-        """The topic of a table: its rule's topic expression, else `topic`."""
-        rule = self.dispatch_rule(database, table)
-        return TopicRouter(rule.topic or self.topic).topic_for(database, table)
-
-    def route(self, table: TableSchema) -> Route:
-        """Where the table's rows go: its topic and partition dispatcher, both from
-        `dispatch_rule`. The writer and `ticdc-sink check` / `dry-run` route with this, so
-        they cannot disagree.
-
-        Raises:
-            ConfigError: partition columns or an index the table does not have.
-        """
-        rule = self.dispatch_rule(table.database, table.table)
-        dispatcher = build_dispatcher(rule.partition, table, columns=rule.columns, index=rule.index)
-        topic = TopicRouter(rule.topic or self.topic).topic_for(table.database, table.table)
-        return Route(topic, dispatcher)
-
 
 def version_settings(config: CodecConfig) -> list[str]:
     """What follows `ticdc-version` in this configuration, one line each (for `check`):
@@ -882,24 +828,6 @@ class SinkConfig:
             ):
                 if target is not None:
                     raise too_new_error(f"dispatchers {key}", target, ROUTING_SINCE, version)
-
-    def column_selection(self, table: TableSchema) -> tuple[int, ...] | None:
-        """The positions of `table`'s columns sent under `column-selectors` (None: all),
-        checked against the table's keys and its `columns` partition dispatcher.
-
-        Raises:
-            ConfigError: the selection breaks one of the rules of
-                `column_selector.check_selection`.
-        """
-        if not self.column_selectors:
-            return None
-        rule = self.routing.dispatch_rule(table.database, table.table)
-        hashed = rule.columns if rule.partition is PartitionRule.COLUMNS else ()
-        return check_selection(self.column_selectors, table, hashed)
-
-    def row_filter(self) -> RowFilter:
-        """The `[filter]` section as the writer applies it (with `case-sensitive`)."""
-        return RowFilter(self.filter_rules, self.event_filters, self.routing.case_sensitive)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> SinkConfig:

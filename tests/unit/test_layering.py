@@ -608,14 +608,16 @@ def test_class_names_are_unique() -> None:
 
 # Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
 # both build on the plan and the report, never on each other; the task loop keeps its
-# BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`.
+# BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`; what
+# the configuration's rules do to a table (topic, dispatcher, columns, filters) is `rules`.
 WRITER_ALLOWED = {
     "bootstrap": set(),
-    "plan": {"table"},
+    "plan": {"rules", "table"},
     "report": set(),
+    "rules": set(),
     "table": set(),
-    "task": {"bootstrap", "plan", "report"},
-    "commit": {"plan", "report"},
+    "task": {"bootstrap", "plan", "report", "rules"},
+    "commit": {"plan", "report", "rules"},
 }
 
 

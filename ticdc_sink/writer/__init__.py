@@ -1,6 +1,8 @@
 """Writing one batch, split by where each step runs:
 
     plan.py    the driver plans the batch (table template, options checked once)
+    rules.py   what the configuration's rules do to a table: dispatchers rule, topic,
+               target names, dispatcher, columns sent; the [filter] as a RowFilter
     table.py   the table of a DataFrame: Spark schema -> TableSchema (the template)
     task.py    each Spark task writes its partition (encode, route, send, flush)
     bootstrap.py  when a Simple BOOTSTRAP is due, kept per Python worker process

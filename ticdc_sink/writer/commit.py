@@ -29,6 +29,7 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.schema import TableSchema, table_schema_to_json
 from ticdc_sink.state import SinkState, WatermarkRecord
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import WritePlan
 from ticdc_sink.writer.report import TaskReport, batch_report
 
@@ -58,8 +59,8 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     # Table routing: TiCDC rewrites the DDL to the target names, qualified with the
     # target schema (pingcap/ticdc routing/router.go ApplyToDDLEvent).
     routing = plan.config.routing
-    routed = routing.routed(table)
-    before = None if previous is None else routing.routed(previous)
+    routed = rules.routed(routing, table)
+    before = None if previous is None else rules.routed(routing, previous)
     return schema_change.ddl_for(before, routed, qualified=routed is not table)
 
 
@@ -84,15 +85,15 @@ def send_schema_change(
     routing = plan.config.routing
     message = protocols.encode_ddl(
         options,
-        routing.routed(table),
-        None if previous is None else routing.routed(previous),
+        rules.routed(routing, table),
+        None if previous is None else rules.routed(routing, previous),
         query,
         commit_ts=plan.commit_ts,
         build_ts_ms=plan.build_ts_ms,
     )
     if message is None:
         return None
-    topic = routing.topic_for(table.database, table.table)
+    topic = rules.topic_for(routing, table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
         for partition in protocols.ddl_partitions(options, producer.partition_count(topic)):

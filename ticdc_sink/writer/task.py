@@ -44,6 +44,7 @@ from ticdc_sink.producer import KafkaProducer, PartitionStats, Producer, Produce
 from ticdc_sink.routing import claim_target
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
@@ -289,7 +290,7 @@ class TaskWriter:
         encoded."""
         routing = self.plan.config.routing
         topics = {
-            routing.topic_for(b.table.database, b.table.table)
+            rules.topic_for(routing, b.table.database, b.table.table)
             for b in batches
             if (b.table.database, b.table.table) not in self.outputs
         }
@@ -499,7 +500,7 @@ class TaskWriter:
     def filter_rows(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The record batches without the rows the changefeed's `[filter]` drops (counted
         in `filtered`); the filter is compiled once per input schema."""
-        spec = self.plan.config.row_filter()
+        spec = rules.row_filter(self.plan.config)
         if not spec.active:
             yield from batches
             return
