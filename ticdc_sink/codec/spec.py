@@ -69,7 +69,7 @@ class Watermark(enum.Enum):
 class ProtocolSpec:
     """One protocol's traits (tiflow declares the same facts across
     `pkg/config/sink.go`, `large_message.go` and `mq_ddl_sink.go`) and its entry points
-    (tiflow `builder/encoder_builder.go` and `codec/builder/decoder_builder.go`), which
+    (tiflow `builder/encoder_builder.go` dispatches by protocol name), which
     `ticdc_sink.codec.protocols` calls:
 
     `build_encoder(config, table, *, build_ts_ms, topic, registry, claim_check)`;

@@ -52,8 +52,6 @@ __all__ = [
 # librdkafka refuses to create a topic with more partitions or replicas than these
 # (rd_kafka_NewTopic: RD_KAFKAP_PARTITIONS_MAX, RD_KAFKAP_BROKERS_MAX), whatever Kafka allows.
 _MAX_PARTITIONS = 100_000
-
-
 _MAX_REPLICATION_FACTOR = 10_000
 
 
@@ -90,8 +88,6 @@ def _registry_url(value: Any) -> str | None:
 
 # pingcap/ticdc's table routing keys (`target-schema`, `target-table`) among them.
 ROUTING_KEYS = ("target-schema", "target-table")
-
-
 _RULE_KEYS = frozenset(
     {"matcher", "topic", "partition", "dispatcher", "columns", "index", *ROUTING_KEYS}
 )

@@ -29,12 +29,8 @@ def _named(fate: Fate) -> frozenset[str]:
 
 # TiCDC sink-uri / [sink.kafka-config] parameters translated to librdkafka settings.
 TICDC_KAFKA = _named(Fate.LIBRDKAFKA)
-
-
 # TiCDC names that do not change what this sink writes.
 IGNORED = _named(Fate.IGNORED)
-
-
 # TiCDC names this sink refuses unless they hold TiCDC's default (a changefeed file
 # exported by TiCDC lists them with it).
 REFUSED = _named(Fate.REFUSED) | _named(Fate.NOT_YET)
@@ -72,8 +68,6 @@ def refusal(name: str, value: Any, label: str) -> ConfigError | None:
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-
-
 _DURATION_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6}
 
 
@@ -89,8 +83,6 @@ def _duration_ms(option: str, value: Any) -> str:
 
 
 _MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
-
-
 _COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
