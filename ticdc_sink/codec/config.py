@@ -1,4 +1,4 @@
-"""`CodecConfig`: what the encoders and decoders need to know, every codec option declared
+"""`CodecConfig`: what the encoders need to know, every codec option declared
 once (`ticdc_sink.options.option_field`) and checked against the protocol's traits.
 
 The protocol's traits come from its spec (`ticdc_sink.codec.protocols`): whether it owns
