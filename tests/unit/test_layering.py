@@ -51,8 +51,8 @@ ALLOWED: dict[str, set[str]] = {
     "sql_expr": {"errors"},
     "row_filter": {"errors", "events", "table_filter", "sql_expr"},
     "column_selector": {"errors", "schema", "table_filter"},
-    # config reads the protocols' traits: the light codec package and its spec modules
-    # only (test_config_imports_only_the_protocol_specs).
+    # config builds on the codec (CodecConfig, the protocols' specs), the option machinery
+    # (options) and the masking of secrets (redaction); the codec never imports config.
     "config": {
         "errors",
         "schema",
