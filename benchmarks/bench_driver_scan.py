@@ -113,7 +113,7 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
     from confluent_kafka import Producer
 
     from tests.support.read_log import table
-    from ticdc_sink.codec import build_encoder, encode_watermark
+    from ticdc_sink.codec.protocols import build_encoder, encode_watermark
     from ticdc_sink.config import CodecConfig
     from ticdc_sink.events import Op, RowChange
 

@@ -431,11 +431,11 @@ def time_fanout_commit(writer: Writer, fanout: tuple[int, int]) -> dict[str, Any
     every partition of its tables' topics (which exist by then) through the sink's own
     `send_watermark`, timed; a fresh producer, so the metadata lookup is included."""
     from ticdc_sink.config import SinkConfig
-    from ticdc_sink.writer import send_watermark
+    from ticdc_sink.writer import rules, send_watermark
 
     tables, _ = fanout
     config = SinkConfig.from_options(writer.options)
-    topics = [config.routing.topic_for(common.DATABASE, f"t{i}") for i in range(tables)]
+    topics = [rules.topic_for(config.routing, common.DATABASE, f"t{i}") for i in range(tables)]
     start = time.perf_counter()
     send_watermark(config, common.BASE_TSO + 10**9, topics, build_ts_ms=0)
     seconds = time.perf_counter() - start

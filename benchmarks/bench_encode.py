@@ -26,7 +26,8 @@ import _common  # noqa: F401  (first: puts the repo on sys.path)
 import pyarrow as pa
 
 from tests.support.reference_table import SPARK_SCHEMA, make_batches
-from ticdc_sink import codec, tso
+from ticdc_sink import tso
+from ticdc_sink.codec import protocols
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
@@ -67,7 +68,7 @@ def bench(name: str, batches: list[pa.RecordBatch], table: Any, repeat: int) -> 
     options = {**PROTOCOLS, **ROW_PATHS}[name]
     config = CodecConfig(**{k.replace("-", "_"): v for k, v in options.items()})
     build_ts = 1_700_000_000_000
-    encoder = codec.build_encoder(
+    encoder = protocols.build_encoder(
         config, table, build_ts_ms=build_ts, topic="bench_orders", registry=_Ids()
     )
     keys = key_column_indexes(table)

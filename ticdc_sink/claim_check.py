@@ -31,8 +31,8 @@ import tempfile
 import urllib.parse
 from typing import Any
 
-from ticdc_sink.config import mask_uri
 from ticdc_sink.errors import ConfigError, DeliveryError
+from ticdc_sink.redaction import mask_uri
 
 __all__ = ["FileStore", "FsspecStore", "open_store", "read_claim_check"]
 

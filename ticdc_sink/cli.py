@@ -42,6 +42,7 @@ import ticdc_sink
 from ticdc_sink import codec, schema_change, tso
 from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.claim_check import read_claim_check
+from ticdc_sink.codec import protocols
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.column_selector import ColumnSelector, select_columns
 from ticdc_sink.config import (
@@ -86,6 +87,7 @@ from ticdc_sink.routing import DispatchRule, PartitionRule
 from ticdc_sink.row_filter import DML_EVENTS, EventFilterRule
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.state import SinkState
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, make_plan
 
 __all__ = ["DEMO_PROTOCOLS", "main"]
@@ -176,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     options = argparse.ArgumentParser(add_help=False, parents=[sink_options])
     options.add_argument(
         "--protocol",
-        help=f"{_or_list([s.name for s in codec.protocol_specs()])} (-o protocol=)",
+        help=f"{_or_list([s.name for s in protocols.protocol_specs()])} (-o protocol=)",
     )
     protocol_options = argparse.ArgumentParser(add_help=False)
     protocol_options.add_argument(
@@ -355,7 +357,7 @@ def _decoder(
             f"{', '.join(_DECODE_OPTIONS)}, schema-registry and schema-registry-*"
         )
     protocol = options.get("protocol", "simple").strip().lower()
-    spec = codec.find_protocol(protocol)  # an unknown one: decoder_for says so
+    spec = protocols.find_protocol(protocol)  # an unknown one: decoder_for says so
     lookup = None
     if spec is not None and spec.needs_registry:
         if "schema-registry" not in registry_options:
@@ -365,7 +367,7 @@ def _decoder(
             )
         lookup = _schema_lookup(spec.name, registry_options, cleanup)
     elif registry_options:
-        takers = " or ".join(s.name for s in codec.protocol_specs() if s.needs_registry)
+        takers = " or ".join(s.name for s in protocols.protocol_specs() if s.needs_registry)
         raise ValueError(f"--{sorted(registry_options)[0]} applies to --protocol {takers} only")
     raw_value = options.get("claim-check-raw-value", "false").strip().lower()
     if raw_value not in ("true", "false"):
@@ -574,7 +576,7 @@ def _planned(args: argparse.Namespace, config: SinkConfig) -> tuple[SinkConfig, 
     )
     frame = StructType([StructField(f.name, _spark_type(f.type), f.nullable) for f in arrow])
     # As the driver: the event-filter conditions are compiled only when a filter is set.
-    filter_schema = arrow if planned.row_filter().active else None
+    filter_schema = arrow if rules.row_filter(planned).active else None
     plan = make_plan(
         planned, frame, _EXAMPLE_TS, batch_id=None, arrow_schema=filter_schema, open_store=False
     )
@@ -742,9 +744,9 @@ def run_dry_run(args: argparse.Namespace) -> int:
     selection = decision.selection
     shown = table if selection is None else select_columns(table, selection)
     # Table routing: the messages name the table by its target (as the writer's tasks do).
-    routed = config.routing.routed
+    routed = functools.partial(rules.routed, config.routing)
     encoder, full_encoder = (
-        codec.build_encoder(
+        protocols.build_encoder(
             options,
             routed(t),
             build_ts_ms=build_ts_ms,
@@ -765,7 +767,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         print(line)
     if "schema-registry" in assumed:
         print("(no schema-registry given: schema ids are numbered here, nothing is registered)")
-    if codec.build_batcher(options) is not None:
+    if protocols.build_batcher(options) is not None:
         print(
             f"(each message below holds one event; the writer merges a partition's consecutive "
             f"events into one message, up to max-batch-size={options.max_batch_size} events "
@@ -780,7 +782,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
         (
             "DDL (CREATE TABLE)",
             functools.partial(
-                codec.encode_ddl,
+                protocols.encode_ddl,
                 options,
                 routed(table),
                 None,
@@ -794,7 +796,9 @@ def run_dry_run(args: argparse.Namespace) -> int:
     makers.append(
         (
             "WATERMARK",
-            functools.partial(codec.encode_watermark, options, commit_ts, build_ts_ms=build_ts_ms),
+            functools.partial(
+                protocols.encode_watermark, options, commit_ts, build_ts_ms=build_ts_ms
+            ),
         )
     )
     decoder = decoder_for(
@@ -982,7 +986,7 @@ def run_check(args: argparse.Namespace) -> int:
             named = _key_table(database, table, given)
         if named is None:
             continue
-        route = decision.route or planned.routing.route(named)
+        route = decision.route or rules.route(planned.routing, named)
         dispatcher = route.dispatcher
         if dispatcher.columns:
             print(f"  partition hashes the table name and {', '.join(dispatcher.columns)}")
@@ -1310,7 +1314,7 @@ def _report_row(text: str) -> str:
 _DEMO_SETS = ("kafka.bootstrap.servers", "topic", "database", "table", "primary-key")
 # The protocols the demo writes: not those that need a schema registry (the demo's broker
 # has none). `demo --help` lists these.
-DEMO_PROTOCOLS = tuple(s.name for s in codec.protocol_specs() if not s.needs_registry)
+DEMO_PROTOCOLS = tuple(s.name for s in protocols.protocol_specs() if not s.needs_registry)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -1394,7 +1398,7 @@ def run_demo(args: argparse.Namespace) -> int:
             written = time.monotonic()
         finally:
             spark.stop()
-        topic = config.routing.topic_for("shop", "users")
+        topic = rules.topic_for(config.routing, "shop", "users")
         decoder = decoder_for(protocol, _written_with(config.codec))
         print_topic(brokers, topic, decoder)
     done = time.monotonic()

@@ -71,6 +71,7 @@ from ticdc_sink.writer import (
     WritePlan,
     commit_batch,
     make_plan,
+    rules,
     schema_change_query,
     send_schema_change,
     write_batches,
@@ -843,7 +844,7 @@ def _rows_to_batches(
 
 def _filter_schema(config: SinkConfig, schema: StructType) -> pa.Schema | None:
     """The record batches' Arrow schema when event filters need it checked on the driver."""
-    return _arrow_schema(schema) if config.row_filter().active else None
+    return _arrow_schema(schema) if rules.row_filter(config).active else None
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:

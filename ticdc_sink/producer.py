@@ -48,8 +48,9 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from ticdc_sink.config import KafkaConfig, acks_all, is_secret
+from ticdc_sink.config import KafkaConfig, acks_all
 from ticdc_sink.errors import ConfigError, DeliveryError
+from ticdc_sink.redaction import is_secret
 
 __all__ = [
     "DEFAULT_PARTITION_NUM",

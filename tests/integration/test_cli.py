@@ -10,8 +10,9 @@ import sys
 import pytest
 from confluent_kafka import Producer
 
-from ticdc_sink import codec, tso
+from ticdc_sink import tso
 from ticdc_sink.cli import main
+from ticdc_sink.codec import protocols
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.events import Op, RowChange
@@ -27,7 +28,7 @@ TS = tso.compose(1_700_000_000_000)
 def produce(broker, topic: str, protocol: Protocol, partitions: int = 2) -> None:
     broker.create_topic(topic, partitions)
     config = CodecConfig(protocol=protocol)
-    encoder = codec.build_encoder(config, SCHEMA, build_ts_ms=1)
+    encoder = protocols.build_encoder(config, SCHEMA, build_ts_ms=1)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     bootstrap = encoder.encode_bootstrap()
     for partition in range(partitions):
@@ -117,7 +118,7 @@ def test_decode_avro_through_the_registry_and_an_unknown_protocol(broker, topics
     avro = topics("cli_avro")
     broker.create_topic(avro, 1)
     ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
-    encoder = codec.build_encoder(
+    encoder = protocols.build_encoder(
         CodecConfig(protocol=Protocol.AVRO), SCHEMA, build_ts_ms=1, topic=avro, registry=ids
     )
     producer = Producer({"bootstrap.servers": broker.bootstrap})
@@ -149,7 +150,7 @@ def test_an_avro_message_with_an_unknown_schema_id_is_reported_on_its_line(
     avro_unknown = topics("cli_avro_unknown")
     broker.create_topic(avro_unknown, 1)
     ids = ConfluentSchemaRegistry(RegistryConfig(url=registry.url), SubjectNameStrategy.TOPIC)
-    encoder = codec.build_encoder(
+    encoder = protocols.build_encoder(
         CodecConfig(protocol=Protocol.AVRO),
         SCHEMA,
         build_ts_ms=1,
@@ -186,7 +187,7 @@ def test_a_closed_pipe_ends_decode_quietly(broker, topics):
     many = topics("cli_many")
     broker.create_topic(many, 1)
     config = CodecConfig(protocol=Protocol.SIMPLE)
-    encoder = codec.build_encoder(config, SCHEMA, build_ts_ms=1)
+    encoder = protocols.build_encoder(config, SCHEMA, build_ts_ms=1)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     for i in range(3000):  # far more output than a pipe holds
         message = encoder.encode_row(RowChange(SCHEMA, Op.INSERT, TS, (i, "n" * 40)))

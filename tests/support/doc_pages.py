@@ -30,7 +30,7 @@ from tests.support.option_docs import (
     ticdc_table,
 )
 from ticdc_sink import cli
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec.protocols import protocol_specs
 
 __all__ = [
     "BENCHMARKS",

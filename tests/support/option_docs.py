@@ -1,5 +1,5 @@
 """The option tables of the docs, rendered from the option declarations at every build of
-the docs (tests/support/doc_pages.py): the write options (`config._field` metadata: doc,
+the docs (tests/support/doc_pages.py): the write options (`options.option_field` metadata: doc,
 default, TiCDC names, with the protocols' specs saying which protocols read an option), the
 read options (`ticdc_sink.read.options.READ_OPTIONS`), both in one table form (`table`),
 and the TiCDC settings (the options' TiCDC names and `ticdc_settings.SETTINGS`, every other
@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ticdc_sink import config
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.read.options import READ_OPTIONS
 from ticdc_sink.ticdc_settings import SETTINGS, Fate, TiCDCSetting
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
+from ticdc_sink.codec.protocols import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import DeliveryError

@@ -23,9 +23,9 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows
-from ticdc_sink.codec import build_encoder
 from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.codec.avro.read_columns import AvroRun
+from ticdc_sink.codec.protocols import build_encoder
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,

@@ -501,10 +501,10 @@ def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
     # protocols, every protocol that needs no schema registry (issue 23).
     from pathlib import Path
 
-    from ticdc_sink import codec
     from ticdc_sink.cli import DEMO_PROTOCOLS
+    from ticdc_sink.codec import protocols
 
-    specs = codec.protocol_specs()
+    specs = protocols.protocol_specs()
     assert DEMO_PROTOCOLS == tuple(s.name for s in specs if not s.needs_registry)
     with pytest.raises(SystemExit):
         main(["demo", "--help"])

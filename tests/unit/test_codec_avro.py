@@ -23,7 +23,7 @@ from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
 from tests.support.strategies import all_types_rows
-from ticdc_sink.codec import Message, build_encoder, encode_watermark
+from ticdc_sink.codec import Message
 from ticdc_sink.codec.avro import (
     AvroEncoder,
     decimal_bytes,
@@ -33,6 +33,7 @@ from ticdc_sink.codec.avro import (
     value_schema_json,
 )
 from ticdc_sink.codec.common import escape_enum_option, sanitize_name
+from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.config import (
     AvroBigintUnsignedHandling,
     AvroDecimalHandling,

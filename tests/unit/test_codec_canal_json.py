@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ticdc_sink import codec
-from ticdc_sink.codec import Message
+from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.canal_json import (
     CanalJsonEncoder,
     encode_watermark,
@@ -145,14 +144,14 @@ def test_watermark_matches_the_doc_example() -> None:
 
 def test_watermark_needs_the_tidb_extension() -> None:
     assert encode_watermark(CONFIG, COMMIT_TS, build_ts_ms=1) is None
-    assert codec.encode_watermark(CONFIG, COMMIT_TS, build_ts_ms=1) is None
-    assert codec.encode_watermark(EXTENSION, COMMIT_TS, build_ts_ms=1640007050284) == (
+    assert protocols.encode_watermark(CONFIG, COMMIT_TS, build_ts_ms=1) is None
+    assert protocols.encode_watermark(EXTENSION, COMMIT_TS, build_ts_ms=1640007050284) == (
         encode_watermark(EXTENSION, COMMIT_TS, build_ts_ms=1640007050284)
     )
 
 
 def test_build_encoder_dispatches_to_canal_json() -> None:
-    built = codec.build_encoder(EXTENSION, TP_INT, build_ts_ms=BUILD_TS)
+    built = protocols.build_encoder(EXTENSION, TP_INT, build_ts_ms=BUILD_TS)
     assert isinstance(built, CanalJsonEncoder)
     assert built.encode_bootstrap() is None
     change = RowChange(TP_INT, Op.INSERT, COMMIT_TS, ROW_BEFORE)

@@ -14,8 +14,7 @@ import pyarrow as pa
 import pytest
 
 from tests.support.schemas import table_from_ddl
-from ticdc_sink.codec import Message, encode_ddl
-from ticdc_sink.codec import encode_watermark as codec_watermark
+from ticdc_sink.codec import Message
 from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
 from ticdc_sink.codec.debezium import (
     DebeziumEncoder,
@@ -23,6 +22,8 @@ from ticdc_sink.codec.debezium import (
     schema_topic_name,
     tidb_type,
 )
+from ticdc_sink.codec.protocols import encode_ddl
+from ticdc_sink.codec.protocols import encode_watermark as codec_watermark
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import table_from_ddl
-from ticdc_sink.codec import build_encoder, protocol_spec
+from ticdc_sink.codec.protocols import build_encoder, protocol_spec
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import InputError

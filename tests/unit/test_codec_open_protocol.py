@@ -14,8 +14,7 @@ import attrs
 import pytest
 
 from tests.support.large_messages import MemoryStore
-from ticdc_sink import codec
-from ticdc_sink.codec import Message
+from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.compression import decompress
 from ticdc_sink.codec.open_protocol import (
     OpenProtocolBatcher,
@@ -282,13 +281,13 @@ def test_refused_value_names_the_column() -> None:
 def test_ddl_and_resolved_events() -> None:
     t = table(col("a", "int", nullable=False), col("b", "int"), pk=("a",))
     query = "create table test.t(a int primary key, b int)"
-    message = codec.encode_ddl(CONFIG, t, None, query, commit_ts=TS, build_ts_ms=0)
+    message = protocols.encode_ddl(CONFIG, t, None, query, commit_ts=TS, build_ts_ms=0)
     assert message is not None
     assert (message.key, message.value) == framed(
         golden("ddl_create_table.key.json"), golden("ddl_create_table.value.json")
     )
-    assert list(codec.ddl_partitions(CONFIG, 3)) == [0, 1, 2]
-    watermark = codec.encode_watermark(CONFIG, 2333, build_ts_ms=0)
+    assert list(protocols.ddl_partitions(CONFIG, 3)) == [0, 1, 2]
+    watermark = protocols.encode_watermark(CONFIG, 2333, build_ts_ms=0)
     assert watermark is not None and watermark.commit_ts == 2333
     assert (watermark.key, watermark.value) == framed(golden("resolved.key.json"), b"")
 
@@ -375,8 +374,8 @@ def test_batches_stay_within_max_message_bytes() -> None:
 
 
 def test_build_batcher_only_for_open_protocol() -> None:
-    assert codec.build_batcher(CodecConfig()) is None
-    assert isinstance(codec.build_batcher(CONFIG), OpenProtocolBatcher)
+    assert protocols.build_batcher(CodecConfig()) is None
+    assert isinstance(protocols.build_batcher(CONFIG), OpenProtocolBatcher)
 
 
 # --- large-message-handle-compression (tiflow common.Compress) ------------------------------
@@ -416,12 +415,12 @@ def test_compressed_ddl_and_claim_check_round_trip() -> None:
     # tiflow TestE2EDDLCompression (snappy) and TestE2EClaimCheckMessage (lz4).
     config = attrs.evolve(CONFIG, large_message_handle_compression="snappy")
     query = "create table test.person(id int, name varchar(32), primary key(id))"
-    ddl = codec.encode_ddl(config, INT_ID_A, None, query, commit_ts=TS, build_ts_ms=0)
+    ddl = protocols.encode_ddl(config, INT_ID_A, None, query, commit_ts=TS, build_ts_ms=0)
     assert ddl is not None
     decoded = OpenProtocolDecoder(compression="snappy").decode_message(ddl.key, ddl.value)
     assert decoded.sql == query and decoded.commit_ts == TS
-    watermark = codec.encode_watermark(config, 2333, build_ts_ms=0)
-    assert watermark == codec.encode_watermark(CONFIG, 2333, build_ts_ms=0)  # not compressed
+    watermark = protocols.encode_watermark(config, 2333, build_ts_ms=0)
+    assert watermark == protocols.encode_watermark(CONFIG, 2333, build_ts_ms=0)  # not compressed
     store = MemoryStore()
     config = attrs.evolve(
         CONFIG,

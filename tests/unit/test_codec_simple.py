@@ -11,8 +11,9 @@ import attrs
 import pytest
 
 from tests.support.schemas import SIMPLE_DOC_USER
-from ticdc_sink.codec import Message, build_encoder, encode_watermark
+from ticdc_sink.codec import Message
 from ticdc_sink.codec.gojson import GoFloat, dumps
+from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.values import table_schema_json
 from ticdc_sink.config import (
     CodecConfig,

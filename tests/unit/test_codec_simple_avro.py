@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
-from ticdc_sink.codec import build_encoder, encode_watermark
+from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_schema_avro
 from ticdc_sink.codec.simple.avro_values import (
     encode_long,

@@ -34,7 +34,7 @@ from ticdc_sink.config import SinkConfig
 from ticdc_sink.ddl import parse_table_ddl
 from ticdc_sink.decode import DecodedBootstrap
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.writer import make_plan, write_batches
+from ticdc_sink.writer import make_plan, rules, write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
 from ticdc_sink.writer.table import build_table_schema
 
@@ -223,8 +223,8 @@ def test_matchers_compare_names_in_any_case_unless_case_sensitive() -> None:
     table = _table("create table test.t1 (a int primary key, b int)")
     loose = SinkConfig.from_options({**_BASE, "column-selectors": value})
     strict = SinkConfig.from_options({**_BASE, "column-selectors": value, "case-sensitive": "1"})
-    assert loose.column_selection(table) == (0,)
-    assert strict.column_selection(table) is None
+    assert rules.column_selection(loose, table) == (0,)
+    assert rules.column_selection(strict, table) is None
 
 
 def test_the_driver_refuses_a_selection_before_any_task() -> None:

@@ -18,7 +18,7 @@ from pyspark.sql import types as T
 from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
 from tests.support.reference_table import SPARK_SCHEMA, make_batches, sink_options
 from tests.support.row_path import with_row_path
-from ticdc_sink import codec
+from ticdc_sink.codec import protocols
 from ticdc_sink.codec.compression import compress, decompress
 from ticdc_sink.config import (
     CodecConfig,
@@ -56,17 +56,17 @@ def decoder(config: CodecConfig, **kwargs: Any) -> Any:
 def test_every_message_is_compressed_and_decodes(name: str, compression: Any) -> None:
     plain = CONFIGS[name]
     config = attrs.evolve(plain, large_message_handle_compression=compression)
-    encoder = codec.build_encoder(config, WIDE, build_ts_ms=5)
-    reference = codec.build_encoder(plain, WIDE, build_ts_ms=5)
+    encoder = protocols.build_encoder(config, WIDE, build_ts_ms=5)
+    reference = protocols.build_encoder(plain, WIDE, build_ts_ms=5)
     messages = [
         (encoder.encode_row(SMALL), reference.encode_row(SMALL)),
         (
-            codec.encode_watermark(config, 9 << 18, build_ts_ms=5),
-            codec.encode_watermark(plain, 9 << 18, build_ts_ms=5),
+            protocols.encode_watermark(config, 9 << 18, build_ts_ms=5),
+            protocols.encode_watermark(plain, 9 << 18, build_ts_ms=5),
         ),
         (
-            codec.encode_ddl(config, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
-            codec.encode_ddl(plain, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
+            protocols.encode_ddl(config, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
+            protocols.encode_ddl(plain, WIDE, None, "CREATE TABLE x", commit_ts=9, build_ts_ms=5),
         ),
     ]
     if name.startswith("simple"):
@@ -85,9 +85,9 @@ def test_the_size_check_and_claim_check_see_compressed_values(name: str) -> None
     # 2000 "x" compress well below max-message-bytes=1000: no longer too large.
     plain = attrs.evolve(CONFIGS[name], max_message_bytes=1000)
     with pytest.raises(MessageTooLargeError):
-        codec.build_encoder(plain, WIDE, build_ts_ms=1).encode_row(BIG)
+        protocols.build_encoder(plain, WIDE, build_ts_ms=1).encode_row(BIG)
     config = attrs.evolve(plain, large_message_handle_compression=SNAPPY)
-    message = codec.build_encoder(config, WIDE, build_ts_ms=1).encode_row(BIG)
+    message = protocols.build_encoder(config, WIDE, build_ts_ms=1).encode_row(BIG)
     assert not message.diverted and len(message.value) < 1000
     # Incompressible: claim-check stores the compressed full value, as TiCDC.
     store = MemoryStore()
@@ -99,11 +99,13 @@ def test_the_size_check_and_claim_check_see_compressed_values(name: str) -> None
         large_message_handle_compression=LZ4,
     )
     noisy = attrs.evolve(BIG, row=(7, base64.b64encode(bytes(range(256)) * 8).decode()))
-    diverted = codec.build_encoder(claim, WIDE, build_ts_ms=1, claim_check=store).encode_row(noisy)
+    diverted = protocols.build_encoder(claim, WIDE, build_ts_ms=1, claim_check=store).encode_row(
+        noisy
+    )
     assert diverted.diverted
     (data,) = store.files.values()
     stored = base64.b64decode(orjson.loads(data)["value"])
-    full = codec.build_encoder(CONFIGS[name], WIDE, build_ts_ms=1).encode_row(noisy)
+    full = protocols.build_encoder(CONFIGS[name], WIDE, build_ts_ms=1).encode_row(noisy)
     assert decompress(LZ4, stored) == full.value
     row = decoder(claim, claim_check_loader=store.load).decode_message(None, diverted.value)
     assert row.data["payload"] == noisy.row[1]
@@ -131,7 +133,7 @@ def test_the_column_wise_path_gives_the_row_paths_compressed_bytes(name: str) ->
         time_zone="UTC",
     )
     keys = key_column_indexes(batch.table)
-    encoder = codec.build_encoder(config.codec, batch.table, build_ts_ms=1)
+    encoder = protocols.build_encoder(config.codec, batch.table, build_ts_ms=1)
     encoded = with_row_path(encoder.encode_batch(batch, keys), encoder, batch, keys)
     rows = [encoder.encode_row(e) for c in batch.to_changes() for e in split_key_update(c, keys)]
     assert encoded.values == [m.value for m in rows]
@@ -141,19 +143,19 @@ def test_the_column_wise_path_gives_the_row_paths_compressed_bytes(name: str) ->
 @pytest.mark.parametrize("compression", [SNAPPY, LZ4])
 def test_debezium_compresses_keys_and_values(compression: Any) -> None:
     config = attrs.evolve(DEBEZIUM, large_message_handle_compression=compression)
-    encoder = codec.build_encoder(config, WIDE, build_ts_ms=5)
-    reference = codec.build_encoder(DEBEZIUM, WIDE, build_ts_ms=5)
+    encoder = protocols.build_encoder(config, WIDE, build_ts_ms=5)
+    reference = protocols.build_encoder(DEBEZIUM, WIDE, build_ts_ms=5)
     pairs = [
         (encoder.encode_row(SMALL), reference.encode_row(SMALL)),
         (
-            codec.encode_watermark(config, 9 << 18, build_ts_ms=5),
-            codec.encode_watermark(DEBEZIUM, 9 << 18, build_ts_ms=5),
+            protocols.encode_watermark(config, 9 << 18, build_ts_ms=5),
+            protocols.encode_watermark(DEBEZIUM, 9 << 18, build_ts_ms=5),
         ),
         (
-            codec.encode_ddl(
+            protocols.encode_ddl(
                 config, WIDE, None, "CREATE TABLE x", commit_ts=9 << 18, build_ts_ms=5
             ),
-            codec.encode_ddl(
+            protocols.encode_ddl(
                 DEBEZIUM, WIDE, None, "CREATE TABLE x", commit_ts=9 << 18, build_ts_ms=5
             ),
         ),
@@ -196,7 +198,7 @@ def test_debezium_column_wise_keys_and_values_are_compressed() -> None:
         time_zone="UTC",
     )
     keys = key_column_indexes(batch.table)
-    encoder = codec.build_encoder(sink.codec, batch.table, build_ts_ms=1)
+    encoder = protocols.build_encoder(sink.codec, batch.table, build_ts_ms=1)
     encoded = with_row_path(encoder.encode_batch(batch, keys), encoder, batch, keys)
     rows = [encoder.encode_row(c) for c in batch.to_changes()]
     message_keys = encoded.keys or [encoded.key] * len(rows)
@@ -210,7 +212,7 @@ def test_avro_accepts_it_and_writes_as_ever() -> None:
 
 
 def test_a_value_not_compressed_as_said_is_a_decode_error() -> None:
-    plain = codec.encode_watermark(CodecConfig(), 9 << 18, build_ts_ms=5)
+    plain = protocols.encode_watermark(CodecConfig(), 9 << 18, build_ts_ms=5)
     assert plain is not None
     with pytest.raises(DecodeError, match="not lz4-compressed"):
         decoder_for("simple", DecoderSettings(compression="lz4")).decode_message(None, plain.value)

@@ -32,6 +32,7 @@ from ticdc_sink.events import InputLayout
 from ticdc_sink.schema import Column, TableSchema
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate
+from ticdc_sink.writer import rules as writer_rules
 
 BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
 SECRET = "pa55-W0rd-xyzzy"
@@ -925,11 +926,11 @@ def test_routing_follows_the_first_matching_dispatchers_rule() -> None:
     )
     routing = build(dispatchers=rules, partition="table").routing
     table = TableSchema("shop", "orders", (Column("id", parse_mysql_type("bigint")),), ())
-    route = routing.route(table)
+    route = writer_rules.route(routing, table)
     assert route.topic == "rule_orders" and route.dispatcher.rule is PartitionRule.INDEX_VALUE
-    other = routing.route(attrs.evolve(table, database="hr"))
+    other = writer_rules.route(routing, attrs.evolve(table, database="hr"))
     assert other.topic == "orders" and other.dispatcher.rule is PartitionRule.TABLE
-    assert routing.topic_for("shop", "x") == "rule_x"
+    assert writer_rules.topic_for(routing, "shop", "x") == "rule_x"
 
 
 def test_open_protocol_options(tmp_path: Path) -> None:

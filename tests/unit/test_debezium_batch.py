@@ -19,8 +19,7 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.reference_table import make_batches, reference_plan, with_commit_ts
 from tests.support.row_path import outcome, with_row_path
 from tests.support.strategies import images
-from ticdc_sink import codec
-from ticdc_sink.codec import EncodedBatch
+from ticdc_sink.codec import EncodedBatch, protocols
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
@@ -69,7 +68,9 @@ def _batches(draw: Any) -> list[pa.RecordBatch]:
 
 
 def _encoder(plan: Any, batch: ChangeBatch) -> Any:
-    return codec.build_encoder(plan.config.codec, batch.table, build_ts_ms=BUILD_TS_MS, topic="t")
+    return protocols.build_encoder(
+        plan.config.codec, batch.table, build_ts_ms=BUILD_TS_MS, topic="t"
+    )
 
 
 def _row_path(encoder: Any, batch: ChangeBatch, keys: tuple[int, ...]) -> Any:
@@ -351,7 +352,7 @@ def test_defaults_and_other_types(zone: str, options: str, data: Any) -> None:
     keys = key_column_indexes(table)
 
     def encoder() -> Any:
-        return codec.build_encoder(config, table, build_ts_ms=BUILD_TS_MS, topic="t")
+        return protocols.build_encoder(config, table, build_ts_ms=BUILD_TS_MS, topic="t")
 
     expected = outcome(lambda: _row_path(encoder(), batch, keys))
     actual = outcome(lambda: _batch_path(encoder(), batch, keys))

@@ -21,7 +21,7 @@ from tests.support.doc_pages import (
     runnable_blocks,
 )
 from tests.support.option_docs import read_options_table
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.read.options import READ_OPTIONS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -20,9 +20,9 @@ from confluent_kafka import KafkaError, KafkaException
 from tests.support.fake_producer import FakeProducer
 from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, simple_config
 from ticdc_sink import claim_check, tso
-from ticdc_sink.codec import build_encoder
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.codec.claim_check import file_content, file_name
+from ticdc_sink.codec.protocols import build_encoder
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import (
     CodecConfig,

@@ -15,7 +15,7 @@ from tests.support.option_docs import (
     ticdc_table,
 )
 from ticdc_sink import config
-from ticdc_sink.codec import protocol_specs
+from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.ticdc_settings import SETTINGS, setting
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -158,7 +158,7 @@ def test_skip_leaves_bad_messages_out_and_logs_the_count(caplog) -> None:
 
 
 def test_truncated_simple_avro_names_topic_partition_and_offset() -> None:
-    from ticdc_sink.codec import build_encoder
+    from ticdc_sink.codec.protocols import build_encoder
     from ticdc_sink.config import CodecConfig, EncodingFormat
     from ticdc_sink.events import RowChange
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
-from ticdc_sink.codec import build_encoder
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
+from ticdc_sink.codec.protocols import build_encoder
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import DecodeError

@@ -28,8 +28,8 @@ from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.row_path import read_changes
-from ticdc_sink.codec import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.codec.canal_json.values import full_mysql_type
+from ticdc_sink.codec.protocols import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.datasource import read_spark_schema
 from ticdc_sink.ddl import normalize_default, parse_mysql_type

@@ -357,7 +357,7 @@ def test_the_record_strategies_write_a_table_with_a_not_null_column(
     # TiCDC names a table's key and value records alike; under Confluent's record
     # strategies they shared a subject, and a value with a NOT NULL column (a field without
     # a default) was refused as incompatible with the key registered before it.
-    from ticdc_sink.codec import build_encoder
+    from ticdc_sink.codec.protocols import build_encoder
     from ticdc_sink.config import CodecConfig, Protocol
     from ticdc_sink.ddl import parse_mysql_type
     from ticdc_sink.events import Op, RowChange

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
-from ticdc_sink.codec import build_encoder, encode_watermark
+from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.ddl import parse_mysql_type

@@ -20,6 +20,7 @@ from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.routing import DispatchRule, claim_target
 from ticdc_sink.writer import TablePlan, WritePlan, write_batches
+from ticdc_sink.writer import rules as writer_rules
 from ticdc_sink.writer.commit import schema_change_query, send_schema_change
 from ticdc_sink.writer.table import build_table_schema
 
@@ -49,14 +50,18 @@ def test_expressions_are_substituted_as_ticdc_does(case: dict[str, str]) -> None
 def test_routes_are_ticdcs(case: dict[str, Any]) -> None:
     config = _config(case["rules"], **{"case-sensitive": str(case["case_sensitive"]).lower()})
     for schema, table, target_schema, target_table in case["routes"]:
-        assert config.routing.target_of(schema, table) == (target_schema, target_table)
+        assert writer_rules.target_of(config.routing, schema, table) == (
+            target_schema,
+            target_table,
+        )
 
 
 @pytest.mark.parametrize("case", GOLDEN["conflicts"], ids=lambda c: str(c["conflict"]))
 def test_two_tables_routed_to_one_name_conflict(case: dict[str, Any]) -> None:
     config = _config(case["rules"])
     owners: dict[tuple[str, str], tuple[str, str]] = {}
-    claims = [(tuple(t), config.routing.target_of(*t)) for t in case["tables"]]  # (source, target)
+    # (source, target)
+    claims = [(tuple(t), writer_rules.target_of(config.routing, *t)) for t in case["tables"]]
     if case["conflict"] is None:
         for source, target in claims:
             claim_target(owners, source, target)
@@ -90,8 +95,8 @@ def test_a_catch_all_rule_of_the_changefeed_file_keeps_its_targets(tmp_path: Pat
         "[sink]\ndispatchers = [{matcher = ['*.*'], topic = 'x_{table}', target-schema = 'bak'}]\n"
     )
     config = SinkConfig.from_options({**BASE, "config": str(path)})
-    assert config.routing.target_of("shop", "users") == ("bak", "users")
-    assert config.routing.topic_for("shop", "users") == "x_users"
+    assert writer_rules.target_of(config.routing, "shop", "users") == ("bak", "users")
+    assert writer_rules.topic_for(config.routing, "shop", "users") == "x_users"
 
 
 def test_rules_with_targets_pickle_and_compare_with_them() -> None:

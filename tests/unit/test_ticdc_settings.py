@@ -12,6 +12,7 @@ import pytest
 from ticdc_sink.config import CorruptionHandleLevel, IntegrityCheckLevel, SinkConfig, is_secret
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.ticdc_settings import SETTINGS, Fate, setting
+from ticdc_sink.writer import rules as writer_rules
 
 BASE = {"kafka.bootstrap.servers": "broker:9092", "topic": "orders"}
 
@@ -143,12 +144,13 @@ def test_table_routing_keys_of_a_rule_are_honoured(tmp_path: Path, key) -> None:
     # pingcap/ticdc's table routing (tests/unit/test_table_routing.py): no longer refused.
     rules = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": "{{schema}}_bak"}}]'
     c = SinkConfig.from_options({**BASE, "dispatchers": rules})
-    assert "db_bak" in c.routing.target_of("db", "db")
+    assert "db_bak" in writer_rules.target_of(c.routing, "db", "db")
     options = toml(tmp_path, f"[sink]\ndispatchers = [{{matcher = ['*.*'], {key} = 'x'}}]")
-    assert "x" in SinkConfig.from_options({**BASE, **options}).routing.target_of("a", "b")
+    routing = SinkConfig.from_options({**BASE, **options}).routing
+    assert "x" in writer_rules.target_of(routing, "a", "b")
     empty = f'[{{"matcher": ["db.*"], "topic": "t", "{key}": ""}}]'
     c = SinkConfig.from_options({**BASE, "dispatchers": empty})
-    assert c.routing.target_of("db", "t") == ("db", "t")
+    assert writer_rules.target_of(c.routing, "db", "t") == ("db", "t")
 
 
 # -- changefeed sections that change TiCDC's output ---------------------------------------
@@ -262,7 +264,7 @@ def test_filter_section_becomes_the_row_filter(tmp_path: Path) -> None:
         "[sink]\nddl-on-schema-change = false\n"
     )
     config = SinkConfig.from_options({**BASE, **toml(tmp_path, text)})
-    row_filter = config.row_filter()
+    row_filter = writer_rules.row_filter(config)
     assert row_filter.rules == ("db.*", "!db.tmp_*") and row_filter.case_sensitive
     (rule,) = row_filter.event_filters
     assert rule.matcher == ("db.orders",) and rule.ignore_event == ("delete",)
@@ -282,7 +284,8 @@ def test_filter_options_as_text() -> None:
     assert config.filter_rules == ("db.*", "!db.tmp")
     assert config.event_filters[0].ignore_event == ("insert",)
     # TiCDC's default, as an exported changefeed file lists it
-    assert not SinkConfig.from_options({**BASE, "filter-rules": '["*.*"]'}).row_filter().active
+    config = SinkConfig.from_options({**BASE, "filter-rules": '["*.*"]'})
+    assert not writer_rules.row_filter(config).active
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ticdc_sink.cli import main
-from ticdc_sink.codec.spec import TiCDCVersion
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 BASE = {"kafka.bootstrap.servers": "k:9092", "topic": "t"}
 ROUTED = json.dumps([{"matcher": ["shop.*"], "target-schema": "dw"}])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import cramjam
 
 from ticdc_sink.codec import RECORD_OVERHEAD, EncodedBatch
-from ticdc_sink.config import LargeMessageCompression as Compression
+from ticdc_sink.codec.choices import LargeMessageCompression as Compression
 from ticdc_sink.errors import DecodeError
 
 __all__ = ["Compression", "compress", "compress_batch", "compression_named", "decompress"]

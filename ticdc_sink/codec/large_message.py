@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ticdc_sink.codec import RECORD_OVERHEAD, ClaimCheckStore, Message
+from ticdc_sink.codec.choices import LargeMessageHandleOption
 from ticdc_sink.codec.claim_check import store_message
 from ticdc_sink.codec.common import handle_key_text
 from ticdc_sink.codec.compression import compress
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import RowChange
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["ROW_KEY", "LargeMessagePolicy"]
 

@@ -1,17 +1,26 @@
-"""What a protocol is, as the rest of the sink needs to know it: `ProtocolSpec`.
+"""What a protocol is, as the rest of the sink needs to know it: `ProtocolSpec`, its
+traits and its entry points.
 
-Each protocol package declares one `SPEC` in its `spec.py`, next to its code;
-`ticdc_sink.codec.PROTOCOL_SPECS` lists them. config, the writer, the data source and the
-CLI read these traits instead of comparing protocol names, so a new protocol is one new
-package and one line in that list. This module imports nothing of the sink: config and
-every protocol may import it.
+Each protocol package declares one `SPEC` in its `spec.py`, next to its code, importing
+its entry points plainly; `ticdc_sink.codec.protocols.PROTOCOLS` lists them. config, the
+writer, the data source and the CLI read these traits instead of comparing protocol
+names, so a new protocol is one new package and one line in that list. This module
+imports nothing of the sink at load time but `TiCDCVersion`: every protocol may import it.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
+
+from ticdc_sink.ticdc_version import TiCDCVersion
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec import Encoder, Message, MessageBatcher
+    from ticdc_sink.decode import Decoder
 
 __all__ = [
     "BOOTSTRAP_OPTIONS",
@@ -19,7 +28,6 @@ __all__ = [
     "LARGE_MESSAGE_POLICIES",
     "REGISTRY_OPTIONS",
     "ProtocolSpec",
-    "TiCDCVersion",
     "Watermark",
 ]
 
@@ -49,19 +57,6 @@ BOOTSTRAP_OPTIONS = (
 LARGE_MESSAGE_POLICIES = ("handle-key-only", "claim-check")
 
 
-class TiCDCVersion(enum.StrEnum):
-    """The TiCDC release whose messages the sink writes (`ticdc-version`): pingcap/tiflow
-    v8.5 or pingcap/ticdc v26.3, oldest first."""
-
-    V8_5 = "8.5"
-    V26_3 = "26.3"
-
-    def at_least(self, other: TiCDCVersion) -> bool:
-        """Whether this release is `other` or newer (the values do not sort as text)."""
-        order = list(TiCDCVersion)
-        return order.index(self) >= order.index(other)
-
-
 class Watermark(enum.Enum):
     """When a protocol sends watermark (resolved ts) messages."""
 
@@ -73,21 +68,25 @@ class Watermark(enum.Enum):
 @attrs.frozen
 class ProtocolSpec:
     """One protocol's traits (tiflow declares the same facts across
-    `pkg/config/sink.go`, `large_message.go` and `mq_ddl_sink.go`).
+    `pkg/config/sink.go`, `large_message.go` and `mq_ddl_sink.go`) and its entry points
+    (tiflow `builder/encoder_builder.go` dispatches by protocol name), which
+    `ticdc_sink.codec.protocols` calls:
 
-    `module` holds the protocol's entry points, imported on first use:
-    `build_encoder(config, table, *, build_ts_ms, topic, registry, claim_check)`,
-    `encode_table_ddl(config, table, previous, query, *, commit_ts, build_ts_ms)` (with
-    `ddl`) and `encode_watermark(config, commit_ts, *, build_ts_ms)` (unless `watermark`
-    is NEVER); with `batching`, a fourth, `build_batcher(config)`. `decoder` names the
-    protocol's decoder module (`codec/<protocol>/decoder.py`), whose
-    `build_decoder(settings)` makes its decoder.
+    `build_encoder(config, table, *, build_ts_ms, topic, registry, claim_check)`;
+    `build_decoder(settings)` (its decoder, `codec/<protocol>/decoder.py`, from one
+    `decode.DecoderSettings`); with `ddl`, `encode_table_ddl(config, table, previous,
+    query, *, commit_ts, build_ts_ms)`; unless `watermark` is NEVER,
+    `encode_watermark(config, commit_ts, *, build_ts_ms)`; with `batching`,
+    `build_batcher(config)`.
     """
 
     #: The `protocol` value, and other spellings TiCDC accepts for it.
     name: str
-    module: str
-    decoder: str
+    build_encoder: Callable[..., Encoder]
+    build_decoder: Callable[..., Decoder]
+    encode_table_ddl: Callable[..., Message] | None = None
+    encode_watermark: Callable[..., Message | None] | None = None
+    build_batcher: Callable[..., MessageBatcher] | None = None
     aliases: tuple[str, ...] = ()
     #: Sends a DDL message when a table's schema changes; to every partition of the
     #: topic, or to partition 0 only (`ddl_to_all_partitions` False; tiflow
@@ -140,6 +139,16 @@ class ProtocolSpec:
     #: owned by none, so set with a protocol that does not read them they are reported
     #: as ignored, not refused.
     shared_options: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        # Each trait that sends something needs the entry point that makes it.
+        for trait, entry in (
+            (self.ddl, self.encode_table_ddl),
+            (self.watermark is not Watermark.NEVER, self.encode_watermark),
+            (self.batching, self.build_batcher),
+        ):
+            if trait and entry is None:
+                raise TypeError(f"protocol {self.name}: a trait without its entry point")
 
     def names(self) -> tuple[str, ...]:
         """`name` and its aliases: every spelling of `protocol` that means this one."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import importlib
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
@@ -33,7 +32,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_check
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.errors import DecodeError, TiCDCSinkError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
@@ -347,11 +345,13 @@ def decoder_for(protocol: str, settings: DecoderSettings | None = None) -> Decod
         DecodeError: an unknown protocol, avro without `schema_for_id`, an unknown
             compression.
     """
+    # The specs name the decoders, which build on the event classes above: the list of
+    # protocols is imported here, when a decoder is asked for.
+    from ticdc_sink.codec.protocols import find_protocol, protocol_specs
+
     spec = find_protocol(protocol)
     if spec is not None:
-        build: Callable[[DecoderSettings], Decoder]
-        build = importlib.import_module(spec.decoder).build_decoder
-        return build(settings or DecoderSettings())
+        return spec.build_decoder(settings or DecoderSettings())
     names = [s.name for s in protocol_specs()]
     raise DecodeError(
         f"protocol {protocol!r} has no decoder; use {', '.join(names[:-1])} or {names[-1]}"

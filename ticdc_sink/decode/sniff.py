@@ -26,9 +26,9 @@ import struct
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol, protocol_specs
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
+from ticdc_sink.codec.protocols import find_protocol, protocol_specs
 from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import DecodeError
 
@@ -129,10 +129,10 @@ def _shape(value: bytes) -> tuple[str, str] | None:
 
 
 def protocol_of(decoder: object) -> Sniffed:
-    """The options a decoder reads with (its protocol by the module the protocol's spec
-    names, `encoding_format` and `compression` where it has them)."""
+    """The options a decoder reads with (its protocol: the spec whose `build_decoder` is
+    of the decoder's module; `encoding_format` and `compression` where it has them)."""
     module = type(decoder).__module__
-    name = next((s.name for s in protocol_specs() if s.decoder == module), module)
+    name = next((s.name for s in protocol_specs() if s.build_decoder.__module__ == module), module)
     compression = getattr(decoder, "compression", Compression.NONE)
     return Sniffed(
         name,

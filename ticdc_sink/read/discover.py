@@ -35,7 +35,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ticdc_sink.codec import find_protocol
+from ticdc_sink.codec.protocols import find_protocol
 from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.read.consumer import TopicLog

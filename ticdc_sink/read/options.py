@@ -40,8 +40,8 @@ from typing import Any
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol, protocol_specs
-from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion
+from ticdc_sink.codec.protocols import find_protocol, protocol_specs
+from ticdc_sink.codec.spec import ProtocolSpec
 from ticdc_sink.config import (
     RegistryConfig,
     is_secret,
@@ -50,6 +50,7 @@ from ticdc_sink.config import (
     ticdc_kafka_settings,
 )
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "ReadOption", "select_topics"]
 

@@ -27,7 +27,6 @@ from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from ticdc_sink.config import mask_uri
 from ticdc_sink.decode import DecodedRow, DecodedWatermark, Decoder, PlainRow
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -46,6 +45,7 @@ from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
+from ticdc_sink.redaction import mask_uri
 from ticdc_sink.schema import TableSchema
 
 __all__ = [

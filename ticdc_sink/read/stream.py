@@ -69,7 +69,7 @@ from typing import Any
 import attrs
 import orjson
 
-from ticdc_sink.codec import find_protocol
+from ticdc_sink.codec.protocols import find_protocol
 from ticdc_sink.codec.spec import Watermark
 from ticdc_sink.decode import (
     DecodedBootstrap,

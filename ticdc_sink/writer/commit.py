@@ -17,7 +17,8 @@ from typing import Any
 
 import attrs
 
-from ticdc_sink import codec, schema_change
+from ticdc_sink import schema_change
+from ticdc_sink.codec import protocols
 from ticdc_sink.config import (
     FrozenMap,
     KafkaConfig,
@@ -28,6 +29,7 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.schema import TableSchema, table_schema_to_json
 from ticdc_sink.state import SinkState, WatermarkRecord
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import WritePlan
 from ticdc_sink.writer.report import TaskReport, batch_report
 
@@ -57,8 +59,8 @@ def schema_change_query(plan: WritePlan, previous: TableSchema | None) -> str | 
     # Table routing: TiCDC rewrites the DDL to the target names, qualified with the
     # target schema (pingcap/ticdc routing/router.go ApplyToDDLEvent).
     routing = plan.config.routing
-    routed = routing.routed(table)
-    before = None if previous is None else routing.routed(previous)
+    routed = rules.routed(routing, table)
+    before = None if previous is None else rules.routed(routing, previous)
     return schema_change.ddl_for(before, routed, qualified=routed is not table)
 
 
@@ -81,20 +83,20 @@ def send_schema_change(
     if query is None or table is None:
         return None
     routing = plan.config.routing
-    message = codec.encode_ddl(
+    message = protocols.encode_ddl(
         options,
-        routing.routed(table),
-        None if previous is None else routing.routed(previous),
+        rules.routed(routing, table),
+        None if previous is None else rules.routed(routing, previous),
         query,
         commit_ts=plan.commit_ts,
         build_ts_ms=plan.build_ts_ms,
     )
     if message is None:
         return None
-    topic = routing.topic_for(table.database, table.table)
+    topic = rules.topic_for(routing, table.database, table.table)
     producer = producer_factory(plan.config.kafka)
     try:
-        for partition in codec.ddl_partitions(options, producer.partition_count(topic)):
+        for partition in protocols.ddl_partitions(options, producer.partition_count(topic)):
             producer.send(topic, partition, message.key, message.value)
         producer.flush()
     finally:
@@ -204,7 +206,7 @@ def watermark_to_send(
     if not topics or ts == 0:
         logger.info("ticdc commit: %d rows%s, no topic touched, no watermark", rows, diverted)
         return None
-    if codec.encode_watermark(config.codec, ts, build_ts_ms=0) is None:
+    if protocols.encode_watermark(config.codec, ts, build_ts_ms=0) is None:
         logger.info(
             "ticdc commit: %d rows%s; protocol %s sends no watermark here",
             rows,
@@ -259,7 +261,7 @@ def send_watermark(
     Raises:
         DeliveryError: the broker was unreachable or refused a message.
     """
-    message = codec.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
+    message = protocols.encode_watermark(config.codec, ts, build_ts_ms=build_ts_ms)
     assert message is not None  # watermark_to_send chose a protocol that sends one
     producer = producer_factory(watermark_kafka_config(config.kafka))
     try:

@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from ticdc_sink import claim_check, codec, tso
+from ticdc_sink import claim_check, tso
+from ticdc_sink.codec import protocols
 from ticdc_sink.column_selector import ColumnSelector, selector_for
 from ticdc_sink.config import CodecConfig, LargeMessageHandleOption, SinkConfig
 from ticdc_sink.ddl import parse_table_ddl
@@ -20,6 +21,7 @@ from ticdc_sink.errors import ConfigError, SchemaError
 from ticdc_sink.routing import DispatchRule, Route
 from ticdc_sink.row_filter import EventFilterRule
 from ticdc_sink.schema import TableSchema, stable_table_id
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.table import build_table_schema, declared_table
 
 __all__ = [
@@ -138,7 +140,7 @@ def make_plan(
         raise _no_handle_key(template, layout.table_column)
     # Build the template's encoder once here, so an option the codec refuses (a protocol
     # or large-message option not implemented) fails on the driver, before any task.
-    codec.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
+    protocols.build_encoder(config.codec, template, build_ts_ms=build_ts_ms)
     if (
         open_store
         and config.codec.large_message_handle_option is LargeMessageHandleOption.CLAIM_CHECK
@@ -149,10 +151,10 @@ def make_plan(
         # The same for the dispatcher: partition-columns or an index the table lacks is an
         # option error, raised here rather than in every task (rows naming their own
         # tables share these columns, but the message would name the placeholder).
-        config.routing.route(template)
+        rules.route(config.routing, template)
         # column-selectors: a selection that drops a key or a hashed column fails here.
-        config.column_selection(template)
-    row_filter = config.row_filter()
+        rules.column_selection(config, template)
+    row_filter = rules.row_filter(config)
     if arrow_schema is not None and row_filter.active:
         # The tasks translate the same conditions for the same schema; a bad one fails here.
         row_filter.compile(arrow_schema, layout)
@@ -215,21 +217,21 @@ def decide_table(
         ConfigError: the dispatcher or the column selection refuses the table (an index or
             partition column it lacks, a selection dropping a key or hashed column).
     """
-    row_filter = config.row_filter()
-    rules = row_filter.event_rules_for(database, table)
+    row_filter = rules.row_filter(config)
+    matching = row_filter.event_rules_for(database, table)
     route = selection = None
     if schema is not None:
-        route = config.routing.route(schema)
-        selection = config.column_selection(schema)
+        route = rules.route(config.routing, schema)
+        selection = rules.column_selection(config, schema)
     return TableDecision(
         database=database,
         table=table,
         taken=row_filter.takes(database, table),
-        event_filters=tuple((i + 1, config.event_filters[i]) for i in rules),
-        topic=config.routing.topic_for(database, table),
-        rule=config.routing.dispatch_rule(database, table),
+        event_filters=tuple((i + 1, config.event_filters[i]) for i in matching),
+        topic=rules.topic_for(config.routing, database, table),
+        rule=rules.dispatch_rule(config.routing, database, table),
         selector=selector_for(config.column_selectors, database, table),
-        target=config.routing.target_of(database, table),
+        target=rules.target_of(config.routing, database, table),
         route=route,
         selection=selection,
     )

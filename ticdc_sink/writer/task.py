@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink import claim_check, codec
+from ticdc_sink.codec import protocols
 from ticdc_sink.codec.batch import key_changed_rows
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import (
@@ -43,6 +44,7 @@ from ticdc_sink.producer import KafkaProducer, PartitionStats, Producer, Produce
 from ticdc_sink.routing import claim_target
 from ticdc_sink.row_filter import RowMask
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.writer import rules
 from ticdc_sink.writer.bootstrap import PROCESS_BOOTSTRAPS, BootstrapSchedule, bootstrap_key
 from ticdc_sink.writer.plan import TableDecision, WritePlan, decide_table, split_key_indexes
 from ticdc_sink.writer.report import TaskReport
@@ -114,7 +116,7 @@ class _TableOutput:
         def build(table: TableSchema) -> codec.Encoder:
             if target != (table.database, table.table):
                 table = attrs.evolve(table, database=target[0], table=target[1])
-            return codec.build_encoder(
+            return protocols.build_encoder(
                 self.codec,
                 table,
                 build_ts_ms=plan.build_ts_ms,
@@ -276,7 +278,7 @@ class TaskWriter:
         return error
 
     def _batcher_for(self, topic: str) -> codec.MessageBatcher:
-        batcher = codec.build_batcher(self.codec_for(topic))
+        batcher = protocols.build_batcher(self.codec_for(topic))
         assert batcher is not None  # the protocol batches: asked before
         return batcher
 
@@ -288,7 +290,7 @@ class TaskWriter:
         encoded."""
         routing = self.plan.config.routing
         topics = {
-            routing.topic_for(b.table.database, b.table.table)
+            rules.topic_for(routing, b.table.database, b.table.table)
             for b in batches
             if (b.table.database, b.table.table) not in self.outputs
         }
@@ -498,7 +500,7 @@ class TaskWriter:
     def filter_rows(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The record batches without the rows the changefeed's `[filter]` drops (counted
         in `filtered`); the filter is compiled once per input schema."""
-        spec = self.plan.config.row_filter()
+        spec = rules.row_filter(self.plan.config)
         if not spec.active:
             yield from batches
             return

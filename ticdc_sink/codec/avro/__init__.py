@@ -15,36 +15,31 @@ values, schemas in a Confluent Schema Registry.
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
-alone imports both paths. The names below load on first use.
+alone imports both paths. The package re-exports the public names below.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ticdc_sink.codec import lazy_names
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.avro.encoder import AvroEncoder
-    from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
-    from ticdc_sink.codec.avro.schema import (
-        KEY_RECORD,
-        TICDC_BEFORE,
-        TIDB_CHECKSUM_VERSION,
-        TIDB_COMMIT_TS,
-        TIDB_CORRUPTED,
-        TIDB_OP,
-        TIDB_PHYSICAL_TIME,
-        TIDB_ROW_LEVEL_CHECKSUM,
-        as_fastavro_reads_it,
-        key_record_name,
-        key_schema_json,
-        record_name,
-        tidb_type,
-        timestamp_default_local,
-        value_schema_json,
-    )
-    from ticdc_sink.codec.avro.values import decimal_bytes
+from ticdc_sink.codec.avro.encoder import AvroEncoder
+from ticdc_sink.codec.avro.framing import CONFLUENT_MAGIC
+from ticdc_sink.codec.avro.schema import (
+    KEY_RECORD,
+    TICDC_BEFORE,
+    TIDB_CHECKSUM_VERSION,
+    TIDB_COMMIT_TS,
+    TIDB_CORRUPTED,
+    TIDB_OP,
+    TIDB_PHYSICAL_TIME,
+    TIDB_ROW_LEVEL_CHECKSUM,
+    as_fastavro_reads_it,
+    key_record_name,
+    key_schema_json,
+    record_name,
+    tidb_type,
+    timestamp_default_local,
+    value_schema_json,
+)
+from ticdc_sink.codec.avro.values import decimal_bytes
 
 __all__ = [
     "CONFLUENT_MAGIC",
@@ -66,29 +61,3 @@ __all__ = [
     "timestamp_default_local",
     "value_schema_json",
 ]
-
-# Hidden from a type checker, which reads the names from the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__ = lazy_names(
-        __name__,
-        {
-            "CONFLUENT_MAGIC": "framing",
-            "KEY_RECORD": "schema",
-            "TICDC_BEFORE": "schema",
-            "TIDB_CHECKSUM_VERSION": "schema",
-            "TIDB_COMMIT_TS": "schema",
-            "TIDB_CORRUPTED": "schema",
-            "TIDB_OP": "schema",
-            "TIDB_PHYSICAL_TIME": "schema",
-            "TIDB_ROW_LEVEL_CHECKSUM": "schema",
-            "AvroEncoder": "encoder",
-            "as_fastavro_reads_it": "schema",
-            "decimal_bytes": "values",
-            "key_record_name": "schema",
-            "key_schema_json": "schema",
-            "record_name": "schema",
-            "tidb_type": "schema",
-            "timestamp_default_local": "schema",
-            "value_schema_json": "schema",
-        },
-    )

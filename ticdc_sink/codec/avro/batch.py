@@ -29,7 +29,7 @@ column-wise yet).
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import numpy as np
@@ -43,9 +43,11 @@ from ticdc_sink.codec.avro.schema import modes, null_first, value_columns
 from ticdc_sink.codec.batch import key_changed_rows, row_path_batch
 from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import OP_DELETE, OP_UPDATE, ChangeBatch
 from ticdc_sink.schema import Column, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["AvroBatchEncoder"]
 

@@ -16,6 +16,8 @@ records carry TiCDC's row checksum fields (`schema`, `values.checksum_fields`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import fastavro
 import orjson
 
@@ -30,10 +32,12 @@ from ticdc_sink.codec.avro.schema import (
     record_name,
     value_schema_json,
 )
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["AvroEncoder", "build_encoder"]
 
@@ -47,7 +51,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> AvroEncoder:
-    """The encoder of one table (`codec.build_encoder`); Avro writes no "now" and has no
+    """The encoder of one table (`protocols.build_encoder`); Avro writes no "now" and has no
     large-message policy, so `build_ts_ms` and `claim_check` go unused."""
     return AvroEncoder(config, table, topic=topic, registry=registry)
 

@@ -23,7 +23,7 @@ checksum.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ticdc_sink.codec import RECORD_OVERHEAD, Message
 from ticdc_sink.codec.avro.framing import SchemaHeaders
@@ -50,10 +50,12 @@ from ticdc_sink.codec.avro.values import (
 )
 from ticdc_sink.codec.checksum import TableChecksum
 from ticdc_sink.codec.common import handle_key_text, short_repr
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import InputError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import Column, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["AvroRowEncoder"]
 

@@ -31,20 +31,22 @@ import base64
 import datetime as dt
 import re
 import zoneinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ticdc_sink.codec.choices import (
+    AvroBigintUnsignedHandling,
+    AvroDecimalHandling,
+    SubjectNameStrategy,
+)
 from ticdc_sink.codec.common import escape_enum_option, sanitize_name
 from ticdc_sink.codec.gojson import GoFloat, dumps
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.config import (
-    AvroBigintUnsignedHandling,
-    AvroDecimalHandling,
-    CodecConfig,
-    SubjectNameStrategy,
-)
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = [
     "TIDB_CHECKSUM_VERSION",

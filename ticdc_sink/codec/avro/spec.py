@@ -6,14 +6,16 @@ Confluent consumers cannot read. UPDATEs carry the old row with `avro-include-be
 
 from __future__ import annotations
 
+from ticdc_sink.codec.avro.decoder import build_decoder
+from ticdc_sink.codec.avro.encoder import build_encoder
 from ticdc_sink.codec.spec import ProtocolSpec
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="avro",
-    module="ticdc_sink.codec.avro.encoder",
-    decoder="ticdc_sink.codec.avro.decoder",
+    build_encoder=build_encoder,
+    build_decoder=build_decoder,
     aliases=("flat-avro",),
     needs_registry=True,
     operation_needs_tidb_extension=True,

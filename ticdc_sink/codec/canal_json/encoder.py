@@ -24,6 +24,8 @@ sends the handle-key columns with `"_tidb":{…,"claimCheckLocation":"…"}` and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegistry
 from ticdc_sink.codec.canal_json.batch import CanalJsonBatchEncoder
 from ticdc_sink.codec.canal_json.row import CanalJsonRowEncoder
@@ -31,10 +33,12 @@ from ticdc_sink.codec.canal_json.table import CanalJsonTable
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import LargeMessagePolicy
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["CanalJsonEncoder", "build_encoder", "encode_table_ddl", "encode_watermark"]
 
@@ -120,7 +124,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> CanalJsonEncoder:
-    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    """The encoder of one table (`protocols.build_encoder`); `topic` and `registry` are
     avro's."""
     return CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
 
@@ -134,7 +138,7 @@ def encode_table_ddl(
     commit_ts: int,
     build_ts_ms: int,
 ) -> Message:
-    """The DDL message announcing `table` (`codec.encode_ddl`), for partition 0."""
+    """The DDL message announcing `table` (`protocols.encode_ddl`), for partition 0."""
     encoder = CanalJsonEncoder(config, table, build_ts_ms=build_ts_ms)
     return encoder.encode_ddl(previous, query, commit_ts)
 

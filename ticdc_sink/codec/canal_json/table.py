@@ -11,6 +11,8 @@ differs between two TiCDC runs anyway.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ticdc_sink.codec.canal_json.values import (
     RENDERERS,
     CanalJsonLayout,
@@ -20,10 +22,12 @@ from ticdc_sink.codec.canal_json.values import (
 )
 from ticdc_sink.codec.mysql import value_kind
 from ticdc_sink.codec.row_key import handle_position
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.events import Op
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["CanalJsonTable"]
 

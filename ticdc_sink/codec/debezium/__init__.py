@@ -14,18 +14,13 @@ for rows, DDL events and watermarks, as tiflow's `pkg/sink/codec/debezium` write
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
-alone imports both paths. The names below load on first use.
+alone imports both paths. The package re-exports the public names below.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ticdc_sink.codec import lazy_names
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.debezium.encoder import DebeziumEncoder, encode_watermark
-    from ticdc_sink.codec.debezium.schema import jdbc_type, schema_topic_name, tidb_type
+from ticdc_sink.codec.debezium.encoder import DebeziumEncoder, encode_watermark
+from ticdc_sink.codec.debezium.schema import jdbc_type, schema_topic_name, tidb_type
 
 __all__ = [
     "DebeziumEncoder",
@@ -34,16 +29,3 @@ __all__ = [
     "schema_topic_name",
     "tidb_type",
 ]
-
-# Hidden from a type checker, which reads the names from the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__ = lazy_names(
-        __name__,
-        {
-            "DebeziumEncoder": "encoder",
-            "encode_watermark": "encoder",
-            "jdbc_type": "schema",
-            "schema_topic_name": "schema",
-            "tidb_type": "schema",
-        },
-    )

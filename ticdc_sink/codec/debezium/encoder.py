@@ -13,9 +13,12 @@ and value is compressed (tiflow debezium `encoder.go`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegistry
+from ticdc_sink.codec.choices import LargeMessageCompression
 from ticdc_sink.codec.common import sanitize_name
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.debezium.batch import DebeziumBatchEncoder
@@ -29,10 +32,12 @@ from ticdc_sink.codec.debezium.schema import (
     source_text,
 )
 from ticdc_sink.codec.debezium.table import DebeziumTable
-from ticdc_sink.config import CodecConfig, LargeMessageCompression
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.gotext import jsoniter_quote
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["DebeziumEncoder", "build_encoder", "encode_table_ddl", "encode_watermark"]
 
@@ -90,7 +95,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> DebeziumEncoder:
-    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    """The encoder of one table (`protocols.build_encoder`); `topic` and `registry` are
     avro's, and debezium has no large-message policy (`claim_check`)."""
     return DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
 
@@ -104,7 +109,7 @@ def encode_table_ddl(
     commit_ts: int,
     build_ts_ms: int,
 ) -> Message:
-    """The DDL message announcing `table` (`codec.encode_ddl`)."""
+    """The DDL message announcing `table` (`protocols.encode_ddl`)."""
     encoder = DebeziumEncoder(config, table, build_ts_ms=build_ts_ms)
     return encoder.encode_ddl(previous, query, commit_ts)
 

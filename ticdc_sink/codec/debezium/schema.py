@@ -15,13 +15,13 @@ from ticdc_sink.codec.common import escape_enum_option, sanitize_name, sanitize_
 from ticdc_sink.codec.debezium import temporal
 from ticdc_sink.codec.debezium.values import bit_renderer, go_parse_float
 from ticdc_sink.codec.mysql import ValueKind
-from ticdc_sink.codec.spec import TiCDCVersion
 from ticdc_sink.errors import InputError
 from ticdc_sink.gotext import jsoniter_float, jsoniter_quote
 from ticdc_sink.schema import Column, MySQLType
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 if TYPE_CHECKING:
-    from ticdc_sink.config import CodecConfig
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = [
     "DEBEZIUM_VERSION",

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion, Watermark
+from ticdc_sink.codec.debezium.decoder import build_decoder
+from ticdc_sink.codec.debezium.encoder import build_encoder, encode_table_ddl, encode_watermark
+from ticdc_sink.codec.spec import ProtocolSpec, Watermark
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="debezium",
-    module="ticdc_sink.codec.debezium.encoder",
-    decoder="ticdc_sink.codec.debezium.decoder",
+    build_encoder=build_encoder,
+    encode_table_ddl=encode_table_ddl,
+    encode_watermark=encode_watermark,
+    build_decoder=build_decoder,
     ddl=True,
     watermark=Watermark.WITH_TIDB_EXTENSION,
     events_since=TiCDCVersion.V26_3,

@@ -11,6 +11,7 @@ top-level `payload.ts_ms`, so that replaying a batch writes identical bytes.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from ticdc_sink.codec.debezium.schema import (
     TAIL_SCHEMA,
@@ -21,11 +22,13 @@ from ticdc_sink.codec.debezium.schema import (
 )
 from ticdc_sink.codec.debezium.values import DebeziumColumn, value_renderer
 from ticdc_sink.codec.mysql import value_kind
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.events import zone_info
 from ticdc_sink.gotext import jsoniter_quote
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["DebeziumTable"]
 

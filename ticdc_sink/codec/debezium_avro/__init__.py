@@ -14,15 +14,6 @@ It builds on `debezium` (field schemas, value rules, NULL as DEFAULT) and `avro`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ticdc_sink.codec import lazy_names
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.debezium_avro.encoder import DebeziumAvroEncoder
+from ticdc_sink.codec.debezium_avro.encoder import DebeziumAvroEncoder
 
 __all__ = ["DebeziumAvroEncoder"]
-
-# Hidden from a type checker, which reads the names from the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__ = lazy_names(__name__, {"DebeziumAvroEncoder": "encoder"})

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import io
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 import orjson
@@ -29,16 +29,19 @@ from ticdc_sink.codec import ClaimCheckStore, EncodedBatch, Message, SchemaRegis
 from ticdc_sink.codec.avro.framing import SchemaHeaders
 from ticdc_sink.codec.avro.schema import as_fastavro_reads_it
 from ticdc_sink.codec.batch import row_path_batch
+from ticdc_sink.codec.choices import AvroBigintUnsignedHandling, AvroDecimalHandling
 from ticdc_sink.codec.common import sanitize_name
 from ticdc_sink.codec.debezium.schema import DEBEZIUM_VERSION, check_ts
 from ticdc_sink.codec.debezium.values import DebeziumColumn, value_renderer
 from ticdc_sink.codec.debezium_avro.schema import TableSchemas
 from ticdc_sink.codec.gojson import dumps
 from ticdc_sink.codec.mysql import ValueKind
-from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.errors import InputError, SchemaError
 from ticdc_sink.events import ChangeBatch, Op, RowChange, zone_info
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["DebeziumAvroEncoder", "build_encoder"]
 
@@ -54,7 +57,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> DebeziumAvroEncoder:
-    """The encoder of one table (`codec.build_encoder`); no large-message policy."""
+    """The encoder of one table (`protocols.build_encoder`); no large-message policy."""
     return DebeziumAvroEncoder(
         config, table, build_ts_ms=build_ts_ms, topic=topic, registry=registry
     )

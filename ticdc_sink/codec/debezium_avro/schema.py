@@ -20,14 +20,14 @@ with `connect.type`. A record met again is referenced by its full name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ticdc_sink.codec.choices import AvroBigintUnsignedHandling, AvroDecimalHandling
 from ticdc_sink.codec.common import sanitize_name
 from ticdc_sink.codec.debezium.schema import connect_type, tidb_type
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.config import AvroBigintUnsignedHandling, AvroDecimalHandling, CodecConfig
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.schema import Column, TableSchema
 
@@ -59,6 +59,9 @@ _SOURCE_FIELDS = (
     ("commit_ts", "int64", False),
     ("cluster_id", "string", False),
 )
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 
 def column_schema(column: Column, kind: ValueKind, config: CodecConfig) -> dict[str, Any]:

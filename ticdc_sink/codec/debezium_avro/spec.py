@@ -7,14 +7,17 @@ none here, as for avro. No size check: TiCDC's debezium encoders have none."""
 
 from __future__ import annotations
 
-from ticdc_sink.codec.spec import ProtocolSpec, TiCDCVersion
+from ticdc_sink.codec.debezium_avro.decoder import build_decoder
+from ticdc_sink.codec.debezium_avro.encoder import build_encoder
+from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="debezium-avro",
-    module="ticdc_sink.codec.debezium_avro.encoder",
-    decoder="ticdc_sink.codec.debezium_avro.decoder",
+    build_encoder=build_encoder,
+    build_decoder=build_decoder,
     needs_registry=True,
     since=TiCDCVersion.V26_3,
     size_check=False,

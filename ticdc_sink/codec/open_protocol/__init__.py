@@ -14,30 +14,13 @@ them.
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
-alone imports both paths. The names below load on first use.
+alone imports both paths. The package re-exports the public names below.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ticdc_sink.codec import lazy_names
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.open_protocol.batching import OpenProtocolBatcher
-    from ticdc_sink.codec.open_protocol.encoder import OpenProtocolEncoder, encode_watermark
-    from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
+from ticdc_sink.codec.open_protocol.batching import OpenProtocolBatcher
+from ticdc_sink.codec.open_protocol.encoder import OpenProtocolEncoder, encode_watermark
+from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
 
 __all__ = ["BATCH_VERSION", "OpenProtocolBatcher", "OpenProtocolEncoder", "encode_watermark"]
-
-# Hidden from a type checker, which reads the names from the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__ = lazy_names(
-        __name__,
-        {
-            "BATCH_VERSION": "message",
-            "OpenProtocolBatcher": "batching",
-            "OpenProtocolEncoder": "encoder",
-            "encode_watermark": "encoder",
-        },
-    )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from ticdc_sink.codec import (
     RECORD_OVERHEAD,
@@ -30,6 +31,7 @@ from ticdc_sink.codec import (
     Message,
     SchemaRegistry,
 )
+from ticdc_sink.codec.choices import LargeMessageHandleOption
 from ticdc_sink.codec.claim_check import store_message
 from ticdc_sink.codec.common import handle_key_text
 from ticdc_sink.codec.open_protocol.batch import OpenProtocolBatchEncoder
@@ -43,7 +45,6 @@ from ticdc_sink.codec.open_protocol.message import (
 )
 from ticdc_sink.codec.open_protocol.row import OpenProtocolRowEncoder
 from ticdc_sink.codec.open_protocol.table import OpenProtocolTable
-from ticdc_sink.config import CodecConfig, LargeMessageHandleOption
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
@@ -74,6 +75,9 @@ _ALTER_ACTIONS = (
     ("MODIFY COLUMN", 12),  # ActionModifyColumn
     ("RENAME TO", 14),  # ActionRenameTable
 )
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 _ACTION_MULTI_SCHEMA_CHANGE = 61
 # `ALTER TABLE `name` clause, clause`: ddl_for joins its clauses with ", " and starts each
 # with one of the words above (a quoted default holding ", ADD " would be miscounted).
@@ -222,7 +226,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> OpenProtocolEncoder:
-    """The encoder of one table (`codec.build_encoder`); open-protocol writes no "now", and
+    """The encoder of one table (`protocols.build_encoder`); open-protocol writes no "now", and
     `topic` and `registry` are avro's."""
     return OpenProtocolEncoder(config, table, claim_check=claim_check)
 
@@ -236,7 +240,7 @@ def encode_table_ddl(
     commit_ts: int,
     build_ts_ms: int,
 ) -> Message:
-    """The DDL event announcing `table` (`codec.encode_ddl`), for every partition."""
+    """The DDL event announcing `table` (`protocols.encode_ddl`), for every partition."""
     return OpenProtocolEncoder(config, table).encode_ddl(previous, query, commit_ts)
 
 
@@ -248,6 +252,6 @@ def encode_watermark(config: CodecConfig, commit_ts: int, *, build_ts_ms: int) -
 
 
 def build_batcher(config: CodecConfig) -> OpenProtocolBatcher:
-    """One partition's batcher (`codec.build_batcher`): up to `max-batch-size` events in a
+    """One partition's batcher (`protocols.build_batcher`): up to `max-batch-size` events in a
     message within `max-message-bytes`."""
     return OpenProtocolBatcher(config.max_batch_size, config.max_message_bytes)

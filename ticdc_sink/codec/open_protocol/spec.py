@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from ticdc_sink.codec.open_protocol.decoder import build_decoder
+from ticdc_sink.codec.open_protocol.encoder import (
+    build_batcher,
+    build_encoder,
+    encode_table_ddl,
+    encode_watermark,
+)
 from ticdc_sink.codec.spec import LARGE_MESSAGE_POLICIES, ProtocolSpec, Watermark
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="open-protocol",
-    module="ticdc_sink.codec.open_protocol.encoder",
-    decoder="ticdc_sink.codec.open_protocol.decoder",
+    build_encoder=build_encoder,
+    encode_table_ddl=encode_table_ddl,
+    encode_watermark=encode_watermark,
+    build_batcher=build_batcher,
+    build_decoder=build_decoder,
     # TiCDC's `default` protocol (tiflow config.ParseSinkProtocolFromString).
     aliases=("default",),
     ddl=True,

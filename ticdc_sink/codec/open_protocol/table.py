@@ -4,12 +4,16 @@ keys and the options that shape its messages."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ticdc_sink.codec.compression import compress
 from ticdc_sink.codec.open_protocol.message import row_key_tail
 from ticdc_sink.codec.open_protocol.values import ColumnEntry, table_entries
-from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import SchemaError
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = ["OpenProtocolTable", "image_map"]
 

@@ -15,21 +15,15 @@ messages, in JSON or Avro (`encoding-format`).
       spec.py         SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import `values` / `avro_values` and never each other;
-`encoder.py` alone imports both paths. The names below load on first use, so importing
-the package (or a shared module of it) loads nothing else.
+`encoder.py` alone imports both paths. The package re-exports the public names below.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ticdc_sink.codec import lazy_names
-
-if TYPE_CHECKING:
-    from ticdc_sink.codec.simple.avro_row import AvroMarshaller
-    from ticdc_sink.codec.simple.encoder import SimpleEncoder, encode_ddl, encode_watermark
-    from ticdc_sink.codec.simple.json_row import JsonMarshaller
-    from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, table_schema_json
+from ticdc_sink.codec.simple.avro_row import AvroMarshaller
+from ticdc_sink.codec.simple.encoder import SimpleEncoder, encode_ddl, encode_watermark
+from ticdc_sink.codec.simple.json_row import JsonMarshaller
+from ticdc_sink.codec.simple.values import PROTOCOL_VERSION, table_schema_json
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -40,18 +34,3 @@ __all__ = [
     "encode_watermark",
     "table_schema_json",
 ]
-
-# Hidden from a type checker, which reads the names from the imports above instead.
-if not TYPE_CHECKING:
-    __getattr__ = lazy_names(
-        __name__,
-        {
-            "PROTOCOL_VERSION": "values",
-            "AvroMarshaller": "avro_row",
-            "JsonMarshaller": "json_row",
-            "SimpleEncoder": "encoder",
-            "encode_ddl": "encoder",
-            "encode_watermark": "encoder",
-            "table_schema_json": "values",
-        },
-    )

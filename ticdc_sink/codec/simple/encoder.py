@@ -11,7 +11,7 @@ tools, `encode_ddl` writes one).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ticdc_sink.codec import (
     RECORD_OVERHEAD,
@@ -21,6 +21,7 @@ from ticdc_sink.codec import (
     SchemaRegistry,
 )
 from ticdc_sink.codec.checksum import TableChecksum
+from ticdc_sink.codec.choices import EncodingFormat
 from ticdc_sink.codec.compression import compress, compress_batch
 from ticdc_sink.codec.large_message import ROW_KEY, LargeMessagePolicy
 from ticdc_sink.codec.simple import avro_row, json_row
@@ -29,10 +30,12 @@ from ticdc_sink.codec.simple.avro_row import AvroMarshaller
 from ticdc_sink.codec.simple.json_batch import JsonBatchMarshaller
 from ticdc_sink.codec.simple.json_row import JsonMarshaller
 from ticdc_sink.codec.simple.values import SimpleDDL, ddl_type_index
-from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.errors import ConfigError, MessageTooLargeError
 from ticdc_sink.events import ChangeBatch, RowChange
 from ticdc_sink.schema import TableSchema
+
+if TYPE_CHECKING:
+    from ticdc_sink.codec.config import CodecConfig
 
 __all__ = [
     "SimpleEncoder",
@@ -119,7 +122,7 @@ def encode_table_ddl(
     commit_ts: int,
     build_ts_ms: int,
 ) -> Message:
-    """The DDL message announcing `table` (`codec.encode_ddl`): CREATE without
+    """The DDL message announcing `table` (`protocols.encode_ddl`): CREATE without
     `previous`, else ALTER."""
     ddl_type = "CREATE" if previous is None else "ALTER"
     return encode_ddl(
@@ -136,7 +139,7 @@ def build_encoder(
     registry: SchemaRegistry | None,
     claim_check: ClaimCheckStore | None,
 ) -> SimpleEncoder:
-    """The encoder of one table (`codec.build_encoder`); `topic` and `registry` are
+    """The encoder of one table (`protocols.build_encoder`); `topic` and `registry` are
     avro's."""
     return SimpleEncoder(config, table, build_ts_ms=build_ts_ms, claim_check=claim_check)
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from ticdc_sink.codec.simple.decoder import build_decoder
+from ticdc_sink.codec.simple.encoder import build_encoder, encode_table_ddl, encode_watermark
 from ticdc_sink.codec.spec import LARGE_MESSAGE_POLICIES, ProtocolSpec, Watermark
 
 __all__ = ["SPEC"]
 
 SPEC = ProtocolSpec(
     name="simple",
-    module="ticdc_sink.codec.simple.encoder",
-    decoder="ticdc_sink.codec.simple.decoder",
+    build_encoder=build_encoder,
+    encode_table_ddl=encode_table_ddl,
+    encode_watermark=encode_watermark,
+    build_decoder=build_decoder,
     ddl=True,
     bootstrap=True,
     watermark=Watermark.ALWAYS,
