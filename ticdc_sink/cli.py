@@ -65,11 +65,8 @@ from ticdc_sink.errors import (
     TiCDCSinkError,
 )
 from ticdc_sink.events import Op, RowChange, read_change_batches
-from ticdc_sink.producer import (
-    DEFAULT_PARTITION_NUM,
-    check_client_config,
-    producer_settings,
-)
+from ticdc_sink.kafka_settings import check_client_config, producer_settings
+from ticdc_sink.kafka_topics import DEFAULT_PARTITION_NUM
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
