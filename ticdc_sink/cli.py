@@ -64,7 +64,8 @@ from ticdc_sink.errors import (
     SchemaError,
     TiCDCSinkError,
 )
-from ticdc_sink.events import Op, RowChange, read_change_batches
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.input_batch import read_change_batches
 from ticdc_sink.kafka_settings import check_client_config, producer_settings
 from ticdc_sink.kafka_topics import DEFAULT_PARTITION_NUM
 from ticdc_sink.read.consumer import TopicLog

@@ -71,7 +71,7 @@ from ticdc_sink.codec import ProtocolSpec, protocol_spec, protocol_specs
 from ticdc_sink.codec.spec import TiCDCVersion, Watermark
 from ticdc_sink.column_selector import ColumnSelector, check_selection, parse_column_selectors
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import InputLayout
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.routing import (
     DispatchRule,
     PartitionRule,

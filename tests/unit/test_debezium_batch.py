@@ -22,7 +22,8 @@ from tests.support.strategies import images
 from ticdc_sink import codec
 from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.events import ChangeBatch
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
 
 BUILD_TS_MS = 1_700_000_000_123

@@ -26,12 +26,16 @@ ALLOWED: dict[str, set[str]] = {
     "tso": {"errors"},
     "schema": {"errors", "tso"},
     "ddl": {"errors", "gotext", "schema"},
-    "events": {"errors", "gotext", "tso", "schema"},
+    # the event model; how a DataFrame's columns become events is input_batch's, and how
+    # each column's values convert, convert's
+    "events": {"errors", "schema"},
+    "convert": {"errors", "gotext", "schema", "events"},
+    "input_batch": {"errors", "tso", "schema", "events", "convert"},
     "goregex": set(),
     "table_filter": {"errors", "goregex", "gotext"},
     "routing": {"errors", "gotext", "schema", "events", "table_filter"},
     "sql_expr": {"errors"},
-    "row_filter": {"errors", "events", "table_filter", "sql_expr"},
+    "row_filter": {"errors", "events", "input_batch", "table_filter", "sql_expr"},
     "column_selector": {"errors", "schema", "table_filter"},
     # config reads the protocols' traits: the light codec package and its spec modules
     # only (test_config_imports_only_the_protocol_specs).
@@ -39,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "schema",
         "events",
+        "input_batch",
         "routing",
         "row_filter",
         "column_selector",
@@ -63,6 +68,7 @@ ALLOWED: dict[str, set[str]] = {
         "schema",
         "ddl",
         "events",
+        "input_batch",
         "routing",
         "config",
         "codec",
@@ -111,6 +117,7 @@ ALLOWED: dict[str, set[str]] = {
         "schema",
         "ddl",
         "events",
+        "input_batch",
         "routing",
         "config",
         "codec",
