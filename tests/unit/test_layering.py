@@ -386,7 +386,13 @@ def test_the_private_name_check_sees_both_forms() -> None:
 
 # The Spark-facing modules: the only ones that import pyspark. The writer's `table` reads
 # a DataFrame's schema (pyspark.sql.types); the writer modules that build on it load it.
-SPARK_MODULES = {"ticdc_sink.datasource", "ticdc_sink.cli", "ticdc_sink.writer.table"}
+# The CLI's: dry-run and check plan over a Spark schema (planning), the demo runs Spark.
+SPARK_MODULES = {
+    "ticdc_sink.datasource",
+    "ticdc_sink.cli.planning",
+    "ticdc_sink.cli.demo",
+    "ticdc_sink.writer.table",
+}
 SPARK_PACKAGES = ("ticdc_sink.mirror",)
 
 
@@ -425,13 +431,14 @@ def test_protocol_code_config_and_the_read_side_load_no_pyspark() -> None:
     # The encoders, decoders, config, the read side and every module below them know
     # nothing of Spark, and none loads a Spark-facing module (as `ticdc_sink.schema` did
     # when it held the Spark mapping). The writer's plan, task and commit load pyspark
-    # through `writer.table`, where the table of a DataFrame comes from.
+    # through `writer.table`, where the table of a DataFrame comes from; the CLI's modules
+    # load their package, whose dry-run and check plan over a Spark schema (cli.planning).
     names = sorted(
         name
         for name in NAMES
         if name != "ticdc_sink.__main__"
         and not _is_spark_module(name)
-        and not name.startswith("ticdc_sink.writer")
+        and not name.startswith(("ticdc_sink.writer", "ticdc_sink.cli"))
     )
     code = (
         f"import sys, {', '.join(names)}; "
@@ -632,3 +639,48 @@ def test_writer_modules_build_on_plan_and_report_only(stem: str) -> None:
 def test_every_writer_module_is_in_the_writer_table() -> None:
     stems = {p.stem for p in (PACKAGE / "writer").glob("*.py")} - {"__init__"}
     assert stems == set(WRITER_ALLOWED)
+
+
+# --- inside the CLI ------------------------------------------------------------------------
+
+# Who may import whom inside ticdc_sink/cli/: the package wires the parser to one module per
+# command; commands share `arguments` (and dry-run and check `planning`), never each other,
+# but the demo prints its topic as `decode` does.
+CLI_ALLOWED = {
+    "__init__": {"arguments", "check", "decode", "demo", "dry_run", "reports"},
+    "arguments": set(),
+    "planning": {"arguments"},
+    "decode": {"arguments"},
+    "dry_run": {"arguments", "planning"},
+    "check": {"arguments", "planning"},
+    "reports": {"arguments"},
+    "demo": {"arguments", "decode"},
+}
+
+
+@pytest.mark.parametrize("stem", sorted(CLI_ALLOWED))
+def test_cli_modules_build_on_arguments_and_planning(stem: str) -> None:
+    path = PACKAGE / "cli" / f"{stem}.py"
+    name = _module_name(path)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= {
+                t.removeprefix("ticdc_sink.cli.")
+                for t in _targets(name, node)
+                if t.startswith("ticdc_sink.cli.")
+            }
+    assert imported <= CLI_ALLOWED[stem], f"cli/{stem}.py imports {sorted(imported)}"
+
+
+def test_every_cli_module_is_in_the_cli_table() -> None:
+    assert {p.stem for p in (PACKAGE / "cli").glob("*.py")} == set(CLI_ALLOWED)
+
+
+def test_nothing_in_the_package_imports_the_cli() -> None:
+    # The CLI is an entry point (`ticdc-sink`, `python -m ticdc_sink`): the library never
+    # depends on it.
+    users = sorted(
+        layer for layer, allowed in ALLOWED.items() if "cli" in allowed and layer != "__main__"
+    )
+    assert users == []
