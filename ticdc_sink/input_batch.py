@@ -7,9 +7,9 @@ columns, and one Arrow record batch from Spark as `ChangeBatch`es (`ticdc_sink.e
 table: it converts each Arrow column once per batch with `pyarrow.compute` (casts,
 vectorised range checks) and keeps the converted columns; `ChangeBatch.to_changes` zips
 them into `RowChange`s where a row path needs them, so no per-value `datetime` or
-`Decimal` objects are made on the common paths.
-Each table column is converted by `convert`; this module reads the metadata columns (routing
-rows to tables, `_op`, `_commit_ts`, `_before`) and finds the table columns in the input.
+`Decimal` objects are made on the common paths. Each table column is converted by
+`convert`; this module reads the metadata columns (routing rows to tables, `_op`,
+`_commit_ts`, `_before`) and finds the table columns in the input.
 
 It knows Arrow and MySQL values; it knows nothing of Spark sessions, Kafka or any wire
 format.

@@ -177,7 +177,6 @@ class KafkaProducer:
         admin_factory: Callable[[dict[str, Any]], LibrdkafkaAdmin] = AdminClient,
         flush_timeout_s: float | None = None,
     ) -> None:
-        self._config = config
         self._brokers = config.bootstrap_servers
         self._broker_timeout_s = config.broker_timeout_ms / 1000.0
         client_config = producer_settings(config)
