@@ -184,10 +184,10 @@ def make_baseline(producer_config: dict[str, str], topic: str) -> Callable[[Iter
 def baseline_producer_config(bootstrap: str) -> dict[str, str]:
     """The producer settings the sink uses (its defaults under the KafkaConfig's)."""
     from ticdc_sink.config import SinkConfig
-    from ticdc_sink.producer import _PRODUCER_DEFAULTS
+    from ticdc_sink.kafka_settings import PRODUCER_DEFAULTS
 
     kafka = SinkConfig.from_options(common.sink_options(bootstrap, "simple-json")).kafka
-    return {**_PRODUCER_DEFAULTS, **kafka.producer_config()}
+    return {**PRODUCER_DEFAULTS, **kafka.producer_config()}
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 3) -> None:

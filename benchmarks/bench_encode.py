@@ -7,7 +7,7 @@ reference table -> messages, per protocol.
 Protocols: `simple-json`, `simple-avro`, `avro` (schema ids from an in-memory lookup),
 `debezium`, `debezium-no-schema`, `canal-json`, `open-protocol` (one message per event:
 the writer batches after encoding), each through the writer's path
-(`events.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
+(`input_batch.read_change_batches`, then the encoder's column-wise `encode_batch`); and, named
 `<protocol>-rows` (e.g. `avro-rows`), the per-row path (`ChangeBatch.to_changes`, key-changing
 updates split, `encode_row` per event). Prints one JSON line per protocol: rows/s for
 conversion, encoding and both, median and best of --repeat runs, CPU time of this process
@@ -29,7 +29,7 @@ from tests.support.reference_table import SPARK_SCHEMA, make_batches
 from ticdc_sink import tso
 from ticdc_sink.codec import protocols
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.events import InputLayout, read_change_batches
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
 from ticdc_sink.writer.table import build_table_schema
 

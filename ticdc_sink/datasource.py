@@ -49,7 +49,8 @@ from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.producer import KafkaProducer, ProducerFactory, check_client_config
+from ticdc_sink.kafka_settings import check_client_config
+from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig

@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import OP_SPELLINGS, InputLayout, Op
+from ticdc_sink.events import Op
+from ticdc_sink.input_batch import OP_SPELLINGS, InputLayout
 from ticdc_sink.sql_expr import translate_condition
 from ticdc_sink.table_filter import TableFilter
 

@@ -26,7 +26,8 @@ from pyspark.sql import types as T
 
 from ticdc_sink import tso
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.events import ChangeBatch, read_change_batches
+from ticdc_sink.events import ChangeBatch
+from ticdc_sink.input_batch import read_change_batches
 from ticdc_sink.writer import WritePlan, make_plan
 
 __all__ = [

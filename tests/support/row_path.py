@@ -14,7 +14,8 @@ from tests.support.batches import reading
 from tests.support.fake_producer import FakeProducer
 from ticdc_sink.codec import EncodedBatch
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, RowChange, read_change_batches
+from ticdc_sink.events import ChangeBatch, RowChange
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.writer import TaskWriter, WritePlan
 
@@ -31,7 +32,7 @@ def read_changes(
     default_commit_ts: int,
     time_zone: str,
 ) -> Iterator[RowChange]:
-    """One record batch as row changes, in input order: `events.read_change_batches`
+    """One record batch as row changes, in input order: `input_batch.read_change_batches`
     (same conversions, checks and errors) zipped into `RowChange`s, rows of several tables
     put back in the order they came."""
     groups = read_change_batches(

@@ -27,7 +27,8 @@ from ticdc_sink.codec.protocols import encode_watermark as codec_watermark
 from ticdc_sink.config import CodecConfig, Protocol
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import InputLayout, Op, RowChange, read_change_batches
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium"

@@ -29,7 +29,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import DecodeError, MessageTooLargeError
-from ticdc_sink.events import InputLayout, read_change_batches
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
 
 SNAPPY = LargeMessageCompression.SNAPPY

@@ -28,7 +28,7 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import InputLayout
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.schema import Column, TableSchema
 from ticdc_sink.ticdc_settings import SETTINGS as TICDC_SETTINGS
 from ticdc_sink.ticdc_settings import Fate

@@ -21,7 +21,8 @@ from tests.support.row_path import outcome, with_row_path
 from tests.support.strategies import images
 from ticdc_sink.codec import EncodedBatch, protocols
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.events import ChangeBatch
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, split_key_update
 
 BUILD_TS_MS = 1_700_000_000_123

@@ -15,7 +15,8 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.row_path import read_changes
 from ticdc_sink import tso
 from ticdc_sink.errors import ConfigError, InputError, SchemaError
-from ticdc_sink.events import InputLayout, Op, RowChange, read_change_batches
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
 D = decimal.Decimal

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 
 from tests.support.fake_producer import FakeProducer
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.events import InputLayout
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.writer import gather_record_batches, make_plan, write_batches
 from ticdc_sink.writer import task as task_module
 from ticdc_sink.writer.bootstrap import BootstrapSchedule

@@ -44,12 +44,16 @@ ALLOWED: dict[str, set[str]] = {
     "tso": {"errors"},
     "schema": {"errors", "tso"},
     "ddl": {"errors", "gotext", "schema"},
-    "events": {"errors", "gotext", "tso", "schema"},
+    # the event model; how a DataFrame's columns become events is input_batch's, and how
+    # each column's values convert, convert's
+    "events": {"errors", "schema"},
+    "convert": {"errors", "gotext", "schema", "events"},
+    "input_batch": {"errors", "tso", "schema", "events", "convert"},
     "goregex": set(),
     "table_filter": {"errors", "goregex", "gotext"},
     "routing": {"errors", "gotext", "schema", "events", "table_filter"},
     "sql_expr": {"errors"},
-    "row_filter": {"errors", "events", "table_filter", "sql_expr"},
+    "row_filter": {"errors", "events", "input_batch", "table_filter", "sql_expr"},
     "column_selector": {"errors", "schema", "table_filter"},
     # config builds on the codec (CodecConfig, the protocols' specs), the option machinery
     # (options) and the masking of secrets (redaction); the codec never imports config.
@@ -57,6 +61,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "schema",
         "events",
+        "input_batch",
         "routing",
         "row_filter",
         "column_selector",
@@ -69,7 +74,11 @@ ALLOWED: dict[str, set[str]] = {
     },
     "codec": _CODEC,
     "registry": {"errors", "config"},
-    "producer": {"errors", "config", "redaction"},
+    # Kafka: what every librdkafka client shares, the settings, topic admin, sending.
+    "kafka_client": set(),
+    "kafka_settings": {"errors", "config", "kafka_client", "redaction"},
+    "kafka_topics": {"errors", "config", "kafka_client"},
+    "producer": {"errors", "config", "kafka_client", "kafka_settings", "kafka_topics"},
     "claim_check": {"errors", "redaction"},
     "checkpoint": {"errors"},
     "state": {"errors", "tso", "checkpoint"},
@@ -80,6 +89,7 @@ ALLOWED: dict[str, set[str]] = {
         "schema",
         "ddl",
         "events",
+        "input_batch",
         "routing",
         "config",
         "codec",
@@ -102,6 +112,7 @@ ALLOWED: dict[str, set[str]] = {
         "checkpoint",
         "writer",
         "producer",
+        "kafka_settings",
         "read",
     },
     "decode": {"errors", "gotext", "tso", "schema", "ddl", "events", "codec", "decode"},
@@ -116,7 +127,7 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "codec",
         "decode",
-        "producer",
+        "kafka_client",
         "registry",
         "claim_check",
         "read",
@@ -129,11 +140,14 @@ ALLOWED: dict[str, set[str]] = {
         "schema",
         "ddl",
         "events",
+        "input_batch",
         "routing",
         "config",
         "codec",
         "decode",
-        "producer",
+        "kafka_settings",
+        "kafka_topics",
+        "redaction",
         "schema_change",
         "_local_broker",
         "claim_check",
@@ -421,7 +435,13 @@ def test_the_private_name_check_sees_both_forms() -> None:
 
 # The Spark-facing modules: the only ones that import pyspark. The writer's `table` reads
 # a DataFrame's schema (pyspark.sql.types); the writer modules that build on it load it.
-SPARK_MODULES = {"ticdc_sink.datasource", "ticdc_sink.cli", "ticdc_sink.writer.table"}
+# The CLI's: dry-run and check plan over a Spark schema (planning), the demo runs Spark.
+SPARK_MODULES = {
+    "ticdc_sink.datasource",
+    "ticdc_sink.cli.planning",
+    "ticdc_sink.cli.demo",
+    "ticdc_sink.writer.table",
+}
 SPARK_PACKAGES = ("ticdc_sink.mirror",)
 
 
@@ -460,13 +480,14 @@ def test_protocol_code_config_and_the_read_side_load_no_pyspark() -> None:
     # The encoders, decoders, config, the read side and every module below them know
     # nothing of Spark, and none loads a Spark-facing module (as `ticdc_sink.schema` did
     # when it held the Spark mapping). The writer's plan, task and commit load pyspark
-    # through `writer.table`, where the table of a DataFrame comes from.
+    # through `writer.table`, where the table of a DataFrame comes from; the CLI's modules
+    # load their package, whose dry-run and check plan over a Spark schema (cli.planning).
     names = sorted(
         name
         for name in NAMES
         if name != "ticdc_sink.__main__"
         and not _is_spark_module(name)
-        and not name.startswith("ticdc_sink.writer")
+        and not name.startswith(("ticdc_sink.writer", "ticdc_sink.cli"))
     )
     code = (
         f"import sys, {', '.join(names)}; "
@@ -708,3 +729,48 @@ def test_writer_modules_build_on_plan_and_report_only(stem: str) -> None:
 def test_every_writer_module_is_in_the_writer_table() -> None:
     stems = {p.stem for p in (PACKAGE / "writer").glob("*.py")} - {"__init__"}
     assert stems == set(WRITER_ALLOWED)
+
+
+# --- inside the CLI ------------------------------------------------------------------------
+
+# Who may import whom inside ticdc_sink/cli/: the package wires the parser to one module per
+# command; commands share `arguments` (and dry-run and check `planning`), never each other,
+# but the demo prints its topic as `decode` does.
+CLI_ALLOWED = {
+    "__init__": {"arguments", "check", "decode", "demo", "dry_run", "reports"},
+    "arguments": set(),
+    "planning": {"arguments"},
+    "decode": {"arguments"},
+    "dry_run": {"arguments", "planning", "decode"},
+    "check": {"arguments", "planning"},
+    "reports": {"arguments"},
+    "demo": {"arguments", "decode"},
+}
+
+
+@pytest.mark.parametrize("stem", sorted(CLI_ALLOWED))
+def test_cli_modules_build_on_arguments_and_planning(stem: str) -> None:
+    path = PACKAGE / "cli" / f"{stem}.py"
+    name = _module_name(path)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imported |= {
+                t.removeprefix("ticdc_sink.cli.")
+                for t in _targets(name, node)
+                if t.startswith("ticdc_sink.cli.")
+            }
+    assert imported <= CLI_ALLOWED[stem], f"cli/{stem}.py imports {sorted(imported)}"
+
+
+def test_every_cli_module_is_in_the_cli_table() -> None:
+    assert {p.stem for p in (PACKAGE / "cli").glob("*.py")} == set(CLI_ALLOWED)
+
+
+def test_nothing_in_the_package_imports_the_cli() -> None:
+    # The CLI is an entry point (`ticdc-sink`, `python -m ticdc_sink`): the library never
+    # depends on it.
+    users = sorted(
+        layer for layer, allowed in ALLOWED.items() if "cli" in allowed and layer != "__main__"
+    )
+    assert users == []

@@ -22,7 +22,8 @@ from ticdc_sink import tso
 from ticdc_sink.codec.open_protocol import OpenProtocolEncoder
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import InputError
-from ticdc_sink.events import ChangeBatch, InputLayout, read_change_batches
+from ticdc_sink.events import ChangeBatch
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.schema import Index
 from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update
 

@@ -11,15 +11,12 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from tests.support.fake_kafka import BROKERS, FakeCluster, kafka_config, make_producer
-from ticdc_sink import producer as producer_module
+from ticdc_sink import kafka_settings as producer_module
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError, DeliveryError
-from ticdc_sink.producer import (
-    DEFAULT_PARTITION_NUM,
-    PartitionStats,
-    check_client_config,
-    producer_settings,
-)
+from ticdc_sink.kafka_settings import check_client_config, producer_settings
+from ticdc_sink.kafka_topics import DEFAULT_PARTITION_NUM
+from ticdc_sink.producer import PartitionStats
 
 SECRET = "hunter2-secret"
 

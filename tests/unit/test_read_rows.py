@@ -19,7 +19,8 @@ from tests.support.read_log import FakeTopicLog, simple_messages, table
 from tests.support.row_path import read_changes
 from ticdc_sink.ddl import parse_mysql_type
 from ticdc_sink.errors import SchemaError
-from ticdc_sink.events import InputLayout, Op, RowChange
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema, fit_batch

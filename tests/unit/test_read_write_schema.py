@@ -33,7 +33,8 @@ from ticdc_sink.codec.protocols import build_batcher, build_encoder, encode_wate
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.datasource import read_spark_schema
 from ticdc_sink.ddl import normalize_default, parse_mysql_type
-from ticdc_sink.events import InputLayout, Op, RowChange
+from ticdc_sink.events import Op, RowChange
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema

@@ -10,7 +10,7 @@ import pytest
 
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import InputLayout
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.row_filter import RowFilter, parse_event_filters
 
 BATCH = pa.record_batch(

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.events import InputLayout
+from ticdc_sink.input_batch import InputLayout
 from ticdc_sink.options import (
     INT32_MAX,
     INT64_MAX,
@@ -407,7 +407,7 @@ class InputConfig:
         seen: dict[str, str] = {}
         for field_name, column in attrs.asdict(self.layout()).items():
             option = field_name.replace("_", "-")
-            # Column names match in any case (events.InputLayout.bind), so must these.
+            # Column names match in any case (input_batch.InputLayout.bind), so must these.
             if column.lower() in seen:
                 raise ConfigError(
                     f"option '{option}' is '{column}', the same as "
@@ -419,7 +419,7 @@ class InputConfig:
             seen[column.lower()] = option
 
     def layout(self) -> InputLayout:
-        """The metadata column names as `events.InputLayout` (its fields are the options
+        """The metadata column names as `input_batch.InputLayout` (its fields are the options
         of the same name here)."""
         names = attrs.fields_dict(InputLayout)
         return InputLayout(**{name: getattr(self, name) for name in names})

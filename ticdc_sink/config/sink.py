@@ -8,7 +8,7 @@ ignored here (`SPARK_OPTIONS`; the stream writer reads `queryName` itself). An u
 is an error with a close match suggested; `kafka.<name>` settings of the Java Kafka client
 that librdkafka lacks (`sasl.jaas.config`, `ssl.truststore.location`, `max.request.size`,
 ...) are errors naming what to use instead (`JAVA_SETTINGS`); whether librdkafka takes the
-rest is checked by `producer.check_client_config`, since config does not load librdkafka.
+rest is checked by `kafka_settings.check_client_config`, since config does not load librdkafka.
 The rules across parts live in `SinkConfig`'s one validator (the topic rule of a protocol
 with a registry, the registry's options, table routing's release, column selectors with
 checksums, DDL event filters).

@@ -33,7 +33,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import ClusterMetadata
 
 from ticdc_sink.errors import ConfigError, DeliveryError
-from ticdc_sink.producer import LIBRDKAFKA_LOG
+from ticdc_sink.kafka_client import LIBRDKAFKA_LOG
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record

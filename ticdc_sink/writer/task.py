@@ -32,13 +32,8 @@ from ticdc_sink.config import (
     SubjectNameStrategy,
 )
 from ticdc_sink.errors import InputError, MessageTooLargeError
-from ticdc_sink.events import (
-    ChangeBatch,
-    InputLayout,
-    RowChange,
-    read_change_batches,
-    split_key_update,
-)
+from ticdc_sink.events import ChangeBatch, RowChange, split_key_update
+from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.order_check import CommitOrderCheck
 from ticdc_sink.producer import KafkaProducer, PartitionStats, Producer, ProducerFactory
 from ticdc_sink.routing import claim_target
