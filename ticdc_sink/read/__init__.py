@@ -10,10 +10,10 @@ One idea per module:
       decoding.py    records -> events, errors with topic, partition and offset
       discover.py    the read's table, found on the driver
       plan.py        a batch read's plan: topics, ranges, schemas, parts
-      split.py       ranges cut into parts for minPartitions
+      split.py       ranges into tasks: large split (minPartitions), small packed
       rows.py        events -> Arrow in the writer's input contract, row by row
       columns.py     runs of plain Simple rows -> Arrow, column by column
-      scan.py        a task's read of one range
+      scan.py        a task's read of its ranges
       replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
       stream.py      streaming reads: micro-batches cut at watermarks, on the driver
       evolution.py   schema changes against a stream's columns

@@ -20,7 +20,7 @@ This module knows decoded events and Arrow; nothing of Spark.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -43,11 +43,12 @@ from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.replay import ReplayFilter, RowKeys
+from ticdc_sink.read.replay import ReplayFilter, RowKeys, replay_filter
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
+from ticdc_sink.read.split import Part
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["BATCH_ROWS", "read_range"]
+__all__ = ["BATCH_ROWS", "read_parts", "read_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -196,6 +197,30 @@ def read_range(
             )
         if skipped is not None:
             skipped.report(what)
+    finally:
+        if owned:
+            source.close()
+
+
+def read_parts(
+    config: ReadConfig,
+    output: TableSchema,
+    known: tuple[TableSchema, ...],
+    parts: Sequence[Part],
+    *,
+    log: TopicLog | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one task's parts (`split.pack_parts`), one part after the other through
+    one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
+    task of its own reads it: its topic's config, its replays dropped from the resolved ts
+    before it."""
+    owned = log is None
+    source = TopicLog(config) if log is None else log
+    try:
+        for offsets, resolved_ts in parts:
+            part = config.for_topic(offsets.topic)
+            replays = replay_filter(part, resolved_ts)
+            yield from read_range(part, output, known, offsets, log=source, replays=replays)
     finally:
         if owned:
             source.close()

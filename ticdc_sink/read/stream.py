@@ -29,8 +29,9 @@ values left to the tasks. From that:
   scan met, or under `consistency=none` anywhere with the resolved ts there (`parts`,
   `split`).
 - A range or part in which the scan counted no row (watermarks and schema messages only:
-  an idle partition) gets no task (`parts`), so a topic of many partitions costs a
-  micro-batch one task per partition with rows, not one per partition.
+  an idle partition) gets no task (`parts`), and small ones are packed into tasks of up to
+  `offsets-per-task` offsets (`tasks`), so a topic of many partitions costs a micro-batch
+  a few tasks, not one per partition.
 
 Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
 its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
@@ -95,7 +96,7 @@ from ticdc_sink.read.offsets import (
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import same_columns
-from ticdc_sink.read.split import Part, split_ranges
+from ticdc_sink.read.split import Part, Task, pack_parts, split_ranges
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -687,6 +688,13 @@ class StreamScan:
         anywhere = not self.config.watermark_consistency  # the resolved ts alone counts
         parts = split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
         return [part for part in parts if self._holds_rows(part[0])]
+
+    def tasks(self, start: StreamOffset, end: StreamOffset) -> list[Task]:
+        """The micro-batch's Spark tasks: its `parts` packed by `offsets-per-task`
+        (`split.pack_parts`), so a stream over many partitions with a few rows in each
+        runs a few tasks, not one per partition."""
+        config = self.config
+        return pack_parts(self.parts(start, end), config.offsets_per_task, config.min_partitions)
 
     def _holds_rows(self, offsets: OffsetRange) -> bool:
         """Whether `offsets` may hold a row a task returns: the scan counted a row (kept or
