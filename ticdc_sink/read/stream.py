@@ -755,19 +755,13 @@ class StreamScan:
         """
         fetched, decoded = self.fetched, self.decoded
         ends = {key: ends.get(key, offset) for key, offset in start.offsets.items()}
-        for key, offset in start.offsets.items():
-            self._scan(key, offset, start.resolved.get(key, 0), ends[key])
         if self.config.watermark_consistency:
             free = self._free(start)
-            end, resolved_ts = plan_watermark_cut(start, self.index, limit, free)
+            end, resolved_ts = self._watermark_cut(start, ends, limit, free)
             if end == start:
                 self._warn_held_back(start, free)
         else:
-            stops = {
-                p: min(ends[p], i.change_at if i.change_at is not None else ends[p])
-                for p, i in self.index.items()
-            }
-            offsets = plan_offsets_cut(start, stops, limit)
+            offsets = self._offsets_cut(start, ends, limit)
             resolved = {p: self.index[p].state_at(o)[0] for p, o in offsets.items()}
             end, resolved_ts = StreamOffset(offsets, resolved), None
         if end == start:
@@ -786,6 +780,71 @@ class StreamScan:
             decoded,
         )
         return Cut(end, resolved_ts, rows, dropped, fetched, decoded)
+
+    def _scan_to(self, start: StreamOffset, reach: Mapping[TopicPartition, int]) -> None:
+        for key, offset in start.offsets.items():
+            self._scan(key, offset, start.resolved.get(key, 0), reach[key])
+
+    def _watermark_cut(
+        self,
+        start: StreamOffset,
+        ends: Mapping[TopicPartition, int],
+        limit: int | None,
+        free: Collection[TopicPartition],
+    ) -> tuple[StreamOffset, int | None]:
+        """`plan_watermark_cut` over a scan that reads, under a limit, only what placing
+        the cut needs: first each partition's share of the limit (`plan_offsets_cut`),
+        then, while the cut could still move further, twice as far in the partitions that
+        hold the smallest resolved ts down. The cut is the one a scan of everything would
+        place (each watermark reaching every partition): past the partitions' reach lie
+        only watermarks above their last one read, and a batch up to a larger ts than the
+        one chosen is over the limit already, or needs a watermark the holders have not
+        reached."""
+        reach = dict(plan_offsets_cut(start, ends, limit))
+        while True:
+            self._scan_to(start, reach)
+            end, ts = plan_watermark_cut(start, self.index, limit, free)
+            if ts is not None and limit is not None and start.size_to(end) > limit:
+                return end, ts  # the smallest cut is past the limit: no other moves less
+            marks = {
+                key: self.index[key].marks(offset)
+                for key, offset in start.offsets.items()
+                if key not in free
+            }
+            tops = {k: m[-1][1] if m else start.resolved.get(k, 0) for k, m in marks.items()}
+            ceiling = min(tops.values(), default=0)
+            if ts is not None and any(ts < t <= ceiling for m in marks.values() for _, t in m):
+                return end, ts  # a larger cut was in reach, and over the limit
+            holders = [
+                key
+                for key, top in tops.items()
+                if top == ceiling
+                and self.index[key].change_at is None
+                and self.index[key].scanned < ends[key]
+            ]
+            if not holders:
+                return end, ts
+            for key in holders:
+                scanned = self.index[key].scanned
+                reach[key] = min(ends[key], scanned + max(scanned - start.offsets[key], 1))
+
+    def _offsets_cut(
+        self, start: StreamOffset, ends: Mapping[TopicPartition, int], limit: int | None
+    ) -> dict[TopicPartition, int]:
+        """`plan_offsets_cut` (consistency=none) up to each partition's schema change,
+        scanning only each partition's share; a change found in it moves the shares, and
+        the scan reads on."""
+        while True:
+            stops = {
+                key: min(end, index.change_at)
+                if (index := self.index.get(key)) is not None and index.change_at is not None
+                else end
+                for key, end in ends.items()
+            }
+            offsets = plan_offsets_cut(start, stops, limit)
+            self._scan_to(start, offsets)
+            if all(self.index[key].readable_end() >= o for key, o in offsets.items()):
+                return offsets
 
     def forget_before(self, end: StreamOffset) -> None:
         """A micro-batch up to `end` committed: what lies before it is no longer needed."""
