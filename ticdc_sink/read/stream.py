@@ -794,13 +794,15 @@ class StreamScan:
     ) -> tuple[StreamOffset, int | None]:
         """`plan_watermark_cut` over a scan that reads, under a limit, only what placing
         the cut needs: first each partition's share of the limit (`plan_offsets_cut`),
-        then, while the cut could still move further, twice as far in the partitions that
-        hold the smallest resolved ts down. The cut is the one a scan of everything would
-        place (each watermark reaching every partition): past the partitions' reach lie
-        only watermarks above their last one read, and a batch up to a larger ts than the
-        one chosen is over the limit already, or needs a watermark the holders have not
+        then, while the cut could still move further, on in the partitions that hold the
+        smallest resolved ts down: by twice their mean distance between watermarks, then
+        twice as far each round. The cut is the one a scan of everything would place (each
+        watermark reaching every partition): past the partitions' reach lie only
+        watermarks above their last one read, and a batch up to a larger ts than the one
+        chosen is over the limit already, or needs a watermark the holders have not
         reached."""
         reach = dict(plan_offsets_cut(start, ends, limit))
+        steps: dict[TopicPartition, int] = {}
         while True:
             self._scan_to(start, reach)
             end, ts = plan_watermark_cut(start, self.index, limit, free)
@@ -825,8 +827,12 @@ class StreamScan:
             if not holders:
                 return end, ts
             for key in holders:
-                scanned = self.index[key].scanned
-                reach[key] = min(ends[key], scanned + max(scanned - start.offsets[key], 1))
+                # Twice the partition's mean distance between the watermarks read (as far
+                # again, when none), then twice as far each time no watermark came.
+                read = self.index[key].scanned - start.offsets[key]
+                gap = read // len(marks[key]) if marks[key] else read // 2
+                steps[key] = 2 * steps[key] if key in steps else max(2 * gap, 1)
+                reach[key] = min(ends[key], self.index[key].scanned + steps[key])
 
     def _offsets_cut(
         self, start: StreamOffset, ends: Mapping[TopicPartition, int], limit: int | None
