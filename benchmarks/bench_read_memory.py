@@ -46,6 +46,8 @@ from typing import Any
 import _common as common  # first: puts the repo on sys.path and PYTHONPATH
 from bench_memory import WorkerSampler, spark_jvm
 
+from tests.support.lakehouse import run_to_end
+
 TOPIC = "bench_bench_orders"  # reference_table.TOPIC_EXPRESSION for bench.orders
 
 
@@ -140,13 +142,14 @@ def stream_read(
     )
     with WorkerSampler(jvm_pid, args.interval) as workers, tempfile.TemporaryDirectory() as chk:
         started = time.perf_counter()
-        query = (
-            stream.writeStream.format("noop")
-            .option("checkpointLocation", chk)
-            .trigger(availableNow=True)
-            .start()
+        query = run_to_end(
+            lambda: (
+                stream.writeStream.format("noop")
+                .option("checkpointLocation", chk)
+                .trigger(availableNow=True)
+                .start()
+            )
         )
-        query.awaitTermination()
         seconds = time.perf_counter() - started
         progress = query.recentProgress
     read = sum(p["numInputRows"] for p in progress)
@@ -206,7 +209,10 @@ def main() -> None:
 
     if not common.available_brokers("kafka"):
         raise SystemExit("Apache Kafka's jars could not be fetched")
-    spark = common.make_spark(args.spark_memory)
+    # A machine shared with other work: Python workers may take long to connect back.
+    spark = common.make_spark(
+        args.spark_memory, extra={"spark.python.authenticate.socketTimeout": "120s"}
+    )
     results: list[dict[str, Any]] = []
     try:
         jvm_pid = spark_jvm()
