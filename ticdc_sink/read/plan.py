@@ -35,8 +35,8 @@ __all__ = [
     "find_boundaries",
     "plan_parts",
     "plan_read",
-    "plan_tasks",
     "plan_stream_start",
+    "plan_tasks",
     "stream_config",
 ]
 

@@ -134,8 +134,8 @@ def _last(inside: Sequence[tuple[int, int]], cut: int, default: int) -> int:
 
 def pack_bound(sizes: Sequence[int], per_task: int, min_partitions: int | None) -> int:
     """The most offsets a task of packed parts of `sizes` reads: `per_task`, lowered
-    under `min_partitions` to the read's offsets over it (so the tasks are at least that
-    many); 0: nothing is packed."""
+    under `min_partitions` to the read's offsets over it (that many tasks of even size);
+    0: nothing is packed."""
     if min_partitions is None:
         return per_task
     return min(per_task, sum(sizes) // min_partitions)
