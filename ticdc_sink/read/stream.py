@@ -11,7 +11,11 @@ partition of every topic, the resolved ts and the row counts after each watermar
 row, and where a selected table's schema changes. It decodes whole only the messages that
 are not rows (watermarks, DDL, BOOTSTRAP) and the rows a protocol's peek is unsure of;
 other rows are read by the peek (`decode.peek`: table, commit ts, schema version), their
-values left to the tasks. From that:
+values left to the tasks. It reads as far as the next micro-batch needs: everything there
+is, or under `maxOffsetsPerTrigger` each partition's share of the limit and on where the
+next watermark cut needs it (`StreamScan.plan`), so what it remembers (32 bytes a
+message, until the batch holding it commits) is about one micro-batch, not a backlog.
+From that:
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
@@ -370,7 +374,8 @@ class PartitionIndex:
     """What the driver knows of one partition from offset `base` on: after each watermark
     and each row of a selected table it scanned, the partition's resolved ts and the rows
     admitted and dropped so far; and the offset of a schema change that stops the stream
-    (`change_at`). Memory: four integers per row, pruned as batches commit."""
+    (`change_at`). Memory: four integers per row and watermark scanned (under a limit,
+    about one micro-batch's), pruned as batches commit."""
 
     def __init__(self, base: int, resolved_ts: int, *, identical: bool = False) -> None:
         self.base = base
@@ -536,7 +541,7 @@ class TriggerDelay:
 
 class StreamScan:
     """The driver's scan of a stream's topics: reads each message once, from the first
-    micro-batch's start to the newest offsets asked for, and plans micro-batches.
+    micro-batch's start on, as far as the next micro-batch needs, and plans micro-batches.
 
     A row message is read by the decoder's peek (`decode.peek`) where the protocol has
     one: its table, commit ts and schema version, its values left to the tasks. It is
@@ -746,7 +751,8 @@ class StreamScan:
     ) -> Cut:
         """The next micro-batch from `start`, reading at most to `ends` ((topic,
         partition) -> offset; what the topics hold now, or an availableNow target; a
-        partition not in it stays where it is).
+        partition not in it stays where it is), and under `limit` only as far as placing
+        the cut needs (`_watermark_cut`, `_offsets_cut`).
 
         Raises:
             SchemaError: a selected table's columns changed and the stream cannot move
