@@ -24,7 +24,8 @@ driver-side workers Spark starts for a Python data source (the batch planner,
   `noop`: micro-batch after micro-batch, cut at watermarks; once per value of
   --offsets-per-task (`0`: one task per partition range, as before ranges were packed;
   empty: the option's default), on the same topic. Per micro-batch with rows: the
-  seconds it took (`triggerExecution`) and the Spark tasks it ran (the status tracker's
+  seconds it took (`triggerExecution`; and by step: `latestOffset` is the driver planning
+  it, `addBatch` its tasks running) and the Spark tasks it ran (the status tracker's
   stages of the query's jobs, whose group is the query's run id).
 
 Each read is checked: the batch counts N rows once before the timed read; the stream's
@@ -158,6 +159,13 @@ def stream_read(
     batch_seconds = [
         p["durationMs"]["triggerExecution"] / 1000 for p in progress if p["numInputRows"]
     ]
+    # Where a micro-batch's time goes: planning it on the driver (latestOffset) and
+    # running its tasks (addBatch), among Spark's other steps.
+    moved = [p["durationMs"] for p in progress if p["numInputRows"]]
+    step_seconds = {
+        k: round(statistics.mean(d.get(k, 0) / 1000 for d in moved), 2)
+        for k in sorted({k for d in moved for k in d} - {"triggerExecution"})
+    }
     tasks = query_tasks(spark, str(query.runId))
     return {
         "read": "stream",
@@ -169,6 +177,7 @@ def stream_read(
         "seconds": round(seconds, 1),
         "rows_per_s": round(rows / seconds),
         "seconds_per_micro_batch": round(statistics.mean(batch_seconds), 2),
+        "step_seconds_per_micro_batch": step_seconds,
         "micro_batch_seconds": [round(s, 2) for s in batch_seconds],
         "tasks_per_micro_batch": tasks,
         **peaks(workers),
