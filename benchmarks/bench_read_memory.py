@@ -21,7 +21,12 @@ driver-side workers Spark starts for a Python data source (the batch planner,
   N rows written in --stream-writes appends (each append's watermark goes to every
   partition, so every partition has that many watermarks), then `readStream` with
   `maxOffsetsPerTrigger` (--max-offsets) and `Trigger.AvailableNow` to the end, into
-  `noop`: micro-batch after micro-batch, cut at watermarks.
+  `noop`: micro-batch after micro-batch, cut at watermarks; once per value of
+  --offsets-per-task (`0`: one task per partition range, as before ranges were packed;
+  empty: the option's default), on the same topic. Per micro-batch with rows: the
+  seconds it took (`triggerExecution`; and by step: `latestOffset` is the driver planning
+  it, `addBatch` its tasks running) and the Spark tasks it ran (the status tracker's
+  stages of the query's jobs, whose group is the query's run id).
 
 Each read is checked: the batch counts N rows once before the timed read; the stream's
 progress must add up to N rows. Python workers are reused (Spark's default), as in a
@@ -34,12 +39,15 @@ partition. One line per read, then one JSON line (--output writes it too).
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 from typing import Any
 
 import _common as common  # first: puts the repo on sys.path and PYTHONPATH
 from bench_memory import WorkerSampler, spark_jvm
+
+from tests.support.lakehouse import run_to_end
 
 TOPIC = "bench_bench_orders"  # reference_table.TOPIC_EXPRESSION for bench.orders
 
@@ -99,9 +107,11 @@ def batch_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any]
     }
 
 
-def stream_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any]:
+def stream_reads(spark: Any, jvm_pid: int, rows: int, args: Any) -> list[dict[str, Any]]:
+    """The stream over --stream-partitions partitions, once per --offsets-per-task."""
     partitions = args.stream_partitions
-    with common.start_broker("kafka") as broker, tempfile.TemporaryDirectory() as checkpoint:
+    results = []
+    with common.start_broker("kafka") as broker:
         broker.create_topic(TOPIC, partitions)
         started = time.perf_counter()
         write(
@@ -112,40 +122,78 @@ def stream_read(spark: Any, jvm_pid: int, rows: int, args: Any) -> dict[str, Any
             **{"partition-num": str(partitions), "partition": "index-value"},
         )
         wrote = time.perf_counter() - started
-        stream = (
-            spark.readStream.format("ticdc")
-            .option("kafka.bootstrap.servers", broker.bootstrap)
-            .option("topic", TOPIC)
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", str(args.max_offsets))
-            .load()
-        )
-        with WorkerSampler(jvm_pid, args.interval) as workers:
-            started = time.perf_counter()
-            query = (
+        for per_task in args.offsets_per_task.split(","):
+            result = stream_read(spark, jvm_pid, broker.bootstrap, rows, per_task.strip(), args)
+            results.append({**result, "write_seconds": round(wrote, 1)})
+    return results
+
+
+def stream_read(
+    spark: Any, jvm_pid: int, bootstrap: str, rows: int, per_task: str, args: Any
+) -> dict[str, Any]:
+    options = {"offsets-per-task": per_task} if per_task else {}
+    stream = (
+        spark.readStream.format("ticdc")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", TOPIC)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", str(args.max_offsets))
+        .options(**options)
+        .load()
+    )
+    with WorkerSampler(jvm_pid, args.interval) as workers, tempfile.TemporaryDirectory() as chk:
+        started = time.perf_counter()
+        query = run_to_end(
+            lambda: (
                 stream.writeStream.format("noop")
-                .option("checkpointLocation", checkpoint)
+                .option("checkpointLocation", chk)
                 .trigger(availableNow=True)
                 .start()
             )
-            query.awaitTermination()
-            seconds = time.perf_counter() - started
-            progress = query.recentProgress
-        read = sum(p["numInputRows"] for p in progress)
-        batches = sum(1 for p in progress if p["numInputRows"])
-        if read != rows:
-            raise RuntimeError(f"the stream read {read} rows, {rows} were written")
+        )
+        seconds = time.perf_counter() - started
+        progress = query.recentProgress
+    read = sum(p["numInputRows"] for p in progress)
+    if read != rows:
+        raise RuntimeError(f"the stream read {read} rows, {rows} were written")
+    batch_seconds = [
+        p["durationMs"]["triggerExecution"] / 1000 for p in progress if p["numInputRows"]
+    ]
+    # Where a micro-batch's time goes: planning it on the driver (latestOffset) and
+    # running its tasks (addBatch), among Spark's other steps.
+    moved = [p["durationMs"] for p in progress if p["numInputRows"]]
+    step_seconds = {
+        k: round(statistics.mean(d.get(k, 0) / 1000 for d in moved), 2)
+        for k in sorted({k for d in moved for k in d} - {"triggerExecution"})
+    }
+    tasks = query_tasks(spark, str(query.runId))
     return {
         "read": "stream",
         "rows": rows,
-        "partitions": partitions,
+        "partitions": args.stream_partitions,
         "writes": args.stream_writes,
-        "micro_batches": batches,
-        "write_seconds": round(wrote, 1),
+        "offsets_per_task": per_task or "default",
+        "micro_batches": len(batch_seconds),
         "seconds": round(seconds, 1),
         "rows_per_s": round(rows / seconds),
+        "seconds_per_micro_batch": round(statistics.mean(batch_seconds), 2),
+        "step_seconds_per_micro_batch": step_seconds,
+        "micro_batch_seconds": [round(s, 2) for s in batch_seconds],
+        "tasks_per_micro_batch": tasks,
         **peaks(workers),
     }
+
+
+def query_tasks(spark: Any, run_id: str) -> list[int]:
+    """The Spark tasks of each job of a streaming query (its jobs' group is its run id),
+    in job order: one job per micro-batch that read rows (into noop)."""
+    tracker = spark.sparkContext.statusTracker()
+    counts = []
+    for job in sorted(tracker.getJobIdsForGroup(run_id)):
+        info = tracker.getJobInfo(job)
+        stages = [tracker.getStageInfo(s) for s in (info.stageIds if info else [])]
+        counts.append(sum(stage.numTasks for stage in stages if stage is not None))
+    return counts
 
 
 def main() -> None:
@@ -156,6 +204,11 @@ def main() -> None:
     parser.add_argument("--stream-partitions", type=int, default=1000)
     parser.add_argument("--stream-writes", type=int, default=10)
     parser.add_argument("--max-offsets", type=int, default=100_000, help="maxOffsetsPerTrigger")
+    parser.add_argument(
+        "--offsets-per-task",
+        default="0,",
+        help="stream reads: comma-separated offsets-per-task, one read each (empty: default)",
+    )
     parser.add_argument("--interval", type=float, default=0.2, help="sampling period, s")
     parser.add_argument("--spark-memory", default="2g", help="spark.driver.memory")
     parser.add_argument("--output", help="also write the JSON results to this file")
@@ -165,27 +218,40 @@ def main() -> None:
 
     if not common.available_brokers("kafka"):
         raise SystemExit("Apache Kafka's jars could not be fetched")
-    spark = common.make_spark(args.spark_memory)
+    # A machine shared with other work: Python workers may take long to connect back.
+    spark = common.make_spark(
+        args.spark_memory, extra={"spark.python.authenticate.socketTimeout": "120s"}
+    )
     results: list[dict[str, Any]] = []
     try:
         jvm_pid = spark_jvm()
         for kind, rows in runs:
-            read = batch_read if kind == "batch" else stream_read
             try:
-                result = read(spark, jvm_pid, rows, args)
+                if kind == "batch":
+                    done = [batch_read(spark, jvm_pid, rows, args)]
+                else:
+                    done = stream_reads(spark, jvm_pid, rows, args)
             except Exception as exc:  # noqa: BLE001 (reported; the other runs still go)
                 error = common.short_error(exc)
                 print(f"{kind} {rows:>11,} rows FAILED: {error}", flush=True)
                 results.append({"read": kind, "rows": rows, "error": error})
                 continue
-            results.append(result)
-            print(
-                f"{kind:<6} {rows:>11,} rows in {result['partitions']:>5} partitions: "
-                f"{result['seconds']:>7.1f} s ({result['rows_per_s']:,} rows/s); peak RSS "
-                f"JVM {result['peak_jvm_rss_mib']:.0f} MiB, Python "
-                f"{result['peak_python_rss_mib_by_kind']}",
-                flush=True,
-            )
+            for result in done:
+                results.append(result)
+                tasks = result.get("tasks_per_micro_batch")
+                batches = (
+                    f"; micro-batches {result['seconds_per_micro_batch']} s and tasks {tasks}"
+                    f" (offsets-per-task {result['offsets_per_task']})"
+                    if tasks is not None
+                    else ""
+                )
+                print(
+                    f"{kind:<6} {rows:>11,} rows in {result['partitions']:>5} partitions: "
+                    f"{result['seconds']:>7.1f} s ({result['rows_per_s']:,} rows/s); peak RSS "
+                    f"JVM {result['peak_jvm_rss_mib']:.0f} MiB, Python "
+                    f"{result['peak_python_rss_mib_by_kind']}{batches}",
+                    flush=True,
+                )
     finally:
         spark.stop()
     report = {

@@ -52,18 +52,17 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.kafka_settings import check_client_config
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import (
     ReadPlan,
-    plan_parts,
     plan_read,
     plan_stream_start,
+    plan_tasks,
     stream_config,
 )
-from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.read.rows import arrow_schema, fit_batch
-from ticdc_sink.read.scan import read_range
+from ticdc_sink.read.scan import read_parts
+from ticdc_sink.read.split import Task
 from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
 from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
@@ -572,59 +571,50 @@ def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> Non
 
 
 class TiCDCRangePartition(InputPartition):
-    """One Spark partition of a read: one Kafka partition's offset range (a part of it
-    with minPartitions), the partition's resolved ts before it (for the replay rule), and
-    the table schemas the driver knows."""
+    """One Spark partition of a batch read: the offset ranges its task reads one after the
+    other (a Kafka partition's range, a part of one with minPartitions, or several small
+    ones packed: `read.split`), each with its partition's resolved ts before it (for the
+    replay rule), and the table schemas the driver knows."""
 
-    def __init__(
-        self, offsets: OffsetRange, resolved_ts: int = 0, known: tuple[TableSchema, ...] = ()
-    ) -> None:
-        super().__init__(offsets)
-        self.offsets = offsets
-        self.resolved_ts = resolved_ts
+    def __init__(self, parts: Task, known: tuple[TableSchema, ...] = ()) -> None:
+        super().__init__(parts)
+        self.parts = parts
         self.known = known
 
 
 class TiCDCReader(DataSourceReader):
-    """A batch read: one task per Kafka partition range (or part of one, `minPartitions`:
-    `read.split`), Arrow record batches out. `user_schema` is the Arrow form of a schema
-    given with `.schema(...)` (None: the discovered one)."""
+    """A batch read: one task per Kafka partition range, or part of one (`minPartitions`),
+    or several small ones (`offsets-per-task`): `read.split`; Arrow record batches out.
+    `user_schema` is the Arrow form of a schema given with `.schema(...)` (None: the
+    discovered one)."""
 
     def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
         self.plan = plan
         self.user_schema = user_schema
 
     def partitions(self) -> list[TiCDCRangePartition]:
-        parts, known = plan_parts(self.plan)
-        if not parts:
-            return [TiCDCRangePartition(r, 0, known) for r in self.plan.ranges[:1]]
-        return [TiCDCRangePartition(r, resolved_ts, known) for r, resolved_ts in parts]
+        tasks, known = plan_tasks(self.plan)
+        return [TiCDCRangePartition(task, known) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCRangePartition)
         _log_to_stderr()  # the count of replayed rows dropped
         plan = self.plan
-        config = plan.config.for_topic(partition.offsets.topic)
-        # TiCDC's replay rule from the range's start, as a stream from the same offsets;
+        # TiCDC's replay rule from each range's start, as a stream from the same offsets;
         # a part of a range starts with the resolved ts before it.
-        replays = replay_filter(config, partition.resolved_ts)
         known = partition.known or plan.known
-        batches = read_range(config, plan.table, known, partition.offsets, replays=replays)
-        for batch in batches:
+        for batch in read_parts(plan.config, plan.table, known, partition.parts):
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
 
 class TiCDCStreamPartition(InputPartition):
-    """One Spark partition of a micro-batch: one Kafka partition's offset range, the
-    partition's resolved ts before it (for the replay rule), and the table schemas the
-    driver knows."""
+    """One Spark partition of a micro-batch: the offset ranges its task reads one after
+    the other (`read.split`), each with its partition's resolved ts before it (for the
+    replay rule), and the table schemas the driver knows."""
 
-    def __init__(
-        self, offsets: OffsetRange, resolved_ts: int, known: tuple[TableSchema, ...]
-    ) -> None:
-        super().__init__(offsets)
-        self.offsets = offsets
-        self.resolved_ts = resolved_ts
+    def __init__(self, parts: Task, known: tuple[TableSchema, ...]) -> None:
+        super().__init__(parts)
+        self.parts = parts
         self.known = known
 
 
@@ -726,20 +716,12 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         scan = self._scanner()
         scan.cover(begin, finish)
         known = scan.tables
-        return [
-            TiCDCStreamPartition(offsets, resolved_ts, known)
-            for offsets, resolved_ts in scan.parts(begin, finish)
-        ]
+        return [TiCDCStreamPartition(task, known) for task in scan.tasks(begin, finish)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
         plan = self.plan
-        replays = replay_filter(plan.config, partition.resolved_ts)
-        config = plan.config.for_topic(partition.offsets.topic)
-        batches = read_range(
-            config, plan.table, partition.known, partition.offsets, replays=replays
-        )
-        for batch in batches:
+        for batch in read_parts(plan.config, plan.table, partition.known, partition.parts):
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
     def commit(self, end: dict[str, Any]) -> None:

@@ -166,7 +166,7 @@ def test_a_change_stream_reads_back_through_confluent_and_spark(
 
     reading = {"protocol": "debezium-avro", "schema-registry": registry.url}
     result = read_topic(spark, broker, topic, **reading)
-    assert result.rdd.getNumPartitions() == 3
+    assert result.rdd.getNumPartitions() == 1  # 3 small Kafka partitions: one task
     ops = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
     read = sorted(
         (

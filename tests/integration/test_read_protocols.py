@@ -200,7 +200,7 @@ def test_a_change_stream_across_3_partitions_reads_back(
     if protocol == "avro":
         read_name += "shop_items"
     result = read_topic(spark, broker, read_name, **read)
-    assert result.rdd.getNumPartitions() == 3
+    assert result.rdd.getNumPartitions() == 1  # 3 small Kafka partitions: one task
     got = [
         (
             r["_op"],

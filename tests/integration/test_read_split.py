@@ -1,7 +1,8 @@
 """`minPartitions` against Kafka: a one-partition topic with replays read by 4 tasks gives
-the rows of the one-task read, batch and streaming; `minOffsetsPerTrigger` holds a stream
-until enough offsets arrived (PySpark 4.2+; refused before), and the progress reports the
-latest offset."""
+the rows of the one-task read, batch and streaming; `offsets-per-task`: a topic of 4
+small partitions read by one task gives the rows of a task per partition, batch and
+streaming; `minOffsetsPerTrigger` holds a stream until enough offsets arrived (PySpark
+4.2+; refused before), and the progress reports the latest offset."""
 
 from __future__ import annotations
 
@@ -88,6 +89,61 @@ def test_a_stream_with_min_partitions_keeps_the_rows(spark, broker, topics, tmp_
     assert tasks == [3]
     assert sorted(split) == sorted(whole)
     assert sorted(r[0] for r in split) == list(range(40))
+
+
+def _small_partitions(broker: Any, topic: str) -> None:
+    """4 partitions, each a BOOTSTRAP and its rows of 5 transactions, every watermark in
+    every partition; TiCDC restarting in two of them (all sent again, watermarks too)."""
+    broker.create_topic(topic, 4)
+    bootstrap = [(None, value) for value in simple_messages(USERS, [])]
+    for p in range(4):
+        items: list[Any] = []
+        for n in range(5):
+            ts = 1000 + 10 * n
+            items += [(Op.INSERT, ts, (100 * p + 2 * n + i, "a")) for i in (0, 1)]
+            items.append((WATERMARK, ts))
+            if n == 2 and p % 2:
+                items += list(items)
+        produce(broker, topic, bootstrap + _values(items), create=False, partition=p)
+
+
+def test_a_batch_read_of_small_partitions_is_one_task_with_the_rows_of_four(spark, broker, topics):
+    topic = topics("read_packed")
+    _small_partitions(broker, topic)
+    options = {"kafka-columns": "true"}
+    packed = read_topic(spark, broker, topic, **options)
+    alone = read_topic(spark, broker, topic, **{"offsets-per-task": "0"}, **options)
+    assert packed.rdd.getNumPartitions() == 1
+    assert alone.rdd.getNumPartitions() == 4
+    rows = _rows(packed)
+    assert rows == _rows(alone)
+    assert sorted(r[1] for r in rows) == [100 * p + k for p in range(4) for k in range(10)]
+    # minPartitions keeps its tasks: packing never leaves fewer.
+    assert read_topic(spark, broker, topic, minPartitions="3").rdd.getNumPartitions() >= 3
+
+
+def test_a_stream_of_small_partitions_runs_one_task_per_micro_batch(
+    spark, broker, topics, tmp_path
+):
+    topic = topics("read_packed_stream")
+    _small_partitions(broker, topic)
+
+    def stream(name: str, **options: str) -> tuple[list[int], list[tuple[Any, ...]]]:
+        tasks: list[int] = []
+        rows: list[tuple[Any, ...]] = []
+
+        def collect(df: Any, _batch_id: int) -> None:
+            tasks.append(df.rdd.getNumPartitions())
+            rows.extend((r["id"], r["_commit_ts"], r["_op"]) for r in df.collect())
+
+        run_stream(spark, broker.bootstrap, topic, str(tmp_path / name), collect, **options)
+        return tasks, sorted(rows)
+
+    packed_tasks, packed = stream("packed")
+    alone_tasks, alone = stream("alone", **{"offsets-per-task": "0"})
+    assert (packed_tasks, alone_tasks) == ([1], [4])
+    assert packed == alone
+    assert len(packed) == 40  # each transaction once: the replays dropped
 
 
 @pytest.mark.skipif(not READ_LIMITS, reason="PySpark 4.2+ gives stream sources read limits")

@@ -66,7 +66,7 @@ def test_a_batch_read_of_a_topic_list_tells_the_topics_apart(spark, broker, two_
         .option("kafka-columns", "true")
         .load()
     )
-    assert result.rdd.getNumPartitions() == 4  # 2 partitions of each topic
+    assert result.rdd.getNumPartitions() == 1  # 2 small partitions of each topic: one task
     rows = result.collect()
     for topic in two_topics:
         assert _changes([r for r in rows if r["_topic"] == topic]) == expected

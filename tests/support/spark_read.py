@@ -38,8 +38,9 @@ def produce(
     records: list[tuple[bytes | None, bytes | None]],
     *,
     create: bool = True,
+    partition: int = 0,
 ) -> None:
-    """Send `records` (key, value) to partition 0 of `topic` (first created with one
+    """Send `records` (key, value) to `partition` of `topic` (first created with one
     partition, unless `create` is false), in order, and wait for every acknowledgement."""
     if create:
         broker.create_topic(topic, 1)
@@ -47,7 +48,11 @@ def produce(
     failures: list[Any] = []
     for key, value in records:
         producer.produce(
-            topic, value, key, partition=0, on_delivery=lambda e, _m: e and failures.append(e)
+            topic,
+            value,
+            key,
+            partition=partition,
+            on_delivery=lambda e, _m: e and failures.append(e),
         )
     assert producer.flush(30) == 0 and not failures, failures
 

@@ -1,7 +1,9 @@
 """`minPartitions` (`read.split`): Spark's part counts and cuts, cuts moved to just after
 a watermark that raised the resolved ts, and a read split into any parts (batch and
-stream) giving the rows of the unsplit read, replays dropped alike; and
-`minOffsetsPerTrigger`'s wait (`stream.TriggerDelay`)."""
+stream) giving the rows of the unsplit read, replays dropped alike; `offsets-per-task`:
+small parts packed into tasks (every offset once, in order, within the bound, at least
+`minPartitions` tasks) whose reads give the rows of one task per range, batch and
+stream; and `minOffsetsPerTrigger`'s wait (`stream.TriggerDelay`)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,10 @@ from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import Op
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import find_boundaries, plan_parts, plan_read
+from ticdc_sink.read.plan import find_boundaries, plan_parts, plan_read, plan_tasks
 from ticdc_sink.read.replay import replay_filter
-from ticdc_sink.read.scan import read_range
-from ticdc_sink.read.split import Part, part_counts, split_ranges
+from ticdc_sink.read.scan import read_parts, read_range
+from ticdc_sink.read.split import Part, Task, pack_bound, pack_parts, part_counts, split_ranges
 from ticdc_sink.read.stream import StreamScan, TriggerDelay
 from ticdc_sink.schema import TableSchema
 
@@ -215,6 +217,162 @@ def test_a_stream_split_for_min_partitions_gives_the_unsplit_rows(
 
     whole = stream({**_OPTIONS, **extra})
     assert stream({**_OPTIONS, **extra, "minPartitions": str(min_partitions)}) == whole
+
+
+# --- offsets-per-task: small parts packed into tasks ------------------------------------
+
+
+@st.composite
+def _parts(draw: Any) -> list[Part]:
+    """Parts as a read plans them: per partition (of one or two topics) in offset order,
+    contiguous where a range was split, each with a resolved ts."""
+    parts: list[Part] = []
+    for topic in draw(st.sampled_from([("t",), ("a", "b")])):
+        for partition in range(draw(st.integers(0, 6))):
+            start = draw(st.integers(0, 100))
+            for size in draw(st.lists(st.integers(1, 60), max_size=4)):
+                parts.append((OffsetRange(topic, partition, start, start + size), start))
+                start += size
+    return parts
+
+
+def _size(task: Task) -> int:
+    return sum(r.end - r.start for r, _ in task)
+
+
+@settings(max_examples=examples(200))
+@given(
+    parts=_parts(),
+    per_task=st.integers(0, 150),
+    min_partitions=st.none() | st.integers(1, 12),
+)
+def test_packed_tasks_read_every_offset_once_in_order_within_the_bound(
+    parts: list[Part], per_task: int, min_partitions: int | None
+) -> None:
+    tasks = pack_parts(parts, per_task, min_partitions)
+    # Every part once, in the order planned: each offset read once, a partition's in order.
+    assert [part for task in tasks for part in task] == parts
+    for task in tasks:
+        assert task
+        for (a, _), (b, _) in zip(task, task[1:], strict=False):
+            if (a.topic, a.partition) == (b.topic, b.partition):
+                assert a.end <= b.start
+    bound = pack_bound([r.end - r.start for r, _ in parts], per_task, min_partitions)
+    assert bound <= per_task
+    # No task over the bound but a part alone.
+    assert all(_size(task) <= bound for task in tasks if len(task) > 1)
+    if min_partitions is not None:  # minPartitions still asks for at least that many
+        assert len(tasks) >= min(min_partitions, len(parts))
+    else:  # packed as far as the bound lets: the next task's first part would not fit
+        for task, after in zip(tasks, tasks[1:], strict=False):
+            assert _size(task) + _size(after[:1]) > bound
+
+
+def test_packing_keeps_large_ranges_alone_and_min_partitions_tasks() -> None:
+    ranges = [(OffsetRange("t", p, 0, size), 0) for p, size in enumerate([5, 5, 50, 5, 5, 5])]
+    sizes = [[_size(task) for task in tasks] for tasks in (pack_parts(ranges, 20),)]
+    assert sizes == [[10, 50, 15]]
+    assert [len(task) for task in pack_parts(ranges, 0)] == [1] * 6
+    # minPartitions=4: the bound is 75 // 4 = 18, and four tasks at least.
+    assert [_size(task) for task in pack_parts(ranges, 20, 4)] == [10, 50, 10, 5]
+    assert len(pack_parts(ranges, 1000, 5)) == 5
+
+
+def test_offsets_per_task_is_a_read_option_of_zero_or_more() -> None:
+    assert ReadConfig.from_options(_OPTIONS).offsets_per_task == 10_000
+    assert ReadConfig.from_options({**_OPTIONS, "offsets-per-task": "0"}).offsets_per_task == 0
+    with pytest.raises(ConfigError, match=r"^ticdc: option offsets-per-task is 'many'"):
+        ReadConfig.from_options({**_OPTIONS, "offsets-per-task": "many"})
+
+
+def _partitions(data: Any, count: int) -> FakeTopicLog:
+    """`count` partitions written as TiCDC writes them: transactions with rising commit
+    ts, rows in any partition, now and then a watermark to every partition, a retry of a
+    partition's last rows, and at the end a last watermark everywhere."""
+    items: dict[int, list[Any]] = {p: [] for p in range(count)}
+    ts, key = 100, 0
+    for _ in range(data.draw(st.integers(1, 12), label="transactions")):
+        ts += 10
+        for p in data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=4)):
+            key += 1
+            items[p].append((Op.INSERT, ts, (key, "x")))
+        if data.draw(st.booleans(), label="retry"):
+            p = data.draw(st.integers(0, count - 1), label="retried")
+            items[p] += items[p][data.draw(st.integers(0, len(items[p])), label="back") :]
+        if data.draw(st.booleans(), label="watermark"):
+            for found in items.values():
+                found.append((WATERMARK, ts))
+    boot = simple_messages(USERS, [])
+    return FakeTopicLog(
+        {p: boot + simple_stream(USERS, found + [(WATERMARK, ts)]) for p, found in items.items()}
+    )
+
+
+def _read_tasks(
+    log: FakeTopicLog,
+    config: ReadConfig,
+    output: TableSchema,
+    known: tuple[TableSchema, ...],
+    tasks: list[Task],
+) -> list[tuple]:
+    return sorted(
+        (r["_partition"], r["_offset"], r["id"], r["_commit_ts"])
+        for task in tasks
+        for batch in read_parts(config, output, known, task, log=log)  # type: ignore[arg-type]
+        for r in batch.to_pylist()
+    )
+
+
+_PACKING = st.fixed_dictionaries(
+    {"offsets-per-task": st.integers(0, 40).map(str)},
+    optional={"minPartitions": st.integers(1, 8).map(str)},
+)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), extra=_CONFIGS, packing=_PACKING, count=st.integers(1, 5))
+def test_a_batch_read_of_packed_tasks_gives_the_rows_of_a_task_per_range(
+    data: Any, extra: dict[str, str], packing: dict[str, str], count: int
+) -> None:
+    log = _partitions(data, count)
+    alone = ReadConfig.from_options({**_OPTIONS, **extra, "offsets-per-task": "0"})
+    plan = plan_read(alone, log)
+    expected = _read_tasks(log, alone, plan.table, plan.known, [((r, 0),) for r in plan.ranges])
+    config = ReadConfig.from_options({**_OPTIONS, **extra, **packing})
+    packed = plan_read(config, log)
+    tasks, known = plan_tasks(packed, log)
+    assert _read_tasks(log, config, packed.table, known, tasks) == expected
+    if config.offsets_per_task and "minPartitions" not in packing:
+        assert len(tasks) <= len(plan.ranges)
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    extra=_CONFIGS,
+    packing=_PACKING,
+    count=st.integers(1, 5),
+    limit=st.none() | st.integers(1, 30),
+)
+def test_a_stream_of_packed_tasks_gives_the_rows_and_cuts_of_a_task_per_range(
+    data: Any, extra: dict[str, str], packing: dict[str, str], count: int, limit: int | None
+) -> None:
+    log = _partitions(data, count)
+
+    def stream(options: dict[str, str]) -> list[tuple[Any, list[tuple]]]:
+        config = ReadConfig.from_options(options)
+        plan = plan_read(config, log)
+        scan = StreamScan(config, plan.table, plan.known, log)  # type: ignore[arg-type]
+        start, batches = scan.initial_offset(), []
+        while (cut := scan.next_cut(start, None, limit)).end != start:
+            tasks = scan.tasks(start, cut.end)
+            batches.append((cut.end, _read_tasks(log, config, plan.table, scan.tables, tasks)))
+            start = cut.end
+            scan.forget_before(start)
+        return batches
+
+    alone = stream({**_OPTIONS, **extra, "offsets-per-task": "0"})
+    assert stream({**_OPTIONS, **extra, **packing}) == alone
 
 
 # --- minOffsetsPerTrigger ----------------------------------------------------------------

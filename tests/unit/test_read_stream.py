@@ -49,6 +49,7 @@ PARTITIONS: tuple[Key, ...] = (("t", 0), ("t", 1), ("t", 2))
 # Two topics (of the same table, as a writer with a partition dispatcher per topic, or two
 # changefeeds, write them): a cut must be consistent across both.
 TWO_TOPICS: tuple[Key, ...] = (("a", 0), ("a", 1), ("b", 0))
+FOUR: tuple[Key, ...] = (("t", 0), ("t", 1), ("t", 2), ("t", 3))
 Items = dict[Key, list[Any]]
 
 
@@ -165,6 +166,66 @@ def test_every_cut_ends_at_a_watermark_keeps_commit_ts_whole_and_limits_softly(
     # Everything up to the last watermark was read.
     last = max((item[1] for item in items[partitions[0]] if item[0] == WATERMARK), default=0)
     assert all(None not in found for ts, found in where.items() if ts <= last)
+
+
+@pytest.mark.parametrize("consistency", ["watermark", "none"])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), limit=st.integers(1, 30))
+def test_a_scan_bounded_by_the_limit_places_the_cut_a_scan_of_everything_places(
+    consistency: str, data: Any, limit: int
+) -> None:
+    # Under maxOffsetsPerTrigger the driver reads only what placing the next cut needs;
+    # a driver that had read everything already (an index of the whole backlog) places
+    # the same cuts.
+    items = data.draw(transactions())
+    log = _log(items)
+    ends = {p: len(items[p]) for p in PARTITIONS}
+    bounded = _scan(log, _config(consistency=consistency))
+    full = _scan(log, _config(consistency=consistency))
+    start = _start()
+    while True:
+        full.plan(start, ends, None)  # the whole backlog read
+        cut = bounded.plan(start, ends, limit)
+        same = full.plan(start, ends, limit)
+        assert (cut.end, cut.resolved_ts, cut.rows, cut.dropped) == (
+            same.end,
+            same.resolved_ts,
+            same.rows,
+            same.dropped,
+        )
+        if cut.end == start:
+            break
+        start = cut.end
+        for scan in (bounded, full):
+            scan.forget_before(start)
+
+
+def test_under_a_limit_the_driver_reads_a_backlog_only_as_far_as_the_next_cut() -> None:
+    # 4 partitions, 200 transactions of a row in each, a watermark to every partition
+    # after each: 401 offsets per partition (a BOOTSTRAP first).
+    per_partition: dict[Key, list[Any]] = {p: [("bootstrap",)] for p in FOUR}
+    for i in range(200):
+        for key, p in enumerate(FOUR):
+            per_partition[p] += [(Op.INSERT, 100 + i, (4 * i + key, "x")), (WATERMARK, 100 + i)]
+    log = _log(per_partition)
+    ends = dict.fromkeys(FOUR, 401)
+    start = _start(dict.fromkeys(FOUR, 0))
+    scan = _scan(log)
+    assert scan.plan(start, ends, None).end.offsets == ends  # no limit: everything
+    assert sum(scan.index[p].scanned for p in FOUR) == 4 * 401
+    # Each partition's share of 40 offsets is read (10); under watermark consistency the
+    # cut ends at the last watermark in it (offset 8), and whether the next one fits is
+    # seen by reading on by twice the mean distance between watermarks (2 * (10 // 4)).
+    for options, cut_at, read in [({}, 9, 14), ({"consistency": "none"}, 10, 10)]:
+        scan = _scan(log, _config(**options))
+        cut = scan.plan(start, ends, 40)
+        assert cut.end.offsets == dict.fromkeys(FOUR, cut_at)
+        assert [scan.index[p].scanned for p in FOUR] == [read] * 4
+        scan.forget_before(cut.end)
+        after = scan.plan(cut.end, ends, 40)
+        assert after.end.offsets == dict.fromkeys(FOUR, cut_at + 10)
+        # From the new start: the share and a few offsets past it.
+        assert all(scan.index[p].scanned - cut_at <= 10 + 5 for p in FOUR)
 
 
 def test_consistency_none_shares_a_limit_in_proportion_as_sparks_kafka_source() -> None:

@@ -10,9 +10,9 @@ One idea per module:
       decoding.py    records -> events, errors with topic, partition and offset
       discover.py    the read's table, found on the driver
       plan.py        a batch read's plan: topics, ranges, schemas, parts
-      split.py       ranges cut into parts for minPartitions
+      split.py       ranges into tasks: large split (minPartitions), small packed
       rows.py        events -> Arrow in the writer's input contract, row by row
-      scan.py        a task's read of one range; runs of rows column-wise where the
+      scan.py        a task's read of its ranges; runs of rows column-wise where the
                      decoder offers it (codec/simple/ and codec/avro/read_columns.py)
       replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
       stream.py      streaming reads: micro-batches cut at watermarks, on the driver

@@ -59,6 +59,9 @@ __all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "ReadOption", "select
 READ_PROTOCOLS = tuple(spec.name for spec in protocol_specs())
 
 _BOOLEANS = {"true": True, "false": False}
+#: `offsets-per-task`'s default: about half a second of one task's reading, where a Python
+#: task costs tens of milliseconds to start (`read.split`).
+OFFSETS_PER_TASK = 10_000
 _VERSIONS = tuple(v.value for v in TiCDCVersion)
 
 
@@ -141,6 +144,18 @@ def _positive(what: str) -> Callable[[str, str], int]:
     def parse(name: str, text: str) -> int:
         text = text.strip()
         if not text.isdigit() or int(text) == 0:
+            raise ConfigError(f"option {name} is {text!r}; give {what}", option=name, value=text)
+        return int(text)
+
+    return parse
+
+
+def _whole(what: str) -> Callable[[str, str], int]:
+    """A whole number, 0 too (`what` says so in the message)."""
+
+    def parse(name: str, text: str) -> int:
+        text = text.strip()
+        if not text.isdigit():
             raise ConfigError(f"option {name} is {text!r}; give {what}", option=name, value=text)
         return int(text)
 
@@ -435,6 +450,16 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
         parse=_positive("a number of Spark partitions above 0"),
     ),
     ReadOption(
+        "offsets-per-task",
+        "batch and streaming: offset ranges smaller than this are packed into one Spark "
+        "task, which reads them one after the other, up to this many offsets a task (a "
+        "larger range is a task alone); under `minPartitions` at least that many tasks "
+        "are kept; `0`: one task per range (below)",
+        f"`{OFFSETS_PER_TASK}`",
+        field="offsets_per_task",
+        parse=_whole("a number of offsets, 0 or more (0: one task per range)"),
+    ),
+    ReadOption(
         "schema-evolution",
         "streaming: `fail` stops the query before a change of the table's columns; "
         "`ignore-new-columns` reads on without columns the table gains",
@@ -540,6 +565,9 @@ class ReadConfig:
     max_trigger_delay_given: bool = False
     #: The fewest Spark partitions a read asks for (`split`); None: one per Kafka partition.
     min_partitions: int | None = None
+    #: The most offsets a task of several small ranges reads (`split.pack_parts`); 0: one
+    #: task per range.
+    offsets_per_task: int = OFFSETS_PER_TASK
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
     #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.

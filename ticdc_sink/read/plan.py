@@ -1,6 +1,7 @@
 """A batch read's plan, made once on the driver: the topics read, the offset range of every
 partition of each, the table schemas found in them, and the table whose columns the read
-returns; with `minPartitions`, the parts the ranges split into (`plan_parts`).
+returns; the tasks that read the ranges: with `minPartitions`, the parts the ranges split
+into (`plan_parts`), small ones packed together (`plan_tasks`).
 
 This module knows Kafka (through `TopicLog`) and schemas; nothing of Spark.
 """
@@ -26,7 +27,7 @@ from ticdc_sink.read.evolution import describe_change
 from ticdc_sink.read.offsets import OffsetRange, ending_spec, plan_ranges, starting_spec
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.rows import same_columns
-from ticdc_sink.read.split import Part, part_counts, split_ranges
+from ticdc_sink.read.split import Part, Task, pack_parts, part_counts, split_ranges
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "plan_parts",
     "plan_read",
     "plan_stream_start",
+    "plan_tasks",
     "stream_config",
 ]
 
@@ -164,6 +166,23 @@ def plan_parts(
     anywhere = not plan.config.watermark_consistency  # the resolved ts alone counts
     parts = split_ranges(ranges, plan.config.min_partitions, boundaries, anywhere=anywhere)
     return parts, tuple(known.values())
+
+
+def plan_tasks(
+    plan: ReadPlan, log: TopicLog | None = None, *, schema_for_id: SchemaLookup | None = None
+) -> tuple[list[Task], tuple[TableSchema, ...]]:
+    """The read's Spark tasks: its parts (`plan_parts`) packed by `offsets-per-task`
+    (`split.pack_parts`), and the table schemas the tasks need; a read of no data is one
+    task of its first (empty) range.
+
+    Raises:
+        DecodeError, DeliveryError: as reading the topic.
+    """
+    parts, known = plan_parts(plan, log, schema_for_id=schema_for_id)
+    if not parts:
+        return [((r, 0),) for r in plan.ranges[:1]], known
+    config = plan.config
+    return pack_parts(parts, config.offsets_per_task, config.min_partitions), known
 
 
 def find_boundaries(

@@ -22,7 +22,7 @@ This module knows decoded events and Arrow; nothing of Spark.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
@@ -43,8 +43,9 @@ from ticdc_sink.read.evolution import adds_columns_only
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.replay import ReplayFilter, RowKeys
+from ticdc_sink.read.replay import ReplayFilter, RowKeys, replay_filter
 from ticdc_sink.read.rows import RowBatchBuilder, same_columns
+from ticdc_sink.read.split import Part
 from ticdc_sink.redaction import mask_uri
 from ticdc_sink.schema import TableSchema
 
@@ -54,6 +55,7 @@ __all__ = [
     "ColumnwiseDecoder",
     "RecordRun",
     "RecordRunDecoder",
+    "read_parts",
     "read_range",
 ]
 
@@ -298,6 +300,30 @@ def read_range(
             )
         if skipped is not None:
             skipped.report(what)
+    finally:
+        if owned:
+            source.close()
+
+
+def read_parts(
+    config: ReadConfig,
+    output: TableSchema,
+    known: tuple[TableSchema, ...],
+    parts: Sequence[Part],
+    *,
+    log: TopicLog | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one task's parts (`split.pack_parts`), one part after the other through
+    one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
+    task of its own reads it: its topic's config, its replays dropped from the resolved ts
+    before it."""
+    owned = log is None
+    source = TopicLog(config) if log is None else log
+    try:
+        for offsets, resolved_ts in parts:
+            part = config.for_topic(offsets.topic)
+            replays = replay_filter(part, resolved_ts)
+            yield from read_range(part, output, known, offsets, log=source, replays=replays)
     finally:
         if owned:
             source.close()

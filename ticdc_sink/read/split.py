@@ -1,6 +1,9 @@
-"""`minPartitions`: a read's offset ranges split into more Spark partitions than there
-are Kafka partitions, so a topic of few partitions keeps many executors busy. Batch and
-streaming reads plan their splits here alike.
+"""How a read's offset ranges become Spark tasks: large ranges split (`minPartitions`),
+small ones packed (`offsets-per-task`). Batch and streaming reads plan their tasks here
+alike.
+
+Split: a read's offset ranges cut into more Spark partitions than there are Kafka
+partitions, so a topic of few partitions keeps many executors busy.
 
 How many parts a range gets is Spark's Kafka source's rule
 (`KafkaOffsetRangeCalculator.getRanges`): nothing splits when the ranges with data are at
@@ -23,6 +26,17 @@ part starts at Spark's cut. The boundaries cost a stream nothing more (its scan 
 every watermark), and a batch read one pass of its driver over the ranges it splits
 (Simple rows are not decoded).
 
+Pack (`pack_parts`), after the split: a Python task costs tens of milliseconds before it
+reads a message (Spark's JVM tasks cost a few), so a read of many small ranges (a stream
+over hundreds of partitions, each with a few rows per micro-batch) spent its time
+starting tasks. Parts are packed, in order, into tasks of at most `offsets-per-task`
+offsets (default 10,000, about half a second of one task's reading), each task reading
+its parts one after the other with one consumer; a part larger than that is a task of its
+own, and `0` packs nothing (one task per part). Under `minPartitions` packing keeps at
+least that many tasks: the bound is lowered to the offsets of the read over
+`minPartitions`, and parts are not packed where fewer tasks would be left. Each part keeps
+its own resolved ts, so the replay rule reads it as if it were a task alone.
+
 This module is pure: offsets and numbers in, offsets out.
 """
 
@@ -33,10 +47,12 @@ from collections.abc import Mapping, Sequence
 
 from ticdc_sink.read.offsets import OffsetRange, TopicPartition
 
-__all__ = ["Boundaries", "Part", "part_counts", "split_ranges"]
+__all__ = ["Boundaries", "Part", "Task", "pack_bound", "pack_parts", "part_counts", "split_ranges"]
 
 #: A range with the resolved ts of its partition before it (`replay.replay_filter`).
 Part = tuple[OffsetRange, int]
+#: The parts one Spark task reads, one after the other (`pack_parts`).
+Task = tuple[Part, ...]
 #: Each partition's offsets where a part may start, rising, each with the resolved ts
 #: before it; None: anywhere, the range's resolved ts carried (`replays=keep`).
 Boundaries = Mapping[TopicPartition, Sequence[tuple[int, int]]] | None
@@ -114,3 +130,35 @@ def _last(inside: Sequence[tuple[int, int]], cut: int, default: int) -> int:
     """The resolved ts at `cut`: the last boundary's at or before it (`default`: none)."""
     i = bisect.bisect_right(inside, (cut, 1 << 64))
     return inside[i - 1][1] if i else default
+
+
+def pack_bound(sizes: Sequence[int], per_task: int, min_partitions: int | None) -> int:
+    """The most offsets a task of packed parts of `sizes` reads: `per_task`, lowered
+    under `min_partitions` to the read's offsets over it (that many tasks of even size);
+    0: nothing is packed."""
+    if min_partitions is None:
+        return per_task
+    return min(per_task, sum(sizes) // min_partitions)
+
+
+def pack_parts(
+    parts: Sequence[Part], per_task: int, min_partitions: int | None = None
+) -> list[Task]:
+    """`parts` packed in order into tasks (`pack_bound`): a part joins the task before it
+    while that task stays within the bound and, under `min_partitions`, at least that many
+    tasks (or one per part, when fewer) can still be made."""
+    sizes = [r.end - r.start for r, _ in parts]
+    bound = pack_bound(sizes, per_task, min_partitions)
+    wanted = min(min_partitions or 1, len(parts))
+    tasks: list[list[Part]] = []
+    held = 0  # the offsets of the last task
+    for i, (part, size) in enumerate(zip(parts, sizes, strict=True)):
+        # Tasks there could still be with this part packed: those made, and the rest alone.
+        left = len(tasks) + len(parts) - i - 1
+        if tasks and held + size <= bound and left >= wanted:
+            tasks[-1].append(part)
+            held += size
+        else:
+            tasks.append([part])
+            held = size
+    return [tuple(task) for task in tasks]

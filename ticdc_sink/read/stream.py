@@ -11,7 +11,11 @@ partition of every topic, the resolved ts and the row counts after each watermar
 row, and where a selected table's schema changes. It decodes whole only the messages that
 are not rows (watermarks, DDL, BOOTSTRAP) and the rows a protocol's peek is unsure of;
 other rows are read by the peek (`decode.peek`: table, commit ts, schema version), their
-values left to the tasks. From that:
+values left to the tasks. It reads as far as the next micro-batch needs: everything there
+is, or under `maxOffsetsPerTrigger` each partition's share of the limit and on where the
+next watermark cut needs it (`StreamScan.plan`), so what it remembers (32 bytes a
+message, until the batch holding it commits) is about one micro-batch, not a backlog.
+From that:
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
@@ -29,8 +33,9 @@ values left to the tasks. From that:
   scan met, or under `consistency=none` anywhere with the resolved ts there (`parts`,
   `split`).
 - A range or part in which the scan counted no row (watermarks and schema messages only:
-  an idle partition) gets no task (`parts`), so a topic of many partitions costs a
-  micro-batch one task per partition with rows, not one per partition.
+  an idle partition) gets no task (`parts`), and small ones are packed into tasks of up to
+  `offsets-per-task` offsets (`tasks`), so a topic of many partitions costs a micro-batch
+  a few tasks, not one per partition.
 
 Which partitions carry watermarks: every partition of a topic TiCDC writes, or those below
 its `partition-num` (TiCDC writes nothing to the others); debezium and canal-json only with
@@ -95,7 +100,7 @@ from ticdc_sink.read.offsets import (
 from ticdc_sink.read.options import ReadConfig, select_topics
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
 from ticdc_sink.read.rows import same_columns
-from ticdc_sink.read.split import Part, split_ranges
+from ticdc_sink.read.split import Part, Task, pack_parts, split_ranges
 from ticdc_sink.schema import TableSchema
 
 __all__ = [
@@ -369,7 +374,8 @@ class PartitionIndex:
     """What the driver knows of one partition from offset `base` on: after each watermark
     and each row of a selected table it scanned, the partition's resolved ts and the rows
     admitted and dropped so far; and the offset of a schema change that stops the stream
-    (`change_at`). Memory: four integers per row, pruned as batches commit."""
+    (`change_at`). Memory: four integers per row and watermark scanned (under a limit,
+    about one micro-batch's), pruned as batches commit."""
 
     def __init__(self, base: int, resolved_ts: int, *, identical: bool = False) -> None:
         self.base = base
@@ -535,7 +541,7 @@ class TriggerDelay:
 
 class StreamScan:
     """The driver's scan of a stream's topics: reads each message once, from the first
-    micro-batch's start to the newest offsets asked for, and plans micro-batches.
+    micro-batch's start on, as far as the next micro-batch needs, and plans micro-batches.
 
     A row message is read by the decoder's peek (`decode.peek`) where the protocol has
     one: its table, commit ts and schema version, its values left to the tasks. It is
@@ -688,6 +694,13 @@ class StreamScan:
         parts = split_ranges(ranges, self.config.min_partitions, boundaries, anywhere=anywhere)
         return [part for part in parts if self._holds_rows(part[0])]
 
+    def tasks(self, start: StreamOffset, end: StreamOffset) -> list[Task]:
+        """The micro-batch's Spark tasks: its `parts` packed by `offsets-per-task`
+        (`split.pack_parts`), so a stream over many partitions with a few rows in each
+        runs a few tasks, not one per partition."""
+        config = self.config
+        return pack_parts(self.parts(start, end), config.offsets_per_task, config.min_partitions)
+
     def _holds_rows(self, offsets: OffsetRange) -> bool:
         """Whether `offsets` may hold a row a task returns: the scan counted a row (kept or
         dropped as a replay) in it, or did not scan all of it. Under on-bad-message=skip
@@ -738,7 +751,8 @@ class StreamScan:
     ) -> Cut:
         """The next micro-batch from `start`, reading at most to `ends` ((topic,
         partition) -> offset; what the topics hold now, or an availableNow target; a
-        partition not in it stays where it is).
+        partition not in it stays where it is), and under `limit` only as far as placing
+        the cut needs (`_watermark_cut`, `_offsets_cut`).
 
         Raises:
             SchemaError: a selected table's columns changed and the stream cannot move
@@ -747,19 +761,13 @@ class StreamScan:
         """
         fetched, decoded = self.fetched, self.decoded
         ends = {key: ends.get(key, offset) for key, offset in start.offsets.items()}
-        for key, offset in start.offsets.items():
-            self._scan(key, offset, start.resolved.get(key, 0), ends[key])
         if self.config.watermark_consistency:
             free = self._free(start)
-            end, resolved_ts = plan_watermark_cut(start, self.index, limit, free)
+            end, resolved_ts = self._watermark_cut(start, ends, limit, free)
             if end == start:
                 self._warn_held_back(start, free)
         else:
-            stops = {
-                p: min(ends[p], i.change_at if i.change_at is not None else ends[p])
-                for p, i in self.index.items()
-            }
-            offsets = plan_offsets_cut(start, stops, limit)
+            offsets = self._offsets_cut(start, ends, limit)
             resolved = {p: self.index[p].state_at(o)[0] for p, o in offsets.items()}
             end, resolved_ts = StreamOffset(offsets, resolved), None
         if end == start:
@@ -778,6 +786,77 @@ class StreamScan:
             decoded,
         )
         return Cut(end, resolved_ts, rows, dropped, fetched, decoded)
+
+    def _scan_to(self, start: StreamOffset, reach: Mapping[TopicPartition, int]) -> None:
+        for key, offset in start.offsets.items():
+            self._scan(key, offset, start.resolved.get(key, 0), reach[key])
+
+    def _watermark_cut(
+        self,
+        start: StreamOffset,
+        ends: Mapping[TopicPartition, int],
+        limit: int | None,
+        free: Collection[TopicPartition],
+    ) -> tuple[StreamOffset, int | None]:
+        """`plan_watermark_cut` over a scan that reads, under a limit, only what placing
+        the cut needs: first each partition's share of the limit (`plan_offsets_cut`),
+        then, while the cut could still move further, on in the partitions that hold the
+        smallest resolved ts down: by twice their mean distance between watermarks, then
+        twice as far each round. The cut is the one a scan of everything would place (each
+        watermark reaching every partition): past the partitions' reach lie only
+        watermarks above their last one read, and a batch up to a larger ts than the one
+        chosen is over the limit already, or needs a watermark the holders have not
+        reached."""
+        reach = dict(plan_offsets_cut(start, ends, limit))
+        steps: dict[TopicPartition, int] = {}
+        while True:
+            self._scan_to(start, reach)
+            end, ts = plan_watermark_cut(start, self.index, limit, free)
+            if ts is not None and limit is not None and start.size_to(end) > limit:
+                return end, ts  # the smallest cut is past the limit: no other moves less
+            marks = {
+                key: self.index[key].marks(offset)
+                for key, offset in start.offsets.items()
+                if key not in free
+            }
+            tops = {k: m[-1][1] if m else start.resolved.get(k, 0) for k, m in marks.items()}
+            ceiling = min(tops.values(), default=0)
+            if ts is not None and any(ts < t <= ceiling for m in marks.values() for _, t in m):
+                return end, ts  # a larger cut was in reach, and over the limit
+            holders = [
+                key
+                for key, top in tops.items()
+                if top == ceiling
+                and self.index[key].change_at is None
+                and self.index[key].scanned < ends[key]
+            ]
+            if not holders:
+                return end, ts
+            for key in holders:
+                # Twice the partition's mean distance between the watermarks read (as far
+                # again, when none), then twice as far each time no watermark came.
+                read = self.index[key].scanned - start.offsets[key]
+                gap = read // len(marks[key]) if marks[key] else read // 2
+                steps[key] = 2 * steps[key] if key in steps else max(2 * gap, 1)
+                reach[key] = min(ends[key], self.index[key].scanned + steps[key])
+
+    def _offsets_cut(
+        self, start: StreamOffset, ends: Mapping[TopicPartition, int], limit: int | None
+    ) -> dict[TopicPartition, int]:
+        """`plan_offsets_cut` (consistency=none) up to each partition's schema change,
+        scanning only each partition's share; a change found in it moves the shares, and
+        the scan reads on."""
+        while True:
+            stops = {
+                key: min(end, index.change_at)
+                if (index := self.index.get(key)) is not None and index.change_at is not None
+                else end
+                for key, end in ends.items()
+            }
+            offsets = plan_offsets_cut(start, stops, limit)
+            self._scan_to(start, offsets)
+            if all(self.index[key].readable_end() >= o for key, o in offsets.items()):
+                return offsets
 
     def forget_before(self, end: StreamOffset) -> None:
         """A micro-batch up to `end` committed: what lies before it is no longer needed."""
