@@ -48,6 +48,10 @@ _NEWEST = "3.3.3"  # needs Java 21+
 _JAVA17 = "3.0.9"
 
 
+#: Starts on new ports when one was taken between choosing and binding it.
+_BIND_ATTEMPTS = 3
+
+
 class RegistryStartError(RuntimeError):
     """Apicurio did not start (its log's tail is in the message)."""
 
@@ -69,39 +73,51 @@ class ApicurioRegistry:
 
     def __init__(self, *, compatibility: str = "BACKWARD", startup_timeout: float = 120.0):
         self.version, java = apicurio_release()
-        self.port = free_port()
-        self.management_port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
         home = apicurio_home(self.version)
         runner = next(
             p for p in (home / "quarkus-run.jar", *home.glob("*-runner.jar")) if p.exists()
         )
         self._dir = Path(tempfile.mkdtemp(prefix="apicurio-"))
-        self._output: IO[bytes] = open(self._dir / "registry.log", "wb")  # noqa: SIM115
-        self._process = subprocess.Popen(
-            [
-                java,
-                "-Xmx384m",
-                "-XX:+UseSerialGC",
-                "-Dquarkus.http.host=127.0.0.1",
-                f"-Dquarkus.http.port={self.port}",
-                "-Dquarkus.management.host=127.0.0.1",
-                f"-Dquarkus.management.port={self.management_port}",
-                "-Dquarkus.log.console.color=false",
-                "-jar",
-                str(runner),
-            ],
-            cwd=self._dir,
-            stdout=self._output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        try:
-            self._wait_until_serving(startup_timeout)
-            self.set_compatibility(compatibility)
-        except BaseException:
-            self.close()
-            raise
+        # A port found free may be taken by another process before the registry binds it
+        # (Spark, Kafka and their clients take ports all the time): then start again on
+        # two new ports, a bounded number of times.
+        for attempt in range(1, _BIND_ATTEMPTS + 1):
+            self.port = free_port()
+            self.management_port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+            self._output: IO[bytes] = open(self._dir / "registry.log", "wb")  # noqa: SIM115
+            self._process = subprocess.Popen(
+                [
+                    java,
+                    "-Xmx384m",
+                    "-XX:+UseSerialGC",
+                    "-Dquarkus.http.host=127.0.0.1",
+                    f"-Dquarkus.http.port={self.port}",
+                    "-Dquarkus.management.host=127.0.0.1",
+                    f"-Dquarkus.management.port={self.management_port}",
+                    "-Dquarkus.log.console.color=false",
+                    "-jar",
+                    str(runner),
+                ],
+                cwd=self._dir,
+                stdout=self._output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            try:
+                self._wait_until_serving(startup_timeout)
+                self.set_compatibility(compatibility)
+                return
+            except RegistryStartError:
+                lost_a_port = "Address already in use" in self.log()
+                stop_java(self._process)
+                self._output.close()
+                if not lost_a_port or attempt == _BIND_ATTEMPTS:
+                    shutil.rmtree(self._dir, ignore_errors=True)
+                    raise
+            except BaseException:
+                self.close()
+                raise
 
     def set_compatibility(self, level: str, subject: str | None = None) -> None:
         """Set the global (or a subject's) compatibility level, as a user would."""
