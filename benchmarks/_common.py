@@ -14,6 +14,7 @@ import os
 import platform
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -350,3 +351,37 @@ def publish(report: dict[str, Any], output: str | None) -> None:
         with open(output, "w") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
+
+
+def export_ref(repo: Path, ref: str, into: Path) -> Path:
+    """`ref`'s files (git archive) under `into`: the tree a before/after benchmark runs
+    its "before" in."""
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True, check=True
+    ).stdout
+    path = into / "tree"
+    path.mkdir()
+    tar = into / "tree.tar"
+    tar.write_bytes(archive)
+    with tarfile.open(tar) as files:
+        files.extractall(path, filter="data")
+    return path
+
+
+def run_in_tree(script: str, tree: Path, spec: dict[str, Any]) -> dict[str, Any]:
+    """`script --measure SPEC` in a process whose `ticdc_sink` (and tests.support) is
+    `tree`'s; its last output line, a JSON object whose "ticdc_sink" names the package
+    directory it imported (checked to be `tree`'s)."""
+    done = subprocess.run(
+        [sys.executable, script, "--measure", json.dumps(spec)],
+        env=dict(os.environ, PYTHONPATH=str(tree)),
+        capture_output=True,
+        text=True,
+        cwd=tree,
+    )
+    if done.returncode:
+        raise RuntimeError(f"the measurement in {tree} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if Path(result["ticdc_sink"]).resolve() != (tree / "ticdc_sink").resolve():
+        raise RuntimeError(f"the run meant for {tree} imported {result['ticdc_sink']}")
+    return result

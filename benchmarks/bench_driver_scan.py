@@ -30,9 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -187,37 +184,6 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
     return {"bootstrap": broker.bootstrap, "topic": topic, "protocol": protocol, "batches": batches}
 
 
-def run_tree(tree: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    """`measure(spec)` in a process whose `ticdc_sink` is `tree`'s."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure", json.dumps(spec)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode:
-        raise RuntimeError(f"the measurement in {tree} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if Path(result["ticdc_sink"]).resolve() != (tree / "ticdc_sink").resolve():
-        raise RuntimeError(f"the run meant for {tree} imported {result['ticdc_sink']}")
-    return result
-
-
-def export_ref(repo: Path, ref: str, into: Path) -> Path:
-    """`ref`'s files (git archive) under `into`."""
-    archive = subprocess.run(
-        ["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True, check=True
-    ).stdout
-    path = into / "tree"
-    path.mkdir()
-    tar = into / "tree.tar"
-    tar.write_bytes(archive)
-    with tarfile.open(tar) as files:
-        files.extractall(path, filter="data")
-    return path
-
-
 def summary(results: list[dict[str, Any]]) -> None:
     print(
         "| protocol | batch rows | tree | messages | read | decoded whole | decoded / rows "
@@ -256,7 +222,7 @@ def main() -> None:
         return
     args.sizes = [int(s) for s in args.sizes.split(",")]
 
-    from _common import REPO, environment, publish, start_broker
+    from _common import REPO, environment, export_ref, publish, run_in_tree, start_broker
 
     results = []
     with tempfile.TemporaryDirectory(prefix="driver-scan-") as scratch:
@@ -269,7 +235,7 @@ def main() -> None:
                 spec = write_topic(broker, protocol, args)
                 print(f"{protocol}: written in {time.perf_counter() - started:.1f} s", flush=True)
                 for name, tree in trees:
-                    result = run_tree(tree, spec)
+                    result = run_in_tree(__file__, tree, spec)
                     results.append({"protocol": protocol, "tree": name, **result})
                     print(f"{protocol}, {name}: measured", flush=True)
     summary(results)

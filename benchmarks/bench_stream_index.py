@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -98,25 +96,11 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         start = cut.end
     tracemalloc.stop()
     total = sum(hi for _, hi in log.all_bounds(["t"]).values())
-    return {"ticdc_sink": ticdc_sink.__file__, "backlog_offsets": total, "batches": batches}
-
-
-def run_tree(tree: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    """`measure(spec)` in a process whose `ticdc_sink` (and tests.support) is `tree`'s."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure", json.dumps(spec)],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=tree,
-    )
-    if done.returncode:
-        raise RuntimeError(f"the measurement in {tree} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if Path(result["ticdc_sink"]).resolve() != (tree / "ticdc_sink" / "__init__.py").resolve():
-        raise RuntimeError(f"the run meant for {tree} imported {result['ticdc_sink']}")
-    return result
+    return {
+        "ticdc_sink": str(Path(ticdc_sink.__file__).parent),
+        "backlog_offsets": total,
+        "batches": batches,
+    }
 
 
 def main() -> None:
@@ -133,8 +117,7 @@ def main() -> None:
         print(json.dumps(measure(json.loads(args.measure))))
         return
 
-    from _common import REPO, environment, publish
-    from bench_driver_scan import export_ref
+    from _common import REPO, environment, export_ref, publish, run_in_tree
 
     spec = {k: getattr(args, k) for k in ("rows", "partitions", "mark_every", "limit")}
     results = []
@@ -143,7 +126,7 @@ def main() -> None:
         if args.before:
             trees.insert(0, (args.before, export_ref(REPO, args.before, Path(scratch))))
         for name, tree in trees:
-            result = run_tree(tree, spec)
+            result = run_in_tree(__file__, tree, spec)
             results.append({"tree": name, **result})
             for i, batch in enumerate(result["batches"], 1):
                 print(

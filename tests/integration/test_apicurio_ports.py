@@ -24,14 +24,9 @@ def test_the_registry_starts_again_when_a_port_it_chose_was_taken(
         port = taken.getsockname()[1]
         # The first start gets a free HTTP port and the taken one for its management
         # interface (where the run of 2026-11-28 lost one); later starts, free ports.
-        chosen: Iterator[int] = iter([apicurio.free_port(), port])
-        monkeypatch.setattr(apicurio, "free_port", lambda: next(chosen, None) or _free())
+        free_port = apicurio.free_port
+        chosen: Iterator[int] = iter([free_port(), port])
+        monkeypatch.setattr(apicurio, "free_port", lambda: next(chosen, None) or free_port())
         with ApicurioRegistry() as registry:
             assert port not in (registry.port, registry.management_port)
             assert registry.subjects() == []
-
-
-def _free() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

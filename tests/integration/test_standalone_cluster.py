@@ -12,6 +12,7 @@ docs/guides/deploying.md say, and workers without this checkout on any path."""
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -27,6 +28,10 @@ from tests.support.topic_check import avro_ids, simple_topic
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
+# What a checkout holds besides its sources: build output, caches, environments.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".git", "build", "dist", "site", "*.egg-info", ".*cache", ".hypothesis", ".venv", "venv"
+)
 
 
 def _install_command(start: str) -> list[str]:
@@ -46,8 +51,13 @@ def node_python(tmp_path_factory) -> str:
     PySpark from Spark's pyspark.zip), and nothing else."""
     work = tmp_path_factory.mktemp("node")
     build = _install_command("pip wheel --no-deps -w dist .")
+    # Built from a copy without the checkout's build artifacts: pip builds in the source
+    # tree, and setuptools packs whatever its build/ holds, modules since moved or
+    # deleted included; the copy also leaves no build/ behind in the checkout.
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=_NOT_SOURCE)
     subprocess.run(
-        [sys.executable, "-m", *build[:-2], str(work / "dist"), str(ROOT)],
+        [sys.executable, "-m", *build[:-2], str(work / "dist"), str(source)],
         check=True,
         capture_output=True,
     )

@@ -11,6 +11,8 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
                        SIMPLE_DOC_USER
     checksums.py       crc32_bitwise: the reference CRC-32 for the row checksum tests
     row_path.py        the row path, the reference the column-wise paths are checked against
+    column_path.py     a read's outcome by the column-wise and the row path, compared
+    read_log.py        FakeTopicLog: topics in memory for the reader's unit tests
     reference_table.py the benchmarks' reference table (the benchmarks import it from here)
     tables.py          the tables the integration tests write through every protocol
     broker.py          TopicAdmin (topics made, read back) and Tansu, the demo's broker
@@ -42,4 +44,5 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     wheel_write.py     one simple and one avro write from the installed wheel alone
     changes.py         a TiDB table in memory and its TiCDC change rows: the mirror's oracle
     lakehouse.py       Spark sessions with Delta Lake and Iceberg (the mirror's tests, bench)
+    pipelines.py       Spark Declarative Pipelines with a MERGE-capable test catalog (auto CDC)
 """

@@ -13,11 +13,11 @@ import logging
 from typing import Any
 
 import attrs
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.column_path import assert_same_outcome, read_outcome
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
@@ -34,11 +34,8 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter
-from ticdc_sink.read.rows import arrow_schema
-from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import TableSchema
 
 Entry = tuple[bytes | None, bytes | None]
@@ -139,28 +136,6 @@ def _config(**options: str) -> ReadConfig:
     )
 
 
-def _outcome(config: ReadConfig, log: FakeTopicLog, registry: FakeRegistry, **kwargs: Any) -> Any:
-    """The read's table and batch sizes, or its error's type and message."""
-    lookup = registry.schema_text
-    try:
-        plan = plan_read(config, log, schema_for_id=lookup)
-        batches = [
-            batch
-            for offsets in plan.ranges
-            for batch in read_range(
-                config, plan.table, plan.known, offsets, log=log, schema_for_id=lookup, **kwargs
-            )
-        ]
-    except Exception as exc:  # the row path's raw errors too: both must raise the same
-        return type(exc), str(exc)
-    schema = arrow_schema(
-        plan.table, kafka_columns=config.kafka_columns, headers=config.include_headers
-    )
-    for batch in batches:
-        assert batch.schema.equals(schema, check_metadata=True)
-    return pa.Table.from_batches(batches, schema), [b.num_rows for b in batches]
-
-
 def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
     for key, found in log.records.items():
         log.records[key] = [
@@ -168,14 +143,6 @@ def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
             for r in found
         ]
     return log
-
-
-def _same(left: Any, right: Any) -> None:
-    if isinstance(left[0], pa.Table) and isinstance(right[0], pa.Table):
-        assert left[0].equals(right[0], check_metadata=True)
-        assert left[1] == right[1]
-    else:
-        assert left == right
 
 
 @pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
@@ -205,10 +172,16 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
             log = _with_headers(FakeTopicLog({0: list(entries)}))
             outcomes.append(
-                _outcome(config, log, registry, batch_rows=batch_rows, columnwise=columnwise)
+                read_outcome(
+                    config,
+                    log,
+                    schema_for_id=registry.schema_text,
+                    batch_rows=batch_rows,
+                    columnwise=columnwise,
+                )
             )
         logs.append([r.getMessage() for r in caplog.records])
-    _same(*outcomes)
+    assert_same_outcome(*outcomes)
     assert logs[0] == logs[1]  # the skipped messages: how many, and the first
 
 

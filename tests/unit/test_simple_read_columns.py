@@ -14,11 +14,11 @@ from typing import Any
 
 import attrs
 import orjson
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.column_path import assert_same_outcome, read_outcome
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
@@ -30,9 +30,7 @@ from ticdc_sink.decode import decoder_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import plan_read
-from ticdc_sink.read.rows import arrow_schema
-from ticdc_sink.read.scan import ColumnwiseDecoder, read_range
+from ticdc_sink.read.scan import ColumnwiseDecoder
 from ticdc_sink.schema import TableSchema
 
 PLAIN = CodecConfig()
@@ -108,25 +106,6 @@ def _stream(data: Any, table: TableSchema, encoding: str) -> list[bytes | None]:
     return values
 
 
-def _outcome(config: ReadConfig, log: FakeTopicLog, **kwargs: Any) -> Any:
-    """The read's table and batch sizes, or its error's type and message."""
-    try:
-        plan = plan_read(config, log)
-        batches = [
-            batch
-            for offsets in plan.ranges
-            for batch in read_range(config, plan.table, plan.known, offsets, log=log, **kwargs)
-        ]
-    except Exception as exc:  # the row path's raw errors too: both must raise the same
-        return type(exc), str(exc)
-    schema = arrow_schema(
-        plan.table, kafka_columns=config.kafka_columns, headers=config.include_headers
-    )
-    for batch in batches:
-        assert batch.schema.equals(schema, check_metadata=True)
-    return pa.Table.from_batches(batches, schema), [b.num_rows for b in batches]
-
-
 def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
     """`log` with headers on every third message (one of them without a value)."""
     for key, found in log.records.items():
@@ -141,15 +120,6 @@ def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
 
 def _config(**options: str) -> ReadConfig:
     return ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t", **options})
-
-
-def _same(left: Any, right: Any) -> None:
-    if isinstance(left[0], pa.Table) and isinstance(right[0], pa.Table):
-        assert left[0].equals(right[0], check_metadata=True)
-        assert left[0].schema.equals(right[0].schema, check_metadata=True)
-        assert left[1] == right[1]
-    else:
-        assert left == right
 
 
 @pytest.mark.parametrize("encoding", ["json", "avro"])
@@ -180,7 +150,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
             outcomes.append(
-                _outcome(
+                read_outcome(
                     config,
                     _with_headers(FakeTopicLog({0: values})),
                     batch_rows=batch_rows,
@@ -188,7 +158,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
                 )
             )
         logs.append([r.getMessage() for r in caplog.records])
-    _same(*outcomes)
+    assert_same_outcome(*outcomes)
     assert logs[0] == logs[1]  # the skipped messages: how many, and the first
 
 
@@ -222,7 +192,7 @@ def test_a_checksum_mismatch_is_caught() -> None:
     message = orjson.loads(rows[1])
     message["data"]["ti"] = "2"
     values = [bootstrap.value, rows[0], orjson.dumps(message), rows[2]]
-    error = _outcome(_config(), FakeTopicLog({0: values}))
+    error = read_outcome(_config(), FakeTopicLog({0: values}))
     assert error[0] is DecodeError
     assert error[1].startswith("ticdc: topic t partition 0 offset 2: INSERT db.t key id=1")
     assert "current row checksum mismatch" in error[1]
