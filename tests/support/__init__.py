@@ -39,6 +39,7 @@ here, never from another test module or from benchmarks/ (tests/unit/test_test_i
     spark_job.py       Spark writes in a child process (own master, killable driver)
     spark_cluster.py   Spark servers on loopback (standalone cluster, Spark Connect)
     runtime_jobs.py    writes by a Spark driver of their own (runtime tests)
+    paths.py           where the repository's files are (root, package, docs, golden files)
     topic_check.py     what a topic written by the runtime tests holds, decoded
     wheel_smoke.py     the built distributions, checked as a user gets them
     wheel_write.py     one simple and one avro write from the installed wheel alone

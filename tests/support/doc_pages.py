@@ -20,8 +20,8 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
+from tests.support import paths
 from tests.support.consumers import consumers_table
 from tests.support.option_docs import (
     declared_options,
@@ -44,7 +44,7 @@ __all__ = [
     "runnable_blocks",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 BENCHMARKS = ROOT / "benchmarks"
 
 #: A generated part in a page: the whole line.

@@ -36,12 +36,13 @@ import sys
 import threading
 from typing import Any
 
+from tests.support import paths
 from tests.support.spark_job import batch_frame, kill_job
 
 __all__ = ["STREAM_SCHEMA", "run_job"]
 
 STREAM_SCHEMA = "_op string, id bigint, name string"
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ROOT = str(paths.ROOT)
 
 
 def run_job(

@@ -31,12 +31,13 @@ from typing import Any
 
 import pyspark
 
+from tests.support import paths
 from tests.support.proxy import wait_until
 from ticdc_sink._local_broker import free_port
 
 __all__ = ["ConnectServer", "StandaloneCluster", "spark_home"]
 
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = paths.ROOT
 # Each server is a JVM that starts in a few seconds on an idle machine; the bound is for a
 # busy 2-core one.
 _STARTUP_TIMEOUT = 120.0

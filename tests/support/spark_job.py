@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tests.support import paths
 from tests.support.faults import FAIL_FIRST_ATTEMPT, HANG_AFTER_COMMIT, FaultsDataSource
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
     "start_job",
 ]
 
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = paths.ROOT
 
 
 def add_file(folder: Path, n: int, rows: int = 3) -> None:

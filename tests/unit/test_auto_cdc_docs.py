@@ -3,9 +3,9 @@ as it is (that test runs apart from CI; this check runs in every run)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.support import paths
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 PROJECT = ROOT / "examples" / "auto_cdc"
 GUIDE = ROOT / "docs" / "guides" / "mirror.md"
 

@@ -16,6 +16,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
+from tests.support import paths
 from tests.support.fake_registry import FakeRegistry
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from tests.support.row_path import with_row_path
@@ -30,11 +31,7 @@ from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = json.loads(
-    (
-        Path(__file__).resolve().parents[1] / "golden" / "avro" / "ticdc_before_value.json"
-    ).read_text()
-)
+GOLDEN = json.loads((paths.GOLDEN / "avro" / "ticdc_before_value.json").read_text())
 BEFORE = CodecConfig(protocol=Protocol.AVRO, avro_include_before_value=True)
 BEFORE_EXT = attrs.evolve(BEFORE, enable_tidb_extension=True)
 # pingcap/ticdc avro_test.go newAvroTableInfoForTest

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder, parser_for
@@ -25,7 +25,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
+GOLDEN = paths.GOLDEN / "canal_json"
 COMMIT_TS = 429918007904436226
 TP_INT_NEW = {
     "id": 2,

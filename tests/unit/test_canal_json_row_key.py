@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.large_messages import MemoryStore
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from ticdc_sink.codec.canal_json import CanalJsonEncoder
@@ -30,7 +31,7 @@ from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
+GOLDEN = paths.GOLDEN / "canal_json"
 VECTORS = json.loads((GOLDEN / "row_keys.json").read_text())
 ROW_KEY = CodecConfig(protocol=Protocol.CANAL_JSON, enable_tidb_extension=True, output_row_key=True)
 BASE = {"kafka.bootstrap.servers": "b:9092", "topic": "t", "protocol": "canal-json"}

@@ -9,6 +9,7 @@ import zlib
 
 import pytest
 
+from tests.support import paths
 from ticdc_sink.cli import main
 from ticdc_sink.state import SinkState
 
@@ -499,7 +500,6 @@ def test_reports_of_a_location_without_reports(capsys, tmp_path):
 def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
     # One list: `demo --help`, the refusal and the CLI page's command table name the same
     # protocols, every protocol that needs no schema registry (issue 23).
-    from pathlib import Path
 
     from ticdc_sink.cli import DEMO_PROTOCOLS
     from ticdc_sink.codec import protocols
@@ -518,6 +518,6 @@ def test_demo_lists_the_protocols_it_takes_and_refuses_the_others(capsys):
         code, _, err = run(capsys, "demo", "--protocol", spec.name)
         assert code == 2
         assert f"demo --protocol {spec.name}: use {listed} (" in err
-    page = (Path(__file__).resolve().parents[2] / "docs/reference/cli.md").read_text()
+    page = (paths.DOCS / "reference/cli.md").read_text()
     choices = "\\|".join(DEMO_PROTOCOLS)  # `|` escaped in a Markdown table
     assert f"| `demo [--protocol {choices}] " in page

@@ -10,7 +10,6 @@ import io
 import json
 import struct
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -19,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE, USERS, col, large_event_table, table_of
@@ -46,7 +46,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
+GOLDEN = paths.GOLDEN / "avro"
 AVRO = CodecConfig(protocol=Protocol.AVRO)
 EXT = attrs.evolve(AVRO, enable_tidb_extension=True)
 STRING_MODES = attrs.evolve(

@@ -4,7 +4,6 @@ vectors, easyjson escaping, the column options and large-message handling."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support import paths
 from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.canal_json import (
     CanalJsonEncoder,
@@ -27,7 +27,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import easyjson_quote
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "canal_json"
+GOLDEN = paths.GOLDEN / "canal_json"
 CONFIG = CodecConfig(protocol=Protocol.CANAL_JSON)
 EXTENSION = attrs.evolve(CONFIG, enable_tidb_extension=True)
 COMMIT_TS = 429918007904436226

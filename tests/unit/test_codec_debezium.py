@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pyarrow as pa
 import pytest
 
+from tests.support import paths
 from tests.support.schemas import table_from_ddl
 from ticdc_sink.codec import Message
 from ticdc_sink.codec.common import sanitize_name, sanitize_topic_name
@@ -31,7 +31,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium"
+GOLDEN = paths.GOLDEN / "debezium"
 BUILD_TS_MS = 1701326309000  # tiflow tests: nowFunc = time.Unix(1701326309, 0)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import table_from_ddl
@@ -25,7 +25,7 @@ from ticdc_sink.decode import DecoderSettings, decoder_for
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium_avro" / "ticdc_foo.json"
+GOLDEN = paths.GOLDEN / "debezium_avro" / "ticdc_foo.json"
 FOO = table_from_ddl(
     """create table foo(id int primary key, name varchar(16), bin varbinary(16),
     price decimal(10, 4), ubig bigint unsigned, v bigint null)"""

@@ -7,12 +7,12 @@ from __future__ import annotations
 import base64
 import json
 import struct
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+from tests.support import paths
 from tests.support.large_messages import MemoryStore
 from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.compression import decompress
@@ -41,7 +41,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import go_quote, go_unquote
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "open_protocol"
+GOLDEN = paths.GOLDEN / "open_protocol"
 CONFIG = CodecConfig(protocol=Protocol.OPEN_PROTOCOL)
 TS = 424242424242424242
 

@@ -4,12 +4,12 @@ rendering, Go JSON escaping and float formatting, table schemas, size limits."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+from tests.support import paths
 from tests.support.schemas import SIMPLE_DOC_USER
 from ticdc_sink.codec import Message
 from ticdc_sink.codec.gojson import GoFloat, dumps
@@ -26,7 +26,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
+GOLDEN = paths.GOLDEN / "simple"
 CONFIG = CodecConfig()
 
 

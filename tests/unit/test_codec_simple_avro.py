@@ -9,7 +9,6 @@ import io
 import json
 import random
 import struct
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -18,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.avro_row import AvroMarshaller, marshal_ddl, table_schema_avro
@@ -37,7 +37,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import Column, Index, MySQLType, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
+GOLDEN = paths.GOLDEN / "simple"
 AVRO = CodecConfig(encoding_format=EncodingFormat.AVRO)
 NS = "com.pingcap.simple.avro."
 # sha256 of tiflow pkg/sink/codec/simple/message.json at c7b2588ef6c7 (last changed 71b5a0ad7be3)
@@ -111,7 +111,7 @@ def test_the_bundled_schema_is_tiflows_message_json() -> None:
     assert next(f for f in ddl["fields"] if f["name"] == "type")["type"]["symbols"] == list(
         DDL_TYPES
     )
-    text = Path(__file__).resolve().parents[2] / "ticdc_sink/codec/simple/message.json"
+    text = paths.PACKAGE / "codec/simple/message.json"
     digest = hashlib.sha256(text.read_bytes()).hexdigest()
     assert digest == SCHEMA_SHA256, "the schema file differs from tiflow's message.json"
 

@@ -4,12 +4,11 @@ so the page cannot drift from what they run."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from tests.support import paths
 from tests.support.consumers import CONSUMERS, consumers_table
 from ticdc_sink.config import SinkConfig
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "consumers.md"
+PAGE = paths.DOCS / "reference" / "consumers.md"
 
 
 def test_the_page_renders_every_consumer() -> None:

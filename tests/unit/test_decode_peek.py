@@ -9,7 +9,6 @@ tests and documents, and for mutated messages that still decode; a peek never ra
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import protocol_messages
 from tests.support.schemas import ALL_TYPES_TABLE
@@ -30,7 +30,7 @@ from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.schema import TableSchema
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = paths.GOLDEN
 Record = tuple[bytes | None, bytes | None]
 
 #: (protocol, the writer's options) of every decoder with a peek.

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tests.support import paths
 from tests.support.doc_pages import (
     CLI_COMMANDS,
     GENERATED,
@@ -24,7 +24,7 @@ from tests.support.option_docs import read_options_table
 from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.read.options import READ_OPTIONS
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = paths.DOCS
 PAGES = sorted(DOCS.rglob("*.md"))
 
 

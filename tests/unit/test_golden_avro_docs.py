@@ -17,13 +17,13 @@ import io
 import json
 import struct
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import attrs
 import fastavro
 import pytest
 
+from tests.support import paths
 from ticdc_sink.codec.avro import AvroEncoder, key_schema_json, value_schema_json
 from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.config import (
@@ -37,7 +37,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import to_float32
 from ticdc_sink.schema import TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "avro"
+GOLDEN = paths.GOLDEN / "avro"
 AVRO = CodecConfig(protocol=Protocol.AVRO)
 EXT = attrs.evolve(AVRO, enable_tidb_extension=True)
 STRING_MODES = attrs.evolve(

@@ -5,9 +5,10 @@ examples in a maintainer's quick run as in CI's thorough one."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+from tests.support import paths
+
+TESTS = paths.TESTS
 
 
 def test_no_test_sets_a_literal_number_of_examples() -> None:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "ticdc_sink"
+from tests.support import paths
+
+PACKAGE = paths.PACKAGE
 
 # The codec never imports config: CodecConfig and the values of its options live in the
 # codec (codec/config.py, codec/choices.py), built with the option machinery (options).

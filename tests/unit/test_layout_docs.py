@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "ticdc_sink"
+from tests.support import paths
+
+ROOT = paths.ROOT
+PACKAGE = paths.PACKAGE
 
 
 def _modules() -> list[str]:

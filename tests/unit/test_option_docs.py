@@ -4,10 +4,9 @@ part, and the tables name every declared option and TiCDC setting once."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import attrs
 
+from tests.support import paths
 from tests.support.option_docs import (
     OTHER_CHANGEFEED_SETTINGS,
     declared_options,
@@ -18,7 +17,7 @@ from ticdc_sink import config
 from ticdc_sink.codec.protocols import protocol_specs
 from ticdc_sink.ticdc_settings import SETTINGS, setting
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = paths.DOCS
 
 
 def _first_cells(table: str) -> list[str]:

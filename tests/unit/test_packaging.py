@@ -26,6 +26,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import ticdc_sink
+from tests.support import paths
 from ticdc_sink import cli
 
 DIST = "ticdc-sink"
@@ -258,7 +259,7 @@ def test_license_and_classifiers_in_the_metadata() -> None:
 def test_the_docs_list_the_dependencies_to_install_beside_a_runtimes_pyspark() -> None:
     # docs/getting-started.md, "Managed runtimes": `pip install --no-deps ticdc-sink`, then
     # every other requirement by hand; the list must follow pyproject.toml.
-    page = (Path(__file__).resolve().parents[2] / "docs/getting-started.md").read_text()
+    page = (paths.DOCS / "getting-started.md").read_text()
     after_no_deps = page.split("pip install --no-deps ticdc_sink-0.1.0-py3-none-any.whl\n", 1)[1]
     command = after_no_deps.splitlines()[0]
     listed = {Requirement(text) for text in shlex.split(command)[2:]}

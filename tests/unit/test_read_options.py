@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.support import paths
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.read.options import READ_OPTIONS, ReadConfig, ReadOption, select_topics
 
@@ -124,7 +125,7 @@ def test_errors_name_the_option(options: dict[str, str], option: str, words: str
 def test_the_reading_guide_renders_the_declarations() -> None:
     # Its table is READ_OPTIONS rendered (tests/support/option_docs.py), as the reference
     # page's is: the guide's first section holds the generated part, no table of its own.
-    guide = (Path(__file__).resolve().parents[2] / "docs/guides/reading.md").read_text()
+    guide = (paths.DOCS / "guides/reading.md").read_text()
     section = guide.split("\n## ", 1)[0]
     assert "\n<!-- generated: read-options -->\n" in section
     assert "| `" not in section

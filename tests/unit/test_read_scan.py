@@ -4,11 +4,10 @@ database/table, several tables, and bad messages named by topic, partition and o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import attrs
 import pytest
 
+from tests.support import paths
 from tests.support.read_log import FakeTopicLog, simple_messages, table
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
@@ -189,7 +188,7 @@ def test_ticdc_golden_messages_read_into_the_docs_rows() -> None:
     # TiCDC's Simple doc examples (tests/golden/simple): the DDL adds createTime to
     # simple.user, and its preTableSchema is the schema the doc's DML rows carry: a read
     # returns the columns of the rows it reads, not of a schema that comes later.
-    golden = Path(__file__).resolve().parents[1] / "golden" / "simple"
+    golden = paths.GOLDEN / "simple"
     names = ("bootstrap", "ddl_alter", "insert", "update", "delete", "watermark")
     values: list[bytes | None] = [(golden / f"{n}.value.json").read_bytes() for n in names]
     rows = _rows(_config(database="simple", table="user"), FakeTopicLog({0: values}))

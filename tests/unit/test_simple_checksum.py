@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -18,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.batches import ARROW_FIELDS, COMMIT_TS, write_plan
 from tests.support.checksums import crc32_bitwise
 from tests.support.fake_producer import FakeProducer
@@ -39,7 +39,7 @@ from ticdc_sink.events import Op, RowChange, split_key_update
 from ticdc_sink.writer import write_batches
 from ticdc_sink.writer.bootstrap import BootstrapSchedule
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
+GOLDEN = paths.GOLDEN / "simple"
 CHECKED = CodecConfig(integrity_check_level=IntegrityCheckLevel.CORRECTNESS)
 
 # The doc's `simple.user` rows, column by column in column-ID order (id, name, age, score),

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from tests.support.hypothesis_profiles import examples
 from ticdc_sink.codec.protocols import build_encoder, encode_watermark
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
@@ -32,7 +32,7 @@ from ticdc_sink.events import Op, RowChange
 from ticdc_sink.gotext import go_string, to_float32
 from ticdc_sink.schema import Column, Index, TableSchema
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "simple"
+GOLDEN = paths.GOLDEN / "simple"
 USER_VERSION = 447984074911121426
 
 

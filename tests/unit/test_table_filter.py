@@ -8,18 +8,18 @@ import json
 import pickle
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support import paths
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.gotext import go_lower
 from ticdc_sink.table_filter import ColumnFilter, TableFilter, split_patterns
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "table_filter"
+GOLDEN = paths.GOLDEN / "table_filter"
 TABLES = json.loads((GOLDEN / "table_filter.json").read_text())
 COLUMNS = json.loads((GOLDEN / "column_filter.json").read_text())
 

@@ -13,6 +13,7 @@ import attrs
 import pyarrow as pa
 import pytest
 
+from tests.support import paths
 from tests.support.fake_producer import FakeProducer
 from ticdc_sink import tso
 from ticdc_sink.cli import main
@@ -24,9 +25,7 @@ from ticdc_sink.writer import rules as writer_rules
 from ticdc_sink.writer.commit import schema_change_query, send_schema_change
 from ticdc_sink.writer.table import build_table_schema
 
-GOLDEN = json.loads(
-    (Path(__file__).resolve().parents[1] / "golden" / "table_routing" / "router.json").read_text()
-)
+GOLDEN = json.loads((paths.GOLDEN / "table_routing" / "router.json").read_text())
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:1", "topic": "t_{schema}_{table}"}
 COMMIT_TS = tso.compose(1_700_000_000_000)
 ARCHIVE = [{"matcher": ["shop.*"], "target-schema": "archive", "target-table": "{table}_bak"}]

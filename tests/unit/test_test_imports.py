@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
+from tests.support import paths
+
+TESTS = paths.TESTS
 BENCHMARKS = TESTS.parent / "benchmarks"
 # Modules a benchmark script imports as siblings (benchmarks/ on sys.path).
 BENCHMARK_MODULES = frozenset(p.stem for p in BENCHMARKS.glob("*.py"))
