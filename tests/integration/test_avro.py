@@ -130,7 +130,7 @@ def test_changes_replay_into_the_same_table_with_one_version_per_schema(
     expected = apply_changes(CHANGES)
     assert table == expected
     # One table: one key and one value schema, each one version (that a task asks the
-    # registry once per schema, not per row, is tests/unit/test_writer.py's).
+    # registry once per schema, not per row, is tests/unit/writer/test_writer.py's).
     assert len(registry.schemas(f"{topic}-key")) == len(registry.schemas(f"{topic}-value")) == 1
 
 

@@ -2,7 +2,7 @@
 by pattern, a read configured by `sink-uri`, and a streaming read of two topics whose
 every micro-batch ends at one watermark across both, restarting from the checkpoint with
 no loss and no duplicate, and a topic that comes to match a pattern mid-stream. A
-partition added mid-stream is tested on the planning (tests/unit/test_read_stream.py).
+partition added mid-stream is tested on the planning (tests/unit/read/test_stream.py).
 `availableNow` synchronises."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 broker: a topic read with `spark.read.format("ticdc")` and written again sends the table
 schema and schema version it was written with; a stream whose micro-batches differ only in
 the nullability Spark infers sends no DDL and no BOOTSTRAP of another version (issue 23).
-`tests/unit/test_read_write_schema.py` holds the read-then-write property over every type
+`tests/unit/read/test_read_write_schema.py` holds the read-then-write property over every type
 and protocol."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ PySpark 4.2's auto CDC has SCD type 1 only (`stored_as_scd_type` 2 is refused by
 API), and its target must support MERGE: the test's catalog is Spark's in-memory one
 (tests/support/pipelines.py says why). Run on its own, in a pytest process of its own
 (CONTRIBUTING.md says how; CI does not run it): its Spark Connect server carries that
-catalog's jars. tests/unit/test_auto_cdc_docs.py checks the guide shows this pipeline.
+catalog's jars. tests/unit/project/test_auto_cdc_docs.py checks the guide shows this pipeline.
 """
 
 from __future__ import annotations

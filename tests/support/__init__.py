@@ -1,5 +1,5 @@
 """Test helpers shared by the unit and integration tests. A test imports its helpers from
-here, never from another test module or from benchmarks/ (tests/unit/test_test_imports.py).
+here, never from another test module or from benchmarks/ (tests/unit/project/test_test_imports.py).
 
     fake_producer.py   FakeProducer: the sink's producer, recording what was sent
     fake_kafka.py      confluent_kafka's clients under a real KafkaProducer (FakeCluster)

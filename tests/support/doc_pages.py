@@ -5,7 +5,7 @@ build, never pasted: the write and read options and the TiCDC settings
 (tests/support/option_docs.py), the consumers (tests/support/consumers.py), the protocols'
 traits, every command's `--help`, and the benchmarks' summary from their JSON results. A
 part may appear on several pages (the read options: their reference page and the reading
-guide). tests/unit/test_doc_pages.py checks that every generator runs and covers what is
+guide). tests/unit/project/test_doc_pages.py checks that every generator runs and covers what is
 declared. Print one with
 
     python -m tests.support.doc_pages write-options

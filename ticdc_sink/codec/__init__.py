@@ -6,7 +6,7 @@ This package module is the contract: `Message`, `EncodedBatch`, the `Encoder` pr
 `ClaimCheckStore`. The list of protocols and the dispatch to one through its spec live in
 `protocols.py`; `CodecConfig` (what the encoders need to know) in `config.py`, the values
 of its options in `choices.py`. The codec never imports `ticdc_sink.config`, which builds
-on it; `tests/unit/test_layering.py` holds all of this.
+on it; `tests/unit/project/test_layering.py` holds all of this.
 
     codec/
       __init__.py     the contract (this module)

@@ -1,8 +1,8 @@
 """`large-message-handle-compression` for simple and canal-json (open-protocol's is in
-test_codec_open_protocol.py): every value TiCDC compresses is compressed (rows, before
-the size check and the large-message policy; the claim-check file's value; watermarks,
-DDL and bootstraps), the column-wise path gives the row path's bytes, and the decoders
-undo it."""
+tests/unit/codec/open_protocol/test_encoder.py): every value TiCDC compresses is compressed
+(rows, before the size check and the large-message policy; the claim-check file's value;
+watermarks, DDL and bootstraps), the column-wise path gives the row path's bytes, and the
+decoders undo it."""
 
 from __future__ import annotations
 

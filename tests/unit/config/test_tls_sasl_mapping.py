@@ -4,8 +4,8 @@ parameters (and the same keys in a changefeed file) and `kafka.*` options, throu
 admin client); the schema-registry TLS and auth options into `SchemaRegistryClient`'s
 settings and a real client built from them.
 
-test_config.py checks that each TiCDC parameter lands in `client_config`; this file checks
-the whole security part of the final librdkafka config, per combination.
+tests/unit/config/test_config.py checks that each TiCDC parameter lands in `client_config`;
+this file checks the whole security part of the final librdkafka config, per combination.
 """
 
 from __future__ import annotations

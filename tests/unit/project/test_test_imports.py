@@ -1,8 +1,8 @@
 """What the tests may import: helpers come from tests/support, never from a sibling test
 module (a test module's names are its own, and importing one runs its module-level code
 and drags its tests along) nor from benchmarks/ (a script folder, reached only through
-sys.path). Checked with `ast` over every Python file under tests/, as test_layering.py
-checks the package."""
+sys.path). Checked with `ast` over every Python file under tests/, as
+tests/unit/project/test_layering.py checks the package."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ column-wise path (`batch`) matches byte for byte.
 Per table the encoder builds one writer function per column and, from them, one generated
 function that writes a whole record (small ints, str and float values inline, the union
 branch bytes as constants): no dict per row, no schema lookup, no union resolution per
-value. `tests/unit/test_codec_avro.py` checks the bytes against fastavro's writer.
+value. `tests/unit/codec/avro/test_encoder.py` checks the bytes against fastavro's writer.
 Messages: key = Confluent-framed record of the handle-key columns (None without a handle
 key); value = Confluent-framed record of the new image, None (a tombstone) for DELETE,
 with the `_tidb_*` extension fields under `enable-tidb-extension` (and the row checksum

@@ -2,7 +2,7 @@
 checksum fields and column-ID order (tiflow avro.go `value2AvroSchema`,
 `schemaWithExtension`), the field bytes worked by hand, the split key UPDATE and the
 checksum-less row, and the decoder's round trip and mismatch errors. The column-wise path
-sending the row path's bytes is test_batch_path.py's `avro-checksum` case."""
+sending the row path's bytes is tests/unit/codec/test_batch_path.py's `avro-checksum` case."""
 
 from __future__ import annotations
 

@@ -377,7 +377,7 @@ def test_malformed_avro_is_a_decode_error(encoding: str, value: bytes, match: st
 
 
 def test_a_schema_whose_names_or_types_are_not_utf8_is_a_decode_error() -> None:
-    # Found by tests/unit/test_decode_fuzz.py: the type reached the read's Arrow metadata.
+    # Found by tests/unit/decode/test_fuzz.py: the type reached the read's Arrow metadata.
     bootstrap = golden_avro("bootstrap")
     at = bootstrap.index(b"varchar")
     broken = bootstrap[:at] + b"\x80" + bootstrap[at + 1 :]

@@ -449,7 +449,7 @@ def test_a_bootstrap_above_the_limit_is_an_error() -> None:
 
 
 def test_encoding_format_avro_picks_the_avro_marshaller() -> None:
-    # The Avro encoding itself is tested in test_codec_simple_avro.py.
+    # The Avro encoding itself is tested in tests/unit/codec/simple/test_avro_encoder.py.
     config = CodecConfig(encoding_format=EncodingFormat.AVRO)
     change = RowChange(USER, Op.INSERT, 1, (1, "a", 2, 3.0))
     value = build_encoder(config, USER, build_ts_ms=0).encode_row(change).value
