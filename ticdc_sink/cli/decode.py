@@ -151,7 +151,7 @@ def _records(args: argparse.Namespace) -> Generator[Record, None, None]:
         poll_timeout_s=args.timeout,
         broker_timeout_s=args.timeout,
     )
-    with TopicLog(config) as log:
+    with TopicLog(config, following=args.follow) as log:
         if args.follow:
             yield from log.follow(args.partition, from_beginning=args.from_beginning)
             return

@@ -52,10 +52,15 @@ _CONSUME_BATCH = 2000
 _CONSUME_WAIT_S = 0.2
 
 # How long the broker may hold a fetch that finds no new data (librdkafka's default:
-# 500 ms). A log moves from partition to partition (the driver's scans for schemas and
-# watermarks read them one after another), and a fetch held at the end of the last one
-# delayed the first fetch of the next by up to that long: 0.5 s per partition visited.
-_FETCH_WAIT_MAX_MS = "20"
+# 500 ms). A read moves from range to range (the ranges packed in one task, the driver's
+# scans for schemas and watermarks), and the fetch in flight at the end of one range
+# delays the first fetch of the next by up to that long: 21-23 ms per range at 20 ms,
+# 2-3 ms at 1 ms (benchmarks/bench_range_reads.py). A fetch that finds data returns at
+# once whatever this is, so only a consumer at a partition's end asks more often.
+_FETCH_WAIT_MAX_MS = "1"
+# A log that follows a topic (`ticdc-sink decode --follow`) waits at its end by design:
+# librdkafka's default, so an idle follower does not ask the broker a thousand times a second.
+_FOLLOW_FETCH_WAIT_MAX_MS = "500"
 
 
 class LibrdkafkaConsumer(Protocol):
@@ -94,15 +99,23 @@ class TopicLog:
     """
 
     def __init__(
-        self, config: ReadConfig, consumer_factory: ConsumerFactory = confluent_kafka.Consumer
+        self,
+        config: ReadConfig,
+        consumer_factory: ConsumerFactory = confluent_kafka.Consumer,
+        *,
+        following: bool = False,
     ) -> None:
-        """Raises:
-        ConfigError: librdkafka refuses a `kafka.*` setting.
+        """`following`: the log is for `follow`, which waits at the topic's end, not for
+        reads of ranges, which move on from it.
+
+        Raises:
+            ConfigError: librdkafka refuses a `kafka.*` setting.
         """
+        wait = _FOLLOW_FETCH_WAIT_MAX_MS if following else _FETCH_WAIT_MAX_MS
         settings: dict[str, Any] = {
             "group.id": "ticdc-sink-reader",
             "enable.auto.commit": "false",
-            "fetch.wait.max.ms": _FETCH_WAIT_MAX_MS,
+            "fetch.wait.max.ms": wait,
             "logger": LIBRDKAFKA_LOG,
         }
         settings.update(dict(config.client))

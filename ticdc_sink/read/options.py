@@ -219,8 +219,8 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
     ReadOption("kafka.bootstrap.servers", "brokers (required, unless `sink-uri` gives them)"),
     ReadOption(
         "kafka.<name>",
-        "any librdkafka consumer setting, passed through (`fetch.wait.max.ms` defaults to 20 "
-        "here, not 500: a read visits partitions one after another)",
+        "any librdkafka consumer setting, passed through (`fetch.wait.max.ms` defaults to 1 "
+        "here, not 500: a read moves from range to range)",
     ),
     ReadOption(
         "sink-uri",

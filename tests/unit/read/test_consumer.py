@@ -80,13 +80,21 @@ def test_refused_kafka_settings_are_a_config_error() -> None:
 
 
 def test_the_broker_holds_an_empty_fetch_briefly_unless_kafka_settings_say_otherwise() -> None:
-    # A log visits partitions one after another; librdkafka's 500 ms default held the
-    # first fetch of each next partition behind the last one's idle fetch.
+    # A log moves from range to range; the fetch in flight at one range's end held the
+    # first fetch of the next for as long as the broker may hold it.
     fake = FakeConsumer({0: 1})
     TopicLog(CONFIG, fake)
-    assert fake.settings["fetch.wait.max.ms"] == "20"
-    given = attrs.evolve(CONFIG, client=(("fetch.wait.max.ms", "500"),))
+    assert fake.settings["fetch.wait.max.ms"] == "1"
+    given = attrs.evolve(CONFIG, client=(("fetch.wait.max.ms", "50"),))
     TopicLog(given, fake)
+    assert fake.settings["fetch.wait.max.ms"] == "50"
+
+
+def test_a_log_that_follows_a_topic_lets_the_broker_hold_its_idle_fetches() -> None:
+    # `decode --follow` waits at the topic's end: a 1 ms wait would ask the broker a
+    # thousand times a second while nothing is written.
+    fake = FakeConsumer({0: 1})
+    TopicLog(CONFIG, fake, following=True)
     assert fake.settings["fetch.wait.max.ms"] == "500"
 
 
