@@ -33,6 +33,7 @@ This module knows Arrow, table schemas and decoded events; nothing of Spark or K
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -111,11 +112,13 @@ def _table_fields(table: TableSchema) -> list[pa.Field]:
     ]
 
 
+@functools.lru_cache(maxsize=64)
 def arrow_schema(
     table: TableSchema, *, kafka_columns: bool = False, headers: bool = False
 ) -> pa.Schema:
     """The schema of a read of `table` (module docstring); `kafka_columns` adds the Kafka
-    coordinates, `headers` the `_headers` column.
+    coordinates, `headers` the `_headers` column. Kept per table (schemas are immutable):
+    every range a task reads builds its batches with it.
 
     Raises:
         SchemaError: a column type TiCDC does not replicate as a value.

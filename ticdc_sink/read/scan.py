@@ -316,14 +316,25 @@ def read_parts(
     """The rows of one task's parts (`split.pack_parts`), one part after the other through
     one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
     task of its own reads it: its topic's config, its replays dropped from the resolved ts
-    before it."""
+    before it. The parts' batches are handed out together, up to `BATCH_ROWS` rows each as
+    one range's are: a task of a thousand small ranges gives Spark a few batches, not one
+    or more per range."""
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
+        held: list[pa.RecordBatch] = []
+        rows = 0
         for offsets, resolved_ts in parts:
             part = config.for_topic(offsets.topic)
             replays = replay_filter(part, resolved_ts)
-            yield from read_range(part, output, known, offsets, log=source, replays=replays)
+            for batch in read_range(part, output, known, offsets, log=source, replays=replays):
+                held.append(batch)
+                rows += batch.num_rows
+                if rows >= BATCH_ROWS:
+                    yield _joined(held)
+                    held, rows = [], 0
+        if held:
+            yield _joined(held)
     finally:
         if owned:
             source.close()
@@ -356,9 +367,14 @@ class _HeldRows:
         if len(self.builder):
             self._batches.append(self.builder.flush())
         batches, self._batches, self._rows = self._batches, [], 0
-        if len(batches) == 1:
-            return batches[0]
-        return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+        return _joined(batches)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """`batches` (at least one, of one schema) as one record batch."""
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
 def _fits_exactly(

@@ -432,3 +432,43 @@ def test_the_new_options_refuse_bad_values_naming_the_option() -> None:
     ]:
         with pytest.raises(ConfigError, match=rf"^ticdc: option {option.lower()} is '{value}'"):
             ReadConfig.from_options({**_OPTIONS, option: value})
+
+
+def test_a_task_of_many_small_parts_hands_spark_a_few_batches_of_every_row_in_order() -> None:
+    # Each range's rows came out as a batch of their own: a task of a thousand ranges of a
+    # few rows gave Spark a thousand batches, each a round trip to the JVM.
+    boot = simple_messages(USERS, [])
+    log = FakeTopicLog(
+        {
+            p: boot + simple_stream(USERS, [(Op.INSERT, 100, (10 * p + i, "x")) for i in range(3)])
+            for p in range(200)
+        }
+    )
+    config = ReadConfig.from_options(_OPTIONS)
+    plan = plan_read(config, log)
+    task = tuple((r, 0) for r in plan.ranges)
+    batches = list(read_parts(config, plan.table, plan.known, task, log=log))  # type: ignore[arg-type]
+    assert [b.num_rows for b in batches] == [600]
+    assert [r["id"] for b in batches for r in b.to_pylist()] == [
+        10 * p + i for p in range(200) for i in range(3)
+    ]
+    assert len({b.schema for b in batches}) == 1
+
+
+def test_a_task_joins_its_ranges_batches_until_batch_rows_are_held() -> None:
+    boot = simple_messages(USERS, [])
+    rows = 4_000
+    log = FakeTopicLog(
+        {
+            p: boot
+            + simple_stream(USERS, [(Op.INSERT, 100, (rows * p + i, "x")) for i in range(rows)])
+            for p in range(4)
+        }
+    )
+    config = ReadConfig.from_options(_OPTIONS)
+    plan = plan_read(config, log)
+    task = tuple((r, 0) for r in plan.ranges)
+    sizes = [b.num_rows for b in read_parts(config, plan.table, plan.known, task, log=log)]  # type: ignore[arg-type]
+    assert sum(sizes) == 4 * rows
+    # Joined until BATCH_ROWS (10,000) are held: three ranges' worth, then the last one.
+    assert sizes == [12_000, 4_000]
