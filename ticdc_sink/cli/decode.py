@@ -16,14 +16,9 @@ import attrs
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.cli.arguments import given_options
 from ticdc_sink.codec import protocols
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.config import CodecConfig, SinkConfig
-from ticdc_sink.decode import (
-    ClaimCheckLoader,
-    Decoder,
-    DecoderSettings,
-    decode_record,
-    decoder_for,
-)
+from ticdc_sink.decode import ClaimCheckLoader, Decoder, DecoderSettings, decode_record
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op

@@ -14,8 +14,8 @@ from ticdc_sink._local_broker import LocalBroker
 from ticdc_sink.cli.arguments import given_options, or_list
 from ticdc_sink.cli.decode import print_topic, written_with
 from ticdc_sink.codec import protocols
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.decode import decoder_for
 from ticdc_sink.writer import rules
 
 __all__ = [

@@ -22,9 +22,10 @@ from ticdc_sink.cli.planning import (
 )
 from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import SinkConfig, mask_uri
-from ticdc_sink.decode import DecodedRow, decoder_for
+from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import TableSchema
