@@ -16,7 +16,6 @@ where it is through their commit messages.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterator
@@ -35,24 +34,25 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import (
     ArrayType,
     DataType,
     MapType,
-    StructField,
     StructType,
     TimestampType,
 )
 
 from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
+from ticdc_sink.codec.config import warn_raw_change_events_without_old_values
 from ticdc_sink.config import SinkConfig
+from ticdc_sink.config.sink import warn_ignored_settings
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.kafka_settings import check_client_config
+from ticdc_sink.input_batch import warn_if_kafka_shaped
+from ticdc_sink.kafka_settings import check_client_config, warn_client_setting
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.options import ReadConfig
+from ticdc_sink.read.options import ReadConfig, warn_ignored_by_reads
 from ticdc_sink.read.plan import (
     ReadPlan,
     plan_read,
@@ -64,7 +64,7 @@ from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_parts
 from ticdc_sink.read.split import Task
 from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
-from ticdc_sink.schema import TableSchema, table_schema_from_json
+from ticdc_sink.schema import TableSchema
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
@@ -72,10 +72,11 @@ from ticdc_sink.writer import (
     commit_batch,
     make_plan,
     rules,
-    schema_change_query,
-    send_schema_change,
     write_batches,
 )
+from ticdc_sink.writer.checkpointing import StreamCheckpoint, check_same_query, refuse_pending_ddl
+from ticdc_sink.writer.commit import announce_schema
+from ticdc_sink.writer.table import read_spark_schema
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -105,14 +106,12 @@ _READ_LIMIT_OPTIONS: dict[str, Callable[[ReadConfig], object]] = {
 }
 
 __all__ = [
-    "StreamCheckpoint",
     "TiCDCCommitMessage",
     "TiCDCDataSource",
     "TiCDCRangePartition",
     "TiCDCReader",
     "TiCDCStreamPartition",
     "TiCDCStreamReader",
-    "read_spark_schema",
 ]
 
 logger = logging.getLogger(__name__)
@@ -141,21 +140,6 @@ class TiCDCCommitMessage(WriterCommitMessage):
 
     def __repr__(self) -> str:
         return f"TiCDCCommitMessage({self.report!r})"
-
-
-@attrs.frozen
-class StreamCheckpoint:
-    """How a stream writer's tasks find and check the query's checkpoint.
-
-    `location` is the `checkpointLocation` option; without it the tasks use Spark's
-    `<spark.sql.streaming.checkpointLocation>/<query_name>`. `query_id` is the query's id
-    in `<location>/metadata`, read by the driver, which every task compares with the query
-    it runs in: a location read differently from Spark's (another file system) fails.
-    """
-
-    location: str | None
-    query_name: str | None = None
-    query_id: str | None = None
 
 
 class TiCDCDataSource(DataSource):
@@ -220,7 +204,7 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
+        warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
         commit_ts = tso.now()
         floor = None
         state = None
@@ -237,7 +221,7 @@ class TiCDCDataSource(DataSource):
             watermark_floor=floor,
             arrow_schema=_filter_schema(config, schema),
         )
-        _announce_schema(plan, state)
+        announce_schema(plan, state)
         return TiCDCBatchWriter(plan)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
@@ -260,7 +244,7 @@ class TiCDCDataSource(DataSource):
                     "there on every start, so it could never restart from it)",
                     option="checkpointLocation",
                 )
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
+            warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             # Planned without the checkpoint: the tasks find it and fix the commit ts and
             # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
             # encoders.
@@ -273,7 +257,7 @@ class TiCDCDataSource(DataSource):
             )
             checkpoint = StreamCheckpoint(None, query_name=query_name)
         else:
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
+            warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
             state = SinkState(config.checkpoint_location)
             state.check_writable()
             batch_id = state.current_batch_id()
@@ -288,7 +272,7 @@ class TiCDCDataSource(DataSource):
                 watermark_floor=floor,
                 arrow_schema=_filter_schema(config, schema),
             )
-            _announce_schema(plan, state)
+            announce_schema(plan, state)
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema, checkpoint)
         return TiCDCStreamWriter(plan, checkpoint)
@@ -297,61 +281,14 @@ class TiCDCDataSource(DataSource):
 def _config(options: Any) -> SinkConfig:
     config = SinkConfig.from_options(dict(options))
     if config.ignored:
-        _warn_ignored(config.ignored)
+        warn_ignored_settings(config.ignored)
     # librdkafka's verdict on the kafka.* settings, here rather than in every task.
     for warning in check_client_config(config.kafka):
-        _warn_client_setting(warning)
+        warn_client_setting(warning)
     if config.codec.output_raw_change_event and not config.codec.sends_old_values:
         spec = config.codec.spec
-        _warn_raw_change_events_without_old_values(spec.name, spec.old_values_option)
+        warn_raw_change_events_without_old_values(spec.name, spec.old_values_option)
     return config
-
-
-@functools.cache
-def _warn_raw_change_events_without_old_values(protocol: str, option: str | None) -> None:
-    # Once per process and protocol. TiCDC logs the same warning when a changefeed is
-    # created (tiflow pkg/config/sink.go, SinkConfig.ValidateProtocol).
-    send_old_values = f"Send old values ({option}=true), or leave" if option else "Leave"
-    logger.warning(
-        "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "
-        "values: an UPDATE that changes the key is sent whole, and consumers never learn "
-        "that the old key is gone. %s output-raw-change-event false to send such UPDATEs as "
-        "DELETE and INSERT",
-        protocol,
-        send_old_values,
-    )
-
-
-# Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
-# `partition`, `headers`), and the output of its Kafka source (also `offset`, `timestamp`,
-# `timestampType`), which a user may hand straight to this sink.
-_KAFKA_RECORD_COLUMNS = frozenset(
-    {"key", "value", "topic", "partition", "headers", "offset", "timestamp", "timestamptype"}
-)
-
-
-def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
-    """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
-    source) is written here as a table whose columns are named key, value, ...: say so,
-    once per process and frame shape (Spark asks for a stream writer twice per
-    micro-batch, in a reused worker)."""
-    reserved = {name.lower() for name in metadata}
-    table_columns = tuple(name for name in names if name.lower() not in reserved)
-    _warn_kafka_shaped(table_columns)
-
-
-@functools.cache
-def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
-    folded = {name.lower() for name in names}
-    if "value" in folded and folded <= _KAFKA_RECORD_COLUMNS:
-        logger.warning(
-            "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
-            "takes them and its Kafka source reads them; this sink takes a table's columns "
-            "and writes each row as a change event of that table, so they are written as "
-            "table columns. Select the table's columns instead "
-            "(docs/guides/writing.md, 'The input contract')",
-            ", ".join(names),
-        )
 
 
 # How Spark's default log4j console pattern prints a line (`%d{yy/MM/dd HH:mm:ss} %p %c{1}:
@@ -381,51 +318,12 @@ def _log_to_stderr() -> None:
         package.setLevel(logging.INFO)
 
 
-@functools.cache
-def _warn_client_setting(warning: str) -> None:
-    logger.warning("ticdc: librdkafka: %s", warning)
-
-
 def _read_config(options: Any) -> ReadConfig:
     config = ReadConfig.from_options(dict(options))
     if config.ignored:
         _log_to_stderr()
-        _warn_ignored_by_reads(config.ignored)
+        warn_ignored_by_reads(config.ignored)
     return config
-
-
-@functools.cache
-def _warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
-    # Once per process: one option map may serve a write and a read (Spark asks for the
-    # schema and the reader apart).
-    logger.warning(
-        "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
-        ", ".join(ignored),
-    )
-
-
-@functools.cache
-def _warn_ignored(ignored: tuple[str, ...]) -> None:
-    # Once per process: Spark asks for a stream writer twice per micro-batch.
-    logger.warning(
-        "ticdc: ignored TiCDC settings that mean nothing to this sink: %s", "; ".join(ignored)
-    )
-
-
-def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
-    """DDL protocols: send the table's DDL message before the batch's rows when its
-    schema changed since the last committed batch (known from the checkpoint location)."""
-    table = plan.tables.named_table
-    if table is None or not plan.config.codec.sends_ddl:
-        return
-    batch_id = plan.batch_id
-    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
-        return
-    stored = state.last_table_schema(table.database, table.table) if state else None
-    previous = table_schema_from_json(stored) if stored else None
-    sent = send_schema_change(plan, previous)
-    if sent is not None and state is not None and batch_id is not None:
-        state.record_ddl_sent(batch_id, sent)
 
 
 class _WriterMixin:
@@ -465,7 +363,7 @@ class _WriterMixin:
         batch_id = int(task_batch)
         query_id = context.getLocalProperty(_QUERY_ID_PROPERTY)
         if checkpoint.location is not None:
-            _check_same_query(checkpoint.location, checkpoint.query_id, query_id)
+            check_same_query(checkpoint.location, checkpoint.query_id, query_id)
             if batch_id != self.plan.batch_id:
                 raise ConfigError(
                     f"the offset log under checkpointLocation {checkpoint.location!r} says "
@@ -485,7 +383,7 @@ class _WriterMixin:
             )
         location = session_location(root, checkpoint.query_name)
         state = SinkState(location)
-        _check_same_query(location, state.query_id(), query_id)
+        check_same_query(location, state.query_id(), query_id)
         floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
         commit_ts = state.commit_ts_for_batch(batch_id)
         plan = attrs.evolve(
@@ -495,7 +393,7 @@ class _WriterMixin:
             batch_id=batch_id,
             watermark_floor=floor,
         )
-        _refuse_pending_ddl(plan, state, location)
+        refuse_pending_ddl(plan, state, location)
         return plan, location
 
     def _resolve(self, messages: list[Any], batch_id: int | None) -> None:
@@ -535,38 +433,6 @@ class _WriterMixin:
             "stay in Kafka (at-least-once) and no watermark was sent for this batch",
             len(done),
             len(messages),
-        )
-
-
-def _check_same_query(location: str, checkpoint_query: str | None, task_query: str | None) -> None:
-    if task_query is not None and checkpoint_query != task_query:
-        found = f"query {checkpoint_query}" if checkpoint_query else "no Spark checkpoint"
-        raise ConfigError(
-            f"checkpointLocation {location!r} holds {found}, but the query running is "
-            f"{task_query}: the sink reads another folder than Spark checkpoints to; give "
-            "the location as a full URI (hdfs://, s3a://, file:) when Spark's default file "
-            "system is not the local one",
-            option="checkpointLocation",
-            value=location,
-        )
-
-
-def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> None:
-    """A task that found the checkpoint itself cannot send a DDL message ahead of every
-    other task's rows; the driver does that when it sees the checkpoint (the option)."""
-    table = plan.tables.named_table
-    if table is None or plan.batch_id is None or state.ddl_sent_for_batch(plan.batch_id):
-        return
-    stored = state.last_table_schema(table.database, table.table)
-    query = schema_change_query(plan, table_schema_from_json(stored) if stored else None)
-    if query is not None:
-        raise ConfigError(
-            f"table {table.database}.{table.table} needs a DDL message before this "
-            f"micro-batch ({query}), which the sink sends from the driver, and the driver "
-            f"sees the checkpoint only as an option: set option checkpointLocation to "
-            f"{location!r} (what Spark made of {SESSION_ROOT_CONF} and queryName)",
-            option="checkpointLocation",
-            value=location,
         )
 
 
@@ -732,21 +598,6 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         if self._scan is not None:
             self._scan.close()
             self._scan = None
-
-
-def read_spark_schema(schema: pa.Schema) -> StructType:
-    """The Spark form of a read's Arrow schema (`read.rows.arrow_schema`), field metadata
-    (`mysql_type`, `ticdc_table`) kept: the schema a write of the read's DataFrame sees."""
-    return StructType([_spark_field(field) for field in schema])
-
-
-def _spark_field(field: pa.Field) -> StructField:
-    metadata = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
-    if pa.types.is_struct(field.type):
-        data_type: DataType = StructType([_spark_field(f) for f in field.type])
-    else:
-        data_type = from_arrow_type(field.type)
-    return StructField(field.name, data_type, field.nullable, metadata or None)
 
 
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):

@@ -48,18 +48,18 @@ from pyspark.sql.types import (
 )
 
 from tests.support.fake_producer import FakeProducer
+from ticdc_sink import input_batch
+from ticdc_sink.codec.config import warn_raw_change_events_without_old_values
 from ticdc_sink.config import InputConfig
 from ticdc_sink.datasource import (
     TiCDCDataSource,
     _config,
     _read_config,
     _rows_to_batches,
-    _warn_if_kafka_shaped,
-    _warn_ignored_by_reads,
-    _warn_kafka_shaped,
-    _warn_raw_change_events_without_old_values,
 )
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.input_batch import warn_if_kafka_shaped
+from ticdc_sink.read.options import warn_ignored_by_reads
 
 # spark_version: PySpark 4.0's Row stream writer, Spark's Arrow type mapping
 pytestmark = pytest.mark.spark_version
@@ -350,11 +350,11 @@ def test_driver_side_workers_log_info_to_stderr_like_spark() -> None:
 def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
     names: tuple[str, ...], warned: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _warn_kafka_shaped.cache_clear()
+    input_batch._warn_kafka_shaped.cache_clear()
     metadata = InputConfig().layout().reserved
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
-        _warn_if_kafka_shaped(names, metadata)
-        _warn_if_kafka_shaped(names, metadata)
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.input_batch"):
+        warn_if_kafka_shaped(names, metadata)
+        warn_if_kafka_shaped(names, metadata)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == (1 if warned else 0)
     if warned:
@@ -369,7 +369,7 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # One option map for a write and a read of the same topic.
-    _warn_ignored_by_reads.cache_clear()
+    warn_ignored_by_reads.cache_clear()
     shared = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "orders",
@@ -378,7 +378,7 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
         "max-message-bytes": "1048576",
         "partition": "table",
     }
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.read.options"):
         config = _read_config(shared)
         _read_config(shared)
     assert config.tidb_extension and config.ignored == ("max-message-bytes", "partition")
@@ -405,14 +405,14 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
 def test_raw_change_events_without_old_values_are_warned_about_as_ticdc_does(
     options: dict[str, str], warned: bool, raw: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _warn_raw_change_events_without_old_values.cache_clear()
+    warn_raw_change_events_without_old_values.cache_clear()
     options = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "t_{schema}_{table}",
         "output-raw-change-event": str(raw).lower(),
         **options,
     }
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.codec.config"):
         _config(options)
         _config(options)
     messages = [

@@ -102,11 +102,16 @@ ALLOWED: dict[str, set[str]] = {
         "row_filter",
         "column_selector",
         "state",
+        "checkpoint",
     },
     "schema_change": {"errors", "schema"},
+    # The Spark glue: it reads the options, warns as their owners say (codec, config,
+    # input_batch, kafka_settings, read), and hands the rest to the writer and the reader.
     "datasource": {
         "errors",
         "tso",
+        "codec",
+        "input_batch",
         "config",
         "schema",
         "state",
@@ -750,6 +755,7 @@ WRITER_ALLOWED = {
     "table": set(),
     "task": {"bootstrap", "plan", "report", "rules"},
     "commit": {"plan", "report", "rules"},
+    "checkpointing": {"commit", "plan"},
 }
 
 

@@ -9,6 +9,8 @@
     report.py  what tasks report back, and the batch report made of them
     commit.py  the driver announces DDL before the tasks and commits after them
                (schema and watermark recorded, then the watermark sent)
+    checkpointing.py  a streaming write's checkpoint: where the tasks find it, that it
+               is the query's, what they may not send when they found it themselves
 
 `task` and `commit` build on `plan` and `report`, never on each other; `task` keeps its
 BOOTSTRAP schedule in `bootstrap`. Knows no Spark session (`table` reads a DataFrame's

@@ -27,13 +27,14 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
-from ticdc_sink.schema import TableSchema, table_schema_to_json
+from ticdc_sink.schema import TableSchema, table_schema_from_json, table_schema_to_json
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import WritePlan
 from ticdc_sink.writer.report import TaskReport, batch_report
 
 __all__ = [
+    "announce_schema",
     "commit_batch",
     "schema_change_query",
     "send_schema_change",
@@ -295,3 +296,19 @@ def _diverted_text(config: SinkConfig, reports: list[TaskReport]) -> str:
         return ""
     count = sum(r.diverted for r in reports)
     return f", {count} messages diverted by {option.value} (above max-message-bytes)"
+
+
+def announce_schema(plan: WritePlan, state: SinkState | None) -> None:
+    """DDL protocols: send the table's DDL message before the batch's rows when its
+    schema changed since the last committed batch (known from the checkpoint location)."""
+    table = plan.tables.named_table
+    if table is None or not plan.config.codec.sends_ddl:
+        return
+    batch_id = plan.batch_id
+    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
+        return
+    stored = state.last_table_schema(table.database, table.table) if state else None
+    previous = table_schema_from_json(stored) if stored else None
+    sent = send_schema_change(plan, previous)
+    if sent is not None and state is not None and batch_id is not None:
+        state.record_ddl_sent(batch_id, sent)
