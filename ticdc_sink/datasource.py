@@ -15,8 +15,6 @@ where it is through their commit messages.
 
 from __future__ import annotations
 
-import datetime as dt
-import inspect
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -35,11 +33,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 from pyspark.sql.types import (
-    ArrayType,
-    DataType,
-    MapType,
     StructType,
-    TimestampType,
 )
 
 from ticdc_sink import tso
@@ -65,6 +59,7 @@ from ticdc_sink.read.scan import read_parts
 from ticdc_sink.read.split import Task
 from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.spark_arrow import read_spark_schema, rows_to_batches, spark_arrow_schema
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
     TaskReport,
@@ -76,7 +71,6 @@ from ticdc_sink.writer import (
 )
 from ticdc_sink.writer.checkpointing import StreamCheckpoint, check_same_query, refuse_pending_ddl
 from ticdc_sink.writer.commit import announce_schema
-from ticdc_sink.writer.table import read_spark_schema
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
@@ -170,7 +164,7 @@ class TiCDCDataSource(DataSource):
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         if plan is None:  # a user schema: schema() was not called
             plan = plan_read(_read_config(self.options))
-            return TiCDCReader(plan, _arrow_schema(schema))
+            return TiCDCReader(plan, spark_arrow_schema(schema))
         return TiCDCReader(plan, None)
 
     def streamReader(self, schema: StructType) -> TiCDCStreamReader:
@@ -179,7 +173,7 @@ class TiCDCDataSource(DataSource):
         user_schema = None
         if plan is None:
             plan = plan_read(stream_config(_read_config(self.options)))
-            user_schema = _arrow_schema(schema)
+            user_schema = spark_arrow_schema(schema)
         plan = plan_stream_start(plan)
         check_consistency(plan.config)
         for option, value in _READ_LIMIT_OPTIONS.items():
@@ -644,7 +638,7 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
         self.checkpoint = checkpoint
 
     def write(self, iterator: Iterator[Any]) -> TiCDCCommitMessage:
-        return self._write(_rows_to_batches(iterator, self.schema, self._CHUNK))
+        return self._write(rows_to_batches(iterator, self.schema, self._CHUNK))
 
     def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
         self._commit(messages, batchId)
@@ -653,85 +647,6 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
         self._abort(messages)
 
 
-def _rows_to_batches(
-    rows: Iterator[Any], schema: StructType, chunk: int
-) -> Iterator[pa.RecordBatch]:
-    """Rows -> record batches shaped like the Arrow writer's, `chunk` rows each.
-
-    Rows carry TIMESTAMP values as naive datetimes in the executor's local zone, at any
-    depth (`_before`, arrays, maps); Arrow would read a naive value as UTC, so each one is
-    made aware first. TIMESTAMP_NTZ values stay naive; 4.0's `bytearray` binaries Arrow
-    copies into `binary` as they are.
-    """
-    arrow_schema = _arrow_schema(schema)
-    make_aware = _aware(schema)
-    buffer: list[dict[str, Any]] = []
-    for row in rows:
-        record = row.asDict(recursive=True)
-        buffer.append(make_aware(record) if make_aware is not None else record)
-        if len(buffer) >= chunk:
-            yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
-            buffer = []
-    if buffer:
-        yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
-
-
 def _filter_schema(config: SinkConfig, schema: StructType) -> pa.Schema | None:
     """The record batches' Arrow schema when event filters need it checked on the driver."""
-    return _arrow_schema(schema) if rules.row_filter(config).active else None
-
-
-def _arrow_schema(schema: StructType) -> pa.Schema:
-    """Spark's own type mapping, so both stream writers see the same Arrow types.
-
-    The TIMESTAMP zone argument changed after 4.0 (`timestamp_utc=True` became `timezone=`,
-    which has no default); UTC either way: aware values convert to it exactly.
-    """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if "timezone" in inspect.signature(to_arrow_schema).parameters:
-        return to_arrow_schema(schema, timezone="UTC")
-    return to_arrow_schema(schema)
-
-
-def _aware(data_type: DataType) -> Callable[[Any], Any] | None:
-    """A function that makes the naive local datetimes inside a (`asDict`-ed) value of
-    `data_type` aware, or None when the type holds no TIMESTAMP, so most rows cost nothing."""
-    if isinstance(data_type, TimestampType):
-        return _aware_datetime
-    if isinstance(data_type, StructType):
-        fields = [(f.name, fix) for f in data_type.fields if (fix := _aware(f.dataType))]
-        if not fields:
-            return None
-
-        def struct(value: dict[str, Any] | None) -> dict[str, Any] | None:
-            if value is not None:
-                for name, fix in fields:
-                    value[name] = fix(value[name])
-            return value
-
-        return struct
-    if isinstance(data_type, ArrayType):
-        element = _aware(data_type.elementType)
-        if element is None:
-            return None
-        return lambda value: None if value is None else [element(v) for v in value]
-    if isinstance(data_type, MapType):
-        key, item = _aware(data_type.keyType), _aware(data_type.valueType)
-        if key is None and item is None:
-            return None
-        key, item = key or _same, item or _same
-        return lambda value: None if value is None else {key(k): item(v) for k, v in value.items()}
-    return None
-
-
-def _aware_datetime(value: dt.datetime | None) -> dt.datetime | None:
-    # `astimezone()` reads a naive value in the process's local zone and honours `fold`,
-    # which Spark's `fromtimestamp` sets for the repeated hour when clocks go back.
-    if value is not None and value.tzinfo is None:
-        return value.astimezone()
-    return value
-
-
-def _same(value: Any) -> Any:
-    return value
+    return spark_arrow_schema(schema) if rules.row_filter(config).active else None

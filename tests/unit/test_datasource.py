@@ -1,6 +1,6 @@
 """The Spark-facing classes without Spark.
 
-The PySpark 4.0 stream fallback: Rows -> record batches (`_rows_to_batches`). Rows are built
+The PySpark 4.0 stream fallback: Rows -> record batches (`rows_to_batches`). Rows are built
 the way 4.0's Python worker builds them (`TimestampType().fromInternal`: naive datetimes in
 the process's local zone; binaries as `bytearray`), and the batches must hold what the 4.1+
 Arrow writer would have handed over: the same instants, the same types.
@@ -51,15 +51,11 @@ from tests.support.fake_producer import FakeProducer
 from ticdc_sink import input_batch
 from ticdc_sink.codec.config import warn_raw_change_events_without_old_values
 from ticdc_sink.config import InputConfig
-from ticdc_sink.datasource import (
-    TiCDCDataSource,
-    _config,
-    _read_config,
-    _rows_to_batches,
-)
+from ticdc_sink.datasource import TiCDCDataSource, _config, _read_config
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.input_batch import warn_if_kafka_shaped
 from ticdc_sink.read.options import warn_ignored_by_reads
+from ticdc_sink.spark_arrow import rows_to_batches
 
 # spark_version: PySpark 4.0's Row stream writer, Spark's Arrow type mapping
 pytestmark = pytest.mark.spark_version
@@ -189,7 +185,7 @@ def null_row() -> Row:
 
 
 def convert(rows: list[Row], schema: StructType = SCHEMA, chunk: int = 100) -> pa.Table:
-    batches = list(_rows_to_batches(iter(rows), schema, chunk))
+    batches = list(rows_to_batches(iter(rows), schema, chunk))
     assert batches, "no batch for non-empty input"
     return pa.Table.from_batches(batches)
 
@@ -282,12 +278,12 @@ def test_batches_are_cut_at_chunk_size_and_empty_input_yields_none(local_tz: str
     schema = StructType([StructField("id", LongType()), StructField("at", TimestampType())])
     rows = [Row(id=i, at=spark_ts(INSTANT)) for i in range(5)]
 
-    batches = list(_rows_to_batches(iter(rows), schema, 2))
+    batches = list(rows_to_batches(iter(rows), schema, 2))
 
     assert [b.num_rows for b in batches] == [2, 2, 1]
     assert all(b.schema == batches[0].schema for b in batches)
     assert pa.Table.from_batches(batches).column("id").to_pylist() == list(range(5))
-    assert list(_rows_to_batches(iter([]), schema, 2)) == []
+    assert list(rows_to_batches(iter([]), schema, 2)) == []
 
 
 def test_schemas_without_timestamps_need_no_conversion(local_tz: str) -> None:

@@ -114,6 +114,7 @@ ALLOWED: dict[str, set[str]] = {
         "input_batch",
         "config",
         "schema",
+        "spark_arrow",
         "state",
         "checkpoint",
         "writer",
@@ -166,6 +167,8 @@ ALLOWED: dict[str, set[str]] = {
         "row_filter",
     },
     "_local_broker": {"errors"},
+    # Spark's types and rows as Arrow and back, for the data source.
+    "spark_arrow": set(),
     # The mirror: a change stream applied to Delta / Iceberg tables. It reads the batch's
     # resolved ts from the query's offset log (checkpoint, the read side's offset format).
     "mirror": {"errors", "checkpoint", "read"},
@@ -482,8 +485,10 @@ def test_the_private_name_check_sees_both_forms() -> None:
 # The Spark-facing modules: the only ones that import pyspark. The writer's `table` reads
 # a DataFrame's schema (pyspark.sql.types); the writer modules that build on it load it.
 # The CLI's: dry-run and check plan over a Spark schema (planning), the demo runs Spark.
+# `spark_arrow`: Spark's types and rows as Arrow and back (the data source's).
 SPARK_MODULES = {
     "ticdc_sink.datasource",
+    "ticdc_sink.spark_arrow",
     "ticdc_sink.cli.planning",
     "ticdc_sink.cli.demo",
     "ticdc_sink.writer.table",

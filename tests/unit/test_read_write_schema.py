@@ -39,8 +39,8 @@ from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import Column, MySQLType, TableSchema, canonical_type, resolve_type
+from ticdc_sink.spark_arrow import read_spark_schema
 from ticdc_sink.writer.plan import make_plan
-from ticdc_sink.writer.table import read_spark_schema
 
 COMMIT_TS = 450_000_000_000_000_000
 

@@ -13,9 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-import pyarrow as pa
 import pyspark.sql.types as T
-from pyspark.sql.pandas.types import from_arrow_type
 
 from ticdc_sink.ddl import ColumnDefinition, ParsedDDL, parse_column_definition, parse_table_ddl
 from ticdc_sink.errors import SchemaError
@@ -33,7 +31,7 @@ from ticdc_sink.schema import (
     table_schema_from_json,
 )
 
-__all__ = ["build_table_schema", "declared_table", "read_spark_schema", "spark_to_mysql"]
+__all__ = ["build_table_schema", "declared_table", "spark_to_mysql"]
 
 
 def spark_to_mysql(
@@ -372,18 +370,3 @@ def _check_unique_names(names: list[str], where: str) -> None:
                 column=name,
             )
         seen[name.lower()] = name
-
-
-def read_spark_schema(schema: pa.Schema) -> T.StructType:
-    """The Spark form of a read's Arrow schema (`read.rows.arrow_schema`), field metadata
-    (`mysql_type`, `ticdc_table`) kept: the schema a write of the read's DataFrame sees."""
-    return T.StructType([_spark_field(field) for field in schema])
-
-
-def _spark_field(field: pa.Field) -> T.StructField:
-    metadata = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
-    if pa.types.is_struct(field.type):
-        data_type: T.DataType = T.StructType([_spark_field(f) for f in field.type])
-    else:
-        data_type = from_arrow_type(field.type)
-    return T.StructField(field.name, data_type, field.nullable, metadata or None)
