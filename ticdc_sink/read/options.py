@@ -59,6 +59,7 @@ __all__ = [
     "READ_PROTOCOLS",
     "ReadConfig",
     "ReadOption",
+    "read_limits",
     "select_topics",
     "warn_ignored_by_reads",
 ]
@@ -914,3 +915,16 @@ def warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
         "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
         ", ".join(ignored),
     )
+
+
+def read_limits(config: ReadConfig) -> dict[str, object]:
+    """The read-limit options given (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`,
+    `maxTriggerDelay`) and their values. They need PySpark 4.2's read limits: a cap or a
+    wait the reader applied itself would end Trigger.AvailableNow (which asks for the
+    latest offset once) early."""
+    limits = {
+        "maxOffsetsPerTrigger": config.max_offsets_per_trigger,
+        "minOffsetsPerTrigger": config.min_offsets_per_trigger,
+        "maxTriggerDelay": config.max_trigger_delay_s if config.max_trigger_delay_given else None,
+    }
+    return {option: value for option, value in limits.items() if value is not None}

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from ticdc_sink.events import split_key_update
 from ticdc_sink.writer.commit import (
+    abort_batch,
+    announce_schema,
     commit_batch,
     schema_change_query,
     send_schema_change,
@@ -46,6 +48,8 @@ __all__ = [
     "TaskReport",
     "TaskWriter",
     "WritePlan",
+    "abort_batch",
+    "announce_schema",
     "batch_report",
     "commit_batch",
     "decide_table",

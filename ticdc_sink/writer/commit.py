@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -34,6 +34,7 @@ from ticdc_sink.writer.plan import WritePlan
 from ticdc_sink.writer.report import TaskReport, batch_report
 
 __all__ = [
+    "abort_batch",
     "announce_schema",
     "commit_batch",
     "schema_change_query",
@@ -312,3 +313,16 @@ def announce_schema(plan: WritePlan, state: SinkState | None) -> None:
     sent = send_schema_change(plan, previous)
     if sent is not None and state is not None and batch_id is not None:
         state.record_ddl_sent(batch_id, sent)
+
+
+def abort_batch(reports: Sequence[TaskReport | None]) -> None:
+    """The driver's abort step, when a task of the batch failed (`reports`: the tasks',
+    None for one that did not succeed): nothing sent is taken back, and no watermark goes
+    out, so it says so."""
+    done = [r for r in reports if r is not None]
+    logger.warning(
+        "ticdc write aborted: %d of %d tasks reported success; messages already sent "
+        "stay in Kafka (at-least-once) and no watermark was sent for this batch",
+        len(done),
+        len(reports),
+    )
