@@ -22,6 +22,7 @@ from ticdc_sink import tso
 from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
 from ticdc_sink.config import SinkConfig
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.producer import KafkaProducer, ProducerFactory
 from ticdc_sink.schema import table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer.commit import announce_schema, schema_change_query
@@ -86,12 +87,16 @@ def refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> None
 
 
 def plan_batch_write(
-    config: SinkConfig, schema: Any, *, arrow_schema: pa.Schema | None = None
+    config: SinkConfig,
+    schema: Any,
+    *,
+    arrow_schema: pa.Schema | None = None,
+    producer_factory: ProducerFactory = KafkaProducer,
 ) -> WritePlan:
     """The plan of a batch write (`df.write`), made on the driver (`make_plan`): its
     commit ts now, or past the last watermark recorded under the checkpoint location when
     there is one; the table's DDL message sent first when its schema changed since the
-    last committed batch (`announce_schema`).
+    last committed batch (`announce_schema`, through a producer of `producer_factory`).
 
     Raises:
         ConfigError: the checkpoint location cannot be written, and what `make_plan` raises.
@@ -112,7 +117,7 @@ def plan_batch_write(
         watermark_floor=floor,
         arrow_schema=arrow_schema,
     )
-    announce_schema(plan, state)
+    announce_schema(plan, state, producer_factory=producer_factory)
     return plan
 
 
@@ -122,6 +127,7 @@ def plan_micro_batch(
     *,
     query_name: str | None,
     arrow_schema: pa.Schema | None = None,
+    producer_factory: ProducerFactory = KafkaProducer,
 ) -> tuple[WritePlan, StreamCheckpoint]:
     """A micro-batch's plan, made on the driver, and how its tasks find the checkpoint.
 
@@ -151,7 +157,7 @@ def plan_micro_batch(
         watermark_floor=floor,
         arrow_schema=arrow_schema,
     )
-    announce_schema(plan, state)
+    announce_schema(plan, state, producer_factory=producer_factory)
     return plan, checkpoint
 
 

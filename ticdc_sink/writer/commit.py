@@ -107,6 +107,28 @@ def send_schema_change(
     return query
 
 
+def announce_schema(
+    plan: WritePlan,
+    state: SinkState | None,
+    *,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> None:
+    """DDL protocols: send the table's DDL message before the batch's rows when its
+    schema changed since the last committed batch (known from the checkpoint location),
+    once per micro-batch (recorded there), however often Spark asks for its writer."""
+    table = plan.tables.named_table
+    if table is None or not plan.config.codec.sends_ddl:
+        return
+    batch_id = plan.batch_id
+    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
+        return
+    stored = state.last_table_schema(table.database, table.table) if state else None
+    previous = table_schema_from_json(stored) if stored else None
+    sent = send_schema_change(plan, previous, producer_factory=producer_factory)
+    if sent is not None and state is not None and batch_id is not None:
+        state.record_ddl_sent(batch_id, sent)
+
+
 def commit_batch(
     plan: WritePlan,
     reports: Iterable[TaskReport | None],
@@ -177,6 +199,19 @@ def commit_batch(
             # Same reason: the batch is committed; its report is in the line above.
             logger.warning("ticdc batch report not kept: %s", exc)
     return report
+
+
+def abort_batch(reports: Sequence[TaskReport | None]) -> None:
+    """The driver's abort step, when a task of the batch failed (`reports`: the tasks',
+    None for one that did not succeed): nothing sent is taken back, and no watermark goes
+    out, so it says so."""
+    done = [r for r in reports if r is not None]
+    logger.warning(
+        "ticdc write aborted: %d of %d tasks reported success; messages already sent "
+        "stay in Kafka (at-least-once) and no watermark was sent for this batch",
+        len(done),
+        len(reports),
+    )
 
 
 def watermark_to_send(
@@ -297,32 +332,3 @@ def _diverted_text(config: SinkConfig, reports: list[TaskReport]) -> str:
         return ""
     count = sum(r.diverted for r in reports)
     return f", {count} messages diverted by {option.value} (above max-message-bytes)"
-
-
-def announce_schema(plan: WritePlan, state: SinkState | None) -> None:
-    """DDL protocols: send the table's DDL message before the batch's rows when its
-    schema changed since the last committed batch (known from the checkpoint location)."""
-    table = plan.tables.named_table
-    if table is None or not plan.config.codec.sends_ddl:
-        return
-    batch_id = plan.batch_id
-    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
-        return
-    stored = state.last_table_schema(table.database, table.table) if state else None
-    previous = table_schema_from_json(stored) if stored else None
-    sent = send_schema_change(plan, previous)
-    if sent is not None and state is not None and batch_id is not None:
-        state.record_ddl_sent(batch_id, sent)
-
-
-def abort_batch(reports: Sequence[TaskReport | None]) -> None:
-    """The driver's abort step, when a task of the batch failed (`reports`: the tasks',
-    None for one that did not succeed): nothing sent is taken back, and no watermark goes
-    out, so it says so."""
-    done = [r for r in reports if r is not None]
-    logger.warning(
-        "ticdc write aborted: %d of %d tasks reported success; messages already sent "
-        "stay in Kafka (at-least-once) and no watermark was sent for this batch",
-        len(done),
-        len(reports),
-    )
