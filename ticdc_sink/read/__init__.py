@@ -20,7 +20,8 @@ One idea per module:
                      whole query: the scan, where the next starts, AvailableNow's end
       evolution.py   schema changes against a stream's columns
 
-Only `ticdc_sink.datasource` knows Spark; this package knows Kafka, protocols and Arrow.
+Only `ticdc_sink.datasource` (with `ticdc_sink.spark_arrow`) knows Spark; this package knows
+Kafka, protocols and Arrow.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@
 
 `task` and `commit` build on `plan` and `report`, never on each other; `task` keeps its
 BOOTSTRAP schedule in `bootstrap`. Knows no Spark session (`table` reads a DataFrame's
-schema, `pyspark.sql.types` only): `ticdc_sink.datasource` is the glue. The package
+schema, `pyspark.sql.types` only): `ticdc_sink.datasource` is the glue, and
+`checkpointing` plans what it hands over (the checkpoint, the task's properties). The package
 re-exports the public names below.
 """
 
