@@ -262,4 +262,6 @@ def _refused_setting(probe: Mapping[str, Any], exc: KafkaException) -> ConfigErr
 
 @functools.cache
 def warn_client_setting(warning: str) -> None:
+    """Log one of librdkafka's warnings about the settings (`check_client_config`), once
+    per process."""
     logger.warning("ticdc: librdkafka: %s", warning)

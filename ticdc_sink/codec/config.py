@@ -515,8 +515,11 @@ class CodecConfig:
 
 @functools.cache
 def warn_raw_change_events_without_old_values(protocol: str, option: str | None) -> None:
-    # Once per process and protocol. TiCDC logs the same warning when a changefeed is
-    # created (tiflow pkg/config/sink.go, SinkConfig.ValidateProtocol).
+    """Warn that `output-raw-change-event=true` with a protocol sending no old values
+    (`option`: the protocol's option that would send them, None: none) loses the old key
+    of an UPDATE that changes it, once per process and protocol. TiCDC logs the same
+    warning when a changefeed is created (tiflow pkg/config/sink.go,
+    SinkConfig.ValidateProtocol)."""
     send_old_values = f"Send old values ({option}=true), or leave" if option else "Leave"
     logger.warning(
         "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "

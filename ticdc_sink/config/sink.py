@@ -529,7 +529,8 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
 
 @functools.cache
 def warn_ignored_settings(ignored: tuple[str, ...]) -> None:
-    # Once per process: Spark asks for a stream writer twice per micro-batch.
+    """Name the TiCDC settings `from_options` ignored (`SinkConfig.ignored`), once per
+    process: Spark asks for a stream writer twice per micro-batch."""
     logger.warning(
         "ticdc: ignored TiCDC settings that mean nothing to this sink: %s", "; ".join(ignored)
     )

@@ -909,8 +909,9 @@ def _registry(options: Mapping[str, str]) -> RegistryConfig:
 
 @functools.cache
 def warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
-    # Once per process: one option map may serve a write and a read (Spark asks for the
-    # schema and the reader apart).
+    """Name the write options a read ignored (`ReadConfig.ignored`), once per process:
+    one option map may serve a write and a read (Spark asks for the schema and the reader
+    apart)."""
     logger.warning(
         "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
         ", ".join(ignored),
