@@ -751,7 +751,9 @@ def test_class_names_are_unique() -> None:
 # Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
 # both build on the plan and the report, never on each other; the task loop keeps its
 # BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`; what
-# the configuration's rules do to a table (topic, dispatcher, columns, filters) is `rules`.
+# the configuration's rules do to a table (topic, dispatcher, columns, filters) is `rules`;
+# `checkpointing` plans a batch from the checkpoint location (the plan, and the DDL the
+# commit module announces), for the data source.
 WRITER_ALLOWED = {
     "bootstrap": set(),
     "plan": {"rules", "table"},
