@@ -16,7 +16,6 @@ import attrs
 from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.cli.arguments import given_options
 from ticdc_sink.codec import protocols
-from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.config import CodecConfig, SinkConfig
 from ticdc_sink.decode import ClaimCheckLoader, Decoder, DecoderSettings, decode_record
 from ticdc_sink.decode.sniff import misread_hint
@@ -102,7 +101,7 @@ def _decoder(
         claim_check_raw_value=raw_value == "true",
         compression=options.get("large-message-handle-compression", "none"),
     )
-    return decoder_for(protocol, settings)
+    return protocols.decoder_for(protocol, settings)
 
 
 def written_with(
