@@ -1,28 +1,25 @@
-"""The Spark-facing classes: `format("ticdc")`. Thin by design.
+"""The Spark-facing classes: `format("ticdc")`. Thin by design: the DataSource, its
+readers and writers and their Spark methods, which read what Spark hands over (options,
+schemas, task contexts, commit messages) and pass it to the writer (`ticdc_sink.writer`)
+and the read side (`ticdc_sink.read`), where the work is.
 
 Spark builds these on the driver (options -> SinkConfig, validated before any task runs),
 pickles the writer to every task, and calls `commit` on the driver once every task of the
 batch succeeded. Clients (producers) are made inside `write()` and `commit()` only.
 
-A streaming query's checkpoint: with the `checkpointLocation` option the driver plans
-each micro-batch from it (batch id, commit ts, DDL). A query that names no location gets
+A streaming query's checkpoint: a query that names no `checkpointLocation` gets
 `<spark.sql.streaming.checkpointLocation>/<queryName>` from Spark, and that session conf
 reaches no Python code on the driver, only the tasks (Spark hands SQL confs to tasks as
-local properties): their tasks find the checkpoint, fix the batch's commit ts there (the
-same value in every task, see `SinkState.commit_ts_for_batch`) and tell the commit step
+local properties): the tasks find it (`writer.checkpointing`) and tell the commit step
 where it is through their commit messages.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
-import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import attrs
 import pyarrow as pa
 import pyspark
 from pyspark import TaskContext
@@ -35,46 +32,33 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.pandas.types import from_arrow_type
-from pyspark.sql.types import (
-    ArrayType,
-    DataType,
-    MapType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import StructType
 
-from ticdc_sink import tso
-from ticdc_sink.checkpoint import SESSION_ROOT_CONF, session_location
+from ticdc_sink.checkpoint import SESSION_ROOT_CONF
+from ticdc_sink.codec.config import warn_raw_change_events_without_old_values
 from ticdc_sink.config import SinkConfig
+from ticdc_sink.config.sink import warn_ignored_settings
 from ticdc_sink.errors import ConfigError
-from ticdc_sink.kafka_settings import check_client_config
+from ticdc_sink.input_batch import warn_if_kafka_shaped
+from ticdc_sink.kafka_settings import check_client_config, warn_client_setting
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
-from ticdc_sink.read.consumer import TopicLog
-from ticdc_sink.read.options import ReadConfig
-from ticdc_sink.read.plan import (
-    ReadPlan,
-    plan_read,
-    plan_stream_start,
-    plan_tasks,
-    stream_config,
-)
+from ticdc_sink.read.micro_batches import MicroBatches
+from ticdc_sink.read.options import ReadConfig, read_limits, warn_ignored_by_reads
+from ticdc_sink.read.plan import ReadPlan, plan_read, plan_stream_start, plan_tasks, stream_config
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_parts
 from ticdc_sink.read.split import Task
-from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
-from ticdc_sink.schema import TableSchema, table_schema_from_json
+from ticdc_sink.read.stream import StreamOffset, check_consistency
+from ticdc_sink.schema import TableSchema
+from ticdc_sink.spark_arrow import read_spark_schema, rows_to_batches, spark_arrow_schema
 from ticdc_sink.state import SinkState
-from ticdc_sink.writer import (
-    TaskReport,
-    WritePlan,
-    commit_batch,
-    make_plan,
-    rules,
-    schema_change_query,
-    send_schema_change,
-    write_batches,
+from ticdc_sink.writer import TaskReport, WritePlan, abort_batch, commit_batch, rules, write_batches
+from ticdc_sink.writer.checkpointing import (
+    StreamCheckpoint,
+    commit_plan,
+    plan_batch_write,
+    plan_micro_batch,
+    task_plan,
 )
 
 try:  # PySpark 4.1+
@@ -96,26 +80,15 @@ except ImportError:  # PySpark 4.0, 4.1: latestOffset() takes no start and no li
     ReadAllAvailable = ReadMaxRows = ReadMinRows = None  # type: ignore[assignment,misc]
     _STREAM_READER_BASES = (DataSourceStreamReader,)
 
-# The options that need PySpark 4.2's read limits: a cap or a wait the reader applied
-# itself would end Trigger.AvailableNow (which asks for the latest offset once) early.
-_READ_LIMIT_OPTIONS: dict[str, Callable[[ReadConfig], object]] = {
-    "maxOffsetsPerTrigger": lambda c: c.max_offsets_per_trigger,
-    "minOffsetsPerTrigger": lambda c: c.min_offsets_per_trigger,
-    "maxTriggerDelay": lambda c: c.max_trigger_delay_s if c.max_trigger_delay_given else None,
-}
-
 __all__ = [
-    "StreamCheckpoint",
     "TiCDCCommitMessage",
     "TiCDCDataSource",
     "TiCDCRangePartition",
     "TiCDCReader",
     "TiCDCStreamPartition",
     "TiCDCStreamReader",
-    "read_spark_schema",
 ]
 
-logger = logging.getLogger(__name__)
 
 # Local properties Spark sets on every task of a micro-batch (MicroBatchExecution,
 # StreamExecution); SQL confs set in the session arrive the same way
@@ -141,21 +114,6 @@ class TiCDCCommitMessage(WriterCommitMessage):
 
     def __repr__(self) -> str:
         return f"TiCDCCommitMessage({self.report!r})"
-
-
-@attrs.frozen
-class StreamCheckpoint:
-    """How a stream writer's tasks find and check the query's checkpoint.
-
-    `location` is the `checkpointLocation` option; without it the tasks use Spark's
-    `<spark.sql.streaming.checkpointLocation>/<query_name>`. `query_id` is the query's id
-    in `<location>/metadata`, read by the driver, which every task compares with the query
-    it runs in: a location read differently from Spark's (another file system) fails.
-    """
-
-    location: str | None
-    query_name: str | None = None
-    query_id: str | None = None
 
 
 class TiCDCDataSource(DataSource):
@@ -186,7 +144,7 @@ class TiCDCDataSource(DataSource):
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         if plan is None:  # a user schema: schema() was not called
             plan = plan_read(_read_config(self.options))
-            return TiCDCReader(plan, _arrow_schema(schema))
+            return TiCDCReader(plan, spark_arrow_schema(schema))
         return TiCDCReader(plan, None)
 
     def streamReader(self, schema: StructType) -> TiCDCStreamReader:
@@ -195,19 +153,19 @@ class TiCDCDataSource(DataSource):
         user_schema = None
         if plan is None:
             plan = plan_read(stream_config(_read_config(self.options)))
-            user_schema = _arrow_schema(schema)
+            user_schema = spark_arrow_schema(schema)
         plan = plan_stream_start(plan)
         check_consistency(plan.config)
-        for option, value in _READ_LIMIT_OPTIONS.items():
-            given = value(plan.config)
-            if ReadMaxRows is None and given is not None:
-                raise ConfigError(
-                    f"option '{option}' needs PySpark 4.2 or later, which gives Python "
-                    f"stream sources read limits (this is {pyspark.__version__}); remove it, "
-                    "or upgrade PySpark",
-                    option=option,
-                    value=str(given),
-                )
+        limits = read_limits(plan.config)
+        if ReadMaxRows is None and limits:
+            option, given = next(iter(limits.items()))
+            raise ConfigError(
+                f"option '{option}' needs PySpark 4.2 or later, which gives Python "
+                f"stream sources read limits (this is {pyspark.__version__}); remove it, "
+                "or upgrade PySpark",
+                option=option,
+                value=str(given),
+            )
         return TiCDCStreamReader(plan, user_schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> TiCDCBatchWriter:
@@ -220,25 +178,10 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
-        _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
-        commit_ts = tso.now()
-        floor = None
-        state = None
-        if config.checkpoint_location:
-            state = SinkState(config.checkpoint_location)
-            state.check_writable()
-            floor = state.watermark_floor(None)
-            commit_ts = max(commit_ts, (floor or 0) + 1)
-        plan = make_plan(
-            config,
-            schema,
-            commit_ts,
-            batch_id=None,
-            watermark_floor=floor,
-            arrow_schema=_filter_schema(config, schema),
+        warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
+        return TiCDCBatchWriter(
+            plan_batch_write(config, schema, arrow_schema=_filter_schema(config, schema))
         )
-        _announce_schema(plan, state)
-        return TiCDCBatchWriter(plan)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         if overwrite:
@@ -250,6 +193,7 @@ class TiCDCDataSource(DataSource):
             )
         _log_to_stderr()
         config = _config(self.options)
+        query_name = None
         if not config.checkpoint_location:
             query_name = self.options.get("queryname")
             if not query_name:
@@ -260,35 +204,10 @@ class TiCDCDataSource(DataSource):
                     "there on every start, so it could never restart from it)",
                     option="checkpointLocation",
                 )
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
-            # Planned without the checkpoint: the tasks find it and fix the commit ts and
-            # the watermark floor (`_WriterMixin._locate`); the one here only compiles the
-            # encoders.
-            plan = make_plan(
-                config,
-                schema,
-                tso.now(),
-                batch_id=None,
-                arrow_schema=_filter_schema(config, schema),
-            )
-            checkpoint = StreamCheckpoint(None, query_name=query_name)
-        else:
-            _warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
-            state = SinkState(config.checkpoint_location)
-            state.check_writable()
-            batch_id = state.current_batch_id()
-            checkpoint = StreamCheckpoint(config.checkpoint_location, query_id=state.query_id())
-            floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
-            commit_ts = state.commit_ts_for_batch(batch_id)
-            plan = make_plan(
-                config,
-                schema,
-                commit_ts,
-                batch_id=batch_id,
-                watermark_floor=floor,
-                arrow_schema=_filter_schema(config, schema),
-            )
-            _announce_schema(plan, state)
+        warn_if_kafka_shaped(tuple(schema.fieldNames()), config.input.layout().reserved)
+        plan, checkpoint = plan_micro_batch(
+            config, schema, query_name=query_name, arrow_schema=_filter_schema(config, schema)
+        )
         if DataSourceStreamArrowWriter is None:
             return TiCDCStreamRowWriter(plan, schema, checkpoint)
         return TiCDCStreamWriter(plan, checkpoint)
@@ -297,61 +216,14 @@ class TiCDCDataSource(DataSource):
 def _config(options: Any) -> SinkConfig:
     config = SinkConfig.from_options(dict(options))
     if config.ignored:
-        _warn_ignored(config.ignored)
+        warn_ignored_settings(config.ignored)
     # librdkafka's verdict on the kafka.* settings, here rather than in every task.
     for warning in check_client_config(config.kafka):
-        _warn_client_setting(warning)
+        warn_client_setting(warning)
     if config.codec.output_raw_change_event and not config.codec.sends_old_values:
         spec = config.codec.spec
-        _warn_raw_change_events_without_old_values(spec.name, spec.old_values_option)
+        warn_raw_change_events_without_old_values(spec.name, spec.old_values_option)
     return config
-
-
-@functools.cache
-def _warn_raw_change_events_without_old_values(protocol: str, option: str | None) -> None:
-    # Once per process and protocol. TiCDC logs the same warning when a changefeed is
-    # created (tiflow pkg/config/sink.go, SinkConfig.ValidateProtocol).
-    send_old_values = f"Send old values ({option}=true), or leave" if option else "Leave"
-    logger.warning(
-        "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "
-        "values: an UPDATE that changes the key is sent whole, and consumers never learn "
-        "that the old key is gone. %s output-raw-change-event false to send such UPDATEs as "
-        "DELETE and INSERT",
-        protocol,
-        send_old_values,
-    )
-
-
-# Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
-# `partition`, `headers`), and the output of its Kafka source (also `offset`, `timestamp`,
-# `timestampType`), which a user may hand straight to this sink.
-_KAFKA_RECORD_COLUMNS = frozenset(
-    {"key", "value", "topic", "partition", "headers", "offset", "timestamp", "timestamptype"}
-)
-
-
-def _warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
-    """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
-    source) is written here as a table whose columns are named key, value, ...: say so,
-    once per process and frame shape (Spark asks for a stream writer twice per
-    micro-batch, in a reused worker)."""
-    reserved = {name.lower() for name in metadata}
-    table_columns = tuple(name for name in names if name.lower() not in reserved)
-    _warn_kafka_shaped(table_columns)
-
-
-@functools.cache
-def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
-    folded = {name.lower() for name in names}
-    if "value" in folded and folded <= _KAFKA_RECORD_COLUMNS:
-        logger.warning(
-            "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
-            "takes them and its Kafka source reads them; this sink takes a table's columns "
-            "and writes each row as a change event of that table, so they are written as "
-            "table columns. Select the table's columns instead "
-            "(docs/guides/writing.md, 'The input contract')",
-            ", ".join(names),
-        )
 
 
 # How Spark's default log4j console pattern prints a line (`%d{yy/MM/dd HH:mm:ss} %p %c{1}:
@@ -381,51 +253,12 @@ def _log_to_stderr() -> None:
         package.setLevel(logging.INFO)
 
 
-@functools.cache
-def _warn_client_setting(warning: str) -> None:
-    logger.warning("ticdc: librdkafka: %s", warning)
-
-
 def _read_config(options: Any) -> ReadConfig:
     config = ReadConfig.from_options(dict(options))
     if config.ignored:
         _log_to_stderr()
-        _warn_ignored_by_reads(config.ignored)
+        warn_ignored_by_reads(config.ignored)
     return config
-
-
-@functools.cache
-def _warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
-    # Once per process: one option map may serve a write and a read (Spark asks for the
-    # schema and the reader apart).
-    logger.warning(
-        "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
-        ", ".join(ignored),
-    )
-
-
-@functools.cache
-def _warn_ignored(ignored: tuple[str, ...]) -> None:
-    # Once per process: Spark asks for a stream writer twice per micro-batch.
-    logger.warning(
-        "ticdc: ignored TiCDC settings that mean nothing to this sink: %s", "; ".join(ignored)
-    )
-
-
-def _announce_schema(plan: WritePlan, state: SinkState | None) -> None:
-    """DDL protocols: send the table's DDL message before the batch's rows when its
-    schema changed since the last committed batch (known from the checkpoint location)."""
-    table = plan.tables.named_table
-    if table is None or not plan.config.codec.sends_ddl:
-        return
-    batch_id = plan.batch_id
-    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
-        return
-    stored = state.last_table_schema(table.database, table.table) if state else None
-    previous = table_schema_from_json(stored) if stored else None
-    sent = send_schema_change(plan, previous)
-    if sent is not None and state is not None and batch_id is not None:
-        state.record_ddl_sent(batch_id, sent)
 
 
 class _WriterMixin:
@@ -451,69 +284,28 @@ class _WriterMixin:
         return TiCDCCommitMessage(report, checkpoint_location=found, commit_ts=plan.commit_ts)
 
     def _locate(self, context: TaskContext) -> tuple[WritePlan, str | None]:
-        """A stream task's plan, checked against the query it runs in; when the driver
-        could not see the checkpoint, completed here, with the location it found.
-
-        Raises:
-            ConfigError: the checkpoint the sink reads is not the query's.
-        """
-        checkpoint = self.checkpoint
-        assert checkpoint is not None
-        task_batch = context.getLocalProperty(_BATCH_ID_PROPERTY)
-        if task_batch is None:  # not a micro-batch (Spark runs every stream write in one)
-            return self.plan, None
-        batch_id = int(task_batch)
-        query_id = context.getLocalProperty(_QUERY_ID_PROPERTY)
-        if checkpoint.location is not None:
-            _check_same_query(checkpoint.location, checkpoint.query_id, query_id)
-            if batch_id != self.plan.batch_id:
-                raise ConfigError(
-                    f"the offset log under checkpointLocation {checkpoint.location!r} says "
-                    f"micro-batch {self.plan.batch_id}, but the query runs micro-batch "
-                    f"{batch_id}: the sink reads another folder than Spark writes; give the "
-                    "location as a full URI (hdfs://, s3a://, file:)",
-                    option="checkpointLocation",
-                    value=checkpoint.location,
-                )
-            return self.plan, None
-        root = context.getLocalProperty(SESSION_ROOT_CONF)
-        if not root or not checkpoint.query_name:
-            raise ConfigError(
-                f"streaming writes need option 'checkpointLocation' (or {SESSION_ROOT_CONF} "
-                "and a queryName)",
-                option="checkpointLocation",
-            )
-        location = session_location(root, checkpoint.query_name)
-        state = SinkState(location)
-        _check_same_query(location, state.query_id(), query_id)
-        floor = state.watermark_floor(batch_id)  # before commit_ts_for_batch marks it planned
-        commit_ts = state.commit_ts_for_batch(batch_id)
-        plan = attrs.evolve(
+        """A stream task's plan and the checkpoint location it found (`task_plan`)."""
+        assert self.checkpoint is not None
+        return task_plan(
             self.plan,
-            commit_ts=commit_ts,
-            build_ts_ms=tso.physical_ms(commit_ts),
-            batch_id=batch_id,
-            watermark_floor=floor,
+            self.checkpoint,
+            batch=context.getLocalProperty(_BATCH_ID_PROPERTY),
+            query_id=context.getLocalProperty(_QUERY_ID_PROPERTY),
+            root=context.getLocalProperty(SESSION_ROOT_CONF),
         )
-        _refuse_pending_ddl(plan, state, location)
-        return plan, location
 
     def _resolve(self, messages: list[Any], batch_id: int | None) -> None:
-        """Commit step of a query whose tasks found the checkpoint: take the location and
-        the commit ts from their messages (no task ran: nothing was written, no state)."""
-        if self.checkpoint is None or self.checkpoint.location is not None:
-            return
-        found = next((m for m in messages if m is not None and m.checkpoint_location), None)
-        if found is None:
-            return
-        # The commit runner builds a fresh writer for each commit, so this one is its own.
-        self.plan = attrs.evolve(
-            self.plan,
-            config=attrs.evolve(self.plan.config, checkpoint_location=found.checkpoint_location),
-            commit_ts=found.commit_ts,
-            build_ts_ms=tso.physical_ms(found.commit_ts),
-            batch_id=batch_id,
+        """The commit step's plan, with what the tasks found (`commit_plan`). The commit
+        runner builds a fresh writer for each commit, so this one is its own."""
+        found = next(
+            (
+                (m.checkpoint_location, m.commit_ts)
+                for m in messages
+                if m is not None and m.checkpoint_location
+            ),
+            None,
         )
+        self.plan = commit_plan(self.plan, self.checkpoint, found, batch_id)
 
     def _commit(self, messages: list[Any], batch_id: int | None = None) -> None:
         _log_to_stderr()
@@ -529,45 +321,7 @@ class _WriterMixin:
 
     def _abort(self, messages: list[Any]) -> None:
         _log_to_stderr()
-        done = [m for m in messages if m is not None]
-        logger.warning(
-            "ticdc write aborted: %d of %d tasks reported success; messages already sent "
-            "stay in Kafka (at-least-once) and no watermark was sent for this batch",
-            len(done),
-            len(messages),
-        )
-
-
-def _check_same_query(location: str, checkpoint_query: str | None, task_query: str | None) -> None:
-    if task_query is not None and checkpoint_query != task_query:
-        found = f"query {checkpoint_query}" if checkpoint_query else "no Spark checkpoint"
-        raise ConfigError(
-            f"checkpointLocation {location!r} holds {found}, but the query running is "
-            f"{task_query}: the sink reads another folder than Spark checkpoints to; give "
-            "the location as a full URI (hdfs://, s3a://, file:) when Spark's default file "
-            "system is not the local one",
-            option="checkpointLocation",
-            value=location,
-        )
-
-
-def _refuse_pending_ddl(plan: WritePlan, state: SinkState, location: str) -> None:
-    """A task that found the checkpoint itself cannot send a DDL message ahead of every
-    other task's rows; the driver does that when it sees the checkpoint (the option)."""
-    table = plan.tables.named_table
-    if table is None or plan.batch_id is None or state.ddl_sent_for_batch(plan.batch_id):
-        return
-    stored = state.last_table_schema(table.database, table.table)
-    query = schema_change_query(plan, table_schema_from_json(stored) if stored else None)
-    if query is not None:
-        raise ConfigError(
-            f"table {table.database}.{table.table} needs a DDL message before this "
-            f"micro-batch ({query}), which the sink sends from the driver, and the driver "
-            f"sees the checkpoint only as an option: set option checkpointLocation to "
-            f"{location!r} (what Spark made of {SESSION_ROOT_CONF} and queryName)",
-            option="checkpointLocation",
-            value=location,
-        )
+        abort_batch([m.report if m is not None else None for m in messages])
 
 
 class TiCDCRangePartition(InputPartition):
@@ -620,7 +374,8 @@ class TiCDCStreamPartition(InputPartition):
 
 class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     """A streaming read (`read.stream`): the driver scans the topic and cuts micro-batches
-    at watermarks; one task per Kafka partition with data, Arrow record batches out.
+    at watermarks (`read.micro_batches`); one task per Kafka partition with data, Arrow
+    record batches out.
 
     Spark keeps this object on the driver for the whole query and calls it from one
     thread; the scan (and its consumer) is made on first use, never pickled: the tasks get
@@ -630,18 +385,7 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     def __init__(self, plan: ReadPlan, user_schema: pa.Schema | None) -> None:
         self.plan = plan
         self.user_schema = user_schema
-        self._scan: StreamScan | None = None
-        self._target: dict[tuple[str, int], int] | None = None  # Trigger.AvailableNow's end
-        minimum = plan.config.min_offsets_per_trigger
-        self._wait = (
-            None if minimum is None else TriggerDelay(minimum, plan.config.max_trigger_delay_s)
-        )
-        # Where the next micro-batch starts, for PySpark < 4.2, whose latestOffset gets no
-        # start: the initial offset, then each batch's end. After a restart Spark names
-        # the checkpoint's last end through `partitions` (an empty range, and the range of
-        # a batch it runs again) before it asks for the next end; not to a
-        # Trigger.AvailableNow run (docs/guides/reading-streams.md).
-        self._last: StreamOffset | None = None
+        self._batches = MicroBatches(plan)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"plan": self.plan, "user_schema": self.user_schema}
@@ -649,16 +393,8 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["plan"], state["user_schema"])  # type: ignore[misc]
 
-    def _scanner(self) -> StreamScan:
-        if self._scan is None:
-            plan = self.plan
-            log = TopicLog(plan.config)
-            self._scan = StreamScan(plan.config, plan.table, plan.known, log)
-        return self._scan
-
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
-        self._last = self._scanner().initial_offset()
-        return self._last.to_json()
+        return self._batches.initial_offset().to_json()
 
     def getDefaultReadLimit(self) -> Any:  # noqa: N802
         # Python sources have no composite limit: with both, Spark hands back the cap and
@@ -671,52 +407,25 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         return ReadAllAvailable()
 
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: N802
-        # As Spark's Kafka source: the partitions' ends when the last batch was planned.
-        latest = self._scan.latest if self._scan is not None else {}
-        if not latest:
-            return None
-        return StreamOffset(latest, {}).kafka_json()
+        return self._batches.reported_latest()
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
-        self._target = {key: high for key, (_, high) in self._scanner().bounds().items()}
+        self._batches.prepare_available_now()
 
     def latestOffset(  # noqa: N802
         self, start: dict[str, Any] | None = None, limit: Any = None
     ) -> dict[str, Any]:
-        scan = self._scanner()
-        if start is not None:
-            begin = StreamOffset.from_json(start)
-        else:
-            begin = self._last or scan.initial_offset()
+        _log_to_stderr()  # the line of a micro-batch planned
         # PySpark 4.0/4.1 pass no limit (and the options are refused there, streamReader).
         cap = limit.max_rows if ReadMaxRows is not None and isinstance(limit, ReadMaxRows) else None
         everything = ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable)
-        # Trigger.AvailableNow reads what there is and ends: it never waits for more.
-        wait = None if everything or self._target is not None else self._wait
-        cut = scan.next_cut(begin, self._target, cap, wait)
-        if cut.end != begin:
-            _log_to_stderr()
-            logger.info(
-                "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, "
-                "%d replayed rows %s",
-                self.plan.config.named_topics,
-                cut.end.kafka_json(),
-                cut.resolved_ts if cut.resolved_ts is not None else "(none)",
-                cut.rows,
-                cut.dropped,
-                "kept (replays=keep)" if self.plan.config.keep_replays else "dropped",
-            )
-        self._last = cut.end
-        return cut.end.to_json()
+        begin = None if start is None else StreamOffset.from_json(start)
+        return self._batches.next_cut(begin, cap=cap, everything=everything).end.to_json()
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[TiCDCStreamPartition]:
-        begin = StreamOffset.from_json(start)
-        finish = StreamOffset.from_json(end)
-        self._last = finish
-        scan = self._scanner()
-        scan.cover(begin, finish)
-        known = scan.tables
-        return [TiCDCStreamPartition(task, known) for task in scan.tasks(begin, finish)]
+        begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
+        tasks, known = self._batches.tasks(begin, finish)
+        return [TiCDCStreamPartition(task, known) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
@@ -725,28 +434,10 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
     def commit(self, end: dict[str, Any]) -> None:
-        if self._scan is not None:
-            self._scan.forget_before(StreamOffset.from_json(end))
+        self._batches.commit(StreamOffset.from_json(end))
 
     def stop(self) -> None:
-        if self._scan is not None:
-            self._scan.close()
-            self._scan = None
-
-
-def read_spark_schema(schema: pa.Schema) -> StructType:
-    """The Spark form of a read's Arrow schema (`read.rows.arrow_schema`), field metadata
-    (`mysql_type`, `ticdc_table`) kept: the schema a write of the read's DataFrame sees."""
-    return StructType([_spark_field(field) for field in schema])
-
-
-def _spark_field(field: pa.Field) -> StructField:
-    metadata = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
-    if pa.types.is_struct(field.type):
-        data_type: DataType = StructType([_spark_field(f) for f in field.type])
-    else:
-        data_type = from_arrow_type(field.type)
-    return StructField(field.name, data_type, field.nullable, metadata or None)
+        self._batches.stop()
 
 
 class TiCDCBatchWriter(_WriterMixin, DataSourceArrowWriter):
@@ -793,7 +484,7 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
         self.checkpoint = checkpoint
 
     def write(self, iterator: Iterator[Any]) -> TiCDCCommitMessage:
-        return self._write(_rows_to_batches(iterator, self.schema, self._CHUNK))
+        return self._write(rows_to_batches(iterator, self.schema, self._CHUNK))
 
     def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
         self._commit(messages, batchId)
@@ -802,85 +493,6 @@ class TiCDCStreamRowWriter(_WriterMixin, DataSourceStreamWriter):
         self._abort(messages)
 
 
-def _rows_to_batches(
-    rows: Iterator[Any], schema: StructType, chunk: int
-) -> Iterator[pa.RecordBatch]:
-    """Rows -> record batches shaped like the Arrow writer's, `chunk` rows each.
-
-    Rows carry TIMESTAMP values as naive datetimes in the executor's local zone, at any
-    depth (`_before`, arrays, maps); Arrow would read a naive value as UTC, so each one is
-    made aware first. TIMESTAMP_NTZ values stay naive; 4.0's `bytearray` binaries Arrow
-    copies into `binary` as they are.
-    """
-    arrow_schema = _arrow_schema(schema)
-    make_aware = _aware(schema)
-    buffer: list[dict[str, Any]] = []
-    for row in rows:
-        record = row.asDict(recursive=True)
-        buffer.append(make_aware(record) if make_aware is not None else record)
-        if len(buffer) >= chunk:
-            yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
-            buffer = []
-    if buffer:
-        yield pa.RecordBatch.from_pylist(buffer, schema=arrow_schema)
-
-
 def _filter_schema(config: SinkConfig, schema: StructType) -> pa.Schema | None:
     """The record batches' Arrow schema when event filters need it checked on the driver."""
-    return _arrow_schema(schema) if rules.row_filter(config).active else None
-
-
-def _arrow_schema(schema: StructType) -> pa.Schema:
-    """Spark's own type mapping, so both stream writers see the same Arrow types.
-
-    The TIMESTAMP zone argument changed after 4.0 (`timestamp_utc=True` became `timezone=`,
-    which has no default); UTC either way: aware values convert to it exactly.
-    """
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if "timezone" in inspect.signature(to_arrow_schema).parameters:
-        return to_arrow_schema(schema, timezone="UTC")
-    return to_arrow_schema(schema)
-
-
-def _aware(data_type: DataType) -> Callable[[Any], Any] | None:
-    """A function that makes the naive local datetimes inside a (`asDict`-ed) value of
-    `data_type` aware, or None when the type holds no TIMESTAMP, so most rows cost nothing."""
-    if isinstance(data_type, TimestampType):
-        return _aware_datetime
-    if isinstance(data_type, StructType):
-        fields = [(f.name, fix) for f in data_type.fields if (fix := _aware(f.dataType))]
-        if not fields:
-            return None
-
-        def struct(value: dict[str, Any] | None) -> dict[str, Any] | None:
-            if value is not None:
-                for name, fix in fields:
-                    value[name] = fix(value[name])
-            return value
-
-        return struct
-    if isinstance(data_type, ArrayType):
-        element = _aware(data_type.elementType)
-        if element is None:
-            return None
-        return lambda value: None if value is None else [element(v) for v in value]
-    if isinstance(data_type, MapType):
-        key, item = _aware(data_type.keyType), _aware(data_type.valueType)
-        if key is None and item is None:
-            return None
-        key, item = key or _same, item or _same
-        return lambda value: None if value is None else {key(k): item(v) for k, v in value.items()}
-    return None
-
-
-def _aware_datetime(value: dt.datetime | None) -> dt.datetime | None:
-    # `astimezone()` reads a naive value in the process's local zone and honours `fold`,
-    # which Spark's `fromtimestamp` sets for the repeated hour when clocks go back.
-    if value is not None and value.tzinfo is None:
-        return value.astimezone()
-    return value
-
-
-def _same(value: Any) -> Any:
-    return value
+    return spark_arrow_schema(schema) if rules.row_filter(config).active else None

@@ -17,6 +17,8 @@ format.
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -47,11 +49,9 @@ from ticdc_sink.events import (
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.tso import LOGICAL_BITS, MAX_TSO
 
-__all__ = [
-    "OP_SPELLINGS",
-    "InputLayout",
-    "read_change_batches",
-]
+__all__ = ["OP_SPELLINGS", "InputLayout", "read_change_batches", "warn_if_kafka_shaped"]
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -536,3 +536,35 @@ def _read_before(
         )
         converted.append(convert_column(children[position], target))
     return positions, converted
+
+
+# Kafka records as Spark spells them: the input of its Kafka sink (`key`, `value`, `topic`,
+# `partition`, `headers`), and the output of its Kafka source (also `offset`, `timestamp`,
+# `timestampType`), which a user may hand straight to this sink.
+_KAFKA_RECORD_COLUMNS = frozenset(
+    {"key", "value", "topic", "partition", "headers", "offset", "timestamp", "timestamptype"}
+)
+
+
+def warn_if_kafka_shaped(names: tuple[str, ...], metadata: frozenset[str]) -> None:
+    """A frame of Kafka records (built for Spark's Kafka sink, or read by its Kafka
+    source) is written here as a table whose columns are named key, value, ...: say so,
+    once per process and frame shape (Spark asks for a stream writer twice per
+    micro-batch, in a reused worker)."""
+    reserved = {name.lower() for name in metadata}
+    table_columns = tuple(name for name in names if name.lower() not in reserved)
+    _warn_kafka_shaped(table_columns)
+
+
+@functools.cache
+def _warn_kafka_shaped(names: tuple[str, ...]) -> None:
+    folded = {name.lower() for name in names}
+    if "value" in folded and folded <= _KAFKA_RECORD_COLUMNS:
+        logger.warning(
+            "ticdc: the DataFrame's columns (%s) are Kafka records, as Spark's Kafka sink "
+            "takes them and its Kafka source reads them; this sink takes a table's columns "
+            "and writes each row as a change event of that table, so they are written as "
+            "table columns. Select the table's columns instead "
+            "(docs/guides/writing.md, 'The input contract')",
+            ", ".join(names),
+        )

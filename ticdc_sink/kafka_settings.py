@@ -29,7 +29,10 @@ __all__ = [
     "check_client_config",
     "message_timeout_ms",
     "producer_settings",
+    "warn_client_setting",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Defaults the producer applies under the user's settings (`kafka.*` options win).
 # - allow.auto.create.topics: librdkafka's producer default (true) lets a metadata request
@@ -255,3 +258,10 @@ def _refused_setting(probe: Mapping[str, Any], exc: KafkaException) -> ConfigErr
         f"option '{option}' is refused by librdkafka, the Kafka client: {reason}",
         option=option,
     )
+
+
+@functools.cache
+def warn_client_setting(warning: str) -> None:
+    """Log one of librdkafka's warnings about the settings (`check_client_config`), once
+    per process."""
+    logger.warning("ticdc: librdkafka: %s", warning)

@@ -39,7 +39,8 @@ from tests.support.bad_input import (
 )
 from tests.support.registry import TestSchemaRegistry
 from ticdc_sink._local_broker import free_port
-from ticdc_sink.decode import DecodedRow, DecodedWatermark, decode_record, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedRow, DecodedWatermark, decode_record
 from ticdc_sink.events import Op
 from ticdc_sink.state import SinkState
 

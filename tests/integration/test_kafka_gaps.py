@@ -19,7 +19,8 @@ from confluent_kafka import Producer
 
 from tests.support.kafka import KafkaBroker
 from tests.support.spark_read import run_stream, write_frame
-from ticdc_sink.decode import DecodedRow, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedRow
 
 pytestmark = pytest.mark.integration
 

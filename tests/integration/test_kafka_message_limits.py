@@ -20,7 +20,8 @@ import pytest
 
 from tests.support.kafka import KafkaBroker
 from tests.support.spark_read import write_frame
-from ticdc_sink.decode import DecodedRow, DecodedWatermark, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedRow, DecodedWatermark
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,8 @@ from tests.support.tables import (
 from ticdc_sink.cli import main
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
-from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, DecoderSettings, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, DecoderSettings
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
-from ticdc_sink.decode import DecodedRow, DecoderSettings, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings
 
 pytestmark = pytest.mark.integration
 

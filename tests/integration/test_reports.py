@@ -67,6 +67,6 @@ def test_reports_and_warnings_are_on_the_drivers_stderr_under_spark_submit(
     warned = [line for line in lines if "are Kafka records, as Spark's Kafka sink" in line]
     assert len(warned) == 1
     assert (
-        " WARNING ticdc_sink.datasource: ticdc: the DataFrame's columns (key, value, topic)"
+        " WARNING ticdc_sink.input_batch: ticdc: the DataFrame's columns (key, value, topic)"
         in (warned[0])
     )

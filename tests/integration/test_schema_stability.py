@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.support.spark_read import read_topic, write_frame
-from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedRow
 
 pytestmark = pytest.mark.integration
 

@@ -38,8 +38,9 @@ from tests.support.bad_input import (
     value_rows,
 )
 from tests.support.fake_producer import FakeProducer
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.datasource import TiCDCDataSource
-from ticdc_sink.decode import DecodedWatermark, decode_record, decoder_for
+from ticdc_sink.decode import DecodedWatermark, decode_record
 from ticdc_sink.errors import TiCDCSinkError
 from ticdc_sink.state import SinkState
 

@@ -1,6 +1,6 @@
 """The Spark-facing classes without Spark.
 
-The PySpark 4.0 stream fallback: Rows -> record batches (`_rows_to_batches`). Rows are built
+The PySpark 4.0 stream fallback: Rows -> record batches (`rows_to_batches`). Rows are built
 the way 4.0's Python worker builds them (`TimestampType().fromInternal`: naive datetimes in
 the process's local zone; binaries as `bytearray`), and the batches must hold what the 4.1+
 Arrow writer would have handed over: the same instants, the same types.
@@ -48,18 +48,14 @@ from pyspark.sql.types import (
 )
 
 from tests.support.fake_producer import FakeProducer
+from ticdc_sink import input_batch
+from ticdc_sink.codec.config import warn_raw_change_events_without_old_values
 from ticdc_sink.config import InputConfig
-from ticdc_sink.datasource import (
-    TiCDCDataSource,
-    _config,
-    _read_config,
-    _rows_to_batches,
-    _warn_if_kafka_shaped,
-    _warn_ignored_by_reads,
-    _warn_kafka_shaped,
-    _warn_raw_change_events_without_old_values,
-)
+from ticdc_sink.datasource import TiCDCDataSource, _config, _read_config
 from ticdc_sink.errors import ConfigError
+from ticdc_sink.input_batch import warn_if_kafka_shaped
+from ticdc_sink.read.options import warn_ignored_by_reads
+from ticdc_sink.spark_arrow import rows_to_batches
 
 # spark_version: PySpark 4.0's Row stream writer, Spark's Arrow type mapping
 pytestmark = pytest.mark.spark_version
@@ -189,7 +185,7 @@ def null_row() -> Row:
 
 
 def convert(rows: list[Row], schema: StructType = SCHEMA, chunk: int = 100) -> pa.Table:
-    batches = list(_rows_to_batches(iter(rows), schema, chunk))
+    batches = list(rows_to_batches(iter(rows), schema, chunk))
     assert batches, "no batch for non-empty input"
     return pa.Table.from_batches(batches)
 
@@ -282,12 +278,12 @@ def test_batches_are_cut_at_chunk_size_and_empty_input_yields_none(local_tz: str
     schema = StructType([StructField("id", LongType()), StructField("at", TimestampType())])
     rows = [Row(id=i, at=spark_ts(INSTANT)) for i in range(5)]
 
-    batches = list(_rows_to_batches(iter(rows), schema, 2))
+    batches = list(rows_to_batches(iter(rows), schema, 2))
 
     assert [b.num_rows for b in batches] == [2, 2, 1]
     assert all(b.schema == batches[0].schema for b in batches)
     assert pa.Table.from_batches(batches).column("id").to_pylist() == list(range(5))
-    assert list(_rows_to_batches(iter([]), schema, 2)) == []
+    assert list(rows_to_batches(iter([]), schema, 2)) == []
 
 
 def test_schemas_without_timestamps_need_no_conversion(local_tz: str) -> None:
@@ -350,11 +346,11 @@ def test_driver_side_workers_log_info_to_stderr_like_spark() -> None:
 def test_a_frame_shaped_for_sparks_kafka_sink_is_warned_about_once(
     names: tuple[str, ...], warned: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _warn_kafka_shaped.cache_clear()
+    input_batch._warn_kafka_shaped.cache_clear()
     metadata = InputConfig().layout().reserved
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
-        _warn_if_kafka_shaped(names, metadata)
-        _warn_if_kafka_shaped(names, metadata)
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.input_batch"):
+        warn_if_kafka_shaped(names, metadata)
+        warn_if_kafka_shaped(names, metadata)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == (1 if warned else 0)
     if warned:
@@ -369,7 +365,7 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # One option map for a write and a read of the same topic.
-    _warn_ignored_by_reads.cache_clear()
+    warn_ignored_by_reads.cache_clear()
     shared = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "orders",
@@ -378,7 +374,7 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
         "max-message-bytes": "1048576",
         "partition": "table",
     }
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.read.options"):
         config = _read_config(shared)
         _read_config(shared)
     assert config.tidb_extension and config.ignored == ("max-message-bytes", "partition")
@@ -405,14 +401,14 @@ def test_a_read_given_the_writers_options_notes_them_once_and_reads(
 def test_raw_change_events_without_old_values_are_warned_about_as_ticdc_does(
     options: dict[str, str], warned: bool, raw: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _warn_raw_change_events_without_old_values.cache_clear()
+    warn_raw_change_events_without_old_values.cache_clear()
     options = {
         "kafka.bootstrap.servers": "127.0.0.1:1",
         "topic": "t_{schema}_{table}",
         "output-raw-change-event": str(raw).lower(),
         **options,
     }
-    with caplog.at_level(logging.WARNING, logger="ticdc_sink.datasource"):
+    with caplog.at_level(logging.WARNING, logger="ticdc_sink.codec.config"):
         _config(options)
         _config(options)
     messages = [

@@ -11,10 +11,11 @@ from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from ticdc_sink import tso
-from ticdc_sink.datasource import StreamCheckpoint, TiCDCCommitMessage, TiCDCDataSource
+from ticdc_sink.datasource import TiCDCCommitMessage, TiCDCDataSource
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import TaskReport
+from ticdc_sink.writer.checkpointing import StreamCheckpoint
 
 QUERY = "71fbbf01-7d5b-4cad-a3b1-df5fcb56164c"
 SCHEMA = StructType(

@@ -17,13 +17,7 @@ from ticdc_sink.claim_check import read_claim_check
 from ticdc_sink.cli.arguments import given_options
 from ticdc_sink.codec import protocols
 from ticdc_sink.config import CodecConfig, SinkConfig
-from ticdc_sink.decode import (
-    ClaimCheckLoader,
-    Decoder,
-    DecoderSettings,
-    decode_record,
-    decoder_for,
-)
+from ticdc_sink.decode import ClaimCheckLoader, Decoder, DecoderSettings, decode_record
 from ticdc_sink.decode.sniff import misread_hint
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
@@ -107,7 +101,7 @@ def _decoder(
         claim_check_raw_value=raw_value == "true",
         compression=options.get("large-message-handle-compression", "none"),
     )
-    return decoder_for(protocol, settings)
+    return protocols.decoder_for(protocol, settings)
 
 
 def written_with(

@@ -15,7 +15,6 @@ from ticdc_sink.cli.arguments import given_options, or_list
 from ticdc_sink.cli.decode import print_topic, written_with
 from ticdc_sink.codec import protocols
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.decode import decoder_for
 from ticdc_sink.writer import rules
 
 __all__ = [
@@ -113,7 +112,7 @@ def run_demo(args: argparse.Namespace) -> int:
         finally:
             spark.stop()
         topic = rules.topic_for(config.routing, "shop", "users")
-        decoder = decoder_for(protocol, written_with(config.codec))
+        decoder = protocols.decoder_for(protocol, written_with(config.codec))
         print_topic(brokers, topic, decoder)
     done = time.monotonic()
     print(

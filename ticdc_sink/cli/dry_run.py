@@ -24,7 +24,7 @@ from ticdc_sink.codec import Message, protocols
 from ticdc_sink.codec.mysql import ValueKind, value_kind
 from ticdc_sink.column_selector import select_columns
 from ticdc_sink.config import SinkConfig, mask_uri
-from ticdc_sink.decode import DecodedRow, decoder_for
+from ticdc_sink.decode import DecodedRow
 from ticdc_sink.errors import MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.schema import TableSchema
@@ -198,7 +198,7 @@ def run_dry_run(args: argparse.Namespace) -> int:
             ),
         )
     )
-    decoder = decoder_for(
+    decoder = protocols.decoder_for(
         protocol,
         written_with(
             options,

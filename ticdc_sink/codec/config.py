@@ -10,6 +10,8 @@ nothing of Kafka, routing or the sink's other options (`ticdc_sink.config` build
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 from typing import Any
 
@@ -48,7 +50,9 @@ from ticdc_sink.options import (
 from ticdc_sink.redaction import masked_uri_repr
 from ticdc_sink.ticdc_version import TiCDCVersion
 
-__all__ = ["CodecConfig", "check_owned_options"]
+__all__ = ["CodecConfig", "check_owned_options", "warn_raw_change_events_without_old_values"]
+
+logger = logging.getLogger(__name__)
 
 
 def _protocols_doc() -> str:
@@ -507,3 +511,21 @@ class CodecConfig:
                 option="large-message-handle-option",
                 value=option.value,
             )
+
+
+@functools.cache
+def warn_raw_change_events_without_old_values(protocol: str, option: str | None) -> None:
+    """Warn that `output-raw-change-event=true` with a protocol sending no old values
+    (`option`: the protocol's option that would send them, None: none) loses the old key
+    of an UPDATE that changes it, once per process and protocol. TiCDC logs the same
+    warning when a changefeed is created (tiflow pkg/config/sink.go,
+    SinkConfig.ValidateProtocol)."""
+    send_old_values = f"Send old values ({option}=true), or leave" if option else "Leave"
+    logger.warning(
+        "ticdc: output-raw-change-event=true with protocol %s, whose UPDATEs carry no old "
+        "values: an UPDATE that changes the key is sent whole, and consumers never learn "
+        "that the old key is gone. %s output-raw-change-event false to send such UPDATEs as "
+        "DELETE and INSERT",
+        protocol,
+        send_old_values,
+    )

@@ -1,8 +1,9 @@
 """Every protocol, and the dispatch to a protocol through its spec: `PROTOCOLS`, the one
 list of protocols, `protocol_spec` / `find_protocol` (a protocol's traits by name), and
 `build_encoder`, `build_batcher`, `encode_ddl`, `encode_watermark`, `ddl_partitions`
-(tiflow `pkg/sink/codec/builder/encoder_builder.go`). config, the writer, the data
-source, the decoders and the CLI read traits here instead of comparing names.
+(tiflow `pkg/sink/codec/builder/encoder_builder.go`), and `decoder_for`, a protocol's
+decoder by name. config, the writer, the data source, the read side and the CLI read
+traits here instead of comparing names.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ticdc_sink.codec.debezium_avro.spec import SPEC as DEBEZIUM_AVRO
 from ticdc_sink.codec.open_protocol.spec import SPEC as OPEN_PROTOCOL
 from ticdc_sink.codec.simple.spec import SPEC as SIMPLE
 from ticdc_sink.codec.spec import ProtocolSpec, Watermark
-from ticdc_sink.errors import ConfigError
+from ticdc_sink.decode import Decoder, DecoderSettings
+from ticdc_sink.errors import ConfigError, DecodeError
 
 if TYPE_CHECKING:
     from ticdc_sink.codec.config import CodecConfig
@@ -28,6 +30,7 @@ __all__ = [
     "build_batcher",
     "build_encoder",
     "ddl_partitions",
+    "decoder_for",
     "encode_ddl",
     "encode_watermark",
     "find_protocol",
@@ -78,6 +81,23 @@ def protocol_spec(protocol: str) -> ProtocolSpec:
         option="protocol",
         value=str(protocol),
         allowed=allowed,
+    )
+
+
+def decoder_for(protocol: str, settings: DecoderSettings | None = None) -> Decoder:
+    """A new decoder for a protocol name as the `protocol` option spells it, reading with
+    `settings` (the defaults when None).
+
+    Raises:
+        DecodeError: an unknown protocol, avro without `schema_for_id`, an unknown
+            compression.
+    """
+    spec = find_protocol(protocol)
+    if spec is not None:
+        return spec.build_decoder(settings or DecoderSettings())
+    names = [s.name for s in protocol_specs()]
+    raise DecodeError(
+        f"protocol {protocol!r} has no decoder; use {', '.join(names[:-1])} or {names[-1]}"
     )
 
 

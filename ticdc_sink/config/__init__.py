@@ -9,7 +9,8 @@ columns sent, filters) is `ticdc_sink.writer.rules`.
       __init__.py    the package's names, imported from the modules below (this module)
       parts.py       KafkaConfig, RoutingConfig, InputConfig, RegistryConfig
       sink.py        SinkConfig, the rules across parts, from_options: the layers merged,
-                     unknown keys refused, the parts built; option_names
+                     unknown keys refused, the parts built; option_names; the warning
+                     naming the TiCDC settings it ignored
       layers.py      a layer of raw settings and its source; LAYER_OPTIONS
       sink_uri.py    the sink-uri option read into options (parse_sink_uri)
       changefeed.py  the config option: a TiCDC changefeed TOML file read into a layer

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +75,10 @@ __all__ = [
     "layer_options",
     "option_names",
     "version_settings",
+    "warn_ignored_settings",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 # Options Spark adds to a sink's own (PySpark 4.0-4.3, classic and Connect): `path` from
@@ -520,4 +524,13 @@ def _build(merged: dict[str, Any]) -> SinkConfig:
         input=InputConfig(**_kwargs(InputConfig, merged)),
         registry=RegistryConfig(**_kwargs(RegistryConfig, merged)),
         **_kwargs(SinkConfig, merged),
+    )
+
+
+@functools.cache
+def warn_ignored_settings(ignored: tuple[str, ...]) -> None:
+    """Name the TiCDC settings `from_options` ignored (`SinkConfig.ignored`), once per
+    process: Spark asks for a stream writer twice per micro-batch."""
+    logger.warning(
+        "ticdc: ignored TiCDC settings that mean nothing to this sink: %s", "; ".join(ignored)
     )

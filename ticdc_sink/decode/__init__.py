@@ -4,13 +4,14 @@ events, for the read side, the `decode` command and consumers written in Python.
 Each protocol's decoder lives in its package, beside its encoder
 (`ticdc_sink/codec/<protocol>/decoder.py`, tiflow `pkg/sink/codec/*/decoder.go`), with
 `build_decoder(settings)` and one decoder class with `decode_message(key, value)`; it
-builds on what this package holds, protocol-neutral, and this package reaches it through
-the protocol list only (`decoder_for`):
+builds on what this package holds, protocol-neutral. A protocol's decoder by name is
+`ticdc_sink.codec.protocols.decoder_for`, beside the protocol list: this package imports
+no protocol, since every decoder imports it.
 
     __init__.py    the decoded events, `Decoder`, `BatchDecoder`, `DecoderSettings` (how
                    to read: encoding format, time zone, registry lookup, claim check,
-                   compression), `decoder_for` (a protocol's decoder), `decode_record`,
-                   `PlainRow` (a row message with its values untyped), claim-check checks
+                   compression), `decode_record`, `PlainRow` (a row message with its
+                   values untyped), claim-check checks
     peek.py        `RowPeek`: what a stream's driver needs of a row message, its values
                    not decoded (each decoder offers its protocol's peek as `peek_row`)
     types.py       the closest MySQL type of what a row message says of a column
@@ -55,7 +56,6 @@ __all__ = [
     "claim_check_key",
     "claim_check_value",
     "decode_record",
-    "decoder_for",
     "follow_claim_check",
 ]
 
@@ -335,27 +335,6 @@ class DecoderSettings:
     claim_check_loader: ClaimCheckLoader | None = None
     claim_check_raw_value: bool = False
     compression: str = "none"
-
-
-def decoder_for(protocol: str, settings: DecoderSettings | None = None) -> Decoder:
-    """A new decoder for a protocol name as the `protocol` option spells it, reading with
-    `settings` (the defaults when None).
-
-    Raises:
-        DecodeError: an unknown protocol, avro without `schema_for_id`, an unknown
-            compression.
-    """
-    # The specs name the decoders, which build on the event classes above: the list of
-    # protocols is imported here, when a decoder is asked for.
-    from ticdc_sink.codec.protocols import find_protocol, protocol_specs
-
-    spec = find_protocol(protocol)
-    if spec is not None:
-        return spec.build_decoder(settings or DecoderSettings())
-    names = [s.name for s in protocol_specs()]
-    raise DecodeError(
-        f"protocol {protocol!r} has no decoder; use {', '.join(names[:-1])} or {names[-1]}"
-    )
 
 
 def decode_record(decoder: Decoder, key: bytes | None, value: bytes | None) -> list[DecodedEvent]:

@@ -28,8 +28,8 @@ import orjson
 
 from ticdc_sink.codec.compression import Compression, decompress
 from ticdc_sink.codec.open_protocol.message import BATCH_VERSION
-from ticdc_sink.codec.protocols import find_protocol, protocol_specs
-from ticdc_sink.decode import DecoderSettings, decoder_for
+from ticdc_sink.codec.protocols import decoder_for, find_protocol, protocol_specs
+from ticdc_sink.decode import DecoderSettings
 from ticdc_sink.errors import DecodeError
 
 __all__ = ["Sniffed", "misread_hint", "protocol_of", "sniff_message"]

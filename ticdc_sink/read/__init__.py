@@ -16,9 +16,12 @@ One idea per module:
                      decoder offers it (codec/simple/ and codec/avro/read_columns.py)
       replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
       stream.py      streaming reads: micro-batches cut at watermarks, on the driver
+      micro_batches.py  a streaming read's micro-batches one after the other, for the
+                     whole query: the scan, where the next starts, AvailableNow's end
       evolution.py   schema changes against a stream's columns
 
-Only `ticdc_sink.datasource` knows Spark; this package knows Kafka, protocols and Arrow.
+Only `ticdc_sink.datasource` (with `ticdc_sink.spark_arrow`) knows Spark; this package knows
+Kafka, protocols and Arrow.
 """
 
 from __future__ import annotations

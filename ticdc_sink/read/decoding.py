@@ -2,8 +2,8 @@
 one place where a bad message becomes an error naming its topic, partition and offset.
 
 Protocol code stays in each protocol's decoder (`codec/<protocol>/decoder.py`, reached
-through `decode.decoder_for` with the read's `DecoderSettings`); this module only chooses
-and calls it.
+through `codec.protocols.decoder_for` with the read's `DecoderSettings`); this module only
+chooses and calls it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import logging
 from collections.abc import Callable
 
 from ticdc_sink.claim_check import open_store
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.decode import (
     ClaimCheckLoader,
     DecodedEvent,
     Decoder,
     DecoderSettings,
     as_decode_error,
-    decoder_for,
 )
 from ticdc_sink.decode import decode_record as decode_events_of
 from ticdc_sink.decode.sniff import misread_hint

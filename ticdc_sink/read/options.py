@@ -33,6 +33,8 @@ This module knows option text and nothing of Spark or Kafka clients.
 from __future__ import annotations
 
 import difflib
+import functools
+import logging
 import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -52,7 +54,17 @@ from ticdc_sink.config import (
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.ticdc_version import TiCDCVersion
 
-__all__ = ["READ_OPTIONS", "READ_PROTOCOLS", "ReadConfig", "ReadOption", "select_topics"]
+__all__ = [
+    "READ_OPTIONS",
+    "READ_PROTOCOLS",
+    "ReadConfig",
+    "ReadOption",
+    "read_limits",
+    "select_topics",
+    "warn_ignored_by_reads",
+]
+
+logger = logging.getLogger(__name__)
 
 #: The protocols the reader decodes, as the `protocol` option spells them (TiCDC's other
 #: spellings, `flat-avro` and `default`, are taken too).
@@ -893,3 +905,27 @@ def _registry(options: Mapping[str, str]) -> RegistryConfig:
         if field.metadata.get("option") in options
     }
     return RegistryConfig(**given)  # its converters raise ConfigError naming the option
+
+
+@functools.cache
+def warn_ignored_by_reads(ignored: tuple[str, ...]) -> None:
+    """Name the write options a read ignored (`ReadConfig.ignored`), once per process:
+    one option map may serve a write and a read (Spark asks for the schema and the reader
+    apart)."""
+    logger.warning(
+        "ticdc: ignored options that only a write takes (they mean nothing to a read): %s",
+        ", ".join(ignored),
+    )
+
+
+def read_limits(config: ReadConfig) -> dict[str, object]:
+    """The read-limit options given (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`,
+    `maxTriggerDelay`) and their values. They need PySpark 4.2's read limits: a cap or a
+    wait the reader applied itself would end Trigger.AvailableNow (which asks for the
+    latest offset once) early."""
+    limits = {
+        "maxOffsetsPerTrigger": config.max_offsets_per_trigger,
+        "minOffsetsPerTrigger": config.min_offsets_per_trigger,
+        "maxTriggerDelay": config.max_trigger_delay_s if config.max_trigger_delay_given else None,
+    }
+    return {option: value for option, value in limits.items() if value is not None}

@@ -113,6 +113,7 @@ __all__ = [
     "check_consistency",
     "follow_partitions",
     "held_back",
+    "log_cut",
     "plan_offsets_cut",
     "plan_start",
     "plan_watermark_cut",
@@ -1014,3 +1015,16 @@ class StreamScan:
 
 def _json(value: dict[str, Any]) -> str:
     return orjson.dumps(value).decode()
+
+
+def log_cut(config: ReadConfig, cut: Cut) -> None:
+    """The driver's INFO line for a micro-batch it planned (`StreamScan.next_cut`)."""
+    logger.info(
+        "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, %d replayed rows %s",
+        config.named_topics,
+        cut.end.kafka_json(),
+        cut.resolved_ts if cut.resolved_ts is not None else "(none)",
+        cut.rows,
+        cut.dropped,
+        "kept (replays=keep)" if config.keep_replays else "dropped",
+    )

@@ -9,10 +9,13 @@
     report.py  what tasks report back, and the batch report made of them
     commit.py  the driver announces DDL before the tasks and commits after them
                (schema and watermark recorded, then the watermark sent)
+    checkpointing.py  a streaming write's checkpoint: where the tasks find it, that it
+               is the query's, what they may not send when they found it themselves
 
 `task` and `commit` build on `plan` and `report`, never on each other; `task` keeps its
 BOOTSTRAP schedule in `bootstrap`. Knows no Spark session (`table` reads a DataFrame's
-schema, `pyspark.sql.types` only): `ticdc_sink.datasource` is the glue. The package
+schema, `pyspark.sql.types` only): `ticdc_sink.datasource` is the glue, and
+`checkpointing` plans what it hands over (the checkpoint, the task's properties). The package
 re-exports the public names below.
 """
 
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 from ticdc_sink.events import split_key_update
 from ticdc_sink.writer.commit import (
+    abort_batch,
+    announce_schema,
     commit_batch,
     schema_change_query,
     send_schema_change,
@@ -44,6 +49,8 @@ __all__ = [
     "TaskReport",
     "TaskWriter",
     "WritePlan",
+    "abort_batch",
+    "announce_schema",
     "batch_report",
     "commit_batch",
     "decide_table",

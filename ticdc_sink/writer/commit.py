@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -27,13 +27,15 @@ from ticdc_sink.config import (
 )
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.producer import KafkaProducer, ProducerFactory
-from ticdc_sink.schema import TableSchema, table_schema_to_json
+from ticdc_sink.schema import TableSchema, table_schema_from_json, table_schema_to_json
 from ticdc_sink.state import SinkState, WatermarkRecord
 from ticdc_sink.writer import rules
 from ticdc_sink.writer.plan import WritePlan
 from ticdc_sink.writer.report import TaskReport, batch_report
 
 __all__ = [
+    "abort_batch",
+    "announce_schema",
     "commit_batch",
     "schema_change_query",
     "send_schema_change",
@@ -103,6 +105,28 @@ def send_schema_change(
         producer.close()
     logger.info("ticdc: DDL for %s.%s sent to %s: %s", table.database, table.table, topic, query)
     return query
+
+
+def announce_schema(
+    plan: WritePlan,
+    state: SinkState | None,
+    *,
+    producer_factory: ProducerFactory = KafkaProducer,
+) -> None:
+    """DDL protocols: send the table's DDL message before the batch's rows when its
+    schema changed since the last committed batch (known from the checkpoint location),
+    once per micro-batch (recorded there), however often Spark asks for its writer."""
+    table = plan.tables.named_table
+    if table is None or not plan.config.codec.sends_ddl:
+        return
+    batch_id = plan.batch_id
+    if state is not None and batch_id is not None and state.ddl_sent_for_batch(batch_id):
+        return
+    stored = state.last_table_schema(table.database, table.table) if state else None
+    previous = table_schema_from_json(stored) if stored else None
+    sent = send_schema_change(plan, previous, producer_factory=producer_factory)
+    if sent is not None and state is not None and batch_id is not None:
+        state.record_ddl_sent(batch_id, sent)
 
 
 def commit_batch(
@@ -175,6 +199,19 @@ def commit_batch(
             # Same reason: the batch is committed; its report is in the line above.
             logger.warning("ticdc batch report not kept: %s", exc)
     return report
+
+
+def abort_batch(reports: Sequence[TaskReport | None]) -> None:
+    """The driver's abort step, when a task of the batch failed (`reports`: the tasks',
+    None for one that did not succeed): nothing sent is taken back, and no watermark goes
+    out, so it says so."""
+    done = [r for r in reports if r is not None]
+    logger.warning(
+        "ticdc write aborted: %d of %d tasks reported success; messages already sent "
+        "stay in Kafka (at-least-once) and no watermark was sent for this batch",
+        len(done),
+        len(reports),
+    )
 
 
 def watermark_to_send(

@@ -20,6 +20,7 @@ from tests.support.reference_table import SPARK_SCHEMA, make_batches, sink_optio
 from tests.support.row_path import with_row_path
 from ticdc_sink.codec import protocols
 from ticdc_sink.codec.compression import compress, decompress
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.config import (
     CodecConfig,
     EncodingFormat,
@@ -27,7 +28,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.decode import DecoderSettings, decoder_for
+from ticdc_sink.decode import DecoderSettings
 from ticdc_sink.errors import DecodeError, MessageTooLargeError
 from ticdc_sink.input_batch import InputLayout, read_change_batches
 from ticdc_sink.writer import key_column_indexes, make_plan, split_key_update

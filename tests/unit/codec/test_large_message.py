@@ -22,7 +22,7 @@ from tests.support.large_messages import BIG, CLAIM, SMALL, WIDE, MemoryStore, s
 from ticdc_sink import claim_check, tso
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
 from ticdc_sink.codec.claim_check import file_content, file_name
-from ticdc_sink.codec.protocols import build_encoder
+from ticdc_sink.codec.protocols import build_encoder, decoder_for
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import (
     CodecConfig,
@@ -32,7 +32,7 @@ from ticdc_sink.config import (
     Protocol,
     SinkConfig,
 )
-from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record, decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record
 from ticdc_sink.errors import ConfigError, DecodeError, DeliveryError, MessageTooLargeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.producer import KafkaProducer

@@ -28,9 +28,9 @@ from tests.support.read_log import (
 )
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows, json_paths
-from ticdc_sink.codec.protocols import build_encoder
+from ticdc_sink.codec.protocols import build_encoder, decoder_for
 from ticdc_sink.config import AvroBigintUnsignedHandling, CodecConfig, EncodingFormat
-from ticdc_sink.decode import DecoderSettings, decode_record, decoder_for
+from ticdc_sink.decode import DecoderSettings, decode_record
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 from ticdc_sink.read.options import ReadConfig

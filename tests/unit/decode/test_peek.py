@@ -21,10 +21,10 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import protocol_messages
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows, json_paths
-from ticdc_sink.codec.protocols import build_encoder, encode_watermark
+from ticdc_sink.codec.protocols import build_encoder, decoder_for, encode_watermark
 from ticdc_sink.codec.simple.encoder import encode_ddl
 from ticdc_sink.config import CodecConfig
-from ticdc_sink.decode import DecodedRow, decode_record, decoder_for
+from ticdc_sink.decode import DecodedRow, decode_record
 from ticdc_sink.decode.peek import RowPeek
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op

@@ -8,9 +8,8 @@ import pytest
 
 from tests.support.fake_registry import FakeRegistry
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
-from ticdc_sink.codec.protocols import build_encoder, encode_ddl
+from ticdc_sink.codec.protocols import build_encoder, decoder_for, encode_ddl
 from ticdc_sink.config import CodecConfig, EncodingFormat, LargeMessageCompression
-from ticdc_sink.decode import decoder_for
 from ticdc_sink.decode.sniff import Sniffed, misread_hint, protocol_of, sniff_message
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op

@@ -1,9 +1,10 @@
 """Every module imports only from the modules above it (style guide §1), checked with ast:
-the layer table below; no import circle anywhere in the package; no `_private` name taken
-from another module; inside each protocol package, the row and the column-wise paths
-never import each other; the codec never imports config, and no module is imported by a
-name held in a string; only the Spark-facing modules import pyspark, and nothing below
-them loads it."""
+the layer table below; no import circle anywhere in the package, lazy imports in
+functions included; no `_private` name taken from another module; inside each protocol
+package, the row and the column-wise paths never import each other, and on the read side
+the decoder offers its column-wise run, which never imports the decoder (one way); the
+codec never imports config, and no module is imported by a name held in a string; only
+the Spark-facing modules import pyspark, and nothing below them loads it."""
 
 from __future__ import annotations
 
@@ -103,13 +104,19 @@ ALLOWED: dict[str, set[str]] = {
         "row_filter",
         "column_selector",
         "state",
+        "checkpoint",
     },
     "schema_change": {"errors", "schema"},
+    # The Spark glue: it reads the options, warns as their owners say (codec, config,
+    # input_batch, kafka_settings, read), and hands the rest to the writer and the reader.
     "datasource": {
         "errors",
         "tso",
+        "codec",
+        "input_batch",
         "config",
         "schema",
+        "spark_arrow",
         "state",
         "checkpoint",
         "writer",
@@ -162,6 +169,8 @@ ALLOWED: dict[str, set[str]] = {
         "row_filter",
     },
     "_local_broker": {"errors"},
+    # Spark's types and rows as Arrow and back, for the data source.
+    "spark_arrow": set(),
     # The mirror: a change stream applied to Delta / Iceberg tables. It reads the batch's
     # resolved ts from the query's offset log (checkpoint, the read side's offset format).
     "mirror": {"errors", "checkpoint", "read"},
@@ -228,6 +237,25 @@ def test_a_column_wise_read_path_takes_only_the_read_model() -> None:
         assert taken <= READ_MODEL, f"{name} imports {sorted(taken - READ_MODEL)}"
 
 
+def test_a_column_wise_read_path_never_imports_its_decoder() -> None:
+    # One way on the read side, as the write side's row and column-wise paths never
+    # import each other: the decoder offers its column-wise run (`column_run`,
+    # `record_run`, a lazy import, since the run loads Arrow and the read's rows) and
+    # hands it what it needs (a lookup, a parser per column); the run never imports the
+    # decoder, TYPE_CHECKING imports included (a type checker's circle is one too).
+    paths = sorted((PACKAGE / "codec").rglob(f"{READ_COLUMNS}.py"))
+    assert paths, "no protocol has a column-wise read path; is the check broken?"
+    for path in paths:
+        decoder = f"{_module_name(path).rsplit('.', 1)[0]}.decoder"
+        imported = {
+            t
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for t in _targets(_module_name(path), node)
+        }
+        assert decoder not in imported, f"{path.relative_to(PACKAGE)} imports {decoder}"
+
+
 def test_every_module_declares_all() -> None:
     for path in MODULES:
         if path.name == "__main__.py":
@@ -262,20 +290,19 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _load_time_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The imports that run when the module is imported: module level, outside
-    `if TYPE_CHECKING:` blocks, functions and classes."""
-    todo: list[ast.stmt] = list(tree.body)
+def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that can run: at module level, and in functions and classes (a lazy
+    import closes a circle as surely, only later); not those under `if TYPE_CHECKING:`,
+    which run for the type checker alone."""
+    todo: list[ast.AST] = [tree]
     while todo:
-        node = todo.pop(0)
+        node = todo.pop()
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and not _is_type_checking(node):
-            todo += node.body + node.orelse
-        elif isinstance(node, ast.Try):
-            todo += node.body + node.orelse + node.finalbody
-            for handler in node.handlers:
-                todo += handler.body
+        elif isinstance(node, ast.If) and _is_type_checking(node):
+            todo += node.orelse
+        else:
+            todo += ast.iter_child_nodes(node)
 
 
 def _with_parents(name: str) -> set[str]:
@@ -315,12 +342,12 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> set[str]:
     return found
 
 
-def _load_graph() -> dict[str, set[str]]:
+def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in NAMES.items():
         tree = ast.parse(path.read_text())
         edges: set[str] = set()
-        for node in _load_time_imports(tree):
+        for node in _runtime_imports(tree):
             edges |= _targets(name, node)
         graph[name] = edges - {name}
     return graph
@@ -362,9 +389,31 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circles() -> None:
-    # Load-time imports only (a function's lazy import or a TYPE_CHECKING import runs no
-    # circle); importing a module loads its packages first, so those count as imports.
-    assert _circles(_load_graph()) == []
+    # Every import that runs, lazy ones in functions included: a lazy import hides a
+    # circle from Python's loader, not from a reader (the dispatch to decoders once sat in
+    # `decode`, which the decoders import). Importing a module loads its packages first,
+    # so those count as imports. `ticdc_sink.register`'s lazy import of the data source
+    # (pyspark stays out of `import ticdc_sink`) closes none: no module takes a name of
+    # the package `ticdc_sink` itself.
+    circles = _circles(_import_graph())
+    assert circles == [], "import circles: " + "; ".join(", ".join(c) for c in circles)
+
+
+def test_the_import_graph_sees_lazy_imports_but_not_type_checking_ones() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ticdc_sink.read import scan\n"
+        "else:\n    from ticdc_sink import tso\n"
+        "def f():\n    from ticdc_sink.decode import sniff\n"
+        "class C:\n    def g(self):\n        import ticdc_sink.schema\n"
+    )
+    found = {ast.unparse(node) for node in _runtime_imports(tree)}
+    assert found == {
+        "from typing import TYPE_CHECKING",
+        "from ticdc_sink import tso",
+        "from ticdc_sink.decode import sniff",
+        "import ticdc_sink.schema",
+    }
 
 
 def test_a_package_may_import_its_own_modules() -> None:
@@ -438,8 +487,10 @@ def test_the_private_name_check_sees_both_forms() -> None:
 # The Spark-facing modules: the only ones that import pyspark. The writer's `table` reads
 # a DataFrame's schema (pyspark.sql.types); the writer modules that build on it load it.
 # The CLI's: dry-run and check plan over a Spark schema (planning), the demo runs Spark.
+# `spark_arrow`: Spark's types and rows as Arrow and back (the data source's).
 SPARK_MODULES = {
     "ticdc_sink.datasource",
+    "ticdc_sink.spark_arrow",
     "ticdc_sink.cli.planning",
     "ticdc_sink.cli.demo",
     "ticdc_sink.writer.table",
@@ -564,16 +615,17 @@ def test_only_decoders_import_decode() -> None:
     )
     assert importers, "no decoder imports the decoding contract; is the check broken?"
     # codec/spec.py types a spec's `build_decoder` (the Decoder it returns), for the
-    # type checker only.
+    # type checker only; codec/protocols.py dispatches to the decoders (`decoder_for`,
+    # with the contract's `DecoderSettings`).
     others = [p for p in importers if Path(p).stem not in DECODER_MODULES]
-    others = [p for p in others if p != "codec/spec.py"]
+    others = [p for p in others if p not in ("codec/spec.py", "codec/protocols.py")]
     assert others == [], f"{others} import ticdc_sink.decode; only decoder modules may"
 
 
 # What the decoding contract (`ticdc_sink.decode`) may take from `ticdc_sink.codec`: the
 # protocol list and the shared modules, never a protocol package (the decoders import the
-# contract, so the contract reaches them through `decoder_for` only). `sniff` knows
-# open-protocol's key version, a fact of its wire format.
+# contract; a decoder by name is `codec.protocols.decoder_for`, beside the protocol list).
+# `sniff` knows open-protocol's key version, a fact of its wire format.
 DECODE_TAKES_FROM_PROTOCOLS = {
     "ticdc_sink.decode.sniff": {"ticdc_sink.codec.open_protocol.message"}
 }
@@ -701,7 +753,9 @@ def test_class_names_are_unique() -> None:
 # Who may import whom inside ticdc_sink/writer/: the task loop and the driver's commit
 # both build on the plan and the report, never on each other; the task loop keeps its
 # BOOTSTRAP schedule in `bootstrap`; the plan builds its table template in `table`; what
-# the configuration's rules do to a table (topic, dispatcher, columns, filters) is `rules`.
+# the configuration's rules do to a table (topic, dispatcher, columns, filters) is `rules`;
+# `checkpointing` plans a batch from the checkpoint location (the plan, and the DDL the
+# commit module announces), for the data source.
 WRITER_ALLOWED = {
     "bootstrap": set(),
     "plan": {"rules", "table"},
@@ -710,6 +764,7 @@ WRITER_ALLOWED = {
     "table": set(),
     "task": {"bootstrap", "plan", "report", "rules"},
     "commit": {"plan", "report", "rules"},
+    "checkpointing": {"commit", "plan"},
 }
 
 

@@ -31,7 +31,6 @@ from tests.support.row_path import read_changes
 from ticdc_sink.codec.canal_json.values import full_mysql_type
 from ticdc_sink.codec.protocols import build_batcher, build_encoder, encode_watermark
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.datasource import read_spark_schema
 from ticdc_sink.ddl import normalize_default, parse_mysql_type
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.input_batch import InputLayout
@@ -40,6 +39,7 @@ from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema
 from ticdc_sink.read.scan import read_range
 from ticdc_sink.schema import Column, MySQLType, TableSchema, canonical_type, resolve_type
+from ticdc_sink.spark_arrow import read_spark_schema
 from ticdc_sink.writer.plan import make_plan
 
 COMMIT_TS = 450_000_000_000_000_000

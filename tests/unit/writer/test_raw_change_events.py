@@ -16,8 +16,9 @@ from pyspark.sql import types as T
 from tests.support.fake_producer import FakeProducer
 from tests.support.row_path import read_changes
 from ticdc_sink import tso
+from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.config import SinkConfig
-from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record, decoder_for
+from ticdc_sink.decode import DecodedRow, DecoderSettings, decode_record
 from ticdc_sink.events import Op
 from ticdc_sink.writer import TaskWriter, make_plan, write_batches
 

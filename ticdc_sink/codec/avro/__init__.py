@@ -9,13 +9,16 @@ values, schemas in a Confluent Schema Registry.
       batch.py      AvroBatchEncoder: the same messages, column-wise
       encoder.py    AvroEncoder: schemas checked, both paths offered
       confluent.py  Confluent framing read back: writer schemas by id (avro, debezium-avro)
+      writer_schema.py  a writer schema as the decoder reads it (shared by the read paths)
       decoder.py    AvroDecoder: messages back into rows
       binary_reader.py  record readers generated per writer schema, into column lists
       read_columns.py   AvroRun: a read's runs of records, column-wise
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
-alone imports both paths. The package re-exports the public names below.
+alone imports both paths. On the read side the decoder offers the column-wise read
+(`record_run`) and `read_columns.py` never imports the decoder. The package re-exports
+the public names below.
 """
 
 from __future__ import annotations

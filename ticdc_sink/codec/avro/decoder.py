@@ -68,6 +68,7 @@ from ticdc_sink.codec.avro.schema import (
     as_fastavro_reads_it,
     timestamp_default_local,
 )
+from ticdc_sink.codec.avro.writer_schema import Converter, WriterSchema
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.decode import DecodedRow, DecoderSettings
 from ticdc_sink.decode.types import closest_type, implied_table
@@ -79,9 +80,8 @@ from ticdc_sink.schema import MySQLType, TableSchema
 if TYPE_CHECKING:
     from ticdc_sink.codec.avro.read_columns import AvroRun
 
-__all__ = ["AvroDecoder", "WriterSchema", "build_decoder", "split_allowed"]
+__all__ = ["AvroDecoder", "build_decoder", "split_allowed"]
 
-Converter = Callable[[Any], Any]
 _OPS = {"c": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
 _ALLOWED_SPLIT = re.compile(r"(?<!\\),")
 
@@ -332,21 +332,6 @@ class _Reader:
         return out
 
 
-@attrs.frozen
-class WriterSchema:
-    """A writer schema as `AvroDecoder` reads it, for a column-wise reader of the same
-    records (`read_columns`): its JSON, the table its record names, and each column
-    (field before the extension fields) with the converter that types its value and its
-    closest MySQL type (None: a field without `tidb_type`)."""
-
-    schema_id: int
-    schema: Any
-    database: str
-    table: str
-    columns: tuple[tuple[str, Converter], ...]
-    types: tuple[MySQLType | None, ...]
-
-
 class AvroDecoder:
     """Decoder of TiCDC avro protocol records (key and value as read from Kafka).
 
@@ -402,7 +387,7 @@ class AvroDecoder:
         from ticdc_sink.codec.avro.read_columns import AvroRun
 
         return AvroRun(
-            self,
+            self.writer_schema,
             output,
             selected=selected,
             kafka_columns=kafka_columns,

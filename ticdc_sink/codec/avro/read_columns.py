@@ -19,7 +19,8 @@ batch and the caller decodes the run's records one by one, so errors, skipped me
 and their order are the row path's. Replays are dropped by the commit ts rule alone:
 the avro decoder knows no table's keys, so the row path compares no identities either.
 
-Knows Arrow, the avro decoder's writer schemas and table schemas; nothing of Spark or
+Knows Arrow, the avro decoder's writer schemas (`writer_schema`, by the lookup the decoder
+gives: this module never imports the decoder) and table schemas; nothing of Spark or
 Kafka (records arrive as `read.record.Record`).
 """
 
@@ -41,7 +42,7 @@ from ticdc_sink.codec.avro import (
     TIDB_ROW_LEVEL_CHECKSUM,
 )
 from ticdc_sink.codec.avro.binary_reader import Leaf, RecordReader, record_reader
-from ticdc_sink.codec.avro.decoder import AvroDecoder, Converter, WriterSchema
+from ticdc_sink.codec.avro.writer_schema import Converter, WriterSchema
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
@@ -191,7 +192,7 @@ class AvroRun:
 
     def __init__(
         self,
-        decoder: AvroDecoder,
+        writer_schema: Callable[[int], WriterSchema],
         output: TableSchema,
         *,
         selected: Callable[[str, str], bool],
@@ -200,12 +201,14 @@ class AvroRun:
         headers: bool = False,
         max_schemas: int = 1024,
     ) -> None:
-        """`selected(database, table)`: whether the read takes rows of that table."""
+        """`writer_schema(id)` gives the writer schema of a registry id as the decoder
+        reads it (`AvroDecoder.writer_schema`), raising DecodeError for one it cannot
+        read; `selected(database, table)`: whether the read takes rows of that table."""
         self.schema = arrow_schema(output, kafka_columns=kafka_columns, headers=headers)
         self.kafka_columns = kafka_columns
         self.headers = headers
         self.topic = topic
-        self._decoder = decoder
+        self._writer_schema = writer_schema
         self._output = output
         self._selected = selected
         self._names = frozenset(output.column_names)
@@ -261,7 +264,7 @@ class AvroRun:
 
     def _writer(self, schema_id: int) -> tuple[WriterSchema, RecordReader] | None:
         try:
-            schema = self._decoder.writer_schema(schema_id)
+            schema = self._writer_schema(schema_id)
         except DecodeError:
             return None  # the row path raises it where the record is
         reader = record_reader(schema.schema)

@@ -15,7 +15,9 @@ messages, in JSON or Avro (`encoding-format`).
       spec.py         SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import `values` / `avro_values` and never each other;
-`encoder.py` alone imports both paths. The package re-exports the public names below.
+`encoder.py` alone imports both paths. On the read side the decoder offers the column-wise
+read (`column_run`) and `read_columns.py` never imports the decoder. The package
+re-exports the public names below.
 """
 
 from __future__ import annotations

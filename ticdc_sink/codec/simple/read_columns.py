@@ -28,7 +28,7 @@ Knows Arrow, table schemas, the Simple decoder's plain rows and the read side's 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,10 +39,7 @@ from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
 from ticdc_sink.schema import Column, TableSchema
 
-if TYPE_CHECKING:
-    from ticdc_sink.codec.simple.decoder import SimpleDecoder
-
-__all__ = ["SimpleRun"]
+__all__ = ["SimpleRun", "ValueParsers"]
 
 # The text Simple JSON holds for these values (tiflow simple/message.go writes them as
 # strings): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
@@ -65,6 +62,17 @@ _TEXT_KINDS = frozenset(
 _REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
 
 
+class ValueParsers(Protocol):
+    """What a run takes of the decoder whose plain rows it builds (`SimpleDecoder`):
+    its encoding and its parser of a column's raw values. The decoder offers the run
+    (`SimpleDecoder.column_run`), and this module never imports the decoder."""
+
+    @property
+    def encoding_format(self) -> str: ...
+
+    def parser(self, column: Column) -> Callable[[Any], Any]: ...
+
+
 def _matches(strings: pa.Array, pattern: str) -> bool:
     """Whether every non-null string matches `pattern` (an all-null array does)."""
     return pc.all(pc.match_substring_regex(strings, pattern)).as_py() is not False
@@ -73,7 +81,7 @@ def _matches(strings: pa.Array, pattern: str) -> bool:
 class _ColumnReader:
     """One output column: its raw values -> an Arrow array of its output type."""
 
-    def __init__(self, column: Column, arrow_type: pa.DataType, decoder: SimpleDecoder) -> None:
+    def __init__(self, column: Column, arrow_type: pa.DataType, decoder: ValueParsers) -> None:
         self.name = column.name
         self.kind = value_kind(column)
         self.type = arrow_type
@@ -149,7 +157,7 @@ class SimpleRun:
 
     def __init__(
         self,
-        decoder: SimpleDecoder,
+        decoder: ValueParsers,
         output: TableSchema,
         *,
         kafka_columns: bool,

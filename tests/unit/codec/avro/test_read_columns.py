@@ -189,7 +189,9 @@ def _run(codec: CodecConfig, table: TableSchema, changes: list[RowChange]) -> Av
     registry = FakeRegistry()
     encoder = build_encoder(codec, table, build_ts_ms=1, topic="t", registry=registry)
     decoder = AvroDecoder(registry.schema_text)
-    run = AvroRun(decoder, table, selected=lambda d, t: True, kafka_columns=False, topic="t")
+    run = AvroRun(
+        decoder.writer_schema, table, selected=lambda d, t: True, kafka_columns=False, topic="t"
+    )
     for offset, change in enumerate(changes):
         message = encoder.encode_row(change)
         record = Record(0, offset, message.key, message.value, None)

@@ -19,9 +19,9 @@ from tests.support import paths
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import table_from_ddl
-from ticdc_sink.codec.protocols import build_encoder, protocol_spec
+from ticdc_sink.codec.protocols import build_encoder, decoder_for, protocol_spec
 from ticdc_sink.config import CodecConfig, Protocol
-from ticdc_sink.decode import DecoderSettings, decoder_for
+from ticdc_sink.decode import DecoderSettings
 from ticdc_sink.errors import InputError
 from ticdc_sink.events import Op, RowChange
 

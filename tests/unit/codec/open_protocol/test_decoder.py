@@ -9,7 +9,8 @@ from decimal import Decimal
 import pytest
 
 from ticdc_sink.codec.open_protocol.decoder import OpenProtocolDecoder
-from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, decode_record, decoder_for
+from ticdc_sink.codec.protocols import decoder_for
+from ticdc_sink.decode import DecodedDDL, DecodedRow, DecodedWatermark, decode_record
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
 

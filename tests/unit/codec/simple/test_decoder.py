@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.support import paths
 from tests.support.hypothesis_profiles import examples
-from ticdc_sink.codec.protocols import build_encoder, encode_watermark
+from ticdc_sink.codec.protocols import build_encoder, decoder_for, encode_watermark
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig, EncodingFormat
 from ticdc_sink.ddl import parse_mysql_type
@@ -25,7 +25,6 @@ from ticdc_sink.decode import (
     DecodedRow,
     DecodedWatermark,
     DecoderSettings,
-    decoder_for,
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange

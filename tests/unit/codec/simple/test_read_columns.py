@@ -23,10 +23,9 @@ from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
 from tests.support.strategies import all_types_rows
-from ticdc_sink.codec.protocols import build_encoder, encode_ddl, encode_watermark
+from ticdc_sink.codec.protocols import build_encoder, decoder_for, encode_ddl, encode_watermark
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
 from ticdc_sink.config import CodecConfig, EncodingFormat, IntegrityCheckLevel
-from ticdc_sink.decode import decoder_for
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
