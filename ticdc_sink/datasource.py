@@ -63,7 +63,13 @@ from ticdc_sink.read.plan import (
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_parts
 from ticdc_sink.read.split import Task
-from ticdc_sink.read.stream import StreamOffset, StreamScan, TriggerDelay, check_consistency
+from ticdc_sink.read.stream import (
+    StreamOffset,
+    StreamScan,
+    TriggerDelay,
+    check_consistency,
+    describe_cut,
+)
 from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
 from ticdc_sink.writer import (
@@ -697,14 +703,11 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         if cut.end != begin:
             _log_to_stderr()
             logger.info(
-                "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, "
-                "%d replayed rows %s",
+                "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %s",
                 self.plan.config.named_topics,
                 cut.end.kafka_json(),
                 cut.resolved_ts if cut.resolved_ts is not None else "(none)",
-                cut.rows,
-                cut.dropped,
-                "kept (replays=keep)" if self.plan.config.keep_replays else "dropped",
+                describe_cut(cut, begin, keep_replays=self.plan.config.keep_replays),
             )
         self._last = cut.end
         return cut.end.to_json()

@@ -468,6 +468,22 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
         parse=_is("ignore-new-columns", "fail", "ignore-new-columns"),
     ),
     ReadOption(
+        "driver-scan",
+        "streaming: what the driver reads to plan a micro-batch. `all`: every message "
+        "(rows peeked, not decoded), so it ends a batch before a schema change and counts "
+        "its rows. `watermarks`: only the watermarks near each partition's end, read back "
+        "from it (under `maxOffsetsPerTrigger`: forward through the limit's share), so its "
+        "work does not grow with the batch; rows are not counted (the log shows offsets), "
+        "and a task that meets a change of the table's columns fails the batch (a failed "
+        "batch delivers nothing) naming the batch's start: restart there with `all`, which "
+        "ends the batch before the change (below). It assumes a partition's watermarks do "
+        "not go down in what it skips (TiCDC's, except after a changefeed restart that "
+        "re-sends older ones)",
+        "`all`",
+        field="tail_scan",
+        parse=_is("watermarks", "all", "watermarks"),
+    ),
+    ReadOption(
         "enable-tidb-extension",
         "the writer's: debezium and canal-json topics carry watermarks only with `true` (a "
         "stream under `consistency=watermark` needs them)",
@@ -570,6 +586,9 @@ class ReadConfig:
     offsets_per_task: int = OFFSETS_PER_TASK
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
+    #: Streaming: the driver reads watermarks back from each partition's end only
+    #: (`driver-scan=watermarks`), not every message (`read.stream.StreamScan`).
+    tail_scan: bool = False
     #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.
     tidb_extension: bool = False
     #: The writer's ticdc-version: debezium sends watermarks from v26.3 on.
