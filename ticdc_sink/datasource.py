@@ -69,6 +69,7 @@ from ticdc_sink.read.stream import (
     TriggerDelay,
     check_consistency,
     describe_cut,
+    refuse_changes,
 )
 from ticdc_sink.schema import TableSchema, table_schema_from_json
 from ticdc_sink.state import SinkState
@@ -616,12 +617,16 @@ class TiCDCReader(DataSourceReader):
 class TiCDCStreamPartition(InputPartition):
     """One Spark partition of a micro-batch: the offset ranges its task reads one after
     the other (`read.split`), each with its partition's resolved ts before it (for the
-    replay rule), and the table schemas the driver knows."""
+    replay rule), and the table schemas the driver knows; under `driver-scan=watermarks`
+    the micro-batch's start, which a task that meets a schema change names."""
 
-    def __init__(self, parts: Task, known: tuple[TableSchema, ...]) -> None:
+    def __init__(
+        self, parts: Task, known: tuple[TableSchema, ...], start: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(parts)
         self.parts = parts
         self.known = known
+        self.start = start
 
 
 class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
@@ -719,12 +724,16 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
         scan = self._scanner()
         scan.cover(begin, finish)
         known = scan.tables
-        return [TiCDCStreamPartition(task, known) for task in scan.tasks(begin, finish)]
+        at = begin.kafka_json() if self.plan.config.tail_scan else None
+        return [TiCDCStreamPartition(task, known, at) for task in scan.tasks(begin, finish)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
         plan = self.plan
-        for batch in read_parts(plan.config, plan.table, partition.known, partition.parts):
+        start = partition.start
+        changes = None if start is None else refuse_changes(plan.table, start)
+        parts = partition.parts
+        for batch in read_parts(plan.config, plan.table, partition.known, parts, changes=changes):
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
     def commit(self, end: dict[str, Any]) -> None:

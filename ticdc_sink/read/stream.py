@@ -88,7 +88,7 @@ from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError, TiCDCSink
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import MAX_COMMIT_TS, BadMessages, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
-from ticdc_sink.read.evolution import adds_columns_only, describe_change
+from ticdc_sink.read.evolution import adds_columns_only, changes_columns, describe_change
 from ticdc_sink.read.offsets import (
     Bounds,
     OffsetRange,
@@ -98,8 +98,8 @@ from ticdc_sink.read.offsets import (
     starting_spec,
 )
 from ticdc_sink.read.options import ReadConfig, select_topics
+from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
-from ticdc_sink.read.rows import same_columns
 from ticdc_sink.read.split import Part, Task, pack_parts, split_ranges
 from ticdc_sink.schema import TableSchema
 
@@ -118,6 +118,7 @@ __all__ = [
     "plan_offsets_cut",
     "plan_start",
     "plan_watermark_cut",
+    "refuse_changes",
 ]
 
 RESOLVED_KEY = "ticdc:resolved-ts"
@@ -1146,31 +1147,69 @@ class StreamScan:
     def _changes(self, table: TableSchema) -> bool:
         if not is_selected(self.config, table.database, table.table):
             return False
-        if same_columns(table, self.table):
-            return False
-        return not (self.config.ignore_new_columns and adds_columns_only(self.table, table))
+        return changes_columns(self.table, table, ignore_new_columns=self.config.ignore_new_columns)
 
     def _refuse_change(self, start: StreamOffset) -> None:
         changed = [(p, i) for p, i in sorted(self.index.items()) if i.change_at is not None]
         if not changed:
             return
         (topic, partition), index = changed[0]
-        assert index.change is not None
-        table = index.change
-        change = describe_change(self.table, table)
-        restart = start.kafka_json()
-        hint = (
-            "; or set option schema-evolution=ignore-new-columns to read on without them"
-            if adds_columns_only(self.table, table)
-            else ""
+        assert index.change is not None and index.change_at is not None
+        where = (topic, partition, index.change_at)
+        raise _change_error(
+            self.table,
+            index.change,
+            where,
+            f"Start a new query (a new checkpointLocation) with startingOffsets "
+            f"'{_json(start.kafka_json())}' to read the new schema",
         )
-        raise SchemaError(
-            f"table {table.database}.{table.table} changed at topic {topic} partition "
-            f"{partition} offset {index.change_at}: {change}; a streaming query keeps the "
-            "columns it started with, so it stops before the change. Start a new query "
-            f"(a new checkpointLocation) with startingOffsets '{_json(restart)}' to read "
-            f"the new schema{hint}"
+
+
+def refuse_changes(
+    table: TableSchema, start: Mapping[str, Any]
+) -> Callable[[TableSchema, str, Record], None]:
+    """What a task of the micro-batch from `start` (`StreamOffset.kafka_json`) does under
+    `driver-scan=watermarks` when it meets a selected table whose columns no longer fit
+    the stream's `table` (`scan.read_range`'s `changes`): fail the batch, which so
+    delivers nothing, naming the change as the driver names it under `driver-scan=all`
+    and the batch's start. A query from there needs the driver that stops before the
+    change: the rows before it, in this batch, have the old columns.
+
+    Raises (the function returned):
+        SchemaError: always.
+    """
+
+    def refuse(changed: TableSchema, topic: str, record: Record) -> None:
+        raise _change_error(
+            table,
+            changed,
+            (topic, record.partition, record.offset),
+            "The micro-batch that met it fails and delivers nothing (driver-scan=watermarks "
+            "leaves changes to the tasks). Start a new query (a new checkpointLocation) with "
+            f"startingOffsets '{_json(dict(start))}' and option driver-scan=all: it reads the "
+            "rows before the change and stops there, naming the offsets to read the new "
+            "schema from",
         )
+
+    return refuse
+
+
+def _change_error(
+    old: TableSchema, new: TableSchema, where: tuple[str, int, int], restart: str
+) -> SchemaError:
+    """The stream's error for a change of its table's columns at `where` (topic,
+    partition, offset), `restart` saying how to go on."""
+    topic, partition, offset = where
+    hint = (
+        "; or set option schema-evolution=ignore-new-columns to read on without them"
+        if adds_columns_only(old, new)
+        else ""
+    )
+    return SchemaError(
+        f"table {new.database}.{new.table} changed at topic {topic} partition {partition} "
+        f"offset {offset}: {describe_change(old, new)}; a streaming query keeps the columns "
+        f"it started with, so it stops before the change. {restart}{hint}"
+    )
 
 
 @attrs.define

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,10 +19,13 @@ from tests.support.read_log import (
     simple_stream,
     table,
 )
+from ticdc_sink.errors import SchemaError
 from ticdc_sink.events import Op
+from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import plan_read
-from ticdc_sink.read.stream import StreamOffset, StreamScan
+from ticdc_sink.read.scan import read_parts
+from ticdc_sink.read.stream import StreamOffset, StreamScan, refuse_changes
 
 USERS = table("users")
 Key = tuple[str, int]
@@ -171,3 +175,98 @@ def test_under_consistency_none_the_driver_reads_back_to_the_last_watermark_or_n
     kept = _scan(log, _config(consistency="none", replays="keep", **{"driver-scan": "watermarks"}))
     cut = kept.plan(start, ends, None)
     assert cut.end.offsets == ends and cut.fetched == 0
+
+
+WIDER = table("users", {"name": "varchar(20)", "age": "int"}, version=2)
+
+
+def _evolving() -> FakeTopicLog:
+    """users(id, name): a row at ts 10, then a BOOTSTRAP of users with `age` added (offset
+    3) and a row at ts 11 (offset 4), each transaction followed by its watermark."""
+    before = [(Op.INSERT, 10, (1, "a")), (WATERMARK, 10)]
+    after = [(Op.INSERT, 11, (2, "b", 30)), (WATERMARK, 11)]
+    values = simple_messages(USERS, []) + simple_stream(USERS, before)
+    values += simple_messages(WIDER, []) + simple_stream(WIDER, after)
+    return FakeTopicLog({0: values})
+
+
+def _read(scan: StreamScan, log: FakeTopicLog, start: StreamOffset, end: StreamOffset) -> list[Any]:
+    """The rows of the micro-batch `start`..`end` as its tasks read them."""
+    changes = refuse_changes(scan.table, start.kafka_json()) if scan.config.tail_scan else None
+    return [
+        (row["id"], row["_commit_ts"])
+        for task in scan.tasks(start, end)
+        for batch in read_parts(
+            scan.config, scan.table, scan.tables, task, log=log, changes=changes
+        )
+        for row in batch.to_pylist()
+    ]
+
+
+def test_a_task_that_meets_a_column_added_fails_the_batch_naming_it_and_the_batchs_start() -> None:
+    log = _evolving()
+    tail = _scan(log, _config(startingoffsets="earliest", **{"driver-scan": "watermarks"}))
+    start = StreamOffset({("t", 0): 0}, {("t", 0): 0})
+    cut = tail.plan(start, {("t", 0): 6}, None)
+    assert cut.end.offsets == {("t", 0): 6}  # the driver does not see the change
+    with pytest.raises(SchemaError) as caught:
+        _read(tail, log, start, cut.end)
+    message = str(caught.value)
+    # As the driver says it under driver-scan=all, with the batch's start to restart at.
+    assert message.startswith(
+        "ticdc: table db.users changed at topic t partition 0 offset 3: column age added (int); a "
+        "streaming query keeps the columns it started with, so it stops before the change. "
+    )
+    assert """startingOffsets '{"t":{"0":0}}' and option driver-scan=all""" in message
+    assert "schema-evolution=ignore-new-columns" in message
+
+    # The batch delivered nothing. A query from its start with driver-scan=all reads the
+    # rows before the change and stops there, naming where the new schema starts; a query
+    # from there reads the rest: every row once.
+    full = _scan(log, _config(startingoffsets='{"t": {"0": 0}}'))
+    first = full.plan(start, {("t", 0): 6}, None)
+    rows = _read(full, log, start, first.end)
+    with pytest.raises(SchemaError, match="""startingOffsets '\\{"t":\\{"0":3\\}\\}' to read"""):
+        full.plan(first.end, {("t", 0): 6}, None)
+    wider = _scan(log, _config(startingoffsets='{"t": {"0": 3}}', **{"driver-scan": "watermarks"}))
+    restart = StreamOffset({("t", 0): 3}, {("t", 0): 0})
+    last = wider.plan(restart, {("t", 0): 6}, None)
+    rows += _read(wider, log, restart, last.end)
+    assert rows == [(1, 10), (2, 11)]
+
+
+def test_a_task_meets_a_change_at_the_first_row_of_a_version_whose_schema_it_did_not_meet() -> None:
+    # The batch starts after the BOOTSTRAP of version 2 (the driver found it when the
+    # query started): the task fails at the row.
+    log = _evolving()
+    tail = _scan(log, _config(startingoffsets="earliest", **{"driver-scan": "watermarks"}))
+    start = StreamOffset({("t", 0): 4}, {("t", 0): 10})
+    cut = tail.plan(start, {("t", 0): 6}, None)
+    with pytest.raises(SchemaError, match="partition 0 offset 4: column age added"):
+        _read(tail, log, start, cut.end)
+
+
+def test_with_ignore_new_columns_the_tasks_read_on_without_them() -> None:
+    log = _evolving()
+    options = {"driver-scan": "watermarks", "schema-evolution": "ignore-new-columns"}
+    tail = _scan(log, _config(startingoffsets="earliest", **options))
+    start = StreamOffset({("t", 0): 0}, {("t", 0): 0})
+    cut = tail.plan(start, {("t", 0): 6}, None)
+    assert _read(tail, log, start, cut.end) == [(1, 10), (2, 11)]
+
+
+def test_a_task_looks_up_a_version_whose_schema_came_in_an_earlier_batch() -> None:
+    # Version 3 of users has the stream's columns (an index added, say); its BOOTSTRAP
+    # came before the batch, and neither the task nor the driver met it: the task reads
+    # the partition's schema messages before its range once, as the driver does under
+    # driver-scan=all, and reads on.
+    same = table("users", version=3)
+    values = simple_messages(USERS, []) + simple_stream(USERS, [(Op.INSERT, 10, (1, "a"))])
+    values += simple_messages(same, []) + simple_stream(same, [(Op.INSERT, 11, (2, "b"))])
+    log = FakeTopicLog({0: [*values, *simple_stream(same, [(WATERMARK, 11)])]})
+    tail = _scan(log, _config(startingoffsets="earliest", **{"driver-scan": "watermarks"}))
+    start = StreamOffset({("t", 0): 3}, {("t", 0): 0})
+    cut = tail.plan(start, {("t", 0): 5}, None)
+    assert cut.end.offsets == {("t", 0): 5}
+    assert _read(tail, log, start, cut.end) == [(2, 11)]
+    assert OffsetRange("t", 0, 0, 3) in log.reads
