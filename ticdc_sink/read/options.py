@@ -469,16 +469,13 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
     ),
     ReadOption(
         "driver-scan",
-        "streaming: what the driver reads to plan a micro-batch. `all`: every message "
-        "(rows peeked, not decoded), so it ends a batch before a schema change and counts "
-        "its rows. `watermarks`: only the watermarks near each partition's end, read back "
-        "from it (under `maxOffsetsPerTrigger`: forward through the limit's share), so its "
-        "work does not grow with the batch; rows are not counted (the log shows offsets), "
-        "and a task that meets a change of the table's columns fails the batch (a failed "
-        "batch delivers nothing) naming the batch's start: restart there with `all`, which "
-        "ends the batch before the change (below). It assumes a partition's watermarks do "
-        "not go down in what it skips (TiCDC's, except after a changefeed restart that "
-        "re-sends older ones)",
+        "streaming: what the driver reads to plan a micro-batch. `all`: every message (rows "
+        "peeked, not decoded), so it ends a batch before a schema change and counts the "
+        "batch's rows. `watermarks`: no row; under `consistency=watermark` each partition "
+        "back from its end to the watermarks the cut needs, so its work does not grow with "
+        "the batch; the log shows offsets, not rows, and a task that meets a change of the "
+        "table's columns fails its batch (which delivers nothing), naming the batch's start "
+        "to restart at with `all` (streaming guide: What the driver reads, Schema changes)",
         "`all`",
         field="tail_scan",
         parse=_is("watermarks", "all", "watermarks"),

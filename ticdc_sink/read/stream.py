@@ -15,7 +15,13 @@ values left to the tasks. It reads as far as the next micro-batch needs: everyth
 is, or under `maxOffsetsPerTrigger` each partition's share of the limit and on where the
 next watermark cut needs it (`StreamScan.plan`), so what it remembers (32 bytes a
 message, until the batch holding it commits) is about one micro-batch, not a backlog.
-From that:
+With `driver-scan=watermarks` it reads no row: under watermark consistency it reads each
+partition back from its end, in chunks, only to the watermarks placing the cut needs
+(`StreamScan._tail_cut`; under a limit, forward through the limit's share, rows skipped),
+so its work does not grow with the batch; under `consistency=none` back to the last
+watermark before each cut (the replay rule's resolved ts), or nothing. It counts no rows
+(`Cut.rows` is None), every range gets a task, and the tasks see schema changes
+(`refuse_changes`). From that (either way):
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
@@ -127,7 +133,7 @@ logger = logging.getLogger(__name__)
 
 #: The offsets a back-scan (`driver-scan=watermarks`) reads first, then twice as many
 #: each time: it reads at most about twice as far back as the watermark it looks for.
-TAIL_STEP = 16
+TAIL_STEP = 64
 
 #: Distinct watermarks the other partitions pass while a partition that never had one
 #: holds the stream back, before the driver says so: TiCDC sends each watermark to every

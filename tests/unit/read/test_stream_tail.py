@@ -143,9 +143,9 @@ def test_the_driver_reads_back_only_to_the_watermarks_it_needs_not_the_batch() -
     scan = _scan(log, _config(**{"driver-scan": "watermarks"}))
     cut = scan.plan(start, ends, None)
     assert cut.end.offsets == ends and cut.resolved_ts == 199
-    assert cut.fetched == 2 * 16 and cut.decoded == 2  # a chunk each, its watermark decoded
+    assert cut.fetched == 2 * 64 and cut.decoded == 2 * 2  # a chunk each: 2 watermarks
     # Rows arrive, no watermark yet: each partition is read back to the last batch's end
-    # (a chunk of 16, then the 9 offsets left), and the batch waits.
+    # (one chunk, which stops at what the last plan read), and the batch waits.
     for (_, p), found in log.records.items():
         more = records(p, simple_stream(USERS, [(Op.INSERT, 300, (p, "y"))] * 25))
         found += [r._replace(offset=5101 + i) for i, r in enumerate(more)]
@@ -170,7 +170,7 @@ def test_under_consistency_none_the_driver_reads_back_to_the_last_watermark_or_n
         start, ends, None
     )
     assert cut.end.offsets == ends and set(cut.end.resolved.values()) == {198}
-    assert cut.fetched == 2 * 16
+    assert cut.fetched == 2 * 64
     # The replay rule needs no resolved ts with replays=keep: offsets alone.
     kept = _scan(log, _config(consistency="none", replays="keep", **{"driver-scan": "watermarks"}))
     cut = kept.plan(start, ends, None)
