@@ -25,6 +25,7 @@ This module knows decoded events and Arrow; nothing of Spark.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
@@ -420,10 +421,12 @@ def _learn_schemas(
     low = log.bounds(offsets.topic)[offsets.partition][0]
     peek = getattr(decoder, "peek_row", None)
     skipped = BadMessages() if config.skip_bad_messages else None
-    for record in log.read(OffsetRange(offsets.topic, offsets.partition, low, offsets.start)):
-        if peek is None or peek(record.key, record.value) is None:
-            for _ in decode_events(decoder, record, config.topic, skipped):
-                pass  # decoding a schema message teaches the decoder its table
+    before = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
+    with contextlib.closing(log.read(before)) as records:
+        for record in records:
+            if peek is None or peek(record.key, record.value) is None:
+                for _ in decode_events(decoder, record, config.topic, skipped):
+                    pass  # decoding a schema message teaches the decoder its table
 
 
 def _changes(config: ReadConfig, output: TableSchema, table: TableSchema) -> bool:
