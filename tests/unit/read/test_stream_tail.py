@@ -73,7 +73,7 @@ def topics(draw: Any, marked: int) -> Items:
 @given(
     data=st.data(),
     consistency=st.sampled_from(["watermark", "none"]),
-    limit=st.none() | st.none() | st.integers(1, 40),
+    limit=st.none() | st.integers(1, 40),
     marked=st.sampled_from([3, 2]),
 )
 def test_the_back_scan_places_the_cuts_a_scan_of_every_message_places(
