@@ -1,27 +1,30 @@
 """The streaming driver's scan (issue 25): per micro-batch, the messages the driver reads
 and the ones it decodes whole against the rows in the batch, and its planning time, for
-the code of a git ref (`--before`, default `main`) and of this checkout, in one run on the
-same topics.
+the code of a git ref (`--before`, default `main`) and of this checkout, with the default
+`driver-scan=all` and with `driver-scan=watermarks` (the driver reads watermarks back from
+each partition's end, not the rows), in one run on the same topics.
 
-    python benchmarks/bench_driver_scan.py --sizes 10000,100000 --rounds 3
+    python benchmarks/bench_driver_scan.py --sizes 10000,100000 --rounds 3 [--trailing 500]
 
 Per protocol (`simple` JSON, `canal-json` and `debezium` with enable-tidb-extension) a
 topic of `--partitions` partitions on Apache Kafka (tests/support/kafka.py) holds, for
 each batch size and round, one micro-batch: `size` INSERTs of a 6-column table spread
 round-robin over the partitions, a watermark to every partition after each `--mark-every`
 rows per partition and at the batch's end (a Simple topic starts with a BOOTSTRAP per
-partition). Messages are encoded by the writer's encoders and sent by one idempotent
-producer, so each batch's end offsets are known.
+partition); with `--trailing n`, n rows more in each partition after that watermark (a
+transaction not resolved yet: the stream's end falls between watermarks, and the batch
+ends at the watermark before them). Messages are encoded by the writer's encoders and
+sent by one idempotent producer, so each batch's end offsets are known.
 
 The driver is `read.stream.StreamScan` over `read.consumer.TopicLog`, as the stream
 reader makes them (startingOffsets earliest, the defaults otherwise: watermark
 consistency, replays dropped); each micro-batch is planned by `next_cut` up to that
 batch's end offsets (Trigger.AvailableNow's target), then committed (`forget_before`):
-what the driver does per trigger of a stream that keeps up. Counted alike for both trees
+what the driver does per trigger of a stream that keeps up. Counted alike for every run
 by wrapping the log's `read` (messages read) and `read.stream.decode_events` (messages
 decoded whole); times are wall clock and CPU (`process_time`) of `next_cut`. Each tree runs
 in its own process with its `ticdc_sink` first on PYTHONPATH (the ref's from `git
-archive`), so the two runs read the same topics one after the other.
+archive`), so the runs read the same topics one after the other.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
             "protocol": spec["protocol"],
             "enable-tidb-extension": str(spec["protocol"] != "simple").lower(),
             "startingoffsets": "earliest",
+            **spec.get("options", {}),
         }
     )
     log = TopicLog(config)
@@ -86,12 +90,13 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         cut = scan.next_cut(start, target, None)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        if cut.end.offsets != target:
-            raise RuntimeError(f"the batch ended at {cut.end.offsets}, not {target}")
+        expected = {(spec["topic"], int(p)): o for p, o in batch["cut"].items()}
+        if cut.end.offsets != expected:
+            raise RuntimeError(f"the batch ended at {cut.end.offsets}, not {expected}")
         batches.append(
             {
                 "size": batch["size"],
-                "rows": cut.rows,
+                "rows": cut.rows,  # None under driver-scan=watermarks: not counted
                 "messages": start.size_to(cut.end),
                 "read": counts["read"] - before["read"],
                 "decoded": counts["decoded"] - before["decoded"],
@@ -176,7 +181,13 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
                     for p in range(partitions):
                         send(p, mark.key, mark.value)
                 producer.poll(0)
-            batches.append({"size": size, "ends": dict(ends)})
+            cut = dict(ends)
+            for i in range(args.trailing * partitions):  # written by the next batch's ts
+                key += 1
+                row = (key, f"customer {key}", "1.25", 1, "a note", "2026-11-28 00:00:00")
+                message = encoder.encode_row(RowChange(schema, Op.INSERT, ts + 1, row, None))
+                send(i % partitions, message.key, message.value)
+            batches.append({"size": size, "cut": cut, "ends": dict(ends)})
     producer.flush()
     found = broker.end_offsets(topic)
     if found != ends:
@@ -186,21 +197,21 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
 
 def summary(results: list[dict[str, Any]]) -> None:
     print(
-        "| protocol | batch rows | tree | messages | read | decoded whole | decoded / rows "
-        "| planning ms (median) | CPU ms (median) |"
+        "| protocol | batch rows | tree | messages | read | read / messages | decoded whole "
+        "| decoded / messages | planning ms (median) | CPU ms (median) |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for result in results:
         sizes = sorted({b["size"] for b in result["batches"]})
         for size in sizes:
             found = [b for b in result["batches"] if b["size"] == size]
-            rows = statistics.median(b["rows"] for b in found)
+            messages = statistics.median(b["messages"] for b in found)
+            read = statistics.median(b["read"] for b in found)
+            decoded = statistics.median(b["decoded"] for b in found)
             print(
                 f"| {result['protocol']} | {size:,} | {result['tree']} "
-                f"| {statistics.median(b['messages'] for b in found):,.0f} "
-                f"| {statistics.median(b['read'] for b in found):,.0f} "
-                f"| {statistics.median(b['decoded'] for b in found):,.0f} "
-                f"| {statistics.median(b['decoded'] for b in found) / rows:.2%} "
+                f"| {messages:,.0f} | {read:,.0f} | {read / messages:.2%} "
+                f"| {decoded:,.0f} | {decoded / messages:.2%} "
                 f"| {statistics.median(b['wall_s'] for b in found) * 1000:,.0f} "
                 f"| {statistics.median(b['cpu_s'] for b in found) * 1000:,.0f} |"
             )
@@ -213,6 +224,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="micro-batches of each size")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--mark-every", type=int, default=1000, help="rows per partition")
+    parser.add_argument(
+        "--trailing", type=int, default=0, help="rows per partition after a batch's end"
+    )
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     parser.add_argument("--before", default="main", help="git ref to compare ('' for none)")
     parser.add_argument("--output", help="also write the JSON report here")
@@ -226,16 +240,17 @@ def main() -> None:
 
     results = []
     with tempfile.TemporaryDirectory(prefix="driver-scan-") as scratch:
-        trees = [("this checkout", REPO)]
+        watermarks = {"driver-scan": "watermarks"}
+        trees = [("this checkout", REPO, {}), ("driver-scan=watermarks", REPO, watermarks)]
         if args.before:
-            trees.insert(0, (args.before, export_ref(REPO, args.before, Path(scratch))))
+            trees.insert(0, (args.before, export_ref(REPO, args.before, Path(scratch)), {}))
         with start_broker("kafka") as broker:
             for protocol in args.protocols.split(","):
                 started = time.perf_counter()
                 spec = write_topic(broker, protocol, args)
                 print(f"{protocol}: written in {time.perf_counter() - started:.1f} s", flush=True)
-                for name, tree in trees:
-                    result = run_in_tree(__file__, tree, spec)
+                for name, tree, options in trees:
+                    result = run_in_tree(__file__, tree, {**spec, "options": options})
                     results.append({"protocol": protocol, "tree": name, **result})
                     print(f"{protocol}, {name}: measured", flush=True)
     summary(results)

@@ -48,7 +48,7 @@ from ticdc_sink.read.plan import ReadPlan, plan_read, plan_stream_start, plan_ta
 from ticdc_sink.read.rows import arrow_schema, fit_batch
 from ticdc_sink.read.scan import read_parts
 from ticdc_sink.read.split import Task
-from ticdc_sink.read.stream import StreamOffset, check_consistency
+from ticdc_sink.read.stream import StreamOffset, check_consistency, refuse_changes
 from ticdc_sink.schema import TableSchema
 from ticdc_sink.spark_arrow import read_spark_schema, rows_to_batches, spark_arrow_schema
 from ticdc_sink.state import SinkState
@@ -364,12 +364,16 @@ class TiCDCReader(DataSourceReader):
 class TiCDCStreamPartition(InputPartition):
     """One Spark partition of a micro-batch: the offset ranges its task reads one after
     the other (`read.split`), each with its partition's resolved ts before it (for the
-    replay rule), and the table schemas the driver knows."""
+    replay rule), and the table schemas the driver knows; under `driver-scan=watermarks`
+    the micro-batch's start, which a task that meets a schema change names."""
 
-    def __init__(self, parts: Task, known: tuple[TableSchema, ...]) -> None:
+    def __init__(
+        self, parts: Task, known: tuple[TableSchema, ...], start: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(parts)
         self.parts = parts
         self.known = known
+        self.start = start
 
 
 class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
@@ -425,12 +429,16 @@ class TiCDCStreamReader(*_STREAM_READER_BASES):  # type: ignore[misc]
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[TiCDCStreamPartition]:
         begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
         tasks, known = self._batches.tasks(begin, finish)
-        return [TiCDCStreamPartition(task, known) for task in tasks]
+        at = begin.kafka_json() if self.plan.config.tail_scan else None
+        return [TiCDCStreamPartition(task, known, at) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, TiCDCStreamPartition)
         plan = self.plan
-        for batch in read_parts(plan.config, plan.table, partition.known, partition.parts):
+        start = partition.start
+        changes = None if start is None else refuse_changes(plan.table, start)
+        parts = partition.parts
+        for batch in read_parts(plan.config, plan.table, partition.known, parts, changes=changes):
             yield batch if self.user_schema is None else fit_batch(batch, self.user_schema)
 
     def commit(self, end: dict[str, Any]) -> None:

@@ -67,11 +67,13 @@ def run(
     topic: str,
     *,
     available_now: bool = True,
+    batches: list[dict[str, Any]] | None = None,
     **options: str,
 ) -> list[dict[str, Any]]:
     """One availableNow run (else a default-trigger query run until all available data
-    is processed); each micro-batch's rows and its offsets."""
-    batches: list[dict[str, Any]] = []
+    is processed); each micro-batch's rows and its offsets (collected into `batches`
+    when given, which keeps those of a query that fails)."""
+    batches = [] if batches is None else batches
 
     def collect(df: Any, batch_id: int) -> None:
         rows = [(r["id"], r["_commit_ts"]) for r in df.collect()]
@@ -156,7 +158,9 @@ def test_max_offsets_per_trigger_is_refused_where_spark_gives_no_read_limits(spa
         )
 
 
-def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topics, tmp_path):
+@pytest.mark.parametrize("scan", ["all", "watermarks"])
+def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topics, tmp_path, scan):
+    # driver-scan=watermarks: the driver reads watermarks back from the ends, not rows.
     topic = topics("read_stream_tx")
     broker.create_topic(topic, 3)
     writer = TopicWriter(broker.bootstrap, topic)
@@ -165,7 +169,8 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topi
     writer.write(first)
     checkpoint = str(tmp_path / "chk")
 
-    batches = run(spark, broker.bootstrap, checkpoint, topic, **LIMIT)
+    options = {**LIMIT, "driver-scan": scan}
+    batches = run(spark, broker.bootstrap, checkpoint, topic, **options)
     if READ_LIMITS:
         assert len([b for b in batches if b["rows"]]) > 1  # the limit split the read
     check_batches(batches, writer)
@@ -176,7 +181,7 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topi
     # checkpoint, up to the last watermark.
     second = list(transactions(8, 5))
     writer.write(second)
-    more = run(spark, broker.bootstrap, checkpoint, topic, **LIMIT)
+    more = run(spark, broker.bootstrap, checkpoint, topic, **options)
     check_batches(more, writer)
     rows += [row for b in more for row in b["rows"]]
     resolved = second[:4]
@@ -187,7 +192,7 @@ def test_micro_batches_end_at_watermarks_restart_and_replays(spark, broker, topi
     writer.write(first + second)
     third = list(transactions(13, 2))
     writer.write(third)
-    again = run(spark, broker.bootstrap, checkpoint, topic)
+    again = run(spark, broker.bootstrap, checkpoint, topic, **{"driver-scan": scan})
     check_batches(again, writer)
     rows += [row for b in again for row in b["rows"]]
     expected = first + second + third
@@ -316,6 +321,43 @@ def test_a_column_added_mid_stream_fails_the_query_saying_how_to_restart(
         **{"schema-evolution": "ignore-new-columns"},
     )
     assert sorted(row for b in kept for row in b["rows"]) == [(1, 10), (2, 11)]
+
+
+def test_under_driver_scan_watermarks_a_task_meets_the_change_and_a_restart_reads_every_row(
+    spark, broker, topics, tmp_path
+):
+    # The driver reads no row: the task that meets the BOOTSTRAP of users with `age`
+    # fails the batch, naming the batch's start. From there a query with driver-scan=all
+    # reads the rows before the change and stops before it, naming where the new schema
+    # starts; a query from there reads the rest.
+    topic = topics("read_stream_tail_ddl")
+    write_column_added(broker, topic)
+    with pytest.raises(StreamingQueryException) as caught:
+        run(spark, broker.bootstrap, str(tmp_path / "a"), topic, **{"driver-scan": "watermarks"})
+    message = str(caught.value)
+    assert "SchemaError" in message and "table db.users changed at topic" in message
+    assert f"{topic} partition 0 offset 3: column age added (int" in message
+    start = f"""{{"{topic}":{{"0":0}}}}"""
+    assert f"startingOffsets '{start}' and option driver-scan=all" in message
+
+    restart = f"""{{"{topic}":{{"0":3}}}}"""
+    delivered: list[dict[str, Any]] = []
+    with pytest.raises(StreamingQueryException, match=f"startingOffsets '{restart}' to read"):
+        # A default trigger on PySpark 4.0/4.1 (as in the test above).
+        run(
+            spark,
+            broker.bootstrap,
+            str(tmp_path / "b"),
+            topic,
+            available_now=READ_LIMITS,
+            batches=delivered,
+            startingOffsets=start,
+            **{"driver-scan": "all"},
+        )
+    rows = [row for b in delivered for row in b["rows"]]
+    last = run(spark, broker.bootstrap, str(tmp_path / "c"), topic, startingOffsets=restart)
+    rows += [row for b in last for row in b["rows"]]
+    assert rows == [(1, 10), (2, 11)]
 
 
 def test_a_stream_without_startingoffsets_on_a_changed_table_is_refused_at_its_start(

@@ -11,15 +11,24 @@ This module knows table schemas only.
 
 from __future__ import annotations
 
+from ticdc_sink.read.rows import same_columns
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["adds_columns_only", "describe_change"]
+__all__ = ["adds_columns_only", "changes_columns", "describe_change"]
 
 
 def adds_columns_only(old: TableSchema, new: TableSchema) -> bool:
     """Whether `new` has every column of `old`, with the same MySQL type."""
     types = {c.name: c.type for c in new.columns}
     return all(types.get(c.name) == c.type for c in old.columns)
+
+
+def changes_columns(old: TableSchema, new: TableSchema, *, ignore_new_columns: bool) -> bool:
+    """Whether rows of `new` do not fit a stream of `old`'s columns: other names or types
+    (new columns fit under `schema-evolution=ignore-new-columns`)."""
+    if same_columns(old, new):
+        return False
+    return not (ignore_new_columns and adds_columns_only(old, new))
 
 
 def describe_change(old: TableSchema, new: TableSchema) -> str:

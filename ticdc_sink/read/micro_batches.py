@@ -85,7 +85,7 @@ class MicroBatches:
         wait = None if everything or self._target is not None else self._wait
         cut = scan.next_cut(begin, self._target, cap, wait)
         if cut.end != begin:
-            log_cut(self.plan.config, cut)
+            log_cut(self.plan.config, begin, cut)
         self._last = cut.end
         return cut
 

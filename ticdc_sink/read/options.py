@@ -480,6 +480,19 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
         parse=_is("ignore-new-columns", "fail", "ignore-new-columns"),
     ),
     ReadOption(
+        "driver-scan",
+        "streaming: what the driver reads to plan a micro-batch. `all`: every message (rows "
+        "peeked, not decoded), so it ends a batch before a schema change and counts the "
+        "batch's rows. `watermarks`: no row; under `consistency=watermark` each partition "
+        "back from its end to the watermarks the cut needs, so its work does not grow with "
+        "the batch; the log shows offsets, not rows, and a task that meets a change of the "
+        "table's columns fails its batch (which delivers nothing), naming the batch's start "
+        "to restart at with `all` (streaming guide: What the driver reads, Schema changes)",
+        "`all`",
+        field="tail_scan",
+        parse=_is("watermarks", "all", "watermarks"),
+    ),
+    ReadOption(
         "enable-tidb-extension",
         "the writer's: debezium and canal-json topics carry watermarks only with `true` (a "
         "stream under `consistency=watermark` needs them)",
@@ -582,6 +595,9 @@ class ReadConfig:
     offsets_per_task: int = OFFSETS_PER_TASK
     #: Streaming: read on without the columns a table gains mid-stream.
     ignore_new_columns: bool = False
+    #: Streaming: the driver reads watermarks back from each partition's end only
+    #: (`driver-scan=watermarks`), not every message (`read.stream.StreamScan`).
+    tail_scan: bool = False
     #: The writer's enable-tidb-extension: debezium and canal-json send watermarks only with it.
     tidb_extension: bool = False
     #: The writer's ticdc-version: debezium sends watermarks from v26.3 on.

@@ -6,7 +6,11 @@ Watermarks (resolved events), BOOTSTRAP and DDL messages are not rows: they are 
 tables the options do not select are left out; a selected row whose table has other
 columns than the read's schema fails the read, naming both (a read returns one set of
 columns). Simple rows are checked by their schema version; rows of the protocols that
-carry no schema version (every other) by their column names.
+carry no schema version (every other) by their column names. A stream whose driver does
+not read the rows (`driver-scan=watermarks`) passes `changes`: the task calls it at the
+schema message (DDL, BOOTSTRAP) or first row of a selected table whose columns no longer
+fit the stream's (`evolution.changes_columns`), and it fails the micro-batch
+(`stream.refuse_changes`).
 
 Row messages that need nothing but their values typed are read a run at a time,
 column-wise, when the decoder offers it: by plain rows (`ColumnwiseDecoder`: Simple's,
@@ -21,13 +25,21 @@ This module knows decoded events and Arrow; nothing of Spark.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from ticdc_sink.decode import DecodedRow, DecodedWatermark, Decoder, PlainRow
+from ticdc_sink.decode import (
+    DecodedBootstrap,
+    DecodedDDL,
+    DecodedRow,
+    DecodedWatermark,
+    Decoder,
+    PlainRow,
+)
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
 from ticdc_sink.read.consumer import TopicLog
@@ -39,7 +51,7 @@ from ticdc_sink.read.decoding import (
     new_decoder,
 )
 from ticdc_sink.read.discover import is_selected
-from ticdc_sink.read.evolution import adds_columns_only
+from ticdc_sink.read.evolution import adds_columns_only, changes_columns
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
@@ -51,6 +63,7 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "BATCH_ROWS",
+    "Changes",
     "ColumnRun",
     "ColumnwiseDecoder",
     "RecordRun",
@@ -60,6 +73,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: What a stream's task does at a selected table whose columns no longer fit the read's
+#: (`read_range`'s `changes`), with the topic and message it met it in: it raises.
+Changes = Callable[[TableSchema, str, Record], None]
 
 #: Rows per record batch handed to Spark (Spark's own Arrow batches default to 10 000).
 BATCH_ROWS = 10_000
@@ -147,6 +164,7 @@ def read_range(
     schema_for_id: SchemaLookup | None = None,
     replays: ReplayFilter | None = None,
     columnwise: bool = True,
+    changes: Changes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
@@ -160,12 +178,14 @@ def read_range(
     message takes the row path, the reference the column-wise one must match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
-    logged at the end.
+    logged at the end. `changes` (a stream under `driver-scan=watermarks`) is called at a
+    schema message or row of a selected table whose columns do not fit `output`'s.
 
     Raises:
         DecodeError: a message that is not of the protocol (unless skipped), or a row whose
             schema is not known (each naming topic, partition and offset).
-        SchemaError: a selected row of a table with other columns than `output`.
+        SchemaError: a selected row of a table with other columns than `output` (or as
+            `changes`).
         DeliveryError: the brokers failed the read.
     """
     owned = log is None
@@ -178,6 +198,7 @@ def read_range(
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
         versioned = not describes_rows(decoder)  # Simple: a schema version in every row
+        history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
         keyed = RowKeys(decoder)
         skipped = BadMessages() if config.skip_bad_messages else None
         held = _HeldRows(builder)
@@ -188,12 +209,21 @@ def read_range(
             for event in decode_events(decoder, record, config.topic, skipped):
                 if isinstance(event, DecodedWatermark) and replays is not None:
                     replays.see_watermark(event)
+                if changes is not None and isinstance(event, DecodedBootstrap | DecodedDDL):
+                    changed = event.table
+                    if changed is not None and _changes(config, output, changed):
+                        changes(changed, config.topic, record)
                 if not isinstance(event, DecodedRow):
                     continue
                 if not is_selected(config, event.database, event.table):
                     continue
                 if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
                     continue
+                if not event.typed and versioned and changes is not None and not history:
+                    history.append(offsets)  # once: the schemas before the range
+                    _learn_schemas(decoder, source, config, offsets)
+                    yield from decode_rows(record, admitted=True)  # a Simple row: one event
+                    return
                 unfollowed = event.claim_check_location and not config.claim_check_storage_uri
                 if not event.typed or event.handle_key_only or unfollowed:
                     raise _incomplete(event, record, config.topic, versioned=versioned)
@@ -201,7 +231,7 @@ def read_range(
                 if not versioned:
                     _check_names(event, record, config, output, names)
                 elif version not in checked:
-                    _check_fits(decoder, event, record, config, output)
+                    _check_fits(decoder, event, record, config, output, changes)
                     checked.add(version)
                 builder.add(event, record, config.topic)
                 if len(held) >= batch_rows:
@@ -312,13 +342,14 @@ def read_parts(
     parts: Sequence[Part],
     *,
     log: TopicLog | None = None,
+    changes: Changes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one task's parts (`split.pack_parts`), one part after the other through
     one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
     task of its own reads it: its topic's config, its replays dropped from the resolved ts
-    before it. The parts' batches are handed out together, up to `BATCH_ROWS` rows each as
-    one range's are: a task of a thousand small ranges gives Spark a few batches, not one
-    or more per range."""
+    before it; `changes` as `read_range`'s. The parts' batches are handed out together, up
+    to `BATCH_ROWS` rows each as one range's are: a task of a thousand small ranges gives
+    Spark a few batches, not one or more per range."""
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
@@ -327,7 +358,9 @@ def read_parts(
         for offsets, resolved_ts in parts:
             part = config.for_topic(offsets.topic)
             replays = replay_filter(part, resolved_ts)
-            for batch in read_range(part, output, known, offsets, log=source, replays=replays):
+            for batch in read_range(
+                part, output, known, offsets, log=source, replays=replays, changes=changes
+            ):
                 held.append(batch)
                 rows += batch.num_rows
                 if rows >= BATCH_ROWS:
@@ -394,8 +427,38 @@ def _fits_exactly(
     )
 
 
+def _learn_schemas(
+    decoder: Decoder, log: TopicLog, config: ReadConfig, offsets: OffsetRange
+) -> None:
+    """Teach `decoder` the schema messages of `offsets`' partition before it, from its
+    first offset (rows peeked and skipped): a stream's task under `driver-scan=watermarks`
+    meets a row whose schema came in an earlier micro-batch, which the driver (reading no
+    rows) did not look up, as it does under `driver-scan=all`."""
+    low = log.bounds(offsets.topic)[offsets.partition][0]
+    peek = getattr(decoder, "peek_row", None)
+    skipped = BadMessages() if config.skip_bad_messages else None
+    before = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
+    with contextlib.closing(log.read(before)) as records:
+        for record in records:
+            if peek is None or peek(record.key, record.value) is None:
+                for _ in decode_events(decoder, record, config.topic, skipped):
+                    pass  # decoding a schema message teaches the decoder its table
+
+
+def _changes(config: ReadConfig, output: TableSchema, table: TableSchema) -> bool:
+    """Whether `table` is selected and its rows do not fit `output`'s columns."""
+    return is_selected(config, table.database, table.table) and changes_columns(
+        output, table, ignore_new_columns=config.ignore_new_columns
+    )
+
+
 def _check_fits(
-    decoder: object, row: DecodedRow, record: Record, config: ReadConfig, output: TableSchema
+    decoder: object,
+    row: DecodedRow,
+    record: Record,
+    config: ReadConfig,
+    output: TableSchema,
+    changes: Changes | None = None,
 ) -> None:
     topic = config.topic
     lookup = getattr(decoder, "table", None)
@@ -404,6 +467,8 @@ def _check_fits(
         raise _incomplete(row, record, topic)
     if config.ignore_new_columns and adds_columns_only(output, table):
         return  # the builder takes the output's columns only
+    if changes is not None and not same_columns(table, output):
+        changes(table, config.topic, record)
     if not same_columns(table, output):
         raise SchemaError(
             f"topic {topic} partition {record.partition} offset {record.offset}: "

@@ -15,7 +15,13 @@ values left to the tasks. It reads as far as the next micro-batch needs: everyth
 is, or under `maxOffsetsPerTrigger` each partition's share of the limit and on where the
 next watermark cut needs it (`StreamScan.plan`), so what it remembers (32 bytes a
 message, until the batch holding it commits) is about one micro-batch, not a backlog.
-From that:
+With `driver-scan=watermarks` it reads no row: under watermark consistency it reads each
+partition back from its end, in chunks, only to the watermarks placing the cut needs
+(`StreamScan._tail_cut`; under a limit, forward through the limit's share, rows skipped),
+so its work does not grow with the batch; under `consistency=none` back to the last
+watermark before each cut (the replay rule's resolved ts), or nothing. It counts no rows
+(`Cut.rows` is None), every range gets a task, and the tasks see schema changes
+(`refuse_changes`). From that (either way):
 
 - `consistency=watermark`: `plan_watermark_cut` ends a micro-batch, in every partition,
   just after the last watermark whose ts is at or below the smallest resolved ts of all
@@ -88,7 +94,7 @@ from ticdc_sink.errors import ConfigError, DeliveryError, SchemaError, TiCDCSink
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import MAX_COMMIT_TS, BadMessages, decode_events, new_decoder
 from ticdc_sink.read.discover import is_selected
-from ticdc_sink.read.evolution import adds_columns_only, describe_change
+from ticdc_sink.read.evolution import adds_columns_only, changes_columns, describe_change
 from ticdc_sink.read.offsets import (
     Bounds,
     OffsetRange,
@@ -98,8 +104,8 @@ from ticdc_sink.read.offsets import (
     starting_spec,
 )
 from ticdc_sink.read.options import ReadConfig, select_topics
+from ticdc_sink.read.record import Record
 from ticdc_sink.read.replay import ReplayFilter, RowKeys
-from ticdc_sink.read.rows import same_columns
 from ticdc_sink.read.split import Part, Task, pack_parts, split_ranges
 from ticdc_sink.schema import TableSchema
 
@@ -110,18 +116,25 @@ __all__ = [
     "StreamOffset",
     "StreamScan",
     "TriggerDelay",
+    "carries_watermarks",
     "check_consistency",
+    "describe_cut",
     "follow_partitions",
     "held_back",
     "log_cut",
     "plan_offsets_cut",
     "plan_start",
     "plan_watermark_cut",
+    "refuse_changes",
 ]
 
 RESOLVED_KEY = "ticdc:resolved-ts"
 
 logger = logging.getLogger(__name__)
+
+#: The offsets a back-scan (`driver-scan=watermarks`) reads first, then twice as many
+#: each time: it reads at most about twice as far back as the watermark it looks for.
+TAIL_STEP = 64
 
 #: Distinct watermarks the other partitions pass while a partition that never had one
 #: holds the stream back, before the driver says so: TiCDC sends each watermark to every
@@ -297,13 +310,9 @@ def check_consistency(config: ReadConfig) -> None:
             consistency=none.
     """
     spec = find_protocol(config.protocol)
-    if not config.watermark_consistency or spec is None:
+    if not config.watermark_consistency or spec is None or carries_watermarks(config):
         return
     watermark = spec.watermark_in(config.ticdc_version)
-    if watermark is Watermark.ALWAYS:
-        return
-    if watermark is Watermark.WITH_TIDB_EXTENSION and config.tidb_extension:
-        return
     if watermark is Watermark.WITH_TIDB_EXTENSION:
         why = (
             f"protocol {spec.name} carries watermarks only when the writer sets "
@@ -342,6 +351,18 @@ def check_consistency(config: ReadConfig) -> None:
     )
 
 
+def carries_watermarks(config: ReadConfig) -> bool:
+    """Whether the topic's writer, as the options describe it, sends watermarks (True for
+    a protocol this reader does not know: it is refused elsewhere)."""
+    spec = find_protocol(config.protocol)
+    if spec is None:
+        return True
+    watermark = spec.watermark_in(config.ticdc_version)
+    if watermark is Watermark.WITH_TIDB_EXTENSION:
+        return config.tidb_extension
+    return watermark is Watermark.ALWAYS
+
+
 def held_back(
     start: StreamOffset,
     index: Mapping[TopicPartition, PartitionIndex],
@@ -360,15 +381,28 @@ def held_back(
 @attrs.frozen
 class Cut:
     """A planned micro-batch: where it ends, its resolved ts (watermark consistency), and
-    the rows it holds and drops as replays (as the driver counted them); the messages the
+    the rows it holds and drops as replays (as the driver counted them; None under
+    `driver-scan=watermarks`, whose driver does not read the rows); the messages the
     driver read to plan it, and of those the ones it decoded whole (`StreamScan`)."""
 
     end: StreamOffset
     resolved_ts: int | None
-    rows: int
-    dropped: int
+    rows: int | None
+    dropped: int | None
     fetched: int = 0
     decoded: int = 0
+
+
+def describe_cut(cut: Cut, start: StreamOffset, *, keep_replays: bool) -> str:
+    """What the micro-batch from `start` to `cut` holds, as the driver's log says it: its
+    rows and replays, or (`driver-scan=watermarks`, rows not read) its offsets."""
+    if cut.rows is None or cut.dropped is None:
+        return (
+            f"{start.size_to(cut.end)} offsets (rows not counted: driver-scan=watermarks "
+            "reads no row)"
+        )
+    kept = "kept (replays=keep)" if keep_replays else "dropped"
+    return f"{cut.rows} rows, {cut.dropped} replayed rows {kept}"
 
 
 class PartitionIndex:
@@ -581,6 +615,8 @@ class StreamScan:
         )
         self.fetched = 0
         self.decoded = 0
+        # What the back-scans read of each partition (`driver-scan=watermarks`).
+        self._tails: dict[TopicPartition, _Tail] = {}
         self._warned: set[str] = set()  # each warning once per query
         #: Each partition's end when a micro-batch was last planned (`reportLatestOffset`).
         self.latest: dict[TopicPartition, int] = {}
@@ -705,9 +741,10 @@ class StreamScan:
     def _holds_rows(self, offsets: OffsetRange) -> bool:
         """Whether `offsets` may hold a row a task returns: the scan counted a row (kept or
         dropped as a replay) in it, or did not scan all of it. Under on-bad-message=skip
-        every range is read, so that the task reports what it skips."""
+        every range is read, so that the task reports what it skips; under
+        `driver-scan=watermarks`, which does not read the rows, every range too."""
         index = self.index.get((offsets.topic, offsets.partition))
-        if self._skipped is not None or index is None:
+        if self._skipped is not None or index is None or self.config.tail_scan:
             return True
         if not index.base <= offsets.start or offsets.end > index.scanned:
             return True
@@ -739,7 +776,10 @@ class StreamScan:
 
     def cover(self, start: StreamOffset, end: StreamOffset) -> None:
         """Make sure the scan has read `start`..`end` (a micro-batch Spark re-runs after a
-        restart is planned without `plan`), so `tables` holds its rows' schemas."""
+        restart is planned without `plan`), so `tables` holds its rows' schemas. Under
+        `driver-scan=watermarks` the tasks meet the schemas themselves: nothing to read."""
+        if self.config.tail_scan:
+            return
         for offsets, resolved_ts in self.ranges(start, end):
             key = (offsets.topic, offsets.partition)
             self._scan(key, offsets.start, resolved_ts, offsets.end)
@@ -762,24 +802,40 @@ class StreamScan:
         """
         fetched, decoded = self.fetched, self.decoded
         ends = {key: ends.get(key, offset) for key, offset in start.offsets.items()}
+        tail = self.config.tail_scan
         if self.config.watermark_consistency:
             free = self._free(start)
-            end, resolved_ts = self._watermark_cut(start, ends, limit, free)
+            if tail and limit is None:
+                end, resolved_ts = self._tail_cut(start, ends, free)
+            else:
+                end, resolved_ts = self._watermark_cut(start, ends, limit, free)
             if end == start:
                 self._warn_held_back(start, free)
+        elif tail:
+            offsets = plan_offsets_cut(start, ends, limit)
+            end, resolved_ts = StreamOffset(offsets, self._resolved_at(start, offsets)), None
         else:
             offsets = self._offsets_cut(start, ends, limit)
             resolved = {p: self.index[p].state_at(o)[0] for p, o in offsets.items()}
             end, resolved_ts = StreamOffset(offsets, resolved), None
         if end == start:
             self._refuse_change(start)
+        fetched, decoded = self.fetched - fetched, self.decoded - decoded
+        if tail:
+            logger.debug(
+                "ticdc: driver scan (driver-scan=watermarks, rows not counted) for the "
+                "micro-batch of %d offsets: %d messages read, %d decoded whole",
+                start.size_to(end),
+                fetched,
+                decoded,
+            )
+            return Cut(end, resolved_ts, None, None, fetched, decoded)
         rows = dropped = 0
         for p, o in end.offsets.items():
             _, rows_end, dropped_end = self.index[p].state_at(o)
             _, rows_start, dropped_start = self.index[p].state_at(start.offsets[p])
             rows += rows_end - rows_start
             dropped += dropped_end - dropped_start
-        fetched, decoded = self.fetched - fetched, self.decoded - decoded
         logger.debug(
             "ticdc: driver scan for the micro-batch of %d rows: %d messages read, %d decoded whole",
             rows,
@@ -787,6 +843,114 @@ class StreamScan:
             decoded,
         )
         return Cut(end, resolved_ts, rows, dropped, fetched, decoded)
+
+    def _tail_cut(
+        self,
+        start: StreamOffset,
+        ends: Mapping[TopicPartition, int],
+        free: Collection[TopicPartition],
+    ) -> tuple[StreamOffset, int | None]:
+        """`plan_watermark_cut` without a limit over the watermarks read back from each
+        partition's end (`driver-scan=watermarks`), only as far as placing the cut needs:
+        to a watermark in each partition (its resolved ts at the end), then, in each, to a
+        watermark at or below the smallest of those (its cut is after the last such).
+
+        The cut is the one a scan of everything places when each partition's watermarks
+        rise in what the back-scan skips (TiCDC's do, but after a changefeed restart that
+        re-sends older ones): the last watermark at or below a ts is then the last such
+        one read back, and it raised the resolved ts. Those the back-scan reads are taken
+        as a scan of everything takes them (a lower one raises nothing)."""
+        tails = {
+            key: self._tail(key, offset, ends[key])
+            for key, offset in start.offsets.items()
+            if key not in free
+        }
+        for key, found in tails.items():
+            self._read_back(key, start.offsets[key], found, bool)
+        tops = [
+            max([start.resolved.get(k, 0), *(ts for _, ts in t.marks)]) for k, t in tails.items()
+        ]
+        ceiling = min(tops, default=0)
+        for key, found in tails.items():
+            self._read_back(
+                key, start.offsets[key], found, lambda marks: any(ts <= ceiling for _, ts in marks)
+            )
+        views = {}
+        for key in start.offsets:
+            found = tails.get(key) or _Tail(ends[key], ends[key])
+            view = PartitionIndex(found.lo, start.resolved.get(key, 0))
+            for at, ts in found.marks:
+                view.see_watermark(at, DecodedWatermark(ts))
+            view.scanned = ends[key]
+            views[key] = view
+        self.index.update(views)
+        return plan_watermark_cut(start, views, None, free)
+
+    def _resolved_at(
+        self, start: StreamOffset, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int]:
+        """Each partition's resolved ts before `offsets` (consistency=none under
+        `driver-scan=watermarks`): its last watermark, read back from there, where the
+        replay rule needs it (replays dropped, a writer that sends watermarks); else the
+        start's, carried."""
+        resolved = {key: start.resolved.get(key, 0) for key in offsets}
+        if self.config.keep_replays or not carries_watermarks(self.config):
+            return resolved
+        for key, offset in offsets.items():
+            found = self._tail(key, start.offsets[key], offset)
+            self._read_back(key, start.offsets[key], found, bool)
+            resolved[key] = max([resolved[key], *(ts for _, ts in found.marks)])
+        return resolved
+
+    def _tail(self, key: TopicPartition, start: int, end: int) -> _Tail:
+        """The back-scan of `key` for `start`..`end`: what an earlier one read of it when
+        that lies in there (from `start` on), else nothing read yet."""
+        known = self._tails.get(key)
+        if known is None or not start <= known.hi <= end:
+            return _Tail(end, end)
+        known.marks = [m for m in known.marks if m[0] >= start]
+        known.lo = max(known.lo, start)
+        return known if known.hi == end else _Tail(end, end, below=known)
+
+    def _read_back(
+        self,
+        key: TopicPartition,
+        start: int,
+        found: _Tail,
+        enough: Callable[[list[tuple[int, int]]], bool],
+    ) -> None:
+        """Read `key` back from `found.lo` in chunks (`TAIL_STEP` offsets, doubling) until
+        `enough` holds of the watermarks read, or to `start`; what an earlier back-scan
+        read (`found.below`) is joined, not read again."""
+        step = 0
+        while not enough(found.marks) and found.lo > start:
+            below = found.below
+            if below is not None and below.hi == found.lo:
+                found.lo, found.marks, found.below = below.lo, below.marks + found.marks, None
+                continue
+            step = 2 * step if step else TAIL_STEP
+            low = max(below.hi if below is not None else start, found.lo - step)
+            found.marks = self._watermarks(OffsetRange(*key, low, found.lo)) + found.marks
+            found.lo = low
+        found.below = None  # not reached: not needed by this plan, nor kept
+        self._tails[key] = found
+
+    def _watermarks(self, offsets: OffsetRange) -> list[tuple[int, int]]:
+        """The watermarks in `offsets` (offset, ts); rows are peeked only to skip them,
+        other messages decoded (the schema messages' tables learnt)."""
+        out = []
+        with contextlib.closing(self.log.read(offsets)) as records:
+            for record in records:
+                self.fetched += 1
+                if self._peek is not None and self._peek(record.key, record.value) is not None:
+                    continue
+                self.decoded += 1
+                for event in decode_events(self._decoder, record, offsets.topic, self._skipped):
+                    if isinstance(event, DecodedWatermark):
+                        out.append((record.offset, event.commit_ts))
+                    else:
+                        self._learn(event)
+        return out
 
     def _scan_to(self, start: StreamOffset, reach: Mapping[TopicPartition, int]) -> None:
         for key, offset in start.offsets.items():
@@ -928,6 +1092,8 @@ class StreamScan:
                         self._learn(event)
                     elif isinstance(event, DecodedWatermark):
                         index.see_watermark(record.offset, event)
+                    elif self.config.tail_scan:  # rows are the tasks', and so are changes
+                        self._learn(event)
                     elif isinstance(event, DecodedRow | RowPeek):
                         if not is_selected(self.config, event.database, event.table):
                             continue
@@ -958,6 +1124,8 @@ class StreamScan:
         if self._peek is None:
             return None
         row = self._peek(key, value)
+        if row is not None and self.config.tail_scan:
+            return row  # skipped (driver-scan=watermarks): only its kind matters
         if row is None or row.commit_ts > MAX_COMMIT_TS:
             return None
         compares = index is not None and index.replays.identical and row.images is None
@@ -986,45 +1154,93 @@ class StreamScan:
     def _changes(self, table: TableSchema) -> bool:
         if not is_selected(self.config, table.database, table.table):
             return False
-        if same_columns(table, self.table):
-            return False
-        return not (self.config.ignore_new_columns and adds_columns_only(self.table, table))
+        return changes_columns(self.table, table, ignore_new_columns=self.config.ignore_new_columns)
 
     def _refuse_change(self, start: StreamOffset) -> None:
         changed = [(p, i) for p, i in sorted(self.index.items()) if i.change_at is not None]
         if not changed:
             return
         (topic, partition), index = changed[0]
-        assert index.change is not None
-        table = index.change
-        change = describe_change(self.table, table)
-        restart = start.kafka_json()
-        hint = (
-            "; or set option schema-evolution=ignore-new-columns to read on without them"
-            if adds_columns_only(self.table, table)
-            else ""
+        assert index.change is not None and index.change_at is not None
+        where = (topic, partition, index.change_at)
+        raise _change_error(
+            self.table,
+            index.change,
+            where,
+            f"Start a new query (a new checkpointLocation) with startingOffsets "
+            f"'{_json(start.kafka_json())}' to read the new schema",
         )
-        raise SchemaError(
-            f"table {table.database}.{table.table} changed at topic {topic} partition "
-            f"{partition} offset {index.change_at}: {change}; a streaming query keeps the "
-            "columns it started with, so it stops before the change. Start a new query "
-            f"(a new checkpointLocation) with startingOffsets '{_json(restart)}' to read "
-            f"the new schema{hint}"
+
+
+def refuse_changes(
+    table: TableSchema, start: Mapping[str, Any]
+) -> Callable[[TableSchema, str, Record], None]:
+    """What a task of the micro-batch from `start` (`StreamOffset.kafka_json`) does under
+    `driver-scan=watermarks` when it meets a selected table whose columns no longer fit
+    the stream's `table` (`scan.read_range`'s `changes`): fail the batch, which so
+    delivers nothing, naming the change as the driver names it under `driver-scan=all`
+    and the batch's start. A query from there needs the driver that stops before the
+    change: the rows before it, in this batch, have the old columns.
+
+    Raises (the function returned):
+        SchemaError: always.
+    """
+
+    def refuse(changed: TableSchema, topic: str, record: Record) -> None:
+        raise _change_error(
+            table,
+            changed,
+            (topic, record.partition, record.offset),
+            "The micro-batch that met it fails and delivers nothing (driver-scan=watermarks "
+            "leaves changes to the tasks). Start a new query (a new checkpointLocation) with "
+            f"startingOffsets '{_json(dict(start))}' and option driver-scan=all: it reads the "
+            "rows before the change and stops there, naming the offsets to read the new "
+            "schema from",
         )
+
+    return refuse
+
+
+def _change_error(
+    old: TableSchema, new: TableSchema, where: tuple[str, int, int], restart: str
+) -> SchemaError:
+    """The stream's error for a change of its table's columns at `where` (topic,
+    partition, offset), `restart` saying how to go on."""
+    topic, partition, offset = where
+    hint = (
+        "; or set option schema-evolution=ignore-new-columns to read on without them"
+        if adds_columns_only(old, new)
+        else ""
+    )
+    return SchemaError(
+        f"table {new.database}.{new.table} changed at topic {topic} partition {partition} "
+        f"offset {offset}: {describe_change(old, new)}; a streaming query keeps the columns "
+        f"it started with, so it stops before the change. {restart}{hint}"
+    )
+
+
+@attrs.define
+class _Tail:
+    """What a back-scan read of one partition: offsets `lo`..`hi`, the watermarks in them
+    (offset, ts) rising by offset, and an earlier back-scan's below them, to join."""
+
+    lo: int
+    hi: int
+    marks: list[tuple[int, int]] = attrs.Factory(list)
+    below: _Tail | None = None
 
 
 def _json(value: dict[str, Any]) -> str:
     return orjson.dumps(value).decode()
 
 
-def log_cut(config: ReadConfig, cut: Cut) -> None:
-    """The driver's INFO line for a micro-batch it planned (`StreamScan.next_cut`)."""
+def log_cut(config: ReadConfig, start: StreamOffset, cut: Cut) -> None:
+    """The driver's INFO line for a micro-batch from `start` it planned
+    (`StreamScan.next_cut`)."""
     logger.info(
-        "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %d rows, %d replayed rows %s",
+        "ticdc: micro-batch of %s planned up to %s: resolved ts %s, %s",
         config.named_topics,
         cut.end.kafka_json(),
         cut.resolved_ts if cut.resolved_ts is not None else "(none)",
-        cut.rows,
-        cut.dropped,
-        "kept (replays=keep)" if config.keep_replays else "dropped",
+        describe_cut(cut, start, keep_replays=config.keep_replays),
     )
