@@ -10,7 +10,6 @@ values, schemas in a Confluent Schema Registry.
       encoder.py    AvroEncoder: schemas checked, both paths offered
       confluent.py  Confluent framing read back: writer schemas by id (avro, debezium-avro)
       decoder.py    AvroDecoder: messages back into rows
-      binary_reader.py  record readers generated per writer schema, into column lists
       read_columns.py   AvroRun: a read's runs of records, column-wise
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
