@@ -31,9 +31,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.text_arrays import (
+    DECIMAL,
+    INTEGER,
+    NUMBER,
+    UNSIGNED,
+    enum_members,
+    float32s,
+    matches,
+)
 from ticdc_sink.decode import PlainRow
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
@@ -44,13 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SimpleRun"]
 
-# The text Simple JSON holds for these values (tiflow simple/message.go writes them as
-# strings): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
-# MySQL prints them.
-_INTEGER = r"^-?[0-9]+$"
-_UNSIGNED = r"^[0-9]+$"
-_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
-_DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
+# Simple JSON holds numbers as text (tiflow simple/message.go writes them as strings), in
+# Go's forms: `codec.text_arrays` casts them.
 _TEXT_KINDS = frozenset(
     {
         ValueKind.DATE,
@@ -63,11 +66,6 @@ _TEXT_KINDS = frozenset(
 )
 # What failing to take a column raises: the row path then decodes the run.
 _REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
-
-
-def _matches(strings: pa.Array, pattern: str) -> bool:
-    """Whether every non-null string matches `pattern` (an all-null array does)."""
-    return pc.all(pc.match_substring_regex(strings, pattern)).as_py() is not False
 
 
 class _ColumnReader:
@@ -83,19 +81,19 @@ class _ColumnReader:
         if self.kind is ValueKind.ENUM:
             self.members = pa.array(["", *column.type.elements], pa.string())
         pattern = {
-            ValueKind.INT: _INTEGER,
-            ValueKind.UINT: _INTEGER,
-            ValueKind.BIT: _INTEGER,
-            ValueKind.ENUM: _INTEGER,
-            ValueKind.FLOAT32: _NUMBER,
-            ValueKind.FLOAT64: _NUMBER,
-            ValueKind.DECIMAL: _DECIMAL,
+            ValueKind.INT: INTEGER,
+            ValueKind.UINT: INTEGER,
+            ValueKind.BIT: INTEGER,
+            ValueKind.ENUM: INTEGER,
+            ValueKind.FLOAT32: NUMBER,
+            ValueKind.FLOAT64: NUMBER,
+            ValueKind.DECIMAL: DECIMAL,
         }.get(self.kind)
         # Avro values come typed by fastavro: one by one through the row path's parser,
         # which checks their Python types as Arrow would not (bytes for a string).
         self.one_by_one = decoder.encoding_format == "avro"
         if self.kind is ValueKind.UINT and column.type.base == "bigint":
-            pattern = _UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
+            pattern = UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
         elif not (self.convert is None or self.kind is ValueKind.ENUM):
             pattern = None  # SET, DECIMAL beyond 38 digits: one by one
         self.pattern = pattern
@@ -113,24 +111,16 @@ class _ColumnReader:
             return pa.array(values, pa.string())  # refuses anything but str and None
         if self.pattern is not None:
             strings = pa.array(values, pa.string())
-            if _matches(strings, self.pattern):
+            if matches(strings, self.pattern):
                 return self._cast(strings)  # a cast's error: the run goes the row path
         return self._one_by_one(values)
 
     def _cast(self, strings: pa.Array) -> pa.Array:
         if self.kind is ValueKind.FLOAT32:
-            # Go's float32(float64(text)), as the parser: rounded twice, never directly.
-            doubles = strings.cast(pa.float64())
-            floats = doubles.cast(pa.float32())
-            overflow = pc.and_(pc.is_inf(floats), pc.invert(pc.is_inf(doubles)))
-            if pc.any(overflow).as_py():
-                raise OverflowError("a FLOAT value beyond the float32 range")
-            return floats
+            return float32s(strings)
         if self.kind is ValueKind.ENUM:
             assert self.members is not None
-            indexes = strings.cast(pa.int64())
-            inside = pc.and_(pc.greater(indexes, 0), pc.less(indexes, len(self.members)))
-            return self.members.take(pc.if_else(inside, indexes, 0))  # 0: MySQL's ""
+            return enum_members(strings, self.members)
         return strings.cast(self.type)
 
     def _one_by_one(self, values: list[Any]) -> pa.Array:
