@@ -43,11 +43,13 @@ decoder reads the stored message and returns the full row instead (with
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from ticdc_sink.codec.canal_json.parsers import Parser, parser_for
+from ticdc_sink.codec.canal_json.read_columns import CanalJsonRun
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import (
@@ -87,6 +89,7 @@ _TYPE_BY_CODE = {
     -3: "varbinary",
     1: "char",
 }
+
 
 class CanalJsonDecoder:
     """Decodes canal-json messages written by TiCDC or by this sink. Keeps a small cache
@@ -150,6 +153,27 @@ class CanalJsonDecoder:
         row = self._row(message, Op(kind), commit_ts, build_ts, extension)
         return follow_claim_check(
             self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
+        )
+
+    def record_run(
+        self,
+        output: TableSchema,
+        *,
+        selected: Callable[[str, str], bool],
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
+    ) -> CanalJsonRun:
+        """A run that reads this decoder's row messages of `output`'s columns column-wise,
+        for a read's task (`read_columns`: the column-wise twin of the read's row path);
+        `selected(database, table)` says which tables the read takes."""
+        return CanalJsonRun(
+            output,
+            compression=self.compression,
+            selected=selected,
+            kafka_columns=kafka_columns,
+            topic=topic,
+            headers=headers,
         )
 
     def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
