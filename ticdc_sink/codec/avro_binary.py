@@ -70,6 +70,23 @@ def _varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     return (n >> 1) ^ -(n & 1), pos
 
 
+def _length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+    """A length (of bytes, a string or a map key) whose first byte `first` (at pos - 1) is
+    not a one-byte length of 0..63; the length and the position after it.
+
+    Raises:
+        ValueError: a negative length, or beyond 64 bits.
+        IndexError: the buffer ends inside it.
+    """
+    if first & 0x80:
+        n, pos = _varint(buf, pos, first)
+    else:
+        n = (first >> 1) ^ -(first & 1)
+    if n < 0:
+        raise ValueError("a negative length")
+    return n, pos
+
+
 @attrs.frozen
 class Leaf:
     """One column of a reader's output: a field's value (`path`: the field names from
@@ -228,10 +245,13 @@ class _Generator:
             self.named_value(depth, full, target)
             return
         if isinstance(kind, list):
-            index = self.variable()
-            self.long(depth, index)
+            if len(kind) > 64:
+                raise _Refused("a union of more than 64 types")
+            # Dispatched on the index's byte (zig-zag 2 * index; an index in more bytes,
+            # which fastavro would read, is refused).
+            self.emit(depth, "b = buf[pos]; pos += 1")
             for i, member in enumerate(kind):
-                self.emit(depth, f"{'if' if i == 0 else 'elif'} {index} == {i}:")
+                self.emit(depth, f"{'if' if i == 0 else 'elif'} b == {2 * i}:")
                 self.whole(depth + 1, member, target, namespace)
             self.emit(depth, "else:")
             self.emit(depth + 1, "raise ValueError('a union index out of range')")
@@ -256,13 +276,18 @@ class _Generator:
         elif name == "double":
             self.emit(depth, f"{target} = _double(buf, pos)[0]; pos += 8")
         elif name in ("bytes", "string"):
-            size = self.variable()
-            self.long(depth, size)
-            self.emit(depth, f"if {size} < 0: raise ValueError('a negative length')")
-            decode = ".decode()" if name == "string" else ""
-            self.emit(depth, f"{target} = buf[pos:pos + {size}]{decode}; pos += {size}")
+            self.text(depth, target, decode=name == "string")
         else:
             raise _Refused(f"type {name!r}")
+
+    def text(self, depth: int, target: str, *, decode: bool) -> None:
+        """`target` = the next bytes (a string: decoded as strict UTF-8)."""
+        self.emit(depth, "b = buf[pos]; pos += 1")
+        self.emit(depth, "if b & 0x81:")  # not a one-byte length of 0..63
+        self.emit(depth + 1, "n, pos = _length(buf, pos, b)")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, "n = b >> 1")
+        self.emit(depth, f"{target} = buf[pos:pos + n]{'.decode()' if decode else ''}; pos += n")
 
     def define(self, kind: dict[str, Any], namespace: str) -> str:
         """A record or enum defined where it is first used: its full name, known from
@@ -310,16 +335,14 @@ class _Generator:
 
     def map(self, depth: int, values: Any, target: str, namespace: str) -> None:
         """A map, block by block (fastavro: a later key replaces an earlier one)."""
-        count, size, key, value = (self.variable() for _ in range(4))
+        count, key, value = (self.variable() for _ in range(3))
         self.emit(depth, f"{target} = {{}}")
         self.emit(depth, "while True:")
         self.long(depth + 1, count)
         self.emit(depth + 1, f"if {count} == 0: break")
         self.emit(depth + 1, f"if {count} < 0: raise ValueError('a map block with its size')")
         self.emit(depth + 1, f"for _ in range({count}):")
-        self.long(depth + 2, size)
-        self.emit(depth + 2, f"if {size} < 0: raise ValueError('a negative length')")
-        self.emit(depth + 2, f"{key} = buf[pos:pos + {size}].decode(); pos += {size}")
+        self.text(depth + 2, key, decode=True)
         self.whole(depth + 2, values, value, namespace)
         self.emit(depth + 2, f"{target}[{key}] = {value}")
 
@@ -327,6 +350,7 @@ class _Generator:
 def _namespace() -> dict[str, Any]:
     return {
         "_varint": _varint,
+        "_length": _length,
         "_float": struct.Struct("<f").unpack_from,
         "_double": struct.Struct("<d").unpack_from,
     }
