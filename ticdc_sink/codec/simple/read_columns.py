@@ -13,8 +13,9 @@ values in one list, checked and cast by Arrow where Arrow gives exactly the row 
 value (integers and floats from their text, checked against Go's number text first, since
 Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
 (`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
-DECIMAL beyond 38 digits). Simple Avro: every column one by one by that parser (fastavro
-has typed the values; what is saved is the per-row objects).
+DECIMAL beyond 38 digits). Simple Avro: the values come typed; a column whose parser only
+checks their Python type goes to Arrow whole once that type is checked, every other one
+by one by that parser.
 
 The row path stays the reference: when anything in a run is unusual (a value a cast or
 parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and
@@ -64,6 +65,15 @@ _TEXT_KINDS = frozenset(
         ValueKind.TEXT,
     }
 )
+# Avro values the row path's parser gives back as they are once their Python type is
+# checked (kind -> that type): such a column goes to Arrow whole.
+_AVRO_AS_READ: dict[ValueKind, type] = {
+    ValueKind.INT: int,
+    ValueKind.FLOAT32: float,
+    ValueKind.FLOAT64: float,
+    ValueKind.BINARY: bytes,
+    **dict.fromkeys(_TEXT_KINDS, str),
+}
 # What failing to take a column raises: the row path then decodes the run.
 _REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
 
@@ -90,8 +100,10 @@ class _ColumnReader:
             ValueKind.DECIMAL: DECIMAL,
         }.get(self.kind)
         # Avro values come typed by fastavro: one by one through the row path's parser,
-        # which checks their Python types as Arrow would not (bytes for a string).
+        # which checks their Python types as Arrow would not (bytes for a string), but
+        # where a type check is all it does.
         self.one_by_one = decoder.encoding_format == "avro"
+        self.avro_type = _AVRO_AS_READ.get(self.kind) if self.convert is None else None
         if self.kind is ValueKind.UINT and column.type.base == "bigint":
             pattern = UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
         elif not (self.convert is None or self.kind is ValueKind.ENUM):
@@ -106,6 +118,9 @@ class _ColumnReader:
                 row path would refuse, or one this path leaves to it.
         """
         if self.one_by_one:
+            kind = self.avro_type
+            if kind is not None and all(v is None or type(v) is kind for v in values):
+                return pa.array(values, self.type)
             return self._one_by_one(values)
         if self.kind in _TEXT_KINDS:
             return pa.array(values, pa.string())  # refuses anything but str and None
