@@ -24,6 +24,7 @@ on it; `tests/unit/test_layering.py` holds all of this.
       checksum.py     TiCDC's row checksum (integrity-check-level = correctness)
       compression.py  large-message-handle-compression: snappy, lz4, and back
       avro_binary.py  Avro binary read by readers generated per schema (avro, Simple Avro)
+      text_arrays.py  Go's number text cast by Arrow where it gives the parsers' values
       simple/         protocol=simple: JSON and Avro marshallers, row and column-wise
       avro/           protocol=avro: Confluent Avro, schemas for the registry
       debezium/       protocol=debezium: Debezium JSON envelopes

@@ -9,6 +9,7 @@ WATERMARK and DDL, as tiflow's `pkg/sink/codec/canal` writes them.
       encoder.py    CanalJsonEncoder (size check, large messages, DDL) and the watermark
       parsers.py    value text back into values, by mysqlType / sqlType (shared)
       decoder.py    CanalJsonDecoder: messages back into events, the peek
+      read_columns.py  CanalJsonRun: a read's runs of rows -> Arrow, column by column
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`
