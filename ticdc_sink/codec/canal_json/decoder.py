@@ -22,6 +22,9 @@ code when `mysqlType` lacks the column:
 
 These are the mounter values of `ticdc_sink.events` except DECIMAL (a Decimal, as the
 Simple decoder returns) and a BIGINT UNSIGNED typed from sqlType 3 alone (a Decimal).
+The parsers live in `parsers.py`, shared with the read's column-wise path: a read's task
+takes runs of row messages from `record_run` (`read_columns.py`), which types a column at
+a time and leaves anything unusual to `decode_message`.
 
 Rows: `data` is the new image of INSERT and UPDATE and the deleted row of DELETE (which
 the DecodedRow carries as `old`, with `data` None). An UPDATE written with
