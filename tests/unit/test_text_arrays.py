@@ -7,21 +7,28 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import orjson
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.column_path import assert_same_outcome, read_outcome
 from tests.support.hypothesis_profiles import examples
+from tests.support.read_log import FakeTopicLog, simple_messages, table
 from ticdc_sink.codec.text_arrays import (
     DECIMAL,
     INTEGER,
     NUMBER,
     decimal_texts,
+    decimals,
     enum_members,
     float32s,
     matches,
 )
+from ticdc_sink.errors import DecodeError
+from ticdc_sink.events import Op
 from ticdc_sink.gotext import to_float32
+from ticdc_sink.read.options import ReadConfig
 
 _DIGITS = st.text("0123456789", min_size=1, max_size=25)
 _TEXTS = st.one_of(
@@ -101,7 +108,7 @@ def test_floats_cast_as_float_and_float32_parse(values: list[str | None]) -> Non
 
 @settings(max_examples=examples(500), deadline=None)
 @given(values=_texts(), precision=st.integers(1, 38), data=st.data())
-def test_decimals_cast_as_decimal_parses(
+def test_decimals_cast_as_decimal_parses_or_are_refused(
     values: list[str | None], precision: int, data: Any
 ) -> None:
     scale = data.draw(st.integers(0, precision))
@@ -110,16 +117,15 @@ def test_decimals_cast_as_decimal_parses(
         return
     kind = pa.decimal128(precision, scale)
     try:
-        got = strings.cast(kind)
+        got = decimals(strings, kind)
     except pa.ArrowException:
         got = None
     try:
         expected = pa.array(_parsed(Decimal, values), kind)
     except pa.ArrowException:
         expected = None
-    assert (got is None) == (expected is None)
-    if got is not None:
-        assert got.equals(expected)
+    if got is not None:  # refused (None): typed one by one instead
+        assert expected is not None and got.equals(expected)
 
 
 @settings(max_examples=examples(500), deadline=None)
@@ -156,3 +162,23 @@ def test_enum_members_are_the_converter_s(values: list[str | None], elements: li
     ]
     assert got == member
 
+
+def test_a_decimal_beyond_its_digits_is_not_cast() -> None:
+    # pyarrow's cast of this text to decimal(38, 30) overflows silently (30613268.158...).
+    kind = pa.decimal128(38, 30)
+    assert decimals(pa.array(["711178002.0"]), kind) is None
+    assert decimals(pa.array(["0.5", None]), kind) is not None
+
+
+def test_simple_json_reads_a_decimal_beyond_its_digits_as_the_row_path_does() -> None:
+    schema = table("t", {"d": "decimal(38,30)"})
+    # a table's first row takes the row path; the rows after it, the column-wise one
+    rows = [(Op.INSERT, 5, (i, "0.5"), None) for i in range(3)]
+    values = simple_messages(schema, rows)
+    message = orjson.loads(values[3] or b"")
+    message["data"]["d"] = "711178002.0"  # pyarrow casts it as 30613268.1581...
+    log = FakeTopicLog({0: [*values[:3], orjson.dumps(message)]})
+    config = ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t"})
+    row_path = read_outcome(config, log, columnwise=False)
+    assert row_path[0] is DecodeError  # the value does not fit decimal(38, 30)
+    assert_same_outcome(read_outcome(config, log, columnwise=True), row_path)

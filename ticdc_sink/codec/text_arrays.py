@@ -21,6 +21,7 @@ __all__ = [
     "NUMBER",
     "UNSIGNED",
     "decimal_texts",
+    "decimals",
     "enum_members",
     "float32s",
     "matches",
@@ -67,6 +68,20 @@ def enum_members(strings: pa.Array, members: pa.Array) -> pa.Array:
     indexes = strings.cast(pa.int64())
     inside = pc.and_(pc.greater(indexes, 0), pc.less(indexes, len(members)))
     return members.take(pc.if_else(inside, indexes, 0))
+
+
+def decimals(strings: pa.Array, kind: pa.Decimal128Type) -> pa.Array | None:
+    """DECIMAL(p, s) values from text that `matches` DECIMAL: Arrow's cast where every
+    value has at most p - s integer digits (leading zeros aside) and at most s fraction
+    digits, so that it is exact (beyond them Arrow's rescaling can overflow silently:
+    pyarrow 26 casts "3018027152167.0" to decimal(35, 35) as 0.4974...); None otherwise,
+    for the caller to type one by one."""
+    whole, scale = kind.precision - kind.scale, kind.scale
+    integer = f"0*[0-9]{{1,{whole}}}" if whole else "0+"
+    fraction = f"(\\.[0-9]{{1,{scale}}})?" if scale else ""
+    if matches(strings, f"^-?{integer}{fraction}$"):
+        return strings.cast(kind)
+    return None
 
 
 def decimal_texts(strings: pa.Array) -> pa.Array | None:

@@ -48,6 +48,7 @@ from ticdc_sink.codec.text_arrays import (
     INTEGER,
     NUMBER,
     decimal_texts,
+    decimals,
     enum_members,
     float32s,
     matches,
@@ -131,7 +132,7 @@ class _TextColumn:
             return float32s(strings)
         if parse is parse_decimal and matches(strings, DECIMAL):
             if plain and pa.types.is_decimal(arrow):
-                return strings.cast(arrow)
+                return decimals(strings, arrow)
             if self.convert is str and arrow == pa.string():  # beyond 38 digits
                 return decimal_texts(strings)
         return None

@@ -39,6 +39,7 @@ from ticdc_sink.codec.text_arrays import (
     INTEGER,
     NUMBER,
     UNSIGNED,
+    decimals,
     enum_members,
     float32s,
     matches,
@@ -127,10 +128,14 @@ class _ColumnReader:
         if self.pattern is not None:
             strings = pa.array(values, pa.string())
             if matches(strings, self.pattern):
-                return self._cast(strings)  # a cast's error: the run goes the row path
+                cast = self._cast(strings)  # a cast's error: the run goes the row path
+                if cast is not None:
+                    return cast
         return self._one_by_one(values)
 
-    def _cast(self, strings: pa.Array) -> pa.Array:
+    def _cast(self, strings: pa.Array) -> pa.Array | None:
+        if self.kind is ValueKind.DECIMAL:
+            return decimals(strings, self.type)  # None: one by one
         if self.kind is ValueKind.FLOAT32:
             return float32s(strings)
         if self.kind is ValueKind.ENUM:
