@@ -100,9 +100,9 @@ class _ColumnReader:
             ValueKind.FLOAT64: NUMBER,
             ValueKind.DECIMAL: DECIMAL,
         }.get(self.kind)
-        # Avro values come typed by fastavro: one by one through the row path's parser,
-        # which checks their Python types as Arrow would not (bytes for a string), but
-        # where a type check is all it does.
+        # Avro values come typed (as fastavro reads them): one by one through the row
+        # path's parser, which checks their Python types as Arrow would not (bytes for a
+        # string), but where a type check is all it does.
         self.one_by_one = decoder.encoding_format == "avro"
         self.avro_type = _AVRO_AS_READ.get(self.kind) if self.convert is None else None
         if self.kind is ValueKind.UINT and column.type.base == "bigint":
