@@ -23,6 +23,8 @@ on it; `tests/unit/project/test_layering.py` holds all of this.
       row_key.py      TiDB's record key of a row (canal-json output-row-key)
       checksum.py     TiCDC's row checksum (integrity-check-level = correctness)
       compression.py  large-message-handle-compression: snappy, lz4, and back
+      avro_binary.py  Avro binary read by readers generated per schema (avro, Simple Avro)
+      text_arrays.py  Go's number text cast by Arrow where it gives the parsers' values
       simple/         protocol=simple: JSON and Avro marshallers, row and column-wise
       avro/           protocol=avro: Confluent Avro, schemas for the registry
       debezium/       protocol=debezium: Debezium JSON envelopes
@@ -36,8 +38,8 @@ reference) and a column-wise path (`encode_batch`) that import the lower layer a
 each other, and an `encoder.py` that offers both and the entry points the spec holds
 (`build_encoder`, `encode_table_ddl`, `encode_watermark`); and a `decoder.py` that
 reads its messages back (the spec's `build_decoder`, on the contract of
-`ticdc_sink.decode`), with, for Simple and avro, the read's column-wise path
-(`read_columns.py`). What the column-wise encoder cannot vouch for it lists in
+`ticdc_sink.decode`), with, for Simple, avro and canal-json, the read's column-wise
+path (`read_columns.py`). What the column-wise encoder cannot vouch for it lists in
 `EncodedBatch.row_path`; the writer takes those messages from `encode_row`, as it does
 those above max-message-bytes.
 

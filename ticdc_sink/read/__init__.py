@@ -13,7 +13,8 @@ One idea per module:
       split.py       ranges into tasks: large split (minPartitions), small packed
       rows.py        events -> Arrow in the writer's input contract, row by row
       scan.py        a task's read of its ranges; runs of rows column-wise where the
-                     decoder offers it (codec/simple/ and codec/avro/read_columns.py)
+                     decoder offers it (codec/<protocol>/read_columns.py: simple, avro,
+                     canal_json)
       replay.py      TiCDC's replay rule: rows a restart re-sent, dropped
       stream.py      streaming reads: micro-batches cut at watermarks, on the driver
       micro_batches.py  a streaming read's micro-batches one after the other, for the

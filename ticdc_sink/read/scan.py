@@ -15,7 +15,8 @@ fit the stream's (`evolution.changes_columns`), and it fails the micro-batch
 Row messages that need nothing but their values typed are read a run at a time,
 column-wise, when the decoder offers it: by plain rows (`ColumnwiseDecoder`: Simple's,
 whose runs are `codec/simple/read_columns.py`) or by whole records (`RecordRunDecoder`:
-avro's, records whose writer schemas fit the read, `codec/avro/read_columns.py`); every
+avro's, records whose writer schemas fit the read, `codec/avro/read_columns.py`;
+canal-json's, rows of the read's columns, `codec/canal_json/read_columns.py`); every
 other message, and any run with something unusual in it, takes the row path (a
 `DecodedRow` per message, `rows.RowBatchBuilder`), whose results and errors the
 column-wise path gives exactly, in the same order and the same batches.
@@ -174,8 +175,9 @@ def read_range(
     rows TiCDC replayed (`replay.replay_filter`: batch and streaming reads alike), and the
     count is logged at the end. Runs of plain rows are built column-wise (a
     `ColumnwiseDecoder`'s `column_run`: Simple's), runs of records too (a
-    `RecordRunDecoder`'s `record_run`: avro's), unless `columnwise` is False: then every
-    message takes the row path, the reference the column-wise one must match.
+    `RecordRunDecoder`'s `record_run`: avro's, canal-json's), unless `columnwise` is
+    False: then every message takes the row path, the reference the column-wise one must
+    match.
 
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end. `changes` (a stream under `driver-scan=watermarks`) is called at a

@@ -11,7 +11,6 @@ values, schemas in a Confluent Schema Registry.
       confluent.py  Confluent framing read back: writer schemas by id (avro, debezium-avro)
       writer_schema.py  a writer schema as the decoder reads it (shared by the read paths)
       decoder.py    AvroDecoder: messages back into rows
-      binary_reader.py  record readers generated per writer schema, into column lists
       read_columns.py   AvroRun: a read's runs of records, column-wise
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 

@@ -3,7 +3,7 @@ row path (`AvroDecoder.decode_message`, then `rows.RowBatchBuilder`) for avro to
 
 The row path builds a dict per record with fastavro, types it into a `DecodedRow`, and the
 row builder puts it into column lists. Here a run of records whose writer schemas fit the
-read is read by a reader generated per schema (`binary_reader`): the bodies of one schema
+read is read by a reader generated per schema (`codec.avro_binary`): the bodies of one schema
 joined and read into column lists in one pass, each column then typed as a whole where
 Arrow gives exactly the row path's value (integers, floats, text checked as UTF-8, bytes,
 decimals of precision up to 38 from their unscaled integers), one by one through the
@@ -41,8 +41,8 @@ from ticdc_sink.codec.avro import (
     TIDB_OP,
     TIDB_ROW_LEVEL_CHECKSUM,
 )
-from ticdc_sink.codec.avro.binary_reader import Leaf, RecordReader, record_reader
 from ticdc_sink.codec.avro.writer_schema import Converter, WriterSchema
+from ticdc_sink.codec.avro_binary import Leaf, RecordReader, record_reader
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
@@ -73,7 +73,7 @@ def _unscaled(value: bytes) -> int:
 
 
 def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.DataType) -> Finisher:
-    """How a column's raw values (`binary_reader`) become its Arrow array, as the row path
+    """How a column's raw values (`codec.avro_binary`) become its Arrow array, as the row path
     types them: the decoder's `convert`, then `rows.value_converter`, then Arrow.
 
     Raises:

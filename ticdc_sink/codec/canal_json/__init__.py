@@ -7,7 +7,9 @@ WATERMARK and DDL, as tiflow's `pkg/sink/codec/canal` writes them.
       row.py        CanalJsonRowEncoder: one change, one message
       batch.py      CanalJsonBatchEncoder: the same messages, column-wise
       encoder.py    CanalJsonEncoder (size check, large messages, DDL) and the watermark
+      parsers.py    value text back into values, by mysqlType / sqlType (shared)
       decoder.py    CanalJsonDecoder: messages back into events, the peek
+      read_columns.py  CanalJsonRun: a read's runs of rows -> Arrow, column by column
       spec.py       SPEC: the protocol's traits, the entry `PROTOCOLS` names
 
 The row and column-wise modules import the shared ones and never each other; `encoder.py`

@@ -22,6 +22,9 @@ code when `mysqlType` lacks the column:
 
 These are the mounter values of `ticdc_sink.events` except DECIMAL (a Decimal, as the
 Simple decoder returns) and a BIGINT UNSIGNED typed from sqlType 3 alone (a Decimal).
+The parsers live in `parsers.py`, shared with the read's column-wise path: a read's task
+takes runs of row messages from `record_run` (`read_columns.py`), which types a column at
+a time and leaves anything unusual to `decode_message`.
 
 Rows: `data` is the new image of INSERT and UPDATE and the deleted row of DELETE (which
 the DecodedRow carries as `old`, with `data` None). An UPDATE written with
@@ -44,11 +47,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import orjson
 
+from ticdc_sink.codec.canal_json.parsers import Parser, parser_for
+from ticdc_sink.codec.canal_json.read_columns import CanalJsonRun
 from ticdc_sink.codec.canal_json.values import WATERMARK_TYPE
 from ticdc_sink.codec.compression import compression_named, decompress
 from ticdc_sink.decode import (
@@ -65,54 +69,10 @@ from ticdc_sink.decode.peek import ROW_OPS, RowPeek
 from ticdc_sink.decode.types import closest_type, implied_table, type_from_text
 from ticdc_sink.errors import DecodeError, SchemaError
 from ticdc_sink.events import Op
-from ticdc_sink.gotext import to_float32
-from ticdc_sink.schema import BINARY_TYPES, MySQLType, TableSchema
+from ticdc_sink.schema import MySQLType, TableSchema
 
 __all__ = ["CanalJsonDecoder", "build_decoder", "canal_json_row", "parser_for"]
 
-Parser = Callable[[str], Any]
-
-
-def _integer(text: str) -> int:
-    # Go's strconv.ParseInt/ParseUint: an optional minus and ASCII digits only.
-    if not text.isascii() or not text.removeprefix("-").isdigit():
-        raise ValueError(f"{text!r} is not an integer")
-    return int(text)
-
-
-def _float32(text: str) -> float:
-    return to_float32(float(text))
-
-
-def _decimal(text: str) -> Decimal:
-    try:
-        return Decimal(text)
-    except InvalidOperation:
-        raise ValueError(f"{text!r} is not a decimal") from None
-
-
-def _binary(text: str) -> bytes:
-    try:
-        return text.encode("latin-1")
-    except UnicodeEncodeError:
-        raise ValueError(
-            "a binary value holds a character above U+00FF, so it is not ISO-8859-1 text"
-        ) from None
-
-
-def _string(text: str) -> str:
-    return text
-
-
-_BY_NAME: dict[str, Parser] = {
-    **dict.fromkeys(
-        ("tinyint", "smallint", "mediumint", "int", "bigint", "year", "enum", "set", "bit"),
-        _integer,
-    ),
-    "float": _float32,
-    "double": float,
-    "decimal": _decimal,
-}
 # java.sql.Types codes (tiflow `internal.MySQLType2JdbcType`) -> the closest type.
 _TYPE_BY_CODE = {
     -6: "tinyint",
@@ -132,41 +92,6 @@ _TYPE_BY_CODE = {
     -3: "varbinary",
     1: "char",
 }
-_BY_CODE: dict[int, Parser] = {
-    -6: _integer,
-    5: _integer,
-    4: _integer,
-    -5: _integer,
-    -7: _integer,
-    7: _float32,
-    8: float,
-    3: _decimal,
-    2004: _binary,
-}
-
-
-def parser_for(mysql_type: str | None, sql_type: int | None = None) -> Parser:
-    """The parser of a column's values from its `mysqlType` entry (e.g. `int unsigned`,
-    `varchar(16)`), else from its `sqlType` code; text is kept as is by default.
-
-    Raises:
-        ValueError: neither is given.
-    """
-    if mysql_type is not None:
-        base = mysql_type
-        for i, char in enumerate(mysql_type):
-            if char in "( ":
-                base = mysql_type[:i]
-                break
-        base = base.lower()
-        # tiflow's IsBinaryMySQLType looks for "blob"/"binary" anywhere in the text, which
-        # also matches content-compatible `enum('binary')`; the base name cannot mislead.
-        if base in BINARY_TYPES:
-            return _binary
-        return _BY_NAME.get(base, _string)
-    if sql_type is not None:
-        return _BY_CODE.get(sql_type, _string)
-    raise ValueError("the column has neither a mysqlType nor a sqlType entry")
 
 
 class CanalJsonDecoder:
@@ -231,6 +156,27 @@ class CanalJsonDecoder:
         row = self._row(message, Op(kind), commit_ts, build_ts, extension)
         return follow_claim_check(
             self, row, self.claim_check_loader, raw_value=self.claim_check_raw_value
+        )
+
+    def record_run(
+        self,
+        output: TableSchema,
+        *,
+        selected: Callable[[str, str], bool],
+        kafka_columns: bool,
+        topic: str,
+        headers: bool = False,
+    ) -> CanalJsonRun:
+        """A run that reads this decoder's row messages of `output`'s columns column-wise,
+        for a read's task (`read_columns`: the column-wise twin of the read's row path);
+        `selected(database, table)` says which tables the read takes."""
+        return CanalJsonRun(
+            output,
+            compression=self.compression,
+            selected=selected,
+            kafka_columns=kafka_columns,
+            topic=topic,
+            headers=headers,
         )
 
     def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:

@@ -13,8 +13,9 @@ values in one list, checked and cast by Arrow where Arrow gives exactly the row 
 value (integers and floats from their text, checked against Go's number text first, since
 Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
 (`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
-DECIMAL beyond 38 digits). Simple Avro: every column one by one by that parser (fastavro
-has typed the values; what is saved is the per-row objects).
+DECIMAL beyond 38 digits). Simple Avro: the values come typed; a column whose parser only
+checks their Python type goes to Arrow whole once that type is checked, every other one
+by one by that parser.
 
 The row path stays the reference: when anything in a run is unusual (a value a cast or
 parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and
@@ -31,9 +32,18 @@ from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ticdc_sink.codec.mysql import ValueKind, value_kind
+from ticdc_sink.codec.text_arrays import (
+    DECIMAL,
+    INTEGER,
+    NUMBER,
+    UNSIGNED,
+    decimals,
+    enum_members,
+    float32s,
+    matches,
+)
 from ticdc_sink.decode import PlainRow
 from ticdc_sink.read.record import Record
 from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
@@ -41,13 +51,8 @@ from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["SimpleRun", "ValueParsers"]
 
-# The text Simple JSON holds for these values (tiflow simple/message.go writes them as
-# strings): integers in decimal, floats by strconv.FormatFloat, DECIMALs as
-# MySQL prints them.
-_INTEGER = r"^-?[0-9]+$"
-_UNSIGNED = r"^[0-9]+$"
-_NUMBER = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
-_DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
+# Simple JSON holds numbers as text (tiflow simple/message.go writes them as strings), in
+# Go's forms: `codec.text_arrays` casts them.
 _TEXT_KINDS = frozenset(
     {
         ValueKind.DATE,
@@ -58,6 +63,15 @@ _TEXT_KINDS = frozenset(
         ValueKind.TEXT,
     }
 )
+# Avro values the row path's parser gives back as they are once their Python type is
+# checked (kind -> that type): such a column goes to Arrow whole.
+_AVRO_AS_READ: dict[ValueKind, type] = {
+    ValueKind.INT: int,
+    ValueKind.FLOAT32: float,
+    ValueKind.FLOAT64: float,
+    ValueKind.BINARY: bytes,
+    **dict.fromkeys(_TEXT_KINDS, str),
+}
 # What failing to take a column raises: the row path then decodes the run.
 _REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
 
@@ -73,11 +87,6 @@ class ValueParsers(Protocol):
     def parser(self, column: Column) -> Callable[[Any], Any]: ...
 
 
-def _matches(strings: pa.Array, pattern: str) -> bool:
-    """Whether every non-null string matches `pattern` (an all-null array does)."""
-    return pc.all(pc.match_substring_regex(strings, pattern)).as_py() is not False
-
-
 class _ColumnReader:
     """One output column: its raw values -> an Arrow array of its output type."""
 
@@ -91,19 +100,21 @@ class _ColumnReader:
         if self.kind is ValueKind.ENUM:
             self.members = pa.array(["", *column.type.elements], pa.string())
         pattern = {
-            ValueKind.INT: _INTEGER,
-            ValueKind.UINT: _INTEGER,
-            ValueKind.BIT: _INTEGER,
-            ValueKind.ENUM: _INTEGER,
-            ValueKind.FLOAT32: _NUMBER,
-            ValueKind.FLOAT64: _NUMBER,
-            ValueKind.DECIMAL: _DECIMAL,
+            ValueKind.INT: INTEGER,
+            ValueKind.UINT: INTEGER,
+            ValueKind.BIT: INTEGER,
+            ValueKind.ENUM: INTEGER,
+            ValueKind.FLOAT32: NUMBER,
+            ValueKind.FLOAT64: NUMBER,
+            ValueKind.DECIMAL: DECIMAL,
         }.get(self.kind)
-        # Avro values come typed by fastavro: one by one through the row path's parser,
-        # which checks their Python types as Arrow would not (bytes for a string).
+        # Avro values come typed (as fastavro reads them): one by one through the row
+        # path's parser, which checks their Python types as Arrow would not (bytes for a
+        # string), but where a type check is all it does.
         self.one_by_one = decoder.encoding_format == "avro"
+        self.avro_type = _AVRO_AS_READ.get(self.kind) if self.convert is None else None
         if self.kind is ValueKind.UINT and column.type.base == "bigint":
-            pattern = _UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
+            pattern = UNSIGNED  # below 0 (never from TiCDC) the converter wraps it
         elif not (self.convert is None or self.kind is ValueKind.ENUM):
             pattern = None  # SET, DECIMAL beyond 38 digits: one by one
         self.pattern = pattern
@@ -116,29 +127,28 @@ class _ColumnReader:
                 row path would refuse, or one this path leaves to it.
         """
         if self.one_by_one:
+            kind = self.avro_type
+            if kind is not None and all(v is None or type(v) is kind for v in values):
+                return pa.array(values, self.type)
             return self._one_by_one(values)
         if self.kind in _TEXT_KINDS:
             return pa.array(values, pa.string())  # refuses anything but str and None
         if self.pattern is not None:
             strings = pa.array(values, pa.string())
-            if _matches(strings, self.pattern):
-                return self._cast(strings)  # a cast's error: the run goes the row path
+            if matches(strings, self.pattern):
+                cast = self._cast(strings)  # a cast's error: the run goes the row path
+                if cast is not None:
+                    return cast
         return self._one_by_one(values)
 
-    def _cast(self, strings: pa.Array) -> pa.Array:
+    def _cast(self, strings: pa.Array) -> pa.Array | None:
+        if self.kind is ValueKind.DECIMAL:
+            return decimals(strings, self.type)  # None: one by one
         if self.kind is ValueKind.FLOAT32:
-            # Go's float32(float64(text)), as the parser: rounded twice, never directly.
-            doubles = strings.cast(pa.float64())
-            floats = doubles.cast(pa.float32())
-            overflow = pc.and_(pc.is_inf(floats), pc.invert(pc.is_inf(doubles)))
-            if pc.any(overflow).as_py():
-                raise OverflowError("a FLOAT value beyond the float32 range")
-            return floats
+            return float32s(strings)
         if self.kind is ValueKind.ENUM:
             assert self.members is not None
-            indexes = strings.cast(pa.int64())
-            inside = pc.and_(pc.greater(indexes, 0), pc.less(indexes, len(self.members)))
-            return self.members.take(pc.if_else(inside, indexes, 0))  # 0: MySQL's ""
+            return enum_members(strings, self.members)
         return strings.cast(self.type)
 
     def _one_by_one(self, values: list[Any]) -> pa.Array:

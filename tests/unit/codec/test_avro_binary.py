@@ -1,4 +1,4 @@
-"""The generated Avro record readers (`codec.avro.binary_reader`) give what fastavro gives: the same
+"""The generated Avro record readers (`codec.avro_binary`) give what fastavro gives: the same
 values for bodies fastavro wrote, and, for any bytes they read at all, the values fastavro
 reads from them (they may refuse more, never read otherwise); schemas they do not read
 give no reader."""
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
-from ticdc_sink.codec.avro.binary_reader import record_reader
+from ticdc_sink.codec.avro_binary import record_reader
 
 _VALUES: dict[str, st.SearchStrategy[Any]] = {
     "boolean": st.booleans(),
