@@ -21,8 +21,10 @@ JVM's and the largest task worker's, to show whether they grow during the read.
 - **batch**, for each N in --messages: N rows in --partitions Kafka partitions, written
   in appends of at most --append-rows rows (a Spark job each, so the write's own tasks
   stay small), then `spark.read.format("ticdc")` to the end, materialised with
-  `write.format("noop")` and counted on the way (an `Observation`). With the read's
-  defaults each Kafka partition is one Spark task (N / --partitions rows each).
+  `write.format("noop")` and counted on the way (an `Observation`). The writer's
+  dispatcher is TiCDC's default (`table`): the table's N rows go to one partition and
+  the others hold only watermarks, so one Spark task reads all N rows (the read's
+  defaults pack the small ranges into a second task).
 - **stream**, for each N in --stream-rows: a topic of --stream-partitions partitions,
   N rows written in --stream-writes appends (each append's watermark goes to every
   partition, so every partition has that many watermarks), then `readStream` with
