@@ -102,7 +102,7 @@ def peaks(workers: WorkerSampler) -> dict[str, Any]:
 def in_process(args: Any, step: dict[str, Any]) -> dict[str, Any]:
     """`step` run by this script in a new process (its own Spark JVM and workers), with
     this run's arguments; the JSON object it prints last."""
-    spec = json.dumps({**vars(args), **step, "step": step["step"]})
+    spec = json.dumps({**vars(args), **step})
     done = subprocess.run(
         [sys.executable, __file__, "--step", spec], capture_output=True, text=True
     )
