@@ -98,9 +98,12 @@ class WorkerSampler:
     """Samples the RSS of the JVM and of the Python processes under it in a thread until
     stopped."""
 
-    def __init__(self, jvm: int, interval: float) -> None:
+    def __init__(self, jvm: int, interval: float, timeline_s: float | None = None) -> None:
         self.jvm = jvm
         self.interval = interval
+        # Every timeline_s: (seconds since start, JVM RSS, largest task worker's RSS).
+        self.timeline_s = timeline_s
+        self.timeline: list[tuple[float, int, int]] = []
         self.peak_one = 0  # the largest single Python worker
         self.peak_sum = 0
         self.peak_jvm = 0  # the JVM itself
@@ -123,6 +126,7 @@ class WorkerSampler:
         # So look for Python processes every RESCAN_S only, and read their RSS every time.
         pids: list[int] = []
         next_scan = 0.0
+        started = next_point = time.monotonic()
         while True:
             if time.monotonic() >= next_scan:
                 table = _process_table()
@@ -136,7 +140,16 @@ class WorkerSampler:
                     self.commands[pid] = _command(pid)
                 self.peaks[pid] = max(self.peaks.get(pid, 0), size)
             self.peak_one = max(self.peak_one, max(sizes, default=0))
-            self.peak_jvm = max(self.peak_jvm, _rss(self.jvm))
+            jvm = _rss(self.jvm)
+            self.peak_jvm = max(self.peak_jvm, jvm)
+            if self.timeline_s and time.monotonic() >= next_point:
+                tasks = [
+                    size
+                    for pid, size in zip(pids, sizes, strict=True)
+                    if self.commands[pid].endswith("pyspark.worker")
+                ]
+                self.timeline.append((time.monotonic() - started, jvm, max(tasks, default=0)))
+                next_point += self.timeline_s
             self.peak_sum = max(self.peak_sum, sum(sizes))
             self.samples += 1
             if self._stop.wait(self.interval):
