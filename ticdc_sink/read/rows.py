@@ -66,6 +66,7 @@ __all__ = [
     "RowBatchBuilder",
     "arrow_schema",
     "fit_batch",
+    "record_columns",
     "same_columns",
     "value_converter",
 ]
@@ -146,6 +147,24 @@ def arrow_schema(
     if headers:
         fields.append(pa.field(HEADERS, HEADERS_TYPE))
     return pa.schema(fields)
+
+
+def record_columns(
+    records: Sequence[Record], topic: str, *, kafka_columns: bool, headers: bool
+) -> list[pa.Array]:
+    """The last columns of a read's batch of `records`, as `arrow_schema` orders them: the
+    Kafka coordinates (`kafka_columns`) and the `_headers` column (`headers`). The
+    column-wise reads end their batches with them."""
+    arrays: list[pa.Array] = []
+    if kafka_columns:
+        arrays += [
+            pa.array([topic] * len(records), pa.string()),
+            pa.array([record.partition for record in records], pa.int32()),
+            pa.array([record.offset for record in records], pa.int64()),
+        ]
+    if headers:
+        arrays.append(pa.array([record.headers for record in records], HEADERS_TYPE))
+    return arrays
 
 
 def same_columns(a: TableSchema, b: TableSchema) -> bool:

@@ -45,7 +45,7 @@ from ticdc_sink.codec.avro.writer_schema import Converter, WriterSchema
 from ticdc_sink.codec.avro_binary import Leaf, RecordReader, record_reader
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
+from ticdc_sink.read.rows import BEFORE, arrow_schema, record_columns, value_converter
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["AvroRun"]
@@ -394,7 +394,9 @@ class AvroRun:
                 pa.concat_arrays(list(pieces)).take(back) for pieces in zip(*parts, strict=True)
             ]
             commit_ts = [commit_ts[i] for i in back.to_pylist()]
-        arrays += self._coordinates(records)
+        arrays += record_columns(
+            records, self.topic, kafka_columns=self.kafka_columns, headers=self.headers
+        )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts
 
     def _rows(
@@ -452,18 +454,6 @@ class AvroRun:
             pa.array([plan.database] * rows, pa.string()),
             pa.array([plan.table] * rows, pa.string()),
         ], [0] * rows
-
-    def _coordinates(self, records: list[Record]) -> list[pa.Array]:
-        arrays = []
-        if self.kafka_columns:
-            arrays += [
-                pa.array([self.topic] * len(records), pa.string()),
-                pa.array([record.partition for record in records], pa.int32()),
-                pa.array([record.offset for record in records], pa.int64()),
-            ]
-        if self.headers:
-            arrays.append(pa.array([record.headers for record in records], HEADERS_TYPE))
-        return arrays
 
 
 def _joined(framed: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:

@@ -55,7 +55,7 @@ from ticdc_sink.codec.text_arrays import (
 )
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.rows import BEFORE, HEADERS_TYPE, arrow_schema, value_converter
+from ticdc_sink.read.rows import BEFORE, arrow_schema, record_columns, value_converter
 from ticdc_sink.schema import Column, TableSchema
 
 __all__ = ["CanalJsonRun"]
@@ -329,14 +329,9 @@ class CanalJsonRun:
             pa.array(self._databases, pa.string()),
             pa.array(self._tables, pa.string()),
         ]
-        if self.kafka_columns:
-            arrays += [
-                pa.array([self.topic] * len(records), pa.string()),
-                pa.array([record.partition for record in records], pa.int32()),
-                pa.array([record.offset for record in records], pa.int64()),
-            ]
-        if self.headers:
-            arrays.append(pa.array([record.headers for record in records], HEADERS_TYPE))
+        arrays += record_columns(
+            records, self.topic, kafka_columns=self.kafka_columns, headers=self.headers
+        )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
