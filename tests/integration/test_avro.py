@@ -11,10 +11,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.support.apicurio import confluent_client
 from tests.support.tables import (
     ALL_TYPES,
     CHANGES,
@@ -46,7 +46,7 @@ def write(df: Any, broker: Any, registry_url: str, **options: str) -> None:
 
 
 def decoded_rows(broker: Any, registry: Any, topic: str) -> list[DecodedRow]:
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     decoder = AvroDecoder(lambda schema_id: client.get_schema(schema_id).schema_str)
     return [decoder.decode_message(r.key, r.value) for r in broker.consume_all(topic)]
 
@@ -77,7 +77,7 @@ def test_a_confluent_consumer_reads_every_type_back_through_the_registry(
     topic = topics("avro_types_all")
     records = broker.consume_all(topic)
     assert len(records) == 2
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     values = AvroDeserializer(client)
     keys = AvroDeserializer(client)
     rows = [values(r.value, SerializationContext(topic, MessageField.VALUE)) for r in records]

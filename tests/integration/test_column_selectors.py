@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 
+from tests.support.apicurio import confluent_client
 from ticdc_sink import tso
 from ticdc_sink.codec.avro.decoder import AvroDecoder
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
@@ -112,7 +112,7 @@ def test_avro_registers_and_sends_the_selected_columns(
             "primary-key": "a",
         },
     )
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     topic = topics("colsel_test_t1")
     schema = client.get_latest_version(f"{topic}-value").schema.schema_str
     assert [f["name"] for f in json.loads(schema)["fields"]] == ["a", "c"]

@@ -11,10 +11,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.support.apicurio import confluent_client
 from tests.support.spark_read import read_topic, write_frame
 from tests.support.tables import (
     ALL_TYPES,
@@ -54,7 +54,7 @@ def _confluent(
     broker: Any, registry: Any, topic: str
 ) -> list[tuple[Any, dict[str, Any], dict[str, Any]]]:
     """Every message of `topic` as (record, key, value), by Confluent's deserializer."""
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     keys, values = AvroDeserializer(client), AvroDeserializer(client)
     return [
         (

@@ -9,8 +9,8 @@ import zlib
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 
+from tests.support.apicurio import confluent_client
 from ticdc_sink.codec.protocols import decoder_for
 from ticdc_sink.decode import DecodedRow, DecoderSettings
 
@@ -65,7 +65,7 @@ def write(spark: Any, broker: Any, registry: Any, protocol: str, topic: str, raw
 
 
 def rows(broker: Any, registry: Any, protocol: str, topic: str) -> list[tuple[int, DecodedRow]]:
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     decoder = decoder_for(
         protocol,
         DecoderSettings(schema_for_id=lambda schema_id: client.get_schema(schema_id).schema_str),

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.support.apicurio import confluent_client
 from tests.support.checksums import crc32_bitwise
 from ticdc_sink import tso
 from ticdc_sink.codec.avro.decoder import AvroDecoder
@@ -139,7 +139,7 @@ def test_avro_checksums_are_written_and_checked(spark, broker, topics, registry)
 
     records = broker.consume_all(topics("avro_checksums"))
     assert [r.value is None for r in records] == [False, False, False, True]
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     values = AvroDeserializer(client)
     context = SerializationContext(topics("avro_checksums"), MessageField.VALUE)
     confluent = [values(r.value, context) for r in records[:3]]

@@ -39,6 +39,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
+from confluent_kafka.schema_registry import SchemaRegistryClient
+
 from tests.support.maven import CACHE, artifact, java_at_least, stop_java
 from ticdc_sink._local_broker import free_port
 
@@ -50,6 +52,18 @@ _JAVA17 = "3.0.9"
 
 #: Starts on new ports when one was taken between choosing and binding it.
 _BIND_ATTEMPTS = 3
+
+
+#: Seconds confluent-kafka's registry client waits for an answer before it sends the
+#: request again (it retries on a timeout). Apicurio once left a request on a kept-alive
+#: connection unanswered, and a client without a timeout waited for it forever.
+CLIENT_TIMEOUT_S = 20
+
+
+def confluent_client(url: str) -> SchemaRegistryClient:
+    """confluent-kafka's `SchemaRegistryClient` of the registry at `url`, as the tests
+    read through it: with a timeout, so a lost answer is asked for again."""
+    return SchemaRegistryClient({"url": url, "timeout": CLIENT_TIMEOUT_S})
 
 
 class RegistryStartError(RuntimeError):
