@@ -11,7 +11,9 @@ TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` /
 | `bounds(topic)` | (low, number of records) per partition of `topic` (None: `t`); |
 |  | low is 0 unless `lows` says otherwise (messages deleted by retention) |
 | a topic it lacks | `bounds` raises `DeliveryError` |
-| `read(range)` | the records with start <= offset < end, in offset order |
+| `read(range)` | the records with start <= offset < end, in offset order; one read at |
+|  | a time, as TopicLog's one consumer (a read begun during another fails) |
+| `fork()` | a log over the same records whose reads are its own (`TopicLog.fork`) |
 | `offsets_for_times` | the first kept offset whose record's timestamp is at or after |
 |  | the one asked (records without a timestamp never match); None: none is |
 | `times_asked` | every offsets_for_times request, in order |
@@ -26,6 +28,7 @@ order), for the streaming reader's tests.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
@@ -71,6 +74,7 @@ class FakeTopicLog:
         self.lows: dict[tuple[str, int], int] = {}
         self.reads: list[OffsetRange] = []
         self.times_asked: list[dict[tuple[str, int], int]] = []
+        self._reading = False
 
     @classmethod
     def of_topics(cls, topics: dict[str, dict[int, list[Entry]]]) -> FakeTopicLog:
@@ -112,10 +116,23 @@ class FakeTopicLog:
         return found
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
+        # As TopicLog's one consumer: one read at a time (a read started during another
+        # would take its assignment away); a second one at once needs `fork`.
+        assert not self._reading, f"a read of {offsets} began while another was under way"
         self.reads.append(offsets)
         key = (offsets.topic, offsets.partition)
         start = max(offsets.start, self.lows.get(key, 0))
-        yield from self.records[key][start : offsets.end]
+        self._reading = True
+        try:
+            yield from self.records[key][start : offsets.end]
+        finally:
+            self._reading = False
+
+    def fork(self) -> FakeTopicLog:
+        """A log over the same messages whose reads are its own (`TopicLog.fork`)."""
+        forked = copy.copy(self)
+        forked._reading = False
+        return forked
 
     def close(self) -> None:
         pass

@@ -126,6 +126,7 @@ class TopicLog:
         settings["auto.offset.reset"] = "error"
         self.config = config
         self._headers = config.include_headers
+        self._consumer_factory = consumer_factory
         try:
             self._consumer = consumer_factory(settings)
         except KafkaException as exc:
@@ -143,6 +144,12 @@ class TopicLog:
 
     def close(self) -> None:
         self._consumer.close()
+
+    def fork(self) -> TopicLog:
+        """A log of its own (a consumer of its own) with this one's settings: for a read
+        that must run while one of this log's reads is under way (a consumer reads one
+        assignment at a time). Close it when done."""
+        return TopicLog(self.config, self._consumer_factory)
 
     def topics(self) -> list[str]:
         """The names of the topics the brokers have, sorted; Kafka's internal topics

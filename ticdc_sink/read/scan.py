@@ -435,16 +435,19 @@ def _learn_schemas(
     """Teach `decoder` the schema messages of `offsets`' partition before it, from its
     first offset (rows peeked and skipped): a stream's task under `driver-scan=watermarks`
     meets a row whose schema came in an earlier micro-batch, which the driver (reading no
-    rows) did not look up, as it does under `driver-scan=all`."""
-    low = log.bounds(offsets.topic)[offsets.partition][0]
+    rows) did not look up, as it does under `driver-scan=all`. The range's own read is
+    under way on `log`, so the partition's beginning is read through a log of its own
+    (`TopicLog.fork`)."""
     peek = getattr(decoder, "peek_row", None)
     skipped = BadMessages() if config.skip_bad_messages else None
-    before = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
-    with contextlib.closing(log.read(before)) as records:
-        for record in records:
-            if peek is None or peek(record.key, record.value) is None:
-                for _ in decode_events(decoder, record, config.topic, skipped):
-                    pass  # decoding a schema message teaches the decoder its table
+    with contextlib.closing(log.fork()) as history:
+        low = history.bounds(offsets.topic)[offsets.partition][0]
+        before = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
+        with contextlib.closing(history.read(before)) as records:
+            for record in records:
+                if peek is None or peek(record.key, record.value) is None:
+                    for _ in decode_events(decoder, record, config.topic, skipped):
+                        pass  # decoding a schema message teaches the decoder its table
 
 
 def _changes(config: ReadConfig, output: TableSchema, table: TableSchema) -> bool:
