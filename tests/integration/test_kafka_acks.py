@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
 
 from tests.support.kafka import (
     CONTROLLER_SETTINGS,
@@ -26,6 +27,8 @@ from tests.support.kafka import (
     wait_for_in_sync,
 )
 from tests.support.topic_check import simple_topic
+from ticdc_sink.codec.config import CodecConfig
+from ticdc_sink.codec.protocols import encode_watermark
 
 pytestmark = pytest.mark.integration
 
@@ -56,6 +59,27 @@ def save(spark: Any, bootstrap: str, topic: str, **options: str) -> None:
     for name, value in options.items():
         writer = writer.option(name, value)
     writer.save()
+
+
+def replicated(broker: KafkaBroker, topic: str, partitions: int) -> None:
+    """Return once what an acks=1 write sent to `topic` is replicated. Kafka hands readers
+    a partition up to its high watermark, which every in-sync replica holds, and an acks=1
+    write returns before the follower has it: a read at once could find nothing. A Simple
+    watermark written after it with acks=all returns once every in-sync replica holds it,
+    and so all before it (readers take it as a watermark, not a row)."""
+    mark = encode_watermark(CodecConfig(), 1, build_ts_ms=1)
+    assert mark is not None
+    failed: list[Any] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    for partition in range(partitions):
+        producer.produce(
+            topic,
+            value=mark.value,
+            partition=partition,
+            on_delivery=lambda error, _: failed.append(error) if error is not None else None,
+        )
+    assert producer.flush(120) == 0
+    assert failed == []
 
 
 def test_acks_all_with_too_few_in_sync_replicas_fails_naming_the_setting_and_loses_nothing(
@@ -107,5 +131,6 @@ def test_required_acks_1_turns_the_idempotent_producer_off_instead_of_being_refu
         topic,
         **{"sink-uri": f"kafka://{first.bootstrap}/{topic}?required-acks=1"},
     )
+    replicated(first, topic, 2)
     written = simple_topic(first, topic)
     assert Counter(written.ids) == Counter(range(ROWS))

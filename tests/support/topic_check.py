@@ -44,11 +44,10 @@ def simple_topic(broker: Any, topic: str) -> SimpleTopic:
 
 
 def avro_ids(broker: Any, registry: Any, topic: str) -> list[int]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
+    from tests.support.apicurio import confluent_client
     from ticdc_sink.codec.avro.decoder import AvroDecoder
 
-    client = SchemaRegistryClient({"url": registry.url})
+    client = confluent_client(registry.url)
     decoder = AvroDecoder(lambda schema_id: client.get_schema(schema_id).schema_str)
     return sorted(
         int(decoder.decode_message(r.key, r.value).data["id"]) for r in broker.consume_all(topic)
