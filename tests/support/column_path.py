@@ -8,6 +8,7 @@ same error.
 | `read_outcome(config, log, schema_for_id=..., **read_range kwargs)` | the read's table and |
 |  | batch sizes, or its error's type and message (plan, then every range read) |
 | `assert_same_outcome(left, right)` | asserts two outcomes are the same |
+| `with_headers(log)` | the log with Kafka headers on every third record (one without a value) |
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ticdc_sink.read.plan import plan_read
 from ticdc_sink.read.rows import arrow_schema
 from ticdc_sink.read.scan import read_range
 
-__all__ = ["assert_same_outcome", "read_outcome"]
+__all__ = ["assert_same_outcome", "read_outcome", "with_headers"]
 
 
 def read_outcome(
@@ -66,3 +67,16 @@ def assert_same_outcome(left: Any, right: Any) -> None:
         assert left[1] == right[1]
     else:
         assert left == right
+
+
+def with_headers(log: FakeTopicLog) -> FakeTopicLog:
+    """`log`, its records at offsets 1, 4, 7, ... given two headers (one without a value),
+    the others none: a read with includeHeaders meets both kinds in one run."""
+    for key, found in log.records.items():
+        log.records[key] = [
+            r._replace(headers=(("n", b"%d" % r.offset), ("none", None)))
+            if r.offset % 3 == 1
+            else r
+            for r in found
+        ]
+    return log

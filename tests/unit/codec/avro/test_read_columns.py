@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.column_path import assert_same_outcome, read_outcome
+from tests.support.column_path import assert_same_outcome, read_outcome, with_headers
 from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
@@ -136,15 +136,6 @@ def _config(**options: str) -> ReadConfig:
     )
 
 
-def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
-    for key, found in log.records.items():
-        log.records[key] = [
-            r._replace(headers=(("n", b"%d" % r.offset),)) if r.offset % 3 == 1 else r
-            for r in found
-        ]
-    return log
-
-
 @pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
 @settings(
     max_examples=examples(60),
@@ -170,7 +161,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
     for columnwise in (False, True):
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
-            log = _with_headers(FakeTopicLog({0: list(entries)}))
+            log = with_headers(FakeTopicLog({0: list(entries)}))
             outcomes.append(
                 read_outcome(
                     config,

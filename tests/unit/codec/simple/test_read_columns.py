@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.column_path import assert_same_outcome, read_outcome
+from tests.support.column_path import assert_same_outcome, read_outcome, with_headers
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
@@ -105,18 +105,6 @@ def _stream(data: Any, table: TableSchema, encoding: str) -> list[bytes | None]:
     return values
 
 
-def _with_headers(log: FakeTopicLog) -> FakeTopicLog:
-    """`log` with headers on every third message (one of them without a value)."""
-    for key, found in log.records.items():
-        log.records[key] = [
-            r._replace(headers=(("n", b"%d" % r.offset), ("none", None)))
-            if r.offset % 3 == 1
-            else r
-            for r in found
-        ]
-    return log
-
-
 def _config(**options: str) -> ReadConfig:
     return ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t", **options})
 
@@ -151,7 +139,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
             outcomes.append(
                 read_outcome(
                     config,
-                    _with_headers(FakeTopicLog({0: values})),
+                    with_headers(FakeTopicLog({0: values})),
                     batch_rows=batch_rows,
                     columnwise=columnwise,
                 )
