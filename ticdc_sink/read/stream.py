@@ -132,8 +132,10 @@ RESOLVED_KEY = "ticdc:resolved-ts"
 
 logger = logging.getLogger(__name__)
 
-#: The offsets a back-scan (`driver-scan=watermarks`) reads first, then twice as many
-#: each time: it reads at most about twice as far back as the watermark it looks for.
+#: The offsets a back-scan (`driver-scan=watermarks`) reads first, then half as many again
+#: each time: it reads at most about 1.5 times as far back as the watermark it looks for
+#: (doubling read up to twice as far: 17% of a 10,000-row batch where 9% was needed), in a
+#: few more requests of a millisecond or two each.
 TAIL_STEP = 64
 
 #: Distinct watermarks the other partitions pass while a partition that never had one
@@ -919,7 +921,7 @@ class StreamScan:
         found: _Tail,
         enough: Callable[[list[tuple[int, int]]], bool],
     ) -> None:
-        """Read `key` back from `found.lo` in chunks (`TAIL_STEP` offsets, doubling) until
+        """Read `key` back from `found.lo` in chunks (`TAIL_STEP` offsets, growing by half) until
         `enough` holds of the watermarks read, or to `start`; what an earlier back-scan
         read (`found.below`) is joined, not read again."""
         step = 0
@@ -928,7 +930,7 @@ class StreamScan:
             if below is not None and below.hi == found.lo:
                 found.lo, found.marks, found.below = below.lo, below.marks + found.marks, None
                 continue
-            step = 2 * step if step else TAIL_STEP
+            step = step + step // 2 if step else TAIL_STEP
             low = max(below.hi if below is not None else start, found.lo - step)
             found.marks = self._watermarks(OffsetRange(*key, low, found.lo)) + found.marks
             found.lo = low

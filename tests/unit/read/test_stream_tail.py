@@ -161,6 +161,21 @@ def test_the_driver_reads_back_only_to_the_watermarks_it_needs_not_the_batch() -
     assert cut.fetched == 2
 
 
+@pytest.mark.parametrize("needed", [449, 521, 1000, 2100])
+def test_the_back_scan_reads_at_most_about_half_again_as_far_as_it_needs(needed: int) -> None:
+    # One partition: a BOOTSTRAP, 3,000 rows, a watermark (offset 3,001), 3,000 rows. The
+    # batch ends `needed` offsets after that watermark, which the cut needs: the chunks
+    # (64 offsets, growing by half) read at most about 1.5 times that far back, and never
+    # twice (doubling chunks read 960 offsets for 449).
+    log = _steady(1, 2, 3000)
+    key = ("t", 0)
+    start = StreamOffset({key: 0}, {key: 0})
+    end = 3001 + needed
+    cut = _scan(log, _config(**{"driver-scan": "watermarks"})).plan(start, {key: end}, None)
+    assert cut.end.offsets == {key: 3002} and cut.resolved_ts == 100
+    assert needed <= cut.fetched <= 1.7 * needed
+
+
 def test_under_consistency_none_the_driver_reads_back_to_the_last_watermark_or_nothing() -> None:
     log = _steady(2, 100, 50)
     keys = [("t", 0), ("t", 1)]
