@@ -40,8 +40,9 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = ["WINDOW", "ReplayFilter", "RowKeys", "has_row_key", "replay_filter"]
 
-#: The rows since a watermark whose digests a filter remembers (16 MiB of digests, some
-#: 100 MiB of set): a bound on a task's memory where watermarks are rare or absent.
+#: The rows since a watermark whose digests a filter remembers (16-byte digests as bytes
+#: in a set: about 81 MiB when full, measured by benchmarks/bench_read_memory.py): a bound
+#: on a task's memory where watermarks are rare or absent.
 WINDOW = 1 << 20
 
 
