@@ -42,13 +42,21 @@ from typing import Any, cast
 
 import attrs
 
-__all__ = ["Leaf", "RecordReader", "ValueReader", "record_reader", "value_reader"]
+__all__ = [
+    "Leaf",
+    "RecordReader",
+    "ValueReader",
+    "read_length",
+    "read_varint",
+    "record_reader",
+    "value_reader",
+]
 
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _LIMIT = 1 << 64
 
 
-def _varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     """A zig-zag varint whose first byte `first` (at pos - 1) has its high bit set; the
     value and the position after it.
 
@@ -70,7 +78,7 @@ def _varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     return (n >> 1) ^ -(n & 1), pos
 
 
-def _length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+def read_length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     """A length (of bytes, a string or a map key) whose first byte `first` (at pos - 1) is
     not a one-byte length of 0..63; the length and the position after it.
 
@@ -79,7 +87,7 @@ def _length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
         IndexError: the buffer ends inside it.
     """
     if first & 0x80:
-        n, pos = _varint(buf, pos, first)
+        n, pos = read_varint(buf, pos, first)
     else:
         n = (first >> 1) ^ -(first & 1)
     if n < 0:
@@ -349,8 +357,8 @@ class _Generator:
 
 def _namespace() -> dict[str, Any]:
     return {
-        "_varint": _varint,
-        "_length": _length,
+        "_varint": read_varint,
+        "_length": read_length,
         "_float": struct.Struct("<f").unpack_from,
         "_double": struct.Struct("<d").unpack_from,
     }

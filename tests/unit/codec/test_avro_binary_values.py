@@ -1,8 +1,7 @@
 """The generated whole-value Avro readers (`codec.avro_binary.value_reader`) give what
 fastavro's `schemaless_reader` gives: the same value for bodies fastavro wrote, and, for
 any bytes they read at all, the value fastavro reads from them (they may refuse more,
-never read otherwise); schemas they do not read give no reader. Simple Avro's DML
-messages, read so by `SimpleDecoder.plain_row`, give the plain row fastavro's read gives."""
+never read otherwise); schemas they do not read give no reader."""
 
 from __future__ import annotations
 
@@ -12,23 +11,13 @@ import json
 import math
 from typing import Any
 
-import attrs
 import fastavro
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
-from tests.support.schemas import ALL_TYPES_TABLE
-from tests.support.strategies import all_types_rows
 from ticdc_sink.codec.avro_binary import value_reader
-from ticdc_sink.codec.choices import EncodingFormat, IntegrityCheckLevel
-from ticdc_sink.codec.config import CodecConfig
-from ticdc_sink.codec.protocols import build_encoder, encode_watermark
-from ticdc_sink.codec.simple import decoder as simple_decoder
-from ticdc_sink.codec.simple.decoder import SimpleDecoder
-from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import TableSchema
 
 _PRIMITIVE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "null": st.none(),
@@ -204,66 +193,3 @@ def test_a_map_block_written_with_its_size_is_refused() -> None:
     assert _fastavro({"type": "map", "values": "long"}, body) == {"a": 2}
     with pytest.raises(ValueError, match="a map block with its size"):
         read(body, 0, len(body))
-
-
-# --- Simple Avro's DML messages (SimpleDecoder.plain_row) ----------------------------------
-
-
-@st.composite
-def simple_tables(draw: Any) -> TableSchema:
-    """`ALL_TYPES_TABLE` or a table of some of its columns (always the key `id`)."""
-    others = [c for c in ALL_TYPES_TABLE.columns if c.name != "id"]
-    chosen = draw(st.lists(st.sampled_from(others), unique_by=lambda c: c.name, max_size=8))
-    keep = {"id", *(c.name for c in (others if draw(st.booleans()) else chosen))}
-    return attrs.evolve(
-        ALL_TYPES_TABLE, columns=tuple(c for c in ALL_TYPES_TABLE.columns if c.name in keep)
-    )
-
-
-def _simple_avro(data: Any) -> tuple[SimpleDecoder, bytes]:
-    """A decoder that knows a table, and a message of it: a row (maybe checksummed, maybe
-    with a byte changed, removed or added), a watermark or a BOOTSTRAP."""
-    table = data.draw(simple_tables())
-    codec = CodecConfig(encoding_format=EncodingFormat.AVRO)
-    if "v" not in table.column_names and data.draw(st.booleans()):
-        codec = attrs.evolve(codec, integrity_check_level=IntegrityCheckLevel.CORRECTNESS)
-    encoder = build_encoder(codec, table, build_ts_ms=1)
-    bootstrap = encoder.encode_bootstrap()
-    assert bootstrap is not None and bootstrap.value is not None
-    decoder = SimpleDecoder(encoding_format="avro")
-    decoder.decode_message(None, bootstrap.value)
-    kind = data.draw(st.sampled_from(["row"] * 6 + ["watermark", "bootstrap"]))
-    if kind == "bootstrap":
-        return decoder, bootstrap.value
-    if kind == "watermark":
-        mark = encode_watermark(codec, 5, build_ts_ms=1)
-        assert mark is not None and mark.value is not None
-        return decoder, mark.value
-    op = data.draw(st.sampled_from([Op.INSERT, Op.UPDATE, Op.DELETE]))
-    rows = all_types_rows(table)
-    row, before = data.draw(rows), data.draw(st.none() | rows)
-    if op is Op.DELETE:
-        row, before = None, data.draw(rows)
-    value = encoder.encode_row(RowChange(table, op, 7, row, before)).value
-    assert value is not None
-    body = bytearray(value)
-    for _ in range(data.draw(st.integers(0, 2))):
-        at = data.draw(st.integers(0, len(body) - 1))
-        how = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        if how == "insert":
-            body.insert(at, data.draw(st.integers(0, 255)))
-        elif how == "delete":
-            del body[at]
-        else:
-            body[at] = data.draw(st.integers(0, 255))
-    return decoder, bytes(body)
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(data=st.data())
-def test_a_simple_avro_plain_row_is_the_one_fastavro_reads(data: Any) -> None:
-    decoder, value = _simple_avro(data)
-    got = decoder.plain_row(value)
-    with pytest.MonkeyPatch.context() as patched:  # no generated reader: fastavro reads all
-        patched.setattr(simple_decoder, "_dml_reader", lambda: (b"", None))
-        assert decoder.plain_row(value) == got
