@@ -6,8 +6,8 @@ The encoding is chosen when the decoder is made, as TiCDC's consumer takes it fr
 byte 0x16) says so in its error, and an Avro decoder given JSON likewise. Avro messages
 are read with fastavro and the schema bundled with the encoder (`codec/simple/avro_values.py`);
 a read's `plain_row` reads a DML message by a reader written for the DML record
-(`avro_dml.py`: the values fastavro reads, its envelope checked as it is read), and
-falls back to fastavro for any message that reader does not vouch for.
+(`avro_dml.py`: the values fastavro reads, its envelope checked as it is read); a message
+that reader does not vouch for is no plain row, and `decode_message` reads it.
 
 Table schemas arrive in BOOTSTRAP and DDL messages and are kept by (database, table,
 schema version), the key TiCDC's consumer uses. A DML message whose schema is known gets
@@ -552,8 +552,9 @@ class SimpleDecoder:
         version that `decode_message` would give as a typed row and nothing more: no
         checksum to verify, no handle-key-only or claim-check row, the images an INSERT
         (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
-        expected type (and, in Avro, every string valid UTF-8). None for anything else,
-        which `decode_message` decodes (or refuses) as usual. Nothing is checked about the
+        expected type (and, in Avro, every string valid UTF-8, every byte in the form
+        `avro_dml.read_plain` reads). None for anything else, which `decode_message`
+        decodes (or refuses) as usual. Nothing is checked about the
         values: a reader that types them a run at a time (`parser`) and meets a value it
         does not take decodes those messages with `decode_message`, whose errors are the
         reference.
@@ -564,7 +565,8 @@ class SimpleDecoder:
             if self.compression is not Compression.NONE:
                 value = decompress(self.compression, value)
             if self.encoding_format == "avro":
-                fields = read_plain(value) or _plain_avro(value)
+                # A DML message the reader does not vouch for: the row path reads it
+                fields = read_plain(value)
             else:
                 fields = simple_row_fields(orjson.loads(value))
         except (orjson.JSONDecodeError, DecodeError):
@@ -919,26 +921,6 @@ def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:
             f"the value has {len(value) - stream.tell()} bytes after the Simple Avro message"
         )
     return cast(dict[str, Any], message), repaired  # the schema is a record
-
-
-def _plain_avro(value: bytes) -> SimpleRowFields | None:
-    """`simple_row_fields` of a Simple Avro message as fastavro reads it (`_read_avro`):
-    what `plain_row` gives for a message `avro_dml.read_plain` does not vouch for.
-
-    Raises:
-        DecodeError: the value is not a Simple Avro message.
-    """
-    if value[:1] != b"\x16":
-        return None
-    message, repaired = _read_avro(value)
-    if repaired or message["type"] != "DML":
-        return None
-    fields = simple_row_fields(message["payload"])
-    if fields is None:
-        return None
-    op, commit_ts, database, table, version, data, old = fields
-    # Avro longs: Go's uint64, as decode_message
-    return op, commit_ts & _MASK64, database, table, version & _MASK64, data, old
 
 
 def _repaired_image(image: dict[str, Any] | None) -> dict[str, Any] | None:
