@@ -1,16 +1,16 @@
 """Simple Avro DML messages read as a read needs them (`SimpleDecoder.plain_row`): the
 envelope checked as it is read, the `data` and `old` maps into dicts of exactly the
-values fastavro gives (`decoder._read_avro`), in a straight line of code written for the
-DML record of tiflow's `message.json` (whose layout never changes), not walked from the
-schema per message.
+values fastavro gives (`SimpleDecoder.decode_message` reads with fastavro), in a straight
+line of code written for the DML record of tiflow's `message.json` (whose layout never
+changes), not walked from the schema per message.
 
 `read_plain(value)` gives the fields `decoder.simple_row_fields` gives for the message's
 payload, or None for anything it does not vouch for: a message that is not a DML, or
 whose envelope is not a plain row's (a version other than 1, a checksum, a claim check,
 handleKeyOnly true, images that do not fit the type), a text that is not UTF-8, a union
-index, length or varint in a form TiCDC never writes, a map written with block sizes, or
-bytes after the record. The caller then reads the message with fastavro, whose reading
-stays the reference.
+index or the version in more bytes than TiCDC writes, a map written with block sizes, a
+varint beyond 64 bits, or bytes after the record. The caller leaves those messages to
+`decode_message`, whose reading stays the reference.
 
 Map values (the union `[null, long, float, double, string, bytes, Timestamp,
 UnsignedBigint]`): None, int, float (a float's float32 value), float, str, bytes,

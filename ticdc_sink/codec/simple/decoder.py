@@ -554,10 +554,9 @@ class SimpleDecoder:
         (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
         expected type (and, in Avro, every string valid UTF-8, every byte in the form
         `avro_dml.read_plain` reads). None for anything else, which `decode_message`
-        decodes (or refuses) as usual. Nothing is checked about the
-        values: a reader that types them a run at a time (`parser`) and meets a value it
-        does not take decodes those messages with `decode_message`, whose errors are the
-        reference.
+        decodes (or refuses) as usual. Nothing is checked about the values: a reader
+        that types them a run at a time (`parser`) and meets a value it does not take
+        decodes those messages with `decode_message`, whose errors are the reference.
         """
         if value is None:
             return None
@@ -565,8 +564,7 @@ class SimpleDecoder:
             if self.compression is not Compression.NONE:
                 value = decompress(self.compression, value)
             if self.encoding_format == "avro":
-                # A DML message the reader does not vouch for: the row path reads it
-                fields = read_plain(value)
+                fields = read_plain(value)  # None: decode_message reads it
             else:
                 fields = simple_row_fields(orjson.loads(value))
         except (orjson.JSONDecodeError, DecodeError):

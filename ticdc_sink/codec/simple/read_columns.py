@@ -14,8 +14,8 @@ value (integers and floats from their text, checked against Go's number text fir
 Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
 (`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
 DECIMAL beyond 38 digits). Simple Avro: the values come typed; a column whose parser only
-checks their Python type goes to Arrow whole once that type is checked, every other one
-by one by that parser.
+checks their Python type goes to Arrow whole once that type is checked, DECIMAL text is
+cast as JSON's, every other column is typed one by one by that parser.
 
 The row path stays the reference: when anything in a run is unusual (a value a cast or
 parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and

@@ -129,7 +129,7 @@ def dml_records(draw: Any) -> bytes:
 @given(value=dml_records())
 def test_a_dml_record_reads_as_fastavro_reads_it(value: bytes) -> None:
     got = read_plain(value)
-    assert got is None or got == _fastavro_fields(value)
+    assert got is None or repr(got) == repr(_fastavro_fields(value))  # NaN == NaN
 
 
 def test_maps_in_any_key_order_and_every_branch_are_read() -> None:
@@ -204,6 +204,6 @@ def test_a_simple_avro_plain_row_is_the_one_fastavro_reads(data: Any) -> None:
     got = decoder.plain_row(value)
     fastavro_reads = _fastavro_fields(value)
     if got is not None:
-        assert tuple(got) == fastavro_reads
+        assert repr(tuple(got)) == repr(fastavro_reads)
     elif written_row:  # a row as written is plain unless a text is not UTF-8
         assert fastavro_reads is None
