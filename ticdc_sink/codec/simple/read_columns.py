@@ -246,7 +246,7 @@ class SimpleRun:
         """Each column's values in `images` (None where absent): at once where every image
         has every column (the usual row), else one by one."""
         getter = self._getter
-        if getter is not None and all(len(image) == len(self._names) for image in images):
+        if getter is not None and set(map(len, images)) == {len(self._names)}:
             return list(zip(*map(getter, images), strict=True))  # keys: the columns
         return [[image.get(c.name) for image in images] for c in self._columns]
 
