@@ -1,7 +1,10 @@
 """Simple Avro's column-wise read (`SimpleRun` over an Avro decoder's plain rows) takes a
 column whose values the row path's parser only type-checks whole, and leaves the run to
 the row path when a value has another Python type than the parser takes (an Avro union
-branch TiCDC does not write for the column)."""
+branch TiCDC does not write for the column); and a whole read gives the row path's table
+for DML messages as TiCDC's goavro writes them (maps in any key order, every column type,
+null and absent columns, UPDATE with and without old, DELETE, text not UTF-8, replays,
+watermarks, every compression)."""
 
 from __future__ import annotations
 
