@@ -39,6 +39,7 @@ from ticdc_sink.decode import PlainRow
 from ticdc_sink.events import Op
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
+from ticdc_sink.read.replay import replay_filter
 from ticdc_sink.schema import TableSchema
 
 # A value of each column's type as the reader gives it, and one of another type.
@@ -157,7 +158,11 @@ def test_any_map_order_absent_columns_and_text_not_utf8_read_as_the_row_path(
     batch_rows = data.draw(st.sampled_from([2, 10_000]))
     outcomes = [
         read_outcome(
-            config, FakeTopicLog({0: values}), batch_rows=batch_rows, columnwise=columnwise
+            config,
+            FakeTopicLog({0: values}),
+            batch_rows=batch_rows,
+            columnwise=columnwise,
+            replays=replay_filter(config),  # as a task reads: one partition, one range
         )
         for columnwise in (False, True)
     ]
