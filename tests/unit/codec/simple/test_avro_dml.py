@@ -132,7 +132,7 @@ def test_a_dml_record_reads_as_fastavro_reads_it(value: bytes) -> None:
     assert got is None or repr(got) == repr(_fastavro_fields(value))  # NaN == NaN
 
 
-def test_maps_in_any_key_order_and_every_branch_are_read() -> None:
+def test_maps_in_any_key_order_are_read() -> None:
     # Guards the test above: the reader takes what TiCDC writes, whatever the key order.
     data = {b"b": b"\x08" + _text(b"x"), b"a": b"\x02\x04", b"c": b"\x00"}
     for keys in ([b"a", b"b", b"c"], [b"c", b"b", b"a"]):
