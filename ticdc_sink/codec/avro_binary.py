@@ -1,6 +1,7 @@
 """Avro binary read by code generated per writer schema: a run of records at a time into
-column lists (`record_reader`, avro's column-wise read), or one value whole, as fastavro
-gives it (`value_reader`, Simple Avro's messages).
+column lists (`record_reader`, avro's column-wise read); and the varints and lengths of
+Avro's binary encoding (`read_varint`, `read_length`), which Simple Avro's DML reader
+(`codec/simple/avro_dml.py`) shares.
 
 fastavro reads a record into a dict through its generic, schema-walking reader: about
 10 µs for the 13 fields of a TiCDC avro row, more than the rest of a read. The code
@@ -21,13 +22,6 @@ always the value fastavro gives for the same bytes:
   beyond 64 bits, a negative length. Strings are given as their raw bytes: the caller
   checks their UTF-8 (Arrow's cast to string checks it as Python's strict decoder does).
 
-- `value_reader` gives the value fastavro's `schemaless_reader` gives (records as dicts
-  of their fields in order, maps as dicts, enums as their symbols, unions as the
-  branch's value, strings decoded as strict UTF-8); it refuses logical types, arrays,
-  fixed, recursive types, a negative union or enum index and map blocks written with
-  their byte size, and raises as `RecordReader.read` does (UnicodeDecodeError, a
-  ValueError, for a string that is not UTF-8).
-
 A reader that meets an error here lets the row path (fastavro) decode the same
 messages, so its errors and skipped messages stay the reference.
 
@@ -38,17 +32,23 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
-__all__ = ["Leaf", "RecordReader", "ValueReader", "record_reader", "value_reader"]
+__all__ = [
+    "Leaf",
+    "RecordReader",
+    "read_length",
+    "read_varint",
+    "record_reader",
+]
 
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _LIMIT = 1 << 64
 
 
-def _varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     """A zig-zag varint whose first byte `first` (at pos - 1) has its high bit set; the
     value and the position after it.
 
@@ -70,7 +70,7 @@ def _varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     return (n >> 1) ^ -(n & 1), pos
 
 
-def _length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
+def read_length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
     """A length (of bytes, a string or a map key) whose first byte `first` (at pos - 1) is
     not a one-byte length of 0..63; the length and the position after it.
 
@@ -79,7 +79,7 @@ def _length(buf: bytes, pos: int, first: int) -> tuple[int, int]:
         IndexError: the buffer ends inside it.
     """
     if first & 0x80:
-        n, pos = _varint(buf, pos, first)
+        n, pos = read_varint(buf, pos, first)
     else:
         n = (first >> 1) ^ -(first & 1)
     if n < 0:
@@ -123,10 +123,6 @@ class RecordReader:
         return self._read(buf, bounds)
 
 
-#: A generated reader of one whole value (`value_reader`): (buffer, start, end) -> value.
-ValueReader = Callable[[bytes, int, int], Any]
-
-
 class _Refused(Exception):
     """A schema this module does not read."""
 
@@ -144,14 +140,6 @@ class _Generator:
     def __init__(self) -> None:
         self.leaves: list[Leaf] = []
         self.lines: list[str] = []
-        self.constants: dict[str, Any] = {}
-        self.named: dict[str, tuple[Any, str]] = {}  # named types by full name, once defined
-        self.open: set[str] = set()  # named types being generated (a recursion: refused)
-        self.variables = 0
-
-    def variable(self) -> str:
-        self.variables += 1
-        return f"v{self.variables}"
 
     def leaf(self, leaf: Leaf) -> str:
         self.leaves.append(leaf)
@@ -236,149 +224,13 @@ class _Generator:
                 raise _Refused("a field without a name")
             self.field(depth, (*path, field["name"]), field.get("type"), nullable)
 
-    def whole(self, depth: int, kind: Any, target: str, namespace: str = "") -> None:
-        """Read one value of `kind` whole, as fastavro gives it, into `target`."""
-        if isinstance(kind, str) and kind not in _PRIMITIVES:
-            full = kind if "." in kind or not namespace else f"{namespace}.{kind}"
-            if full not in self.named or full in self.open:
-                raise _Refused(f"type {kind!r} unknown here, or recursive")
-            self.named_value(depth, full, target)
-            return
-        if isinstance(kind, list):
-            if len(kind) > 64:
-                raise _Refused("a union of more than 64 types")
-            # Dispatched on the index's byte (zig-zag 2 * index; an index in more bytes,
-            # which fastavro would read, is refused).
-            self.emit(depth, "b = buf[pos]; pos += 1")
-            for i, member in enumerate(kind):
-                self.emit(depth, f"{'if' if i == 0 else 'elif'} b == {2 * i}:")
-                self.whole(depth + 1, member, target, namespace)
-            self.emit(depth, "else:")
-            self.emit(depth + 1, "raise ValueError('a union index out of range')")
-            return
-        name = kind.get("type") if isinstance(kind, dict) else kind
-        if isinstance(kind, dict) and ("logicalType" in kind or isinstance(name, dict | list)):
-            raise _Refused("a logical type, or a type written inside a type")
-        if name in ("record", "enum"):
-            self.named_value(depth, self.define(kind, namespace), target)
-        elif name == "map":
-            self.map(depth, kind.get("values"), target, namespace)
-        elif name == "null":
-            self.emit(depth, f"{target} = None")
-        elif name == "boolean":
-            self.emit(depth, "b = buf[pos]; pos += 1")
-            self.emit(depth, "if b > 1: raise ValueError('a boolean byte other than 0 or 1')")
-            self.emit(depth, f"{target} = b == 1")
-        elif name in ("int", "long"):
-            self.long(depth, target)
-        elif name == "float":
-            self.emit(depth, f"{target} = _float(buf, pos)[0]; pos += 4")
-        elif name == "double":
-            self.emit(depth, f"{target} = _double(buf, pos)[0]; pos += 8")
-        elif name in ("bytes", "string"):
-            self.text(depth, target, decode=name == "string")
-        else:
-            raise _Refused(f"type {name!r}")
-
-    def text(self, depth: int, target: str, *, decode: bool) -> None:
-        """`target` = the next bytes (a string: decoded as strict UTF-8)."""
-        self.emit(depth, "b = buf[pos]; pos += 1")
-        self.emit(depth, "if b & 0x81:")  # not a one-byte length of 0..63
-        self.emit(depth + 1, "n, pos = _length(buf, pos, b)")
-        self.emit(depth, "else:")
-        self.emit(depth + 1, "n = b >> 1")
-        self.emit(depth, f"{target} = buf[pos:pos + n]{'.decode()' if decode else ''}; pos += n")
-
-    def define(self, kind: dict[str, Any], namespace: str) -> str:
-        """A record or enum defined where it is first used: its full name, known from
-        here on (with the namespace its fields' names resolve in)."""
-        name = kind.get("name")
-        if not isinstance(name, str):
-            raise _Refused("a named type without a name")
-        space = kind.get("namespace", namespace)
-        if "." in name:
-            full, space = name, name.rpartition(".")[0]
-        else:
-            full = f"{space}.{name}" if space else name
-        if full in self.named or not isinstance(space, str):
-            raise _Refused(f"type {full!r} defined twice")
-        self.named[full] = (kind, space)
-        return full
-
-    def named_value(self, depth: int, full: str, target: str) -> None:
-        """Read a value of the record or enum named `full`."""
-        kind, space = self.named[full]
-        if kind["type"] == "enum":
-            symbols = kind.get("symbols")
-            if not isinstance(symbols, list):
-                raise _Refused("an enum without symbols")
-            constant = f"_symbols{len(self.constants)}"
-            self.constants[constant] = tuple(symbols)
-            index = self.variable()
-            self.long(depth, index)
-            self.emit(depth, f"if {index} < 0: raise ValueError('a negative enum index')")
-            self.emit(depth, f"{target} = {constant}[{index}]")
-            return
-        fields = kind.get("fields")
-        if not isinstance(fields, list):
-            raise _Refused("a record without fields")
-        self.open.add(full)
-        values = []
-        for field in fields:
-            if not isinstance(field, dict) or not isinstance(field.get("name"), str):
-                raise _Refused("a field without a name")
-            value = self.variable()
-            self.whole(depth, field.get("type"), value, space)
-            values.append(f"{field['name']!r}: {value}")
-        self.emit(depth, f"{target} = {{{', '.join(values)}}}")
-        self.open.discard(full)
-
-    def map(self, depth: int, values: Any, target: str, namespace: str) -> None:
-        """A map, block by block (fastavro: a later key replaces an earlier one)."""
-        count, key, value = (self.variable() for _ in range(3))
-        self.emit(depth, f"{target} = {{}}")
-        self.emit(depth, "while True:")
-        self.long(depth + 1, count)
-        self.emit(depth + 1, f"if {count} == 0: break")
-        self.emit(depth + 1, f"if {count} < 0: raise ValueError('a map block with its size')")
-        self.emit(depth + 1, f"for _ in range({count}):")
-        self.text(depth + 2, key, decode=True)
-        self.whole(depth + 2, values, value, namespace)
-        self.emit(depth + 2, f"{target}[{key}] = {value}")
-
 
 def _namespace() -> dict[str, Any]:
     return {
-        "_varint": _varint,
-        "_length": _length,
+        "_varint": read_varint,
         "_float": struct.Struct("<f").unpack_from,
         "_double": struct.Struct("<d").unpack_from,
     }
-
-
-def value_reader(schema: Any) -> ValueReader | None:
-    """The generated reader of one whole value of `schema` (JSON, as parsed): `read(buf,
-    start, end)` gives the value fastavro reads from `buf[start:end]`, which must hold
-    exactly one; None when the schema has anything this module does not read (module
-    docstring).
-
-    The reader raises ValueError (UnicodeDecodeError among them), IndexError or
-    struct.error for bytes that are not exactly one value, or that it does not vouch for.
-    """
-    generator = _Generator()
-    try:
-        generator.whole(1, schema, "value")
-    except _Refused:
-        return None
-    source = (
-        "def read(buf, pos, end):\n"
-        + "\n".join(generator.lines)
-        + "\n    if pos != end: raise ValueError('not exactly one value')\n"
-        "    return value\n"
-    )
-    namespace = {**_namespace(), **generator.constants}
-    exec(compile(source, "<avro value reader>", "exec"), namespace)  # noqa: S102 - our code
-    return cast(ValueReader, namespace["read"])
 
 
 def record_reader(schema: Any) -> RecordReader | None:

@@ -8,6 +8,7 @@ messages, in JSON or Avro (`encoding-format`).
       avro_values.py  message.json, Avro primitives and value writers (shared)
       avro_row.py     AvroMarshaller: the Avro row path; Avro WATERMARK, DDL, tableSchema
       avro_batch.py   AvroBatchMarshaller: Avro, column-wise
+      avro_dml.py     read_plain: a DML message's plain row, read without fastavro
       encoder.py      SimpleEncoder: picks the marshallers, size check, large messages
       decoder.py      SimpleDecoder: messages back into events (JSON, Avro), the peek
       read_columns.py SimpleRun: a read's plain rows -> Arrow, column by column

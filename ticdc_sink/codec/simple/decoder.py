@@ -5,9 +5,9 @@ The encoding is chosen when the decoder is made, as TiCDC's consumer takes it fr
 `"avro"`. It is not guessed from the bytes: a JSON decoder given an Avro message (first
 byte 0x16) says so in its error, and an Avro decoder given JSON likewise. Avro messages
 are read with fastavro and the schema bundled with the encoder (`codec/simple/avro_values.py`);
-a read's `plain_row` reads a DML message by a reader generated for the DML record
-(`codec.avro_binary`: the values fastavro reads, about a quarter of its time), and falls
-back to fastavro for any message that reader does not vouch for.
+a read's `plain_row` reads a DML message by a reader written for the DML record
+(`avro_dml.py`: the values fastavro reads, its envelope checked as it is read); a message
+that reader does not vouch for is no plain row, and `decode_message` reads it.
 
 Table schemas arrive in BOOTSTRAP and DDL messages and are kept by (database, table,
 schema version), the key TiCDC's consumer uses. A DML message whose schema is known gets
@@ -65,10 +65,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import io
 import re
-import struct
 import zoneinfo
 from collections import OrderedDict
 from collections.abc import Callable
@@ -78,16 +76,11 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import orjson
 
-from ticdc_sink.codec.avro_binary import ValueReader, value_reader
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.codec.compression import Compression, compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple.avro_values import (
-    encode_long,
-    message_record_schema,
-    parsed_message_record,
-    parsed_message_schema,
-)
+from ticdc_sink.codec.simple.avro_dml import read_plain
+from ticdc_sink.codec.simple.avro_values import parsed_message_record, parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.decode import (
     ClaimCheckLoader,
@@ -559,11 +552,11 @@ class SimpleDecoder:
         version that `decode_message` would give as a typed row and nothing more: no
         checksum to verify, no handle-key-only or claim-check row, the images an INSERT
         (data), UPDATE (data, maybe old) or DELETE (old) carries, every field of the
-        expected type (and, in Avro, every string valid UTF-8). None for anything else,
-        which `decode_message` decodes (or refuses) as usual. Nothing is checked about the
-        values: a reader that types them a run at a time (`parser`) and meets a value it
-        does not take decodes those messages with `decode_message`, whose errors are the
-        reference.
+        expected type (and, in Avro, every string valid UTF-8, every byte in the form
+        `avro_dml.read_plain` reads). None for anything else, which `decode_message`
+        decodes (or refuses) as usual. Nothing is checked about the values: a reader
+        that types them a run at a time (`parser`) and meets a value it does not take
+        decodes those messages with `decode_message`, whose errors are the reference.
         """
         if value is None:
             return None
@@ -571,24 +564,14 @@ class SimpleDecoder:
             if self.compression is not Compression.NONE:
                 value = decompress(self.compression, value)
             if self.encoding_format == "avro":
-                if value[:1] != b"\x16":
-                    return None
-                message = _read_dml(value)
-                if message is None:  # not one the generated reader vouches for
-                    message, repaired = _read_avro(value)
-                    if repaired or message["type"] != "DML":
-                        return None
-                    message = message["payload"]
+                fields = read_plain(value)  # None: decode_message reads it
             else:
-                message = orjson.loads(value)
+                fields = simple_row_fields(orjson.loads(value))
         except (orjson.JSONDecodeError, DecodeError):
             return None
-        fields = simple_row_fields(message)
         if fields is None:
             return None
         op, commit_ts, database, table, version, data, old = fields
-        if self.encoding_format == "avro":  # Avro longs: Go's uint64, as decode_message
-            commit_ts, version = commit_ts & _MASK64, version & _MASK64
         key = (database, table, version)
         if key not in self._tables:
             return None
@@ -936,33 +919,6 @@ def _read_avro(value: bytes) -> tuple[dict[str, Any], bool]:
             f"the value has {len(value) - stream.tell()} bytes after the Simple Avro message"
         )
     return cast(dict[str, Any], message), repaired  # the schema is a record
-
-
-@functools.cache
-def _dml_reader() -> tuple[bytes, ValueReader | None]:
-    """What every Simple Avro DML message starts with (the `Message` branch, its DML type,
-    the payload's DML branch) and the reader generated for the DML record that follows
-    (`codec.avro_binary`: what fastavro reads, without its schema walk per message)."""
-    branch, _ = parsed_message_record()
-    _, record = message_record_schema()
-    fields = {field["name"]: field["type"] for field in record["fields"]}
-    payloads = fields["payload"]
-    (index,) = [i for i, t in enumerate(payloads) if isinstance(t, dict) and t["name"] == "DML"]
-    kind = fields["type"]["symbols"].index("DML")
-    return branch + encode_long(kind) + encode_long(index), value_reader(payloads[index])
-
-
-def _read_dml(value: bytes) -> dict[str, Any] | None:
-    """The DML payload of a Simple Avro message, as `_read_avro` reads it, by the generated
-    reader; None for any message that reader does not read (anything but a DML, a text
-    that is not UTF-8, bytes it does not vouch for), which `_read_avro` then reads."""
-    prefix, read = _dml_reader()
-    if read is None or not value.startswith(prefix):
-        return None
-    try:
-        return cast(dict[str, Any], read(value, len(prefix), len(value)))
-    except (ValueError, IndexError, struct.error):
-        return None
 
 
 def _repaired_image(image: dict[str, Any] | None) -> dict[str, Any] | None:

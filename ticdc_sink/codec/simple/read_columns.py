@@ -14,8 +14,8 @@ value (integers and floats from their text, checked against Go's number text fir
 Arrow also takes "0x10"; DECIMALs; text), typed one by one by the decoder's own parser
 (`SimpleDecoder.parser`) elsewhere (TIMESTAMP's {"location","value"}, base64, SET,
 DECIMAL beyond 38 digits). Simple Avro: the values come typed; a column whose parser only
-checks their Python type goes to Arrow whole once that type is checked, every other one
-by one by that parser.
+checks their Python type goes to Arrow whole once that type is checked, DECIMAL text is
+cast as JSON's, every other column is typed one by one by that parser.
 
 The row path stays the reference: when anything in a run is unusual (a value a cast or
 parser refuses, a column the schema does not have), `SimpleRun.take` gives no batch and
@@ -28,7 +28,8 @@ Knows Arrow, table schemas, the Simple decoder's plain rows and the read side's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
 
 import pyarrow as pa
@@ -72,6 +73,7 @@ _AVRO_AS_READ: dict[ValueKind, type] = {
     ValueKind.BINARY: bytes,
     **dict.fromkeys(_TEXT_KINDS, str),
 }
+_NONE = type(None)
 # What failing to take a column raises: the row path then decodes the run.
 _REFUSED = (ValueError, TypeError, OverflowError, pa.ArrowException)
 
@@ -119,7 +121,7 @@ class _ColumnReader:
             pattern = None  # SET, DECIMAL beyond 38 digits: one by one
         self.pattern = pattern
 
-    def array(self, values: list[Any]) -> pa.Array:
+    def array(self, values: Sequence[Any]) -> pa.Array:
         """The column of `values` (raw values, None for null or absent).
 
         Raises:
@@ -127,9 +129,18 @@ class _ColumnReader:
                 row path would refuse, or one this path leaves to it.
         """
         if self.one_by_one:
+            types = set(map(type, values))
+            types.discard(_NONE)
             kind = self.avro_type
-            if kind is not None and all(v is None or type(v) is kind for v in values):
+            if kind is not None and types <= {kind}:
                 return pa.array(values, self.type)
+            if self.kind is ValueKind.DECIMAL and self.pattern is not None and types <= {str}:
+                # DECIMAL text, as JSON's: cast by Arrow where that is exact
+                strings = pa.array(values, pa.string())
+                if matches(strings, self.pattern):
+                    cast = decimals(strings, self.type)
+                    if cast is not None:
+                        return cast
             return self._one_by_one(values)
         if self.kind in _TEXT_KINDS:
             return pa.array(values, pa.string())  # refuses anything but str and None
@@ -151,7 +162,7 @@ class _ColumnReader:
             return enum_members(strings, self.members)
         return strings.cast(self.type)
 
-    def _one_by_one(self, values: list[Any]) -> pa.Array:
+    def _one_by_one(self, values: Sequence[Any]) -> pa.Array:
         parse, convert = self.parse, self.convert
         if convert is None:
             typed = [None if v is None else parse(v) for v in values]
@@ -183,6 +194,8 @@ class SimpleRun:
             _ColumnReader(column, self.schema.field(column.name).type, decoder)
             for column in output.columns
         ]
+        names = output.column_names
+        self._getter = operator.itemgetter(*names) if len(names) > 1 else None
         self._before_type = self.schema.field(BEFORE).type
         self.rows: list[PlainRow] = []
         self.records: list[Record] = []
@@ -215,7 +228,8 @@ class SimpleRun:
         for image in (*images, *befores):
             if image is not None and not names.issuperset(image):
                 raise ValueError("a column the table schema does not have")
-        arrays = [c.array([image.get(c.name) for image in images]) for c in self._columns]
+        columns = zip(self._columns, self._values(images), strict=True)
+        arrays = [c.array(values) for c, values in columns]
         arrays += [
             pa.array([row.op for row in rows], pa.string()),
             pa.array([row.commit_ts for row in rows], pa.int64()),
@@ -228,15 +242,29 @@ class SimpleRun:
         )
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
+    def _values(self, images: list[dict[str, Any]]) -> list[Sequence[Any]]:
+        """Each column's values in `images` (None where absent): at once where every image
+        has every column (the usual row), else one by one."""
+        getter = self._getter
+        if getter is not None and set(map(len, images)) == {len(self._names)}:
+            return list(zip(*map(getter, images), strict=True))  # keys: the columns
+        return [[image.get(c.name) for image in images] for c in self._columns]
+
     def _before(self, befores: list[dict[str, Any] | None]) -> pa.Array:
-        if all(before is None for before in befores):
+        # The columns of the rows with a before image (UPDATEs with old), then put in
+        # place, null elsewhere.
+        present = [before for before in befores if before is not None]
+        if not present:
             return pa.nulls(len(befores), self._before_type)
+        places, count = [], 0
+        for before in befores:
+            places.append(None if before is None else count)
+            count += before is not None
+        index = pa.array(places, pa.int64())
         children = [
-            c.array([None if before is None else before.get(c.name) for before in befores])
-            for c in self._columns
+            c.array(values).take(index)
+            for c, values in zip(self._columns, self._values(present), strict=True)
         ]
         return pa.StructArray.from_arrays(
-            children,
-            fields=list(self._before_type),
-            mask=pa.array([before is None for before in befores], pa.bool_()),
+            children, fields=list(self._before_type), mask=index.is_null()
         )
