@@ -364,7 +364,9 @@ class TopicLog:
                 if error.code() == KafkaError._PARTITION_EOF:
                     continue
                 raise self._unreachable(error)
-            records.append(_record(message, headers=self._headers))
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None  # a fetched message has both
+            records.append(_record(message, partition, offset, headers=self._headers))
         return records
 
     def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
@@ -392,7 +394,7 @@ class TopicLog:
                 wanted = min(_CONSUME_BATCH, last - position + 1)
                 moved = False
                 for message in consumer.consume(wanted, timeout=_CONSUME_WAIT_S):
-                    if (message.topic(), message.partition()) != (topic, partition):
+                    if message.partition() != partition or message.topic() != topic:
                         continue  # an event of an earlier assignment
                     error = message.error()
                     if error is not None and error.code() == KafkaError._PARTITION_EOF:
@@ -416,7 +418,7 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    yield _record(message, headers=self._headers)
+                    yield _record(message, partition, offset, headers=self._headers)
                 if moved:
                     waited_since = time.monotonic()
                 elif time.monotonic() - waited_since >= self.config.poll_timeout_s:
@@ -518,11 +520,10 @@ class TopicLog:
         )
 
 
-def _record(message: Message, *, headers: bool = False) -> Record:
-    """`message` as a Record; its headers only when asked for (`includeHeaders`): parsing
-    them costs every message of a read."""
-    partition, offset = message.partition(), message.offset()
-    assert partition is not None and offset is not None  # a fetched message has both
+def _record(message: Message, partition: int, offset: int, *, headers: bool = False) -> Record:
+    """`message` (of `partition`, at `offset`: its caller asked them already) as a Record;
+    its headers only when asked for (`includeHeaders`): parsing them costs every message
+    of a read."""
     kind, timestamp = message.timestamp()
     found = message.headers() if headers else None
     return Record(
