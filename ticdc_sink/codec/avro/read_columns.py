@@ -379,9 +379,8 @@ class AvroRun:
         # tombstone; each group read at once, the groups' rows then put back in order.
         groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
         for i, (key, value) in enumerate(zip(key_bytes, value_bytes, strict=True)):
-            groups.setdefault((key[:5] if key else None, value[:5] if value else None), []).append(
-                i
-            )
+            group = (key[:5] if key else None, value[:5] if value else None)
+            groups.setdefault(group, []).append(i)
         parts: list[list[pa.Array]] = []
         order: list[int] = []
         commit_ts: list[int] = []
