@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 from itertools import accumulate, chain, repeat
-from operator import add
+from operator import add, itemgetter
 from typing import Any
 
 import attrs
@@ -57,6 +57,9 @@ _INTEGERS = frozenset({"INT", "INT UNSIGNED", "BIGINT", "YEAR"})
 _TEXTS = frozenset({"TEXT", "JSON", "DATE", "DATETIME", "TIMESTAMP", "TIME", "TiDBVECTORFloat32"})
 # What failing to take a run raises: the row path then decodes it.
 _REFUSED = (ValueError, TypeError, OverflowError, LookupError, struct.error, pa.ArrowException)
+# A record's key and value in the plain tuple of its fields a run holds (`AvroRun._held`).
+_KEY = itemgetter(Record._fields.index("key"))
+_VALUE = itemgetter(Record._fields.index("value"))
 
 Finisher = Callable[[list[Any]], pa.Array]
 
@@ -218,14 +221,12 @@ class AvroRun:
         # Plans by the frame (magic byte and schema id) of the records they read.
         self._values: dict[bytes, _ValuePlan | None] = {}
         self._keys: dict[bytes, _KeyPlan | None] = {}
-        # The run's records as plain tuples of their fields, keys and values also apart. A
-        # Record (a tuple subclass) stays tracked by Python's garbage collector, a plain
-        # tuple of bytes and ints does not: held until `take`, Records reached the
-        # collector's oldest generation and set off its full collections, 7 in a read of
-        # 200 000 records, a sixth of its CPU (2 or 3 with plain tuples).
+        # The run's records as plain tuples of their fields. A Record (a tuple subclass)
+        # stays tracked by Python's garbage collector, a plain tuple of bytes and ints does
+        # not: held until `take`, Records reached the collector's oldest generation and set
+        # off its full collections, 7 in a read of 200 000 records, a sixth of its CPU (2
+        # or 3 with plain tuples).
         self._held: list[tuple[Any, ...]] = []
-        self._key_bytes: list[bytes | None] = []
-        self._value_bytes: list[bytes | None] = []
 
     def __len__(self) -> int:
         return len(self._held)
@@ -243,8 +244,6 @@ class AvroRun:
     def add(self, record: Record) -> None:
         """Add a record that `fits`."""
         self._held.append(tuple(record))
-        self._key_bytes.append(record.key)
-        self._value_bytes.append(record.value)
 
     def take(
         self, admit: Callable[[int], bool] | None = None
@@ -253,10 +252,9 @@ class AvroRun:
         `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
         the row path must decode the records (module docstring), the run's records and no
         batch, and `admit` has then seen none of them."""
-        held, key_bytes, value_bytes = self._held, self._key_bytes, self._value_bytes
-        self._held, self._key_bytes, self._value_bytes = [], [], []
+        held, self._held = self._held, []
         try:
-            batch, commit_ts = self._batch(held, key_bytes, value_bytes)
+            batch, commit_ts = self._batch(held)
         except _REFUSED:
             return [Record._make(fields) for fields in held], None
         if admit is not None:
@@ -363,13 +361,8 @@ class AvroRun:
 
     # --- the batch ---------------------------------------------------------------------
 
-    def _batch(
-        self,
-        held: list[tuple[Any, ...]],
-        key_bytes: list[bytes | None],
-        value_bytes: list[bytes | None],
-    ) -> tuple[pa.RecordBatch, list[int]]:
-        """The batch of the records `held` (their keys and values apart) and each row's
+    def _batch(self, held: list[tuple[Any, ...]]) -> tuple[pa.RecordBatch, list[int]]:
+        """The batch of the records `held` (as tuples of their fields) and each row's
         commit ts.
 
         Raises:
@@ -377,6 +370,8 @@ class AvroRun:
         """
         # Records by schema: (key schema, value schema) of a row, (key schema, None) of a
         # tombstone; each group read at once, the groups' rows then put back in order.
+        key_bytes: list[bytes | None] = list(map(_KEY, held))
+        value_bytes: list[bytes | None] = list(map(_VALUE, held))
         groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
         for i, (key, value) in enumerate(zip(key_bytes, value_bytes, strict=True)):
             group = (key[:5] if key else None, value[:5] if value else None)
