@@ -37,6 +37,18 @@ tests/support/kafka.py), then read --repeat times by each reader:
 | `ticdc-confluent`, `kafka-confluent` | over an avro (Confluent) topic through the test |
 |  | registry (tests/support/registry.py; TiDB extension on): `from_avro` of the value |
 |  | and the key after their 5-byte frame, with the schemas TiCDC registered |
+| `floor-confluent` | the floor under `ticdc-confluent`: a Python data source of this script |
+|  | (`FloorDataSource`) with `format("ticdc")`'s partitions (one task per Kafka |
+|  | partition, its bounds asked on the driver through `TopicLog`), each task reading |
+|  | its partition through the package's own `TopicLog.read` (same consumer settings, |
+|  | a `Record` per message) and decoding nothing: for every 10 000 messages (every |
+|  | avro message is a row) it yields a record batch of `format("ticdc")`'s Arrow |
+|  | schema made beforehand (`floor_template`: the first 10 000 rows the package |
+|  | reads from the topic, so the same types and about the same bytes), the last one |
+|  | sliced to the rows left; `noop` sink. No schema discovery on the driver |
+| `handover-confluent` | the same data source without Kafka: each task yields its |
+|  | partition's row count in those batches at once: what the Python Data Source's |
+|  | Arrow hand-over, the JVM's conversion and the `noop` sink cost alone |
 
 The `kafka-*` readers need Spark's Kafka connector on the JVM, which PySpark does not
 ship: the script fetches it with Maven (`mvn` on PATH) into the test cache,
@@ -46,19 +58,26 @@ does not serve a 4.3 connector for; the module's table says which for each line)
 the jars PySpark already has. `--kafka-jars` (comma-separated; globs allowed) gives other
 jar files instead. If the fetch fails they are skipped with a message.
 
-Each Spark reader (`ticdc-*`, `kafka-*`) first counts its rows once, untimed: a reader whose
-read fails (its error is printed) or counts another number of rows than were written is
-skipped with a message (the baseline checks its count at every read). Then a first read
-of each reader warms up (Python workers, imports) and is not timed, and the timed reads go
-in rounds, each reader once per round (interleaved: a load that comes and goes on a shared
-machine falls on every reader alike). On Tansu every read
-ends at offsets taken after the writes (tests.support.broker end markers, since Tansu's
-high watermarks are wrong after multi-record batches); on Kafka the Spark readers read to
-`latest`, as a user does, and the one-process baseline to the high watermarks, which is
-what `latest` means there. So on each broker each reader reads the same messages. Times are
-wall clock from the call to its return (for ticdc: planning on the driver, which scans each
-partition up to its first row, and the tasks). Ratios (`ticdc` over `kafka`, `ticdc-json`
-over `baseline-json`) are taken within one broker. A summary table, then one JSON line at
+So `handover-confluent` is the hand-over, `floor-confluent` minus it the Kafka fetch in
+Python, `ticdc-confluent` minus `floor-confluent` the planning (schema discovery) and the
+decoding. The floors read only the avro (Confluent) topic, whose every message is a row
+(the count check below holds them to it), and only one task per Kafka partition (not
+with `--min-partitions`).
+
+Each Spark reader (`ticdc-*`, `kafka-*`, `floor-*`, `handover-*`) first counts its rows
+once, untimed: a reader whose read fails (its error is printed) or counts another number
+of rows than were written is skipped with a message (the baseline checks its count at
+every read). Then a first read of each reader warms up (Python workers, imports) and is
+not timed, and the timed reads go in rounds, each reader once per round (interleaved: a
+load that comes and goes on a shared machine falls on every reader alike). On Tansu every
+read ends at offsets taken after the writes (tests.support.broker end markers, since
+Tansu's high watermarks are wrong after multi-record batches); on Kafka the Spark readers
+read to `latest`, as a user does, and the one-process baseline to the high watermarks,
+which is what `latest` means there. So on each broker each reader reads the same
+messages. Times are wall clock from the call to its return (for ticdc: planning on the
+driver, which scans each partition up to its first row, and the tasks). Ratios (`ticdc`
+over `kafka`, `ticdc-json` over `baseline-json`, the floors over `kafka` and each other)
+are taken within one broker. A summary table, then one JSON line at
 the end, every result tagged with its `broker`.
 """
 
@@ -68,6 +87,7 @@ import argparse
 import glob
 import json
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -85,6 +105,7 @@ from _common import (
     sink_options,
     start_broker,
 )
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 #: The topics read, by the suffix of their readers' names: the reference table written by
 #: `format("ticdc")` with these options (`reference_table.PROTOCOLS`' writer and options on
@@ -109,6 +130,8 @@ READERS = (
     "kafka-canal",
     "ticdc-confluent",
     "kafka-confluent",
+    "floor-confluent",
+    "handover-confluent",
 )
 # What each reader's rows/s is divided by, on the same broker.
 RATIOS = {
@@ -116,7 +139,9 @@ RATIOS = {
     "ticdc-avro": ("kafka-avro",),
     "ticdc-debezium": ("kafka-debezium",),
     "ticdc-canal": ("kafka-canal",),
-    "ticdc-confluent": ("kafka-confluent",),
+    "ticdc-confluent": ("kafka-confluent", "floor-confluent"),
+    "floor-confluent": ("kafka-confluent", "handover-confluent"),
+    "handover-confluent": ("kafka-confluent",),
 }
 _TOPIC = f"bench_{DATABASE}_{TABLE}"
 
@@ -444,11 +469,126 @@ _KAFKA_FRAMES = {
 }
 
 
+#: The floors' data source name and its template file (`floor_template`, set by read_all).
+_FLOOR = "bench_floor"
+FLOOR_TEMPLATE: list[str | None] = [None]
+
+
+def floor_template(bootstrap: str, topic: str, encoding: str, into: Path) -> Path:
+    """The floors' record batch (module docstring): the first `BATCH_ROWS` rows the
+    package reads from `topic` (its own plan and task read, on the driver, untimed), in an
+    Arrow IPC file under `into`."""
+    import pyarrow as pa
+
+    from ticdc_sink.read.options import ReadConfig
+    from ticdc_sink.read.plan import plan_read, plan_tasks
+    from ticdc_sink.read.scan import BATCH_ROWS, read_parts
+
+    options = {"kafka.bootstrap.servers": bootstrap, "topic": topic, **read_options(encoding)}
+    plan = plan_read(ReadConfig.from_options(options))
+    tasks, known = plan_tasks(plan)
+    batches = read_parts(plan.config, plan.table, known, max(tasks, key=len))
+    first = pa.Table.from_batches([next(iter(batches))]).combine_chunks().to_batches()[0]
+    assert first.num_rows == BATCH_ROWS, f"the template has {first.num_rows} rows"
+    path = into / f"floor-{encoding}.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, first.schema) as out:
+        out.write_batch(first)
+    return path
+
+
+class FloorDataSource(DataSource):
+    """`floor-*` and `handover-*` (module docstring). Options: `bootstrap`, `topic`,
+    `template` (the Arrow file), `fetch` ("true": read the partitions through `TopicLog`)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return _FLOOR
+
+    def schema(self) -> Any:
+        import pyarrow as pa
+
+        from ticdc_sink.spark_arrow import read_spark_schema
+
+        with pa.memory_map(self.options["template"]) as source:
+            return read_spark_schema(pa.ipc.open_file(source).schema)
+
+    def reader(self, schema: Any) -> FloorReader:
+        return FloorReader(dict(self.options))
+
+
+class FloorPartition(InputPartition):
+    def __init__(self, partition: int, start: int, end: int) -> None:
+        super().__init__(partition)
+        self.partition, self.start, self.end = partition, start, end
+
+
+class FloorReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = options
+
+    def _config(self) -> Any:
+        from ticdc_sink.read.options import ReadConfig
+
+        return ReadConfig.from_options(
+            {"kafka.bootstrap.servers": self.options["bootstrap"], "topic": self.options["topic"]}
+        )
+
+    def partitions(self) -> list[FloorPartition]:
+        # As format("ticdc") plans "latest": the partitions' bounds through a TopicLog.
+        from ticdc_sink.read.consumer import TopicLog
+
+        with TopicLog(self._config()) as log:
+            bounds = log.bounds()
+        return [FloorPartition(p, low, high) for p, (low, high) in bounds.items() if high > low]
+
+    def read(self, partition: Any) -> Any:
+        import pyarrow as pa
+
+        from ticdc_sink.read.consumer import TopicLog
+        from ticdc_sink.read.offsets import OffsetRange
+
+        with pa.memory_map(self.options["template"]) as source:
+            template = pa.ipc.open_file(source).get_batch(0)
+        size = template.num_rows
+        if self.options["fetch"] != "true":
+            whole, left = divmod(partition.end - partition.start, size)
+            yield from [template] * whole
+            if left:
+                yield template.slice(0, left)
+            return
+        config = self._config()
+        offsets = OffsetRange(config.topic, partition.partition, partition.start, partition.end)
+        rows = 0
+        with TopicLog(config) as log:
+            for _ in log.read(offsets):
+                rows += 1
+                if rows == size:
+                    yield template
+                    rows = 0
+        if rows:
+            yield template.slice(0, rows)
+
+
+def floor_frame(spark: Any, reader: str, bootstrap: str, topic: str) -> Any:
+    """A `floor-*` or `handover-*` reader's DataFrame (module docstring)."""
+    assert FLOOR_TEMPLATE[0] is not None
+    return (
+        spark.read.format(_FLOOR)
+        .option("bootstrap", bootstrap)
+        .option("topic", topic)
+        .option("template", FLOOR_TEMPLATE[0])
+        .option("fetch", str(reader.startswith("floor-")).lower())
+        .load()
+    )
+
+
 def spark_frame(
     reader: str, spark: Any, bootstrap: str, topic: str, ending: str, encoding: str
 ) -> Any:
-    """A Spark reader's (`ticdc-*`, `kafka-*`) DataFrame, made and so planned anew at each
-    call, as a user's read is."""
+    """A Spark reader's (`ticdc-*`, `kafka-*`, `floor-*`, `handover-*`) DataFrame, made and
+    so planned anew at each call, as a user's read is."""
+    if reader.startswith(("floor-", "handover-")):
+        return floor_frame(spark, reader, bootstrap, topic)
     make = ticdc_frame if reader.startswith("ticdc-") else kafka_frame
     return make(spark, bootstrap, topic, ending, encoding)
 
@@ -518,7 +658,12 @@ def main() -> None:
     if not brokers:
         raise SystemExit("no broker to run on")
 
+    floors = [r for r in readers if r.startswith(("floor-", "handover-"))]
+    if floors and (args.min_partitions is not None or any(r[-10:] != "-confluent" for r in floors)):
+        parser.error("the floor readers read the confluent topic, one task per partition")
     spark = make_spark(args.spark_memory, extra=connector)
+    if floors:
+        spark.dataSource.register(FloorDataSource)
     frame = reference_frame(spark, args.rows, args.partitions).cache()
     frame.count()
     results: list[dict[str, Any]] = []
@@ -567,7 +712,7 @@ def read_all(
     `readers`: a Spark reader's rows counted once and a warm-up read, then --repeat rounds
     in which each reader reads once, interleaved (a load that comes and goes on a shared
     machine falls on every reader alike); their results."""
-    with start_broker(broker_name) as broker:
+    with start_broker(broker_name) as broker, tempfile.TemporaryDirectory() as scratch:
         writer, extra = ENCODINGS[encoding]
         options = {**sink_options(broker.bootstrap, writer, REGISTRY[0]), **extra}
         if args.partition_num is not None:
@@ -580,6 +725,9 @@ def read_all(
         print(f"topic {_TOPIC}: {len(ends)} partition(s), {args.writes} write(s)", flush=True)
         ending = spark_ending(broker_name, _TOPIC, ends)
         rows = args.rows  # one change per frame row (no update changes a key)
+        if any(r.startswith(("floor-", "handover-")) for r in readers):
+            template = floor_template(broker.bootstrap, _TOPIC, encoding, Path(scratch))
+            FLOOR_TEMPLATE[0] = str(template)
         source = (spark, broker.bootstrap, _TOPIC, ending, encoding)
 
         def read(reader: str) -> float:

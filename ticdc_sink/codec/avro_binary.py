@@ -149,10 +149,18 @@ class _Generator:
         self.lines.append("    " * depth + line)
 
     def long(self, depth: int, target: str) -> None:
-        """`target` = the next varint."""
+        """`target` = the next varint: `read_varint`'s loop written out here, which saves a
+        call per value of more than one byte (commit ts, ids, lengths over 63)."""
         self.emit(depth, "b = buf[pos]; pos += 1")
         self.emit(depth, "if b & 0x80:")
-        self.emit(depth + 1, f"{target}, pos = _varint(buf, pos, b)")
+        self.emit(depth + 1, "acc = b & 0x7F; shift = 7")
+        self.emit(depth + 1, "while True:")
+        self.emit(depth + 2, "b = buf[pos]; pos += 1")
+        self.emit(depth + 2, "acc |= (b & 0x7F) << shift")
+        self.emit(depth + 2, "if not b & 0x80: break")
+        self.emit(depth + 2, "shift += 7")
+        self.emit(depth + 1, "if acc >= _LIMIT: raise ValueError('a varint beyond 64 bits')")
+        self.emit(depth + 1, f"{target} = (acc >> 1) ^ -(acc & 1)")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{target} = (b >> 1) ^ -(b & 1)")
 
@@ -227,7 +235,7 @@ class _Generator:
 
 def _namespace() -> dict[str, Any]:
     return {
-        "_varint": read_varint,
+        "_LIMIT": _LIMIT,
         "_float": struct.Struct("<f").unpack_from,
         "_double": struct.Struct("<d").unpack_from,
     }

@@ -44,8 +44,10 @@ logger = logging.getLogger(__name__)
 
 
 # Messages asked for per consume() call: enough to amortise the call, small enough that a
-# batch of large messages stays a few MiB.
-_CONSUME_BATCH = 2000
+# batch of large messages stays a few MiB, and that its messages (which Python's garbage
+# collector tracks) are gone before they reach the collector's oldest generation: at 2000
+# they set off 2-3 full collections in a read of 200 000 messages, 1 at 500.
+_CONSUME_BATCH = 500
 # consume() returns when it has the messages asked for or when its timeout passes; a
 # short timeout lets a read ask again (for fewer) instead of idling at a range's end where
 # offsets are missing (compaction, transaction markers).
@@ -58,6 +60,12 @@ _CONSUME_WAIT_S = 0.2
 # 2-3 ms at 1 ms (benchmarks/bench_range_reads.py). A fetch that finds data returns at
 # once whatever this is, so only a consumer at a partition's end asks more often.
 _FETCH_WAIT_MAX_MS = "1"
+# How long librdkafka waits before it fetches again for a partition whose queue of
+# fetched messages was over its thresholds (`queued.min.messages`, 100 000): librdkafka's
+# default, 1000 ms, left a read of a partition of more messages idle for most of a second
+# each time the read drained the queue it had filled (a 200 000-message partition read in
+# 1.3 s, 0.4-0.5 s at 10 ms). The queue's thresholds still bound what is held.
+_FETCH_QUEUE_BACKOFF_MS = "10"
 # A log that follows a topic (`ticdc-sink decode --follow`) waits at its end by design:
 # librdkafka's default, so an idle follower does not ask the broker a thousand times a second.
 _FOLLOW_FETCH_WAIT_MAX_MS = "500"
@@ -116,6 +124,7 @@ class TopicLog:
             "group.id": "ticdc-sink-reader",
             "enable.auto.commit": "false",
             "fetch.wait.max.ms": wait,
+            "fetch.queue.backoff.ms": _FETCH_QUEUE_BACKOFF_MS,
             "logger": LIBRDKAFKA_LOG,
         }
         settings.update(dict(config.client))
@@ -357,7 +366,9 @@ class TopicLog:
                 if error.code() == KafkaError._PARTITION_EOF:
                     continue
                 raise self._unreachable(error)
-            records.append(_record(message, headers=self._headers))
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None  # a fetched message has both
+            records.append(_record(message, partition, offset, headers=self._headers))
         return records
 
     def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
@@ -385,7 +396,7 @@ class TopicLog:
                 wanted = min(_CONSUME_BATCH, last - position + 1)
                 moved = False
                 for message in consumer.consume(wanted, timeout=_CONSUME_WAIT_S):
-                    if (message.topic(), message.partition()) != (topic, partition):
+                    if message.partition() != partition or message.topic() != topic:
                         continue  # an event of an earlier assignment
                     error = message.error()
                     if error is not None and error.code() == KafkaError._PARTITION_EOF:
@@ -409,7 +420,7 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    yield _record(message, headers=self._headers)
+                    yield _record(message, partition, offset, headers=self._headers)
                 if moved:
                     waited_since = time.monotonic()
                 elif time.monotonic() - waited_since >= self.config.poll_timeout_s:
@@ -511,11 +522,10 @@ class TopicLog:
         )
 
 
-def _record(message: Message, *, headers: bool = False) -> Record:
-    """`message` as a Record; its headers only when asked for (`includeHeaders`): parsing
-    them costs every message of a read."""
-    partition, offset = message.partition(), message.offset()
-    assert partition is not None and offset is not None  # a fetched message has both
+def _record(message: Message, partition: int, offset: int, *, headers: bool = False) -> Record:
+    """`message` (of `partition`, at `offset`: its caller asked them already) as a Record;
+    its headers only when asked for (`includeHeaders`): parsing them costs every message
+    of a read."""
     kind, timestamp = message.timestamp()
     found = message.headers() if headers else None
     return Record(

@@ -232,7 +232,8 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
     ReadOption(
         "kafka.<name>",
         "any librdkafka consumer setting, passed through (`fetch.wait.max.ms` defaults to 1 "
-        "here, not 500: a read moves from range to range)",
+        "here, not 500: a read moves from range to range; `fetch.queue.backoff.ms` to 10, "
+        "not 1000: a read drains its queue of fetched messages and moves on)",
     ),
     ReadOption(
         "sink-uri",

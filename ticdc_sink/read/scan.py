@@ -132,9 +132,9 @@ class RecordRun(Protocol):
     def take(
         self, admit: Callable[[int], bool] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's records and its record batch (the rows whose commit ts `admit`
-        admits), and an empty run; the batch is None when the row path must decode the
-        records, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits) and no
+        records, and an empty run; or, when the row path must decode the records, the
+        run's records and no batch, and `admit` has then seen none of them."""
         ...
 
 

@@ -90,6 +90,17 @@ def test_the_broker_holds_an_empty_fetch_briefly_unless_kafka_settings_say_other
     assert fake.settings["fetch.wait.max.ms"] == "50"
 
 
+def test_a_drained_queue_is_fetched_for_again_soon_unless_kafka_settings_say_otherwise() -> None:
+    # librdkafka's 1000 ms left a read of a partition of more than queued.min.messages
+    # messages idle once it had drained the queue it filled.
+    fake = FakeConsumer({0: 1})
+    TopicLog(CONFIG, fake)
+    assert fake.settings["fetch.queue.backoff.ms"] == "10"
+    given = attrs.evolve(CONFIG, client=(("fetch.queue.backoff.ms", "500"),))
+    TopicLog(given, fake)
+    assert fake.settings["fetch.queue.backoff.ms"] == "500"
+
+
 def test_a_log_that_follows_a_topic_lets_the_broker_hold_its_idle_fetches() -> None:
     # `decode --follow` waits at the topic's end: a 1 ms wait would ask the broker a
     # thousand times a second while nothing is written.

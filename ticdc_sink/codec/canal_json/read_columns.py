@@ -260,10 +260,10 @@ class CanalJsonRun:
     def take(
         self, admit: Callable[[int], bool] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's records and its record batch (the rows whose commit ts `admit`
-        admits: `replay.ReplayFilter.admit_commit_ts`), and an empty run; the batch is None
-        when the row path must decode the records (module docstring), and `admit` has then
-        seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits:
+        `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
+        the row path must decode the records (module docstring), the run's records and no
+        batch, and `admit` has then seen none of them."""
         records, commit_ts = self.records, self._commit_ts
         try:
             batch = self._batch()
@@ -275,7 +275,7 @@ class CanalJsonRun:
             admitted = [admit(ts) for ts in commit_ts]
             if not all(admitted):
                 batch = batch.filter(pa.array(admitted, pa.bool_()))
-        return records, batch
+        return [], batch
 
     def _parsers_of(self, types: tuple[Any, Any]) -> list[Parser | None]:
         """Each output column's parser, by the run's type entries (None: no entry)."""
