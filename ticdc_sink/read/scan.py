@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import pyarrow as pa
 
@@ -50,6 +50,7 @@ from ticdc_sink.read.decoding import (
     decode_events,
     describes_rows,
     new_decoder,
+    range_decoder,
 )
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, changes_columns
@@ -64,9 +65,11 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "BATCH_ROWS",
+    "COLUMNWISE_OFFSETS",
     "Changes",
     "ColumnRun",
     "ColumnwiseDecoder",
+    "RangeSetup",
     "RecordRun",
     "RecordRunDecoder",
     "read_parts",
@@ -81,6 +84,10 @@ Changes = Callable[[TableSchema, str, Record], None]
 
 #: Rows per record batch handed to Spark (Spark's own Arrow batches default to 10 000).
 BATCH_ROWS = 10_000
+#: The offsets from which a packed task's range is read column-wise (`read_parts`): below,
+#: its few rows cost less by the row path, into the builder the task's ranges share, than
+#: a column-wise batch of their own.
+COLUMNWISE_OFFSETS = 64
 
 
 class ColumnRun(Protocol):
@@ -154,6 +161,34 @@ class RecordRunDecoder(Decoder, Protocol):
     ) -> RecordRun: ...
 
 
+class RangeSetup:
+    """What the ranges a task reads one after the other (`read_parts`) share, made once:
+    what follows from the read's options and the driver's schemas alone, and the rows
+    read and not handed out yet. The decoder is prepared with the driver's schemas, and
+    each range takes its own of it (`decoding.range_decoder`: Simple's a copy, so that
+    what a partition's BOOTSTRAP and DDL messages teach stays in its range; any other's
+    shared). The rows are held across ranges (`_HeldRows`), so that a task of many small
+    ranges builds a record batch per `BATCH_ROWS` rows, not several per range (a value
+    Arrow refuses, which TiCDC never writes, fails the task when its batch is built,
+    naming its topic, partition and offset). Single-threaded: one per task."""
+
+    def __init__(
+        self,
+        config: ReadConfig,
+        output: TableSchema,
+        known: tuple[TableSchema, ...],
+        *,
+        schema_for_id: SchemaLookup | None = None,
+    ) -> None:
+        self.decoder = new_decoder(config, known, schema_for_id=schema_for_id)
+        self.column_runs = isinstance(self.decoder, ColumnwiseDecoder)
+        self.record_runs = isinstance(self.decoder, RecordRunDecoder)
+        builder = RowBatchBuilder(
+            output, kafka_columns=config.kafka_columns, headers=config.include_headers
+        )
+        self.held = _HeldRows(builder)
+
+
 def read_range(
     config: ReadConfig,
     output: TableSchema,
@@ -193,148 +228,175 @@ def read_range(
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        decoder = new_decoder(config, known, schema_for_id=schema_for_id)
-        builder = RowBatchBuilder(
-            output, kafka_columns=config.kafka_columns, headers=config.include_headers
+        setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
+        yield from _read(
+            setup,
+            config,
+            output,
+            offsets,
+            source,
+            batch_rows=batch_rows,
+            replays=replays,
+            columnwise=columnwise,
+            changes=changes,
         )
-        checked: set[tuple[str, str, int]] = set()
-        names = set(output.column_names)
-        versioned = not describes_rows(decoder)  # Simple: a schema version in every row
-        history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
-        keyed = RowKeys(decoder)
-        skipped = BadMessages() if config.skip_bad_messages else None
-        held = _HeldRows(builder)
-
-        def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
-            """The rows of `record` by the row path; `admitted`: a plain row whose replay
-            check is done."""
-            for event in decode_events(decoder, record, config.topic, skipped):
-                if isinstance(event, DecodedWatermark) and replays is not None:
-                    replays.see_watermark(event)
-                if changes is not None and isinstance(event, DecodedBootstrap | DecodedDDL):
-                    changed = event.table
-                    if changed is not None and _changes(config, output, changed):
-                        changes(changed, config.topic, record)
-                if not isinstance(event, DecodedRow):
-                    continue
-                if not is_selected(config, event.database, event.table):
-                    continue
-                if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
-                    continue
-                if not event.typed and versioned and changes is not None and not history:
-                    history.append(offsets)  # once: the schemas before the range
-                    _learn_schemas(decoder, source, config, offsets)
-                    yield from decode_rows(record, admitted=True)  # a Simple row: one event
-                    return
-                unfollowed = event.claim_check_location and not config.claim_check_storage_uri
-                if not event.typed or event.handle_key_only or unfollowed:
-                    raise _incomplete(event, record, config.topic, versioned=versioned)
-                version = (event.database, event.table, event.schema_version)
-                if not versioned:
-                    _check_names(event, record, config, output, names)
-                elif version not in checked:
-                    _check_fits(decoder, event, record, config, output, changes)
-                    checked.add(version)
-                builder.add(event, record, config.topic)
-                if len(held) >= batch_rows:
-                    yield held.take()
-
-        by_columns = decoder if columnwise and isinstance(decoder, ColumnwiseDecoder) else None
-        run = None
-        if by_columns is not None:
-            run = by_columns.column_run(
-                output,
-                kafka_columns=config.kafka_columns,
-                topic=config.topic,
-                headers=config.include_headers,
-            )
-
-        records_run = None
-        if columnwise and isinstance(decoder, RecordRunDecoder):
-            records_run = decoder.record_run(
-                output,
-                selected=lambda database, table: is_selected(config, database, table),
-                kafka_columns=config.kafka_columns,
-                topic=config.topic,
-                headers=config.include_headers,
-            )
-        admit = None if replays is None else replays.admit_commit_ts
-
-        def end_run(
-            taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
-        ) -> Iterator[pa.RecordBatch]:
-            """Hold a run's batch; `admitted`: its records passed the replay check."""
-            records, batch = taken
-            if batch is None:  # something unusual: the row path decides
-                for record in records:
-                    yield from decode_rows(record, admitted=admitted)
-                return
-            held.add(batch)
-            if len(held) >= batch_rows:
-                yield held.take()
-
-        fits: dict[tuple[str, str, int], bool] = {}
-        for record in source.read(offsets):
-            if records_run is not None:
-                if records_run.fits(record):
-                    records_run.add(record)
-                    if len(records_run) + len(held) >= batch_rows:
-                        yield from end_run(records_run.take(admit), admitted=False)
-                    continue
-                if len(records_run):
-                    yield from end_run(records_run.take(admit), admitted=False)
-            plain = None if by_columns is None else by_columns.plain_row(record.value)
-            if plain is not None and run is not None:
-                version = (plain.database, plain.table, plain.schema_version)
-                fit = fits.get(version)
-                if fit is None and version in checked:
-                    assert by_columns is not None  # the plain row's decoder
-                    fit = fits[version] = _fits_exactly(by_columns, version, config, output)
-                if fit:
-                    # A replay is dropped here, before its values are typed.
-                    if replays is None or replays.admit(
-                        plain, keyed=replays.identical and keyed(plain)
-                    ):
-                        run.add(plain, record)
-                    if len(run) + len(held) >= batch_rows:
-                        yield from end_run(run.take())
-                    continue
-            if run is not None and len(run):
-                yield from end_run(run.take())
-            yield from decode_rows(record)
-        if run is not None and len(run):
-            yield from end_run(run.take())
-        if records_run is not None and len(records_run):
-            yield from end_run(records_run.take(admit), admitted=False)
-        if len(held):
-            yield held.take()
-        what = (
-            f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
-            f"{offsets.start}..{offsets.end - 1}"
-        )
-        if replays is not None and replays.dropped:
-            logger.info(
-                "ticdc: %s dropped %d row(s) TiCDC replayed (at or below the partition's "
-                "last watermark, or identical to one since it) and kept %d; option "
-                "replays=keep keeps every row",
-                what,
-                replays.dropped,
-                replays.rows,
-            )
-        if replays is not None and replays.unremembered:
-            logger.warning(
-                "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
-                "checked against the first but not remembered, so a replay of one of them "
-                "was kept",
-                what,
-                replays.window,
-                replays.unremembered,
-            )
-        if skipped is not None:
-            skipped.report(what)
+        if len(setup.held):
+            yield setup.held.take()
     finally:
         if owned:
             source.close()
+
+
+def _read(
+    setup: RangeSetup,
+    config: ReadConfig,
+    output: TableSchema,
+    offsets: OffsetRange,
+    source: TopicLog,
+    *,
+    batch_rows: int,
+    replays: ReplayFilter | None,
+    columnwise: bool,
+    changes: Changes | None,
+) -> Iterator[pa.RecordBatch]:
+    """`read_range`'s read of `offsets` with `setup`'s decoder and held rows: a batch
+    each time `batch_rows` rows are held; the rows held at the end stay held, for the
+    caller to hand out or to hold on to for the next range."""
+    decoder = range_decoder(setup.decoder)
+    held = setup.held
+    builder = held.builder
+    checked: set[tuple[str, str, int]] = set()
+    names = set(output.column_names)
+    versioned = not describes_rows(decoder)  # Simple: a schema version in every row
+    history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
+    keyed = RowKeys(decoder)
+    skipped = BadMessages() if config.skip_bad_messages else None
+
+    def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
+        """The rows of `record` by the row path; `admitted`: a plain row whose replay
+        check is done."""
+        for event in decode_events(decoder, record, config.topic, skipped):
+            if isinstance(event, DecodedWatermark) and replays is not None:
+                replays.see_watermark(event)
+            if changes is not None and isinstance(event, DecodedBootstrap | DecodedDDL):
+                changed = event.table
+                if changed is not None and _changes(config, output, changed):
+                    changes(changed, config.topic, record)
+            if not isinstance(event, DecodedRow):
+                continue
+            if not is_selected(config, event.database, event.table):
+                continue
+            if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
+                continue
+            if not event.typed and versioned and changes is not None and not history:
+                history.append(offsets)  # once: the schemas before the range
+                _learn_schemas(decoder, source, config, offsets)
+                yield from decode_rows(record, admitted=True)  # a Simple row: one event
+                return
+            unfollowed = event.claim_check_location and not config.claim_check_storage_uri
+            if not event.typed or event.handle_key_only or unfollowed:
+                raise _incomplete(event, record, config.topic, versioned=versioned)
+            version = (event.database, event.table, event.schema_version)
+            if not versioned:
+                _check_names(event, record, config, output, names)
+            elif version not in checked:
+                _check_fits(decoder, event, record, config, output, changes)
+                checked.add(version)
+            builder.add(event, record, config.topic)
+            if len(held) >= batch_rows:
+                yield held.take()
+
+    by_columns = cast(ColumnwiseDecoder, decoder) if columnwise and setup.column_runs else None
+    run = None
+    if by_columns is not None:
+        run = by_columns.column_run(
+            output,
+            kafka_columns=config.kafka_columns,
+            topic=config.topic,
+            headers=config.include_headers,
+        )
+
+    records_run = None
+    if columnwise and setup.record_runs:
+        records_run = cast(RecordRunDecoder, decoder).record_run(
+            output,
+            selected=lambda database, table: is_selected(config, database, table),
+            kafka_columns=config.kafka_columns,
+            topic=config.topic,
+            headers=config.include_headers,
+        )
+    admit = None if replays is None else replays.admit_commit_ts
+
+    def end_run(
+        taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
+    ) -> Iterator[pa.RecordBatch]:
+        """Hold a run's batch; `admitted`: its records passed the replay check."""
+        records, batch = taken
+        if batch is None:  # something unusual: the row path decides
+            for record in records:
+                yield from decode_rows(record, admitted=admitted)
+            return
+        held.add(batch)
+        if len(held) >= batch_rows:
+            yield held.take()
+
+    fits: dict[tuple[str, str, int], bool] = {}
+    for record in source.read(offsets):
+        if records_run is not None:
+            if records_run.fits(record):
+                records_run.add(record)
+                if len(records_run) + len(held) >= batch_rows:
+                    yield from end_run(records_run.take(admit), admitted=False)
+                continue
+            if len(records_run):
+                yield from end_run(records_run.take(admit), admitted=False)
+        plain = None if by_columns is None else by_columns.plain_row(record.value)
+        if plain is not None and run is not None:
+            version = (plain.database, plain.table, plain.schema_version)
+            fit = fits.get(version)
+            if fit is None and version in checked:
+                assert by_columns is not None  # the plain row's decoder
+                fit = fits[version] = _fits_exactly(by_columns, version, config, output)
+            if fit:
+                # A replay is dropped here, before its values are typed.
+                if replays is None or replays.admit(
+                    plain, keyed=replays.identical and keyed(plain)
+                ):
+                    run.add(plain, record)
+                if len(run) + len(held) >= batch_rows:
+                    yield from end_run(run.take())
+                continue
+        if run is not None and len(run):
+            yield from end_run(run.take())
+        yield from decode_rows(record)
+    if run is not None and len(run):
+        yield from end_run(run.take())
+    if records_run is not None and len(records_run):
+        yield from end_run(records_run.take(admit), admitted=False)
+    what = (
+        f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
+        f"{offsets.start}..{offsets.end - 1}"
+    )
+    if replays is not None and replays.dropped:
+        logger.info(
+            "ticdc: %s dropped %d row(s) TiCDC replayed (at or below the partition's "
+            "last watermark, or identical to one since it) and kept %d; option "
+            "replays=keep keeps every row",
+            what,
+            replays.dropped,
+            replays.rows,
+        )
+    if replays is not None and replays.unremembered:
+        logger.warning(
+            "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
+            "checked against the first but not remembered, so a replay of one of them "
+            "was kept",
+            what,
+            replays.window,
+            replays.unremembered,
+        )
+    if skipped is not None:
+        skipped.report(what)
 
 
 def read_parts(
@@ -345,41 +407,49 @@ def read_parts(
     *,
     log: TopicLog | None = None,
     changes: Changes | None = None,
+    schema_for_id: SchemaLookup | None = None,
+    columnwise: bool = True,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one task's parts (`split.pack_parts`), one part after the other through
     one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
     task of its own reads it: its topic's config, its replays dropped from the resolved ts
-    before it; `changes` as `read_range`'s. The parts' batches are handed out together, up
-    to `BATCH_ROWS` rows each as one range's are: a task of a thousand small ranges gives
-    Spark a few batches, not one or more per range."""
+    before it, a decoder of its own (`RangeSetup`: what follows from the options and
+    `known` alone is made once); `changes`, `schema_for_id` and `columnwise` as
+    `read_range`'s. The parts' batches are handed out together, up to `BATCH_ROWS` rows
+    each as one range's are: a task of a thousand small ranges gives Spark a few batches,
+    not one or more per range."""
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        held: list[pa.RecordBatch] = []
-        rows = 0
+        setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
+        configs: dict[str, ReadConfig] = {}  # each topic's
         for offsets, resolved_ts in parts:
-            part = config.for_topic(offsets.topic)
-            replays = replay_filter(part, resolved_ts)
-            for batch in read_range(
-                part, output, known, offsets, log=source, replays=replays, changes=changes
-            ):
-                held.append(batch)
-                rows += batch.num_rows
-                if rows >= BATCH_ROWS:
-                    yield _joined(held)
-                    held, rows = [], 0
-        if held:
-            yield _joined(held)
+            part = configs.get(offsets.topic)
+            if part is None:
+                part = configs[offsets.topic] = config.for_topic(offsets.topic)
+            yield from _read(
+                setup,
+                part,
+                output,
+                offsets,
+                source,
+                batch_rows=BATCH_ROWS,
+                replays=replay_filter(part, resolved_ts),
+                columnwise=columnwise and offsets.end - offsets.start >= COLUMNWISE_OFFSETS,
+                changes=changes,
+            )
+        if len(setup.held):
+            yield setup.held.take()
     finally:
         if owned:
             source.close()
 
 
 class _HeldRows:
-    """The rows read and not handed out yet, in offset order: finished column-wise runs
-    (and the builder's rows before each), then the builder's rows. Handed out as one
-    record batch once `batch_rows` are held, so batches are cut where the row path alone
-    would cut them."""
+    """The rows read and not handed out yet (a range's, or those of a task's ranges one
+    after the other), in the order read: finished column-wise runs (and the builder's
+    rows before each), then the builder's rows. Handed out as one record batch once
+    `batch_rows` are held, so batches are cut where the row path alone would cut them."""
 
     def __init__(self, builder: RowBatchBuilder) -> None:
         self.builder = builder
@@ -391,16 +461,19 @@ class _HeldRows:
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Hold `batch`, after the builder's rows."""
-        if len(self.builder):
-            self._rows += len(self.builder)
-            self._batches.append(self.builder.flush())
+        self.flush()
         self._batches.append(batch)
         self._rows += batch.num_rows
 
+    def flush(self) -> None:
+        """Hold the builder's rows as a batch, after the others."""
+        if len(self.builder):
+            self._rows += len(self.builder)
+            self._batches.append(self.builder.flush())
+
     def take(self) -> pa.RecordBatch:
         """Every row held, as one record batch (there is at least one)."""
-        if len(self.builder):
-            self._batches.append(self.builder.flush())
+        self.flush()
         batches, self._batches, self._rows = self._batches, [], 0
         return _joined(batches)
 
