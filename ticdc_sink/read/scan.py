@@ -21,6 +21,13 @@ other message, and any run with something unusual in it, takes the row path (a
 `DecodedRow` per message, `rows.RowBatchBuilder`), whose results and errors the
 column-wise path gives exactly, in the same order and the same batches.
 
+A task of packed ranges (`read_parts`) reads each as a task of its own would, but sets up
+once what follows from the options and the driver's schemas alone (`RangeSetup`), holds
+its rows across ranges, cut into batches where one range of them all would be cut, and
+reads a range of fewer than `COLUMNWISE_OFFSETS` offsets by the row path: a stream over a
+thousand partitions gives each task a thousand ranges of a few rows, which spent a few
+milliseconds each on a decoder, a builder, runs and record batches of their own.
+
 This module knows decoded events and Arrow; nothing of Spark.
 """
 
