@@ -208,6 +208,7 @@ def read_range(
     replays: ReplayFilter | None = None,
     columnwise: bool = True,
     changes: Changes | None = None,
+    setup: RangeSetup | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
@@ -224,6 +225,9 @@ def read_range(
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end. `changes` (a stream under `driver-scan=watermarks`) is called at a
     schema message or row of a selected table whose columns do not fit `output`'s.
+    `setup` is what the ranges of a task share (`read_parts`: made of the same `config`
+    but for its topic, `output`, `known` and `schema_for_id`): the rows held at the end
+    stay held in it, for the next range; without it, they are handed out.
 
     Raises:
         DecodeError: a message that is not of the protocol (unless skipped), or a row whose
@@ -234,176 +238,150 @@ def read_range(
     """
     owned = log is None
     source = TopicLog(config) if log is None else log
+    alone = setup is None
     try:
-        setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
-        yield from _read(
-            setup,
-            config,
-            output,
-            offsets,
-            source,
-            batch_rows=batch_rows,
-            replays=replays,
-            columnwise=columnwise,
-            changes=changes,
-        )
-        if len(setup.held):
-            yield setup.held.take()
-    finally:
-        if owned:
-            source.close()
+        if setup is None:
+            setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
+        decoder = range_decoder(setup.decoder)
+        held = setup.held
+        builder = held.builder
+        checked: set[tuple[str, str, int]] = set()
+        names = set(output.column_names)
+        versioned = not describes_rows(decoder)  # Simple: a schema version in every row
+        history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
+        keyed = RowKeys(decoder)
+        skipped = BadMessages() if config.skip_bad_messages else None
 
+        def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
+            """The rows of `record` by the row path; `admitted`: a plain row whose replay
+            check is done."""
+            for event in decode_events(decoder, record, config.topic, skipped):
+                if isinstance(event, DecodedWatermark) and replays is not None:
+                    replays.see_watermark(event)
+                if changes is not None and isinstance(event, DecodedBootstrap | DecodedDDL):
+                    changed = event.table
+                    if changed is not None and _changes(config, output, changed):
+                        changes(changed, config.topic, record)
+                if not isinstance(event, DecodedRow):
+                    continue
+                if not is_selected(config, event.database, event.table):
+                    continue
+                if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
+                    continue
+                if not event.typed and versioned and changes is not None and not history:
+                    history.append(offsets)  # once: the schemas before the range
+                    _learn_schemas(decoder, source, config, offsets)
+                    yield from decode_rows(record, admitted=True)  # a Simple row: one event
+                    return
+                unfollowed = event.claim_check_location and not config.claim_check_storage_uri
+                if not event.typed or event.handle_key_only or unfollowed:
+                    raise _incomplete(event, record, config.topic, versioned=versioned)
+                version = (event.database, event.table, event.schema_version)
+                if not versioned:
+                    _check_names(event, record, config, output, names)
+                elif version not in checked:
+                    _check_fits(decoder, event, record, config, output, changes)
+                    checked.add(version)
+                builder.add(event, record, config.topic)
+                if len(held) >= batch_rows:
+                    yield held.take()
 
-def _read(
-    setup: RangeSetup,
-    config: ReadConfig,
-    output: TableSchema,
-    offsets: OffsetRange,
-    source: TopicLog,
-    *,
-    batch_rows: int,
-    replays: ReplayFilter | None,
-    columnwise: bool,
-    changes: Changes | None,
-) -> Iterator[pa.RecordBatch]:
-    """`read_range`'s read of `offsets` with `setup`'s decoder and held rows: a batch
-    each time `batch_rows` rows are held; the rows held at the end stay held, for the
-    caller to hand out or to hold on to for the next range."""
-    decoder = range_decoder(setup.decoder)
-    held = setup.held
-    builder = held.builder
-    checked: set[tuple[str, str, int]] = set()
-    names = set(output.column_names)
-    versioned = not describes_rows(decoder)  # Simple: a schema version in every row
-    history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
-    keyed = RowKeys(decoder)
-    skipped = BadMessages() if config.skip_bad_messages else None
+        by_columns = cast(ColumnwiseDecoder, decoder) if columnwise and setup.column_runs else None
+        run = None
+        if by_columns is not None:
+            run = by_columns.column_run(
+                output,
+                kafka_columns=config.kafka_columns,
+                topic=config.topic,
+                headers=config.include_headers,
+            )
 
-    def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
-        """The rows of `record` by the row path; `admitted`: a plain row whose replay
-        check is done."""
-        for event in decode_events(decoder, record, config.topic, skipped):
-            if isinstance(event, DecodedWatermark) and replays is not None:
-                replays.see_watermark(event)
-            if changes is not None and isinstance(event, DecodedBootstrap | DecodedDDL):
-                changed = event.table
-                if changed is not None and _changes(config, output, changed):
-                    changes(changed, config.topic, record)
-            if not isinstance(event, DecodedRow):
-                continue
-            if not is_selected(config, event.database, event.table):
-                continue
-            if not (admitted or replays is None or replays.admit(event, keyed=keyed(event))):
-                continue
-            if not event.typed and versioned and changes is not None and not history:
-                history.append(offsets)  # once: the schemas before the range
-                _learn_schemas(decoder, source, config, offsets)
-                yield from decode_rows(record, admitted=True)  # a Simple row: one event
+        records_run = None
+        if columnwise and setup.record_runs:
+            records_run = cast(RecordRunDecoder, decoder).record_run(
+                output,
+                selected=lambda database, table: is_selected(config, database, table),
+                kafka_columns=config.kafka_columns,
+                topic=config.topic,
+                headers=config.include_headers,
+            )
+        admit = None if replays is None else replays.admit_commit_ts
+
+        def end_run(
+            taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
+        ) -> Iterator[pa.RecordBatch]:
+            """Hold a run's batch; `admitted`: its records passed the replay check."""
+            records, batch = taken
+            if batch is None:  # something unusual: the row path decides
+                for record in records:
+                    yield from decode_rows(record, admitted=admitted)
                 return
-            unfollowed = event.claim_check_location and not config.claim_check_storage_uri
-            if not event.typed or event.handle_key_only or unfollowed:
-                raise _incomplete(event, record, config.topic, versioned=versioned)
-            version = (event.database, event.table, event.schema_version)
-            if not versioned:
-                _check_names(event, record, config, output, names)
-            elif version not in checked:
-                _check_fits(decoder, event, record, config, output, changes)
-                checked.add(version)
-            builder.add(event, record, config.topic)
+            held.add(batch)
             if len(held) >= batch_rows:
                 yield held.take()
 
-    by_columns = cast(ColumnwiseDecoder, decoder) if columnwise and setup.column_runs else None
-    run = None
-    if by_columns is not None:
-        run = by_columns.column_run(
-            output,
-            kafka_columns=config.kafka_columns,
-            topic=config.topic,
-            headers=config.include_headers,
-        )
-
-    records_run = None
-    if columnwise and setup.record_runs:
-        records_run = cast(RecordRunDecoder, decoder).record_run(
-            output,
-            selected=lambda database, table: is_selected(config, database, table),
-            kafka_columns=config.kafka_columns,
-            topic=config.topic,
-            headers=config.include_headers,
-        )
-    admit = None if replays is None else replays.admit_commit_ts
-
-    def end_run(
-        taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
-    ) -> Iterator[pa.RecordBatch]:
-        """Hold a run's batch; `admitted`: its records passed the replay check."""
-        records, batch = taken
-        if batch is None:  # something unusual: the row path decides
-            for record in records:
-                yield from decode_rows(record, admitted=admitted)
-            return
-        held.add(batch)
-        if len(held) >= batch_rows:
-            yield held.take()
-
-    fits: dict[tuple[str, str, int], bool] = {}
-    for record in source.read(offsets):
-        if records_run is not None:
-            if records_run.fits(record):
-                records_run.add(record)
-                if len(records_run) + len(held) >= batch_rows:
+        fits: dict[tuple[str, str, int], bool] = {}
+        for record in source.read(offsets):
+            if records_run is not None:
+                if records_run.fits(record):
+                    records_run.add(record)
+                    if len(records_run) + len(held) >= batch_rows:
+                        yield from end_run(records_run.take(admit), admitted=False)
+                    continue
+                if len(records_run):
                     yield from end_run(records_run.take(admit), admitted=False)
-                continue
-            if len(records_run):
-                yield from end_run(records_run.take(admit), admitted=False)
-        plain = None if by_columns is None else by_columns.plain_row(record.value)
-        if plain is not None and run is not None:
-            version = (plain.database, plain.table, plain.schema_version)
-            fit = fits.get(version)
-            if fit is None and version in checked:
-                assert by_columns is not None  # the plain row's decoder
-                fit = fits[version] = _fits_exactly(by_columns, version, config, output)
-            if fit:
-                # A replay is dropped here, before its values are typed.
-                if replays is None or replays.admit(
-                    plain, keyed=replays.identical and keyed(plain)
-                ):
-                    run.add(plain, record)
-                if len(run) + len(held) >= batch_rows:
-                    yield from end_run(run.take())
-                continue
+            plain = None if by_columns is None else by_columns.plain_row(record.value)
+            if plain is not None and run is not None:
+                version = (plain.database, plain.table, plain.schema_version)
+                fit = fits.get(version)
+                if fit is None and version in checked:
+                    assert by_columns is not None  # the plain row's decoder
+                    fit = fits[version] = _fits_exactly(by_columns, version, config, output)
+                if fit:
+                    # A replay is dropped here, before its values are typed.
+                    if replays is None or replays.admit(
+                        plain, keyed=replays.identical and keyed(plain)
+                    ):
+                        run.add(plain, record)
+                    if len(run) + len(held) >= batch_rows:
+                        yield from end_run(run.take())
+                    continue
+            if run is not None and len(run):
+                yield from end_run(run.take())
+            yield from decode_rows(record)
         if run is not None and len(run):
             yield from end_run(run.take())
-        yield from decode_rows(record)
-    if run is not None and len(run):
-        yield from end_run(run.take())
-    if records_run is not None and len(records_run):
-        yield from end_run(records_run.take(admit), admitted=False)
-    what = (
-        f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
-        f"{offsets.start}..{offsets.end - 1}"
-    )
-    if replays is not None and replays.dropped:
-        logger.info(
-            "ticdc: %s dropped %d row(s) TiCDC replayed (at or below the partition's "
-            "last watermark, or identical to one since it) and kept %d; option "
-            "replays=keep keeps every row",
-            what,
-            replays.dropped,
-            replays.rows,
+        if records_run is not None and len(records_run):
+            yield from end_run(records_run.take(admit), admitted=False)
+        if alone and len(held):
+            yield held.take()
+        what = (
+            f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
+            f"{offsets.start}..{offsets.end - 1}"
         )
-    if replays is not None and replays.unremembered:
-        logger.warning(
-            "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
-            "checked against the first but not remembered, so a replay of one of them "
-            "was kept",
-            what,
-            replays.window,
-            replays.unremembered,
-        )
-    if skipped is not None:
-        skipped.report(what)
+        if replays is not None and replays.dropped:
+            logger.info(
+                "ticdc: %s dropped %d row(s) TiCDC replayed (at or below the partition's "
+                "last watermark, or identical to one since it) and kept %d; option "
+                "replays=keep keeps every row",
+                what,
+                replays.dropped,
+                replays.rows,
+            )
+        if replays is not None and replays.unremembered:
+            logger.warning(
+                "ticdc: %s met more than %d rows since a watermark; the last %d of them were "
+                "checked against the first but not remembered, so a replay of one of them "
+                "was kept",
+                what,
+                replays.window,
+                replays.unremembered,
+            )
+        if skipped is not None:
+            skipped.report(what)
+    finally:
+        if owned:
+            source.close()
 
 
 def read_parts(
@@ -422,9 +400,10 @@ def read_parts(
     task of its own reads it: its topic's config, its replays dropped from the resolved ts
     before it, a decoder of its own (`RangeSetup`: what follows from the options and
     `known` alone is made once); `changes`, `schema_for_id` and `columnwise` as
-    `read_range`'s. The parts' batches are handed out together, up to `BATCH_ROWS` rows
-    each as one range's are: a task of a thousand small ranges gives Spark a few batches,
-    not one or more per range."""
+    `read_range`'s; a part of fewer than `COLUMNWISE_OFFSETS` offsets by the row path.
+    The parts' rows are held across parts and handed out in batches cut where one range
+    of them all would be cut (`BATCH_ROWS` rows): a task of a thousand small ranges gives
+    Spark a few batches, not one or more per range."""
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
@@ -434,16 +413,17 @@ def read_parts(
             part = configs.get(offsets.topic)
             if part is None:
                 part = configs[offsets.topic] = config.for_topic(offsets.topic)
-            yield from _read(
-                setup,
+            yield from read_range(
                 part,
                 output,
+                known,
                 offsets,
-                source,
-                batch_rows=BATCH_ROWS,
+                log=source,
+                schema_for_id=schema_for_id,
                 replays=replay_filter(part, resolved_ts),
                 columnwise=columnwise and offsets.end - offsets.start >= COLUMNWISE_OFFSETS,
                 changes=changes,
+                setup=setup,
             )
         if len(setup.held):
             yield setup.held.take()
