@@ -1,9 +1,9 @@
 """A task of packed ranges (`read.scan.read_parts`) gives exactly what its ranges read one
 by one give (`read_range`, each with a decoder, builder and replay filter of its own):
-the same rows, batches and schema, or the same error, for every protocol, on the
-column-wise and the row path, though the task builds once what its ranges share. What a
-partition teaches its read stays in it: a schema from its BOOTSTRAP, its replay filter's
-resolved ts and rows."""
+the same rows and schema, or the same error, for every protocol, on the column-wise and
+the row path and with its small ranges by the row path (as a task reads them), though
+the task builds once what its ranges share. What a partition teaches its read stays in
+it: a schema from its BOOTSTRAP, its replay filter's resolved ts and rows."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from ticdc_sink.config import CodecConfig
 from ticdc_sink.decode import DecoderSettings
 from ticdc_sink.errors import DecodeError
 from ticdc_sink.events import Op
+from ticdc_sink.read import scan
 from ticdc_sink.read.decoding import range_decoder
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
@@ -142,13 +143,28 @@ def _changes(data: st.DataObject, first_key: int, ts: int, least: int) -> list[t
     return changes
 
 
+#: How a packed task reads its ranges -> read_parts' `columnwise`, and the offsets from
+#: which a range is read column-wise (`scan.COLUMNWISE_OFFSETS`).
+_PATHS = {
+    "column-wise": (True, 0),
+    "small ranges by rows": (True, scan.COLUMNWISE_OFFSETS),
+    "row path": (False, 0),
+}
+
+
 @pytest.mark.parametrize("protocol", sorted(_PROTOCOLS))
-@pytest.mark.parametrize("columnwise", [True, False], ids=["column-wise", "row path"])
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("path", sorted(_PATHS))
+@settings(
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data(), count=st.integers(1, 4))
 def test_a_packed_task_reads_what_its_ranges_read_alone(
-    protocol: str, columnwise: bool, data: st.DataObject, count: int
+    protocol: str, path: str, data: st.DataObject, count: int, monkeypatch: Any
 ) -> None:
+    columnwise, from_offsets = _PATHS[path]
+    monkeypatch.setattr(scan, "COLUMNWISE_OFFSETS", from_offsets)
     options, codec = _PROTOCOLS[protocol]
     registry = FakeRegistry()
     partitions: dict[int, list[Any]] = {}
