@@ -16,6 +16,15 @@ timed with `process_time` (a shared machine moves CPU time less than wall time).
 interleave the trees (before, after, before, ...). Per tree and protocol: the best and
 median µs of CPU per message over all its reads, and the rows read (the same in both).
 `--profile N` prints the N largest entries of a cProfile of one read in this checkout.
+
+`--ranges N` reads a packed task instead (issue 25, item 6: a stream over many
+partitions): the changes dealt round-robin over N partitions (each with its own BOOTSTRAP
+first and watermark last, as the writer's `partition=index-value` puts them), all N
+ranges read by one `read.scan.read_parts`, as one Spark task of packed ranges reads them;
+the report adds the milliseconds of CPU per range. avro is not offered there: a task
+finds its schemas through the registry the options name.
+
+    python benchmarks/bench_read_task.py --rows 6000 --ranges 1000 --protocols simple-json
 """
 
 from __future__ import annotations
@@ -82,8 +91,9 @@ def _changes(rows: int) -> list[Any]:
     return changes
 
 
-def write_topics(rows: int, protocols: list[str]) -> dict[str, Any]:
-    """Each protocol's messages of the same changes, and avro's registry schemas."""
+def write_topics(rows: int, protocols: list[str], ranges: int = 0) -> dict[str, Any]:
+    """Each protocol's messages of the same changes, by partition (one, or `ranges` dealt
+    round-robin), and avro's registry schemas."""
     from tests.support.fake_registry import FakeRegistry
     from tests.support.read_log import protocol_messages
     from ticdc_sink.codec.choices import EncodingFormat
@@ -93,17 +103,21 @@ def write_topics(rows: int, protocols: list[str]) -> dict[str, Any]:
     table, changes = _table(), _changes(rows)
     registry = FakeRegistry()
     topics: dict[str, Any] = {}
+    dealt = [changes[p :: ranges or 1] for p in range(ranges or 1)]
     for protocol in protocols:
-        if protocol.startswith("simple"):
-            codec = CodecConfig(encoding_format=EncodingFormat(protocol.split("-")[1]))
-            bootstrap = build_encoder(codec, table, build_ts_ms=1).encode_bootstrap()
-            assert bootstrap is not None
-            entries = [(None, bootstrap.value)]
-            entries += protocol_messages(codec, table, changes, watermark=10**9)
-        else:
-            codec = CodecConfig(protocol=protocol, enable_tidb_extension=True)
-            entries = protocol_messages(codec, table, changes, watermark=10**9, registry=registry)
-        topics[protocol] = entries
+        partitions = {}
+        for partition, some in enumerate(dealt):
+            if protocol.startswith("simple"):
+                codec = CodecConfig(encoding_format=EncodingFormat(protocol.split("-")[1]))
+                bootstrap = build_encoder(codec, table, build_ts_ms=1).encode_bootstrap()
+                assert bootstrap is not None
+                entries = [(None, bootstrap.value)]
+                entries += protocol_messages(codec, table, some, watermark=10**9)
+            else:
+                codec = CodecConfig(protocol=protocol, enable_tidb_extension=True)
+                entries = protocol_messages(codec, table, some, watermark=10**9, registry=registry)
+            partitions[partition] = entries
+        topics[protocol] = partitions
     return {"topics": topics, "schemas": registry.texts}
 
 
@@ -125,20 +139,25 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     from ticdc_sink.read.options import ReadConfig
     from ticdc_sink.read.plan import plan_read
     from ticdc_sink.read.replay import replay_filter
-    from ticdc_sink.read.scan import read_range
+    from ticdc_sink.read.scan import read_parts, read_range
 
     with open(spec["messages"], "rb") as f:
         written = pickle.load(f)
     schemas = written["schemas"]
     results = {}
     for protocol in spec["protocols"]:
-        entries = written["topics"][protocol]
-        log = FakeTopicLog({0: entries})
+        partitions = written["topics"][protocol]
+        log = FakeTopicLog(partitions)
         config = ReadConfig.from_options(_options(protocol))
         plan = plan_read(config, log, schema_for_id=schemas.__getitem__)
 
         def read(plan: Any = plan, config: Any = config, log: Any = log) -> int:
             rows = 0
+            if spec.get("ranges"):  # one task of every range, packed
+                parts = tuple((offsets, 0) for offsets in plan.ranges)
+                for batch in read_parts(config, plan.table, plan.known, parts, log=log):
+                    rows += batch.num_rows
+                return rows
             for offsets in plan.ranges:
                 for batch in read_range(
                     config,
@@ -158,7 +177,13 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
             began = time.process_time()
             assert read() == rows
             seconds.append(time.process_time() - began)
-        results[protocol] = {"messages": len(entries), "rows": rows, "seconds": seconds}
+        messages = sum(len(entries) for entries in partitions.values())
+        results[protocol] = {
+            "messages": messages,
+            "ranges": len(plan.ranges),
+            "rows": rows,
+            "seconds": seconds,
+        }
         if spec.get("profile"):
             profile = cProfile.Profile()
             profile.runcall(read)
@@ -175,6 +200,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timed reads per round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per tree")
     parser.add_argument("--protocols", default="canal-json,simple-avro,simple-json")
+    parser.add_argument(
+        "--ranges", type=int, default=0, help="partitions read as one packed task (0: one read)"
+    )
     parser.add_argument("--before", default="main", help="git ref to compare ('' for none)")
     parser.add_argument("--profile", type=int, default=0, help="cProfile entries (this tree)")
     parser.add_argument("--output", help="also write the JSON report here")
@@ -189,16 +217,23 @@ def main() -> None:
     unknown = set(protocols) - set(PROTOCOLS)
     if unknown:
         parser.error(f"unknown protocols {sorted(unknown)}; use some of {', '.join(PROTOCOLS)}")
+    if args.ranges and "avro" in protocols:
+        parser.error("--ranges reads through the registry the options name; leave out avro")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="read-task-") as scratch:
         messages = Path(scratch) / "messages.pickle"
-        messages.write_bytes(pickle.dumps(write_topics(args.rows, protocols)))
+        messages.write_bytes(pickle.dumps(write_topics(args.rows, protocols, args.ranges)))
         trees = [("this checkout", REPO)]
         if args.before:
             trees.insert(0, (args.before, export_ref(REPO, args.before, Path(scratch))))
-        spec = {"messages": str(messages), "protocols": protocols, "repeat": args.repeat}
+        spec = {
+            "messages": str(messages),
+            "protocols": protocols,
+            "repeat": args.repeat,
+            "ranges": args.ranges,
+        }
         seconds: dict[tuple[str, str], list[float]] = {}
-        counts: dict[tuple[str, str], tuple[int, int]] = {}
+        counts: dict[tuple[str, str], tuple[int, int, int]] = {}
         for round_ in range(args.rounds):
             for name, tree in trees:
                 profile = args.profile if tree == REPO and round_ == 0 else 0
@@ -207,25 +242,29 @@ def main() -> None:
                     if "profile" in found:
                         print(f"--- {protocol}, {name}: cProfile of one read\n{found['profile']}")
                     seconds.setdefault((name, protocol), []).extend(found["seconds"])
-                    counts[(name, protocol)] = (found["messages"], found["rows"])
+                    counts[(name, protocol)] = (found["messages"], found["ranges"], found["rows"])
     results = []
     for (name, protocol), times in seconds.items():
-        messages_, rows = counts[(name, protocol)]
+        messages_, ranges, rows = counts[(name, protocol)]
         best, median = min(times) / messages_ * 1e6, statistics.median(times) / messages_ * 1e6
+        per_range = statistics.median(times) / ranges * 1e3
         results.append(
             {
                 "tree": name,
                 "protocol": protocol,
                 "messages": messages_,
+                "ranges": ranges,
                 "rows": rows,
                 "best_us_per_message": round(best, 2),
                 "median_us_per_message": round(median, 2),
+                "median_ms_per_range": round(per_range, 3),
                 "seconds": [round(t, 3) for t in times],
             }
         )
         print(
-            f"{protocol:12} {name:14} {rows:,} rows of {messages_:,} messages: "
-            f"best {best:.1f} µs, median {median:.1f} µs of CPU a message",
+            f"{protocol:12} {name:14} {rows:,} rows of {messages_:,} messages in {ranges:,} "
+            f"range(s): best {best:.1f} µs, median {median:.1f} µs of CPU a message, "
+            f"{per_range:.2f} ms a range",
             flush=True,
         )
     publish(

@@ -34,6 +34,7 @@ __all__ = [
     "decode_events",
     "describes_rows",
     "new_decoder",
+    "range_decoder",
     "row_table",
 ]
 
@@ -77,6 +78,18 @@ def new_decoder(
         for table in tables:
             add_table(table)
     return decoder
+
+
+def range_decoder(prepared: Decoder) -> Decoder:
+    """The decoder of one partition's range, from one `new_decoder` prepared for a task
+    that reads several: a decoder that learns tables from the messages it reads (Simple's,
+    from BOOTSTRAP and DDL messages: it has `add_table`) is copied, so that what one
+    partition teaches stays in its range as in a task of its own; any other is shared, as
+    it decodes a message the same whatever it read before (its caches hold what the
+    messages' own types and writer schema ids imply)."""
+    if getattr(prepared, "add_table", None) is None:
+        return prepared
+    return prepared.copy()  # type: ignore[attr-defined,no-any-return]
 
 
 def _claim_check_loader(uri: str) -> ClaimCheckLoader:

@@ -21,6 +21,13 @@ other message, and any run with something unusual in it, takes the row path (a
 `DecodedRow` per message, `rows.RowBatchBuilder`), whose results and errors the
 column-wise path gives exactly, in the same order and the same batches.
 
+A task of packed ranges (`read_parts`) reads each as a task of its own would, but sets up
+once what follows from the options and the driver's schemas alone (`RangeSetup`), holds
+its rows across ranges, cut into batches where one range of them all would be cut, and
+reads a range of fewer than `COLUMNWISE_OFFSETS` offsets by the row path: a stream over a
+thousand partitions gives each task a thousand ranges of a few rows, which spent a few
+milliseconds each on a decoder, a builder, runs and record batches of their own.
+
 This module knows decoded events and Arrow; nothing of Spark.
 """
 
@@ -29,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import pyarrow as pa
 
@@ -50,6 +57,7 @@ from ticdc_sink.read.decoding import (
     decode_events,
     describes_rows,
     new_decoder,
+    range_decoder,
 )
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, changes_columns
@@ -64,9 +72,11 @@ from ticdc_sink.schema import TableSchema
 
 __all__ = [
     "BATCH_ROWS",
+    "COLUMNWISE_OFFSETS",
     "Changes",
     "ColumnRun",
     "ColumnwiseDecoder",
+    "RangeSetup",
     "RecordRun",
     "RecordRunDecoder",
     "read_parts",
@@ -81,6 +91,10 @@ Changes = Callable[[TableSchema, str, Record], None]
 
 #: Rows per record batch handed to Spark (Spark's own Arrow batches default to 10 000).
 BATCH_ROWS = 10_000
+#: The offsets from which a packed task's range is read column-wise (`read_parts`): below,
+#: its few rows cost less by the row path, into the builder the task's ranges share, than
+#: a column-wise batch of their own.
+COLUMNWISE_OFFSETS = 64
 
 
 class ColumnRun(Protocol):
@@ -154,6 +168,34 @@ class RecordRunDecoder(Decoder, Protocol):
     ) -> RecordRun: ...
 
 
+class RangeSetup:
+    """What the ranges a task reads one after the other (`read_parts`) share, made once:
+    what follows from the read's options and the driver's schemas alone, and the rows
+    read and not handed out yet. The decoder is prepared with the driver's schemas, and
+    each range takes its own of it (`decoding.range_decoder`: Simple's a copy, so that
+    what a partition's BOOTSTRAP and DDL messages teach stays in its range; any other's
+    shared). The rows are held across ranges (`_HeldRows`), so that a task of many small
+    ranges builds a record batch per `BATCH_ROWS` rows, not several per range (a value
+    Arrow refuses, which TiCDC never writes, fails the task when its batch is built,
+    naming its topic, partition and offset). Single-threaded: one per task."""
+
+    def __init__(
+        self,
+        config: ReadConfig,
+        output: TableSchema,
+        known: tuple[TableSchema, ...],
+        *,
+        schema_for_id: SchemaLookup | None = None,
+    ) -> None:
+        self.decoder = new_decoder(config, known, schema_for_id=schema_for_id)
+        self.column_runs = isinstance(self.decoder, ColumnwiseDecoder)
+        self.record_runs = isinstance(self.decoder, RecordRunDecoder)
+        builder = RowBatchBuilder(
+            output, kafka_columns=config.kafka_columns, headers=config.include_headers
+        )
+        self.held = _HeldRows(builder)
+
+
 def read_range(
     config: ReadConfig,
     output: TableSchema,
@@ -166,6 +208,7 @@ def read_range(
     replays: ReplayFilter | None = None,
     columnwise: bool = True,
     changes: Changes | None = None,
+    setup: RangeSetup | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The row changes in `offsets` of the tables the options select, in offset order.
 
@@ -182,6 +225,9 @@ def read_range(
     With `on-bad-message=skip` a message that does not decode is left out, and the count
     logged at the end. `changes` (a stream under `driver-scan=watermarks`) is called at a
     schema message or row of a selected table whose columns do not fit `output`'s.
+    `setup` is what the ranges of a task share (`read_parts`: made of the same `config`
+    but for its topic, `output`, `known` and `schema_for_id`): the rows held at the end
+    stay held in it, for the next range; without it, they are handed out.
 
     Raises:
         DecodeError: a message that is not of the protocol (unless skipped), or a row whose
@@ -192,18 +238,19 @@ def read_range(
     """
     owned = log is None
     source = TopicLog(config) if log is None else log
+    alone = setup is None
     try:
-        decoder = new_decoder(config, known, schema_for_id=schema_for_id)
-        builder = RowBatchBuilder(
-            output, kafka_columns=config.kafka_columns, headers=config.include_headers
-        )
+        if setup is None:
+            setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
+        decoder = range_decoder(setup.decoder)
+        held = setup.held
+        builder = held.builder
         checked: set[tuple[str, str, int]] = set()
         names = set(output.column_names)
         versioned = not describes_rows(decoder)  # Simple: a schema version in every row
         history: list[OffsetRange] = []  # the partition's schemas read (`changes`)
         keyed = RowKeys(decoder)
         skipped = BadMessages() if config.skip_bad_messages else None
-        held = _HeldRows(builder)
 
         def decode_rows(record: Record, *, admitted: bool = False) -> Iterator[pa.RecordBatch]:
             """The rows of `record` by the row path; `admitted`: a plain row whose replay
@@ -239,7 +286,7 @@ def read_range(
                 if len(held) >= batch_rows:
                     yield held.take()
 
-        by_columns = decoder if columnwise and isinstance(decoder, ColumnwiseDecoder) else None
+        by_columns = cast(ColumnwiseDecoder, decoder) if columnwise and setup.column_runs else None
         run = None
         if by_columns is not None:
             run = by_columns.column_run(
@@ -250,8 +297,8 @@ def read_range(
             )
 
         records_run = None
-        if columnwise and isinstance(decoder, RecordRunDecoder):
-            records_run = decoder.record_run(
+        if columnwise and setup.record_runs:
+            records_run = cast(RecordRunDecoder, decoder).record_run(
                 output,
                 selected=lambda database, table: is_selected(config, database, table),
                 kafka_columns=config.kafka_columns,
@@ -306,7 +353,7 @@ def read_range(
             yield from end_run(run.take())
         if records_run is not None and len(records_run):
             yield from end_run(records_run.take(admit), admitted=False)
-        if len(held):
+        if alone and len(held):
             yield held.take()
         what = (
             f"the read of topic {offsets.topic} partition {offsets.partition} offsets "
@@ -345,41 +392,51 @@ def read_parts(
     *,
     log: TopicLog | None = None,
     changes: Changes | None = None,
+    schema_for_id: SchemaLookup | None = None,
+    columnwise: bool = True,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one task's parts (`split.pack_parts`), one part after the other through
     one consumer (`log`; a new `TopicLog` when None, closed at the end), each part read as a
     task of its own reads it: its topic's config, its replays dropped from the resolved ts
-    before it; `changes` as `read_range`'s. The parts' batches are handed out together, up
-    to `BATCH_ROWS` rows each as one range's are: a task of a thousand small ranges gives
+    before it, a decoder of its own (`RangeSetup`: what follows from the options and
+    `known` alone is made once); `changes`, `schema_for_id` and `columnwise` as
+    `read_range`'s; a part of fewer than `COLUMNWISE_OFFSETS` offsets by the row path.
+    The parts' rows are held across parts and handed out in batches cut where one range
+    of them all would be cut (`BATCH_ROWS` rows): a task of a thousand small ranges gives
     Spark a few batches, not one or more per range."""
     owned = log is None
     source = TopicLog(config) if log is None else log
     try:
-        held: list[pa.RecordBatch] = []
-        rows = 0
+        setup = RangeSetup(config, output, known, schema_for_id=schema_for_id)
+        configs: dict[str, ReadConfig] = {}  # each topic's
         for offsets, resolved_ts in parts:
-            part = config.for_topic(offsets.topic)
-            replays = replay_filter(part, resolved_ts)
-            for batch in read_range(
-                part, output, known, offsets, log=source, replays=replays, changes=changes
-            ):
-                held.append(batch)
-                rows += batch.num_rows
-                if rows >= BATCH_ROWS:
-                    yield _joined(held)
-                    held, rows = [], 0
-        if held:
-            yield _joined(held)
+            part = configs.get(offsets.topic)
+            if part is None:
+                part = configs[offsets.topic] = config.for_topic(offsets.topic)
+            yield from read_range(
+                part,
+                output,
+                known,
+                offsets,
+                log=source,
+                schema_for_id=schema_for_id,
+                replays=replay_filter(part, resolved_ts),
+                columnwise=columnwise and offsets.end - offsets.start >= COLUMNWISE_OFFSETS,
+                changes=changes,
+                setup=setup,
+            )
+        if len(setup.held):
+            yield setup.held.take()
     finally:
         if owned:
             source.close()
 
 
 class _HeldRows:
-    """The rows read and not handed out yet, in offset order: finished column-wise runs
-    (and the builder's rows before each), then the builder's rows. Handed out as one
-    record batch once `batch_rows` are held, so batches are cut where the row path alone
-    would cut them."""
+    """The rows read and not handed out yet (a range's, or those of a task's ranges one
+    after the other), in the order read: finished column-wise runs (and the builder's
+    rows before each), then the builder's rows. Handed out as one record batch once
+    `batch_rows` are held, so batches are cut where the row path alone would cut them."""
 
     def __init__(self, builder: RowBatchBuilder) -> None:
         self.builder = builder
@@ -391,16 +448,19 @@ class _HeldRows:
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Hold `batch`, after the builder's rows."""
-        if len(self.builder):
-            self._rows += len(self.builder)
-            self._batches.append(self.builder.flush())
+        self.flush()
         self._batches.append(batch)
         self._rows += batch.num_rows
 
+    def flush(self) -> None:
+        """Hold the builder's rows as a batch, after the others."""
+        if len(self.builder):
+            self._rows += len(self.builder)
+            self._batches.append(self.builder.flush())
+
     def take(self) -> pa.RecordBatch:
         """Every row held, as one record batch (there is at least one)."""
-        if len(self.builder):
-            self._batches.append(self.builder.flush())
+        self.flush()
         batches, self._batches, self._rows = self._batches, [], 0
         return _joined(batches)
 

@@ -470,5 +470,6 @@ def test_a_task_joins_its_ranges_batches_until_batch_rows_are_held() -> None:
     task = tuple((r, 0) for r in plan.ranges)
     sizes = [b.num_rows for b in read_parts(config, plan.table, plan.known, task, log=log)]  # type: ignore[arg-type]
     assert sum(sizes) == 4 * rows
-    # Joined until BATCH_ROWS (10,000) are held: three ranges' worth, then the last one.
-    assert sizes == [12_000, 4_000]
+    # Held across ranges and cut where one range of all these rows is cut: at BATCH_ROWS
+    # (10,000), then the rest.
+    assert sizes == [10_000, 6_000]
