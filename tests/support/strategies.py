@@ -8,6 +8,8 @@ its module):
                                 tables t1 and t2 by `_table`
     all_types_rows(table)       a row (mounter values) of `schemas.ALL_TYPES_TABLE`, or of
                                 a table of some of its columns
+    all_types_tables(most)      `schemas.ALL_TYPES_TABLE`, or a table of its key `id` and
+                                up to `most` of its other columns
     json_paths(document)        the path (keys and indexes) of every node of a JSON
                                 document, the root's first: where the fuzz tests mutate
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pyarrow as pa
 from hypothesis import strategies as st
 
@@ -23,7 +26,14 @@ from tests.support.batches import ARROW_FIELDS, COLUMNS, COMMIT_TS
 from tests.support.schemas import ALL_TYPES_TABLE
 from ticdc_sink.schema import TableSchema
 
-__all__ = ["ALL_TYPES_VALUES", "all_types_rows", "images", "json_paths", "record_batches"]
+__all__ = [
+    "ALL_TYPES_VALUES",
+    "all_types_rows",
+    "all_types_tables",
+    "images",
+    "json_paths",
+    "record_batches",
+]
 
 
 @st.composite
@@ -126,3 +136,14 @@ def json_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]
         for i, child in enumerate(node):
             found += json_paths(child, (*prefix, i))
     return found
+
+
+@st.composite
+def all_types_tables(draw: Any, most: int) -> TableSchema:
+    """`ALL_TYPES_TABLE` or a table of some of its columns (always the key `id`)."""
+    others = [c for c in ALL_TYPES_TABLE.columns if c.name != "id"]
+    chosen = draw(st.lists(st.sampled_from(others), unique_by=lambda c: c.name, max_size=most))
+    keep = {"id", *(c.name for c in (others if draw(st.booleans()) else chosen))}
+    return attrs.evolve(
+        ALL_TYPES_TABLE, columns=tuple(c for c in ALL_TYPES_TABLE.columns if c.name in keep)
+    )

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.support.hypothesis_profiles import examples
 from tests.support.schemas import ALL_TYPES_TABLE
-from tests.support.strategies import all_types_rows
+from tests.support.strategies import all_types_rows, all_types_tables
 from ticdc_sink.codec.choices import EncodingFormat, IntegrityCheckLevel
 from ticdc_sink.codec.config import CodecConfig
 from ticdc_sink.codec.protocols import build_encoder, encode_watermark
@@ -25,7 +25,6 @@ from ticdc_sink.codec.simple.avro_dml import DML_PREFIX, read_plain
 from ticdc_sink.codec.simple.avro_values import encode_long, parsed_message_schema
 from ticdc_sink.codec.simple.decoder import SimpleDecoder, simple_row_fields
 from ticdc_sink.events import Op, RowChange
-from ticdc_sink.schema import TableSchema
 
 _MASK64 = (1 << 64) - 1
 
@@ -144,22 +143,11 @@ def test_maps_in_any_key_order_are_read() -> None:
         assert fields is not None and list(fields[5] or {}) == [k.decode() for k in keys]
 
 
-@st.composite
-def simple_tables(draw: Any) -> TableSchema:
-    """`ALL_TYPES_TABLE` or a table of some of its columns (always the key `id`)."""
-    others = [c for c in ALL_TYPES_TABLE.columns if c.name != "id"]
-    chosen = draw(st.lists(st.sampled_from(others), unique_by=lambda c: c.name, max_size=8))
-    keep = {"id", *(c.name for c in (others if draw(st.booleans()) else chosen))}
-    return attrs.evolve(
-        ALL_TYPES_TABLE, columns=tuple(c for c in ALL_TYPES_TABLE.columns if c.name in keep)
-    )
-
-
 def _simple_avro(data: Any) -> tuple[SimpleDecoder, bytes, bool]:
     """A decoder that knows a table, a message of it (a row, maybe checksummed, maybe
     with a byte changed, removed or added; a watermark or a BOOTSTRAP), and whether it is
     a row as written."""
-    table = data.draw(simple_tables())
+    table = data.draw(all_types_tables(8))
     codec = CodecConfig(encoding_format=EncodingFormat.AVRO)
     checked = "v" not in table.column_names and data.draw(st.booleans())
     if checked:

@@ -19,7 +19,7 @@ from tests.support.column_path import assert_same_outcome, read_outcome
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog
 from tests.support.schemas import ALL_TYPES_TABLE
-from tests.support.strategies import all_types_rows
+from tests.support.strategies import all_types_rows, all_types_tables
 from ticdc_sink.codec.choices import EncodingFormat
 from ticdc_sink.codec.compression import Compression, compress
 from ticdc_sink.codec.config import CodecConfig
@@ -80,17 +80,6 @@ def test_a_column_of_its_types_is_taken_and_one_of_others_is_left(
 # --- whole reads: the column-wise path against the row path ---------------------------------
 
 
-@st.composite
-def _tables(draw: Any) -> TableSchema:
-    """`ALL_TYPES_TABLE` or some of its columns (always the key `id`)."""
-    others = [c for c in ALL_TYPES_TABLE.columns if c.name != "id"]
-    chosen = draw(st.lists(st.sampled_from(others), unique_by=lambda c: c.name, max_size=6))
-    keep = {"id", *(c.name for c in (others if draw(st.booleans()) else chosen))}
-    return attrs.evolve(
-        ALL_TYPES_TABLE, columns=tuple(c for c in ALL_TYPES_TABLE.columns if c.name in keep)
-    )
-
-
 def _image(data: Any, table: TableSchema, row: tuple[Any, ...], *, odd: bool = True) -> bytes:
     """A `data` or `old` map as TiCDC's goavro writes it: in any key order, each value in
     its column's branch; with `odd`, some columns left out (absent), a text sometimes not
@@ -126,7 +115,7 @@ def _dml(data: Any, table: TableSchema, commit_ts: int, *, odd: bool = True) -> 
 def test_any_map_order_absent_columns_and_text_not_utf8_read_as_the_row_path(
     compression: str, data: Any
 ) -> None:
-    table = data.draw(_tables())
+    table = data.draw(all_types_tables(6))
     codec = CodecConfig(encoding_format=EncodingFormat.AVRO)
     bootstrap = build_encoder(codec, table, build_ts_ms=1).encode_bootstrap()
     assert bootstrap is not None and bootstrap.value is not None
@@ -173,7 +162,7 @@ def test_any_map_order_absent_columns_and_text_not_utf8_read_as_the_row_path(
 @given(data=st.data())
 def test_maps_in_any_key_order_of_every_type_are_taken_column_wise(data: Any) -> None:
     # Guards the test above: such rows are read column-wise, not all left to the row path.
-    table = data.draw(_tables())
+    table = data.draw(all_types_tables(6))
     decoder = SimpleDecoder(encoding_format="avro")
     decoder.add_table(table)
     run = SimpleRun(decoder, table, kafka_columns=False, topic="t")
