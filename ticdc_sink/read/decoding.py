@@ -89,7 +89,7 @@ def range_decoder(prepared: Decoder) -> Decoder:
     messages' own types and writer schema ids imply)."""
     if getattr(prepared, "add_table", None) is None:
         return prepared
-    return prepared.copy()  # type: ignore[attr-defined,no-any-return]
+    return prepared.copy()  # type: ignore[attr-defined]
 
 
 def _claim_check_loader(uri: str) -> ClaimCheckLoader:
