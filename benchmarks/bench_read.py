@@ -659,7 +659,9 @@ def main() -> None:
         raise SystemExit("no broker to run on")
 
     floors = [r for r in readers if r.startswith(("floor-", "handover-"))]
-    if floors and (args.min_partitions is not None or any(r[-10:] != "-confluent" for r in floors)):
+    if floors and (
+        args.min_partitions is not None or not all(r.endswith("-confluent") for r in floors)
+    ):
         parser.error("the floor readers read the confluent topic, one task per partition")
     spark = make_spark(args.spark_memory, extra=connector)
     if floors:

@@ -7,6 +7,7 @@ it: a schema from its BOOTSTRAP, its replay filter's resolved ts and rows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -78,11 +79,10 @@ def _one_by_one(
 ) -> Any:
     """The rows of `parts`, each range read alone as a task of its own reads it (its
     topic's config, a replay filter of its own): a table, or the error's type and text."""
-    try:
-        batches = [
-            batch
-            for offsets, resolved_ts in parts
-            for batch in read_range(
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for offsets, resolved_ts in parts:
+            yield from read_range(
                 config.for_topic(offsets.topic),
                 output,
                 known,
@@ -91,10 +91,8 @@ def _one_by_one(
                 replays=replay_filter(config, resolved_ts),
                 **kwargs,
             )
-        ]
-    except Exception as exc:  # noqa: BLE001 (compared)
-        return type(exc), str(exc)
-    return _table(config, output, batches)
+
+    return _outcome(config, output, batches)
 
 
 def _packed(
@@ -105,8 +103,19 @@ def _packed(
     log: FakeTopicLog,
     **kwargs: Any,
 ) -> Any:
+    return _outcome(
+        config,
+        output,
+        lambda: read_parts(config, output, known, tuple(parts), log=log, **kwargs),  # type: ignore[arg-type]
+    )
+
+
+def _outcome(
+    config: ReadConfig, output: TableSchema, read: Callable[[], Iterator[pa.RecordBatch]]
+) -> Any:
+    """`read`'s batches as a table, or its error's type and text."""
     try:
-        batches = list(read_parts(config, output, known, tuple(parts), log=log, **kwargs))  # type: ignore[arg-type]
+        batches = list(read())
     except Exception as exc:  # noqa: BLE001 (compared)
         return type(exc), str(exc)
     return _table(config, output, batches)

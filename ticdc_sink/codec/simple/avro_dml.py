@@ -134,27 +134,14 @@ def _text(buf: bytes, pos: int) -> tuple[str, int]:
 
 def read_plain(value: bytes) -> PlainFields | None:
     """The plain row fields of a Simple Avro message, or None (module docstring)."""
-    # The fields up to the maps, each in the form TiCDC writes (one-byte lengths below 64
-    # and union indexes) read inline; any other form through the helpers.
+    # The fields up to the maps by the helpers; the maps' entries (`_image`, a dozen a
+    # message) read inline, each length and union index in the one-byte form TiCDC
+    # writes, any other form through `read_length` and `read_varint`.
     if value[:4] != _HEAD:  # the DML prefix, then version 1 in its one-byte form
         return None
     try:
-        n = value[4]
-        if n & 0x81:
-            n, pos = read_length(value, 5, n)
-        else:
-            n >>= 1
-            pos = 5
-        database = value[pos : pos + n].decode()
-        pos += n
-        n = value[pos]
-        if n & 0x81:
-            n, pos = read_length(value, pos + 1, n)
-        else:
-            n >>= 1
-            pos += 1
-        table = value[pos : pos + n].decode()
-        pos += n
+        database, pos = _text(value, 4)
+        table, pos = _text(value, pos)
         _, pos = _long(value, pos)  # tableID
         op = _OPS.get(value[pos])
         commit_ts, pos = _long(value, pos + 1)

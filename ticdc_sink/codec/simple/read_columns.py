@@ -135,22 +135,26 @@ class _ColumnReader:
             if kind is not None and types <= {kind}:
                 return pa.array(values, self.type)
             if self.kind is ValueKind.DECIMAL and self.pattern is not None and types <= {str}:
-                # DECIMAL text, as JSON's: cast by Arrow where that is exact
-                strings = pa.array(values, pa.string())
-                if matches(strings, self.pattern):
-                    cast = decimals(strings, self.type)
-                    if cast is not None:
-                        return cast
+                cast = self._from_text(values, self.pattern)  # DECIMAL text, as JSON's
+                if cast is not None:
+                    return cast
             return self._one_by_one(values)
         if self.kind in _TEXT_KINDS:
             return pa.array(values, pa.string())  # refuses anything but str and None
         if self.pattern is not None:
-            strings = pa.array(values, pa.string())
-            if matches(strings, self.pattern):
-                cast = self._cast(strings)  # a cast's error: the run goes the row path
-                if cast is not None:
-                    return cast
+            cast = self._from_text(values, self.pattern)
+            if cast is not None:
+                return cast
         return self._one_by_one(values)
+
+    def _from_text(self, values: Sequence[Any], pattern: str) -> pa.Array | None:
+        """The column cast by Arrow from its values' text where `pattern` vouches that the
+        cast gives the row path's values; None: one by one. A cast's error: the run goes
+        the row path."""
+        strings = pa.array(values, pa.string())
+        if not matches(strings, pattern):
+            return None
+        return self._cast(strings)
 
     def _cast(self, strings: pa.Array) -> pa.Array | None:
         if self.kind is ValueKind.DECIMAL:
