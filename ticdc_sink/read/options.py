@@ -43,7 +43,7 @@ import attrs
 import orjson
 
 from ticdc_sink.codec.protocols import find_protocol, protocol_specs
-from ticdc_sink.codec.spec import ProtocolSpec
+from ticdc_sink.codec.spec import ProtocolSpec, Watermark
 from ticdc_sink.config import (
     RegistryConfig,
     is_secret,
@@ -617,6 +617,18 @@ class ReadConfig:
     compression: str = "none"
     #: Options given explicitly that only the writer takes, ignored here (for a note).
     ignored: tuple[str, ...] = ()
+
+    @property
+    def carries_watermarks(self) -> bool:
+        """Whether the topic's writer, as the options describe it, sends watermarks (True
+        for a protocol this reader does not know: it is refused elsewhere)."""
+        spec = find_protocol(self.protocol)
+        if spec is None:
+            return True
+        watermark = spec.watermark_in(self.ticdc_version)
+        if watermark is Watermark.WITH_TIDB_EXTENSION:
+            return self.tidb_extension
+        return watermark is Watermark.ALWAYS
 
     @property
     def named_topics(self) -> str:

@@ -12,7 +12,7 @@ import contextlib
 
 import attrs
 
-from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedWatermark
+from ticdc_sink.decode import DecodedBootstrap, DecodedDDL, DecodedWatermark, Decoder
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.decoding import (
@@ -26,6 +26,7 @@ from ticdc_sink.read.discover import choose_table, discover_tables
 from ticdc_sink.read.evolution import describe_change
 from ticdc_sink.read.offsets import OffsetRange, ending_spec, plan_ranges, starting_spec
 from ticdc_sink.read.options import ReadConfig, select_topics
+from ticdc_sink.read.replay import RowKeys
 from ticdc_sink.read.rows import same_columns
 from ticdc_sink.read.split import Part, Task, pack_parts, part_counts, split_ranges
 from ticdc_sink.schema import TableSchema
@@ -133,39 +134,53 @@ def plan_parts(
     schemas the tasks need: the plan's, and those met in the split ranges (a part that
     starts after a Simple schema message has not read it itself).
 
-    A range is scanned (`find_boundaries`) only when it is to be split, unless no part
-    needs a state: `replays=keep` of a protocol whose rows carry their column types.
+    A range is scanned (`find_boundaries`) only when it is to be split, and not when no
+    part needs a state from before it, for a protocol whose rows carry their column types
+    (no schema message to collect): under `replays=keep`, or where the writer sends no
+    watermarks (the resolved ts stays 0) and no row is compared with another (the
+    identical-row rule needs a table's key, which such protocols' decoders do not know:
+    `replay.RowKeys`). Parts then start at Spark's cuts.
 
     Raises:
         DecodeError, DeliveryError: as reading the topic.
     """
+    config = plan.config
     ranges = [(r, 0) for r in plan.ranges if not r.empty]
-    counts = part_counts([r.end - r.start for r, _ in ranges], plan.config.min_partitions)
+    counts = part_counts([r.end - r.start for r, _ in ranges], config.min_partitions)
     if all(count == 1 for count in counts):
         return ranges, plan.known
-    decoder = new_decoder(plan.config, plan.known, schema_for_id=schema_for_id)
-    if plan.config.keep_replays and describes_rows(decoder):
-        return split_ranges(ranges, plan.config.min_partitions, None), plan.known
+    decoder = new_decoder(config, plan.known, schema_for_id=schema_for_id)
+    if describes_rows(decoder) and _stateless(config, decoder):
+        return split_ranges(ranges, config.min_partitions, None), plan.known
     owned = log is None
-    source = TopicLog(plan.config) if log is None else log
+    source = TopicLog(config) if log is None else log
     boundaries = {}
     known = {(t.database, t.table, t.version): t for t in plan.known}
     try:
         for (offsets, _), count in zip(ranges, counts, strict=True):
             if count > 1:
                 found, tables = find_boundaries(
-                    plan.config, plan.known, offsets, source, schema_for_id=schema_for_id
+                    config, plan.known, offsets, source, schema_for_id=schema_for_id
                 )
                 boundaries[offsets.topic, offsets.partition] = found
                 known.update(((t.database, t.table, t.version), t) for t in tables)
     finally:
         if owned:
             source.close()
-    if plan.config.keep_replays:  # Simple: anywhere, with the schemas met
-        return split_ranges(ranges, plan.config.min_partitions, None), tuple(known.values())
-    anywhere = not plan.config.watermark_consistency  # the resolved ts alone counts
-    parts = split_ranges(ranges, plan.config.min_partitions, boundaries, anywhere=anywhere)
+    if config.keep_replays:  # Simple: anywhere, with the schemas met
+        return split_ranges(ranges, config.min_partitions, None), tuple(known.values())
+    anywhere = not config.watermark_consistency  # the resolved ts alone counts
+    parts = split_ranges(ranges, config.min_partitions, boundaries, anywhere=anywhere)
     return parts, tuple(known.values())
+
+
+def _stateless(config: ReadConfig, decoder: Decoder) -> bool:
+    """Whether a part of a range needs no state from before it (`plan_parts`): no replay
+    filter, or one whose resolved ts stays 0 and that compares no rows."""
+    if config.keep_replays:
+        return True
+    compares_rows = config.watermark_consistency and RowKeys(decoder).known
+    return not config.carries_watermarks and not compares_rows
 
 
 def plan_tasks(

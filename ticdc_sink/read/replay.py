@@ -69,6 +69,12 @@ class RowKeys:
         self._lookup = getattr(decoder, "table", None)
         self._found: dict[tuple[str, str, int], bool] = {}
 
+    @property
+    def known(self) -> bool:
+        """Whether the decoder knows tables' keys at all (Simple's, from its schema
+        messages); else no row has one, and no row is compared with another."""
+        return self._lookup is not None
+
     def __call__(self, row: DecodedRow | PlainRow | RowPeek) -> bool:
         version = (row.database, row.table, row.schema_version)
         found = self._found.get(version)

@@ -116,7 +116,6 @@ __all__ = [
     "StreamOffset",
     "StreamScan",
     "TriggerDelay",
-    "carries_watermarks",
     "check_consistency",
     "describe_cut",
     "follow_partitions",
@@ -312,7 +311,7 @@ def check_consistency(config: ReadConfig) -> None:
             consistency=none.
     """
     spec = find_protocol(config.protocol)
-    if not config.watermark_consistency or spec is None or carries_watermarks(config):
+    if not config.watermark_consistency or spec is None or config.carries_watermarks:
         return
     watermark = spec.watermark_in(config.ticdc_version)
     if watermark is Watermark.WITH_TIDB_EXTENSION:
@@ -351,18 +350,6 @@ def check_consistency(config: ReadConfig) -> None:
         value="watermark",
         allowed=("none",),
     )
-
-
-def carries_watermarks(config: ReadConfig) -> bool:
-    """Whether the topic's writer, as the options describe it, sends watermarks (True for
-    a protocol this reader does not know: it is refused elsewhere)."""
-    spec = find_protocol(config.protocol)
-    if spec is None:
-        return True
-    watermark = spec.watermark_in(config.ticdc_version)
-    if watermark is Watermark.WITH_TIDB_EXTENSION:
-        return config.tidb_extension
-    return watermark is Watermark.ALWAYS
 
 
 def held_back(
@@ -896,7 +883,7 @@ class StreamScan:
         replay rule needs it (replays dropped, a writer that sends watermarks); else the
         start's, carried."""
         resolved = {key: start.resolved.get(key, 0) for key in offsets}
-        if self.config.keep_replays or not carries_watermarks(self.config):
+        if self.config.keep_replays or not self.config.carries_watermarks:
             return resolved
         for key, offset in offsets.items():
             found = self._tail(key, start.offsets[key], offset)

@@ -13,10 +13,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.fake_registry import FakeRegistry
 from tests.support.hypothesis_profiles import examples
-from tests.support.read_log import WATERMARK, FakeTopicLog, simple_messages, simple_stream, table
+from tests.support.read_log import (
+    WATERMARK,
+    FakeTopicLog,
+    protocol_messages,
+    simple_messages,
+    simple_stream,
+    table,
+)
+from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import Op
+from ticdc_sink.read.decoding import SchemaLookup
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import find_boundaries, plan_parts, plan_read, plan_tasks
@@ -25,6 +35,7 @@ from ticdc_sink.read.scan import read_parts, read_range
 from ticdc_sink.read.split import Part, Task, pack_bound, pack_parts, part_counts, split_ranges
 from ticdc_sink.read.stream import StreamScan, TriggerDelay
 from ticdc_sink.schema import TableSchema
+from ticdc_sink.ticdc_version import TiCDCVersion
 
 USERS = table("users")
 _OPTIONS = {
@@ -97,11 +108,18 @@ def _read(
     output: TableSchema,
     known: tuple[TableSchema, ...],
     parts: list[Part],
+    schema_for_id: SchemaLookup | None = None,
 ) -> list[tuple]:
     rows = []
     for offsets, resolved_ts in parts:
         batches = read_range(
-            config, output, known, offsets, log=log, replays=replay_filter(config, resolved_ts)
+            config,
+            output,
+            known,
+            offsets,
+            log=log,
+            replays=replay_filter(config, resolved_ts),
+            schema_for_id=schema_for_id,
         )
         rows += [(r["_offset"], r["id"], r["_commit_ts"]) for b in batches for r in b.to_pylist()]
     return rows
@@ -161,6 +179,62 @@ def test_without_watermark_consistency_a_cut_anywhere_carries_the_last_resolved_
         (50, 75, 12),
         (75, 100, 12),
     ]
+
+
+# Writers that send no watermarks, as the read's options describe them.
+_SILENT_WRITERS = {
+    "canal-json": {"protocol": "canal-json"},
+    "debezium": {"protocol": "debezium"},
+    "debezium-v8.5": {
+        "protocol": "debezium",
+        "ticdc-version": "8.5",
+        "enable-tidb-extension": "true",
+    },
+    "avro": {"protocol": "avro"},
+    "avro-tidb-extension": {"protocol": "avro", "enable-tidb-extension": "true"},
+}
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    writer=st.sampled_from(sorted(_SILENT_WRITERS)),
+    consistency=st.sampled_from(["watermark", "none"]),
+    min_partitions=st.integers(2, 6),
+)
+def test_a_split_of_a_topic_without_watermarks_reads_nothing_on_the_driver(
+    data: Any, writer: str, consistency: str, min_partitions: int
+) -> None:
+    # The resolved ts stays 0 and no row is compared with another (their decoders know
+    # no table's key): a part starts at Spark's cut with nothing from before it, and the
+    # split read gives the whole one's rows, re-sent rows alike.
+    options = _SILENT_WRITERS[writer]
+    codec = CodecConfig(
+        protocol=options["protocol"],
+        enable_tidb_extension=options.get("enable-tidb-extension") == "true",
+        ticdc_version=TiCDCVersion(options.get("ticdc-version", "26.3")),
+    )
+    changes: list[tuple[Op, int, tuple | None, tuple | None]] = []
+    for n in range(data.draw(st.integers(2, 12), label="rows")):
+        changes.append((Op.INSERT, (100 + n) << 18, (n, f"r{n}"), None))
+        if data.draw(st.booleans(), label="re-sent"):
+            changes += changes[data.draw(st.integers(0, len(changes) - 1), label="since") :]
+    registry = FakeRegistry()
+    log = FakeTopicLog({0: protocol_messages(codec, USERS, changes, registry=registry)})
+    given_options = {**_OPTIONS, **options, "consistency": consistency}
+    if options["protocol"] == "avro":
+        given_options["schema-registry"] = "http://unused:1"
+    lookup = registry.schema_text
+    whole = ReadConfig.from_options(given_options)
+    plan = plan_read(whole, log, schema_for_id=lookup)
+    expected = _read(log, whole, plan.table, plan.known, [(r, 0) for r in plan.ranges], lookup)
+    config = ReadConfig.from_options({**given_options, "minPartitions": str(min_partitions)})
+    split_plan = plan_read(config, log, schema_for_id=lookup)
+    log.reads.clear()
+    parts, known = plan_parts(split_plan, log, schema_for_id=lookup)
+    assert log.reads == []
+    assert len(parts) == min(min_partitions, len(changes))
+    assert _read(log, config, split_plan.table, known, parts, lookup) == expected
 
 
 def test_a_split_elsewhere_than_after_a_watermark_would_keep_replays() -> None:
