@@ -149,7 +149,10 @@ def check_topic(kafka: KafkaBroker, topic: str, ids: set[int]) -> int:
             found.setdefault(int(event.data["id"]), []).append(record)
         elif isinstance(event, DecodedWatermark):
             watermarks.setdefault(record.partition, []).append(event.commit_ts)
-    assert_same_ids(found, ids, f"topic {topic} (ends {kafka.end_offsets(topic)})")
+    try:
+        assert_same_ids(found, ids, f"topic {topic} (ends {kafka.end_offsets(topic)})")
+    except AssertionError as missing:
+        raise AssertionError(f"{missing}\nthe broker's log:\n{kafka.log()}") from None
     for records in found.values():
         first = records[0]
         assert {(r.partition, r.key, r.value) for r in records} == {
