@@ -458,7 +458,8 @@ READ_OPTIONS: tuple[ReadOption, ...] = (
         "batch and streaming: at least about this many Spark tasks; a large range is split "
         "in proportion to its size, as Spark's Kafka source splits it; under "
         "`consistency=watermark` only just after a watermark, where the replay rule needs "
-        "nothing from before (a range with none inside stays whole; below)",
+        "nothing from before (a range with none inside stays whole), unless the writer "
+        "sends none (avro; below)",
         field="min_partitions",
         parse=_positive("a number of Spark partitions above 0"),
     ),
