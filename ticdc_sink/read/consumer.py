@@ -23,6 +23,7 @@ is what it uses of a consumer (unit tests pass fakes as `consumer_factory`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection, Generator, Mapping
@@ -377,6 +378,18 @@ class TopicLog:
         the partition's end).
 
         Raises:
+            DeliveryError: as `read_chunks`.
+        """
+        with contextlib.closing(self.read_chunks(offsets)) as chunks:
+            for chunk in chunks:
+                yield from chunk
+
+    def read_chunks(self, offsets: OffsetRange) -> Generator[list[Record], None, None]:
+        """The messages of `offsets` as `read` gives them, a list of those of one consume
+        call at a time (none empty): a read's task hands a list to a column-wise run at
+        once, instead of a message at a time.
+
+        Raises:
             DeliveryError: a fetch fails; no message arrives within the poll timeout
                 before the range's end (the message says where the partition ends); or
                 the range's next offset is gone from the brokers and failOnDataLoss is
@@ -385,6 +398,7 @@ class TopicLog:
         if offsets.empty:
             return
         consumer = self._consumer
+        headers = self._headers
         topic, partition = offsets.topic, offsets.partition
         consumer.assign([TopicPartition(topic, partition, offsets.start)])
         last = offsets.end - 1
@@ -394,7 +408,9 @@ class TopicLog:
         try:
             while position <= last:
                 wanted = min(_CONSUME_BATCH, last - position + 1)
-                moved = False
+                moved = lost = False
+                failed: DeliveryError | None = None
+                chunk: list[Record] = []
                 for message in consumer.consume(wanted, timeout=_CONSUME_WAIT_S):
                     if message.partition() != partition or message.topic() != topic:
                         continue  # an event of an earlier assignment
@@ -408,11 +424,11 @@ class TopicLog:
                         broker_end = end
                         continue
                     if error is not None and error.code() == KafkaError._AUTO_OFFSET_RESET:
-                        position = self._skip_lost(offsets, position)
-                        moved = True
+                        lost = moved = True
                         break
                     if error is not None:
-                        raise self._unreachable(error, topic)
+                        failed = self._unreachable(error, topic)
+                        break
                     moved = True
                     offset = message.offset()
                     assert offset is not None  # a fetched message has one
@@ -420,7 +436,13 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    yield _record(message, partition, offset, headers=self._headers)
+                    chunk.append(_record(message, partition, offset, headers=headers))
+                if chunk:  # the messages before an error are read before it is raised
+                    yield chunk
+                if failed is not None:
+                    raise failed
+                if lost:
+                    position = self._skip_lost(offsets, position)
                 if moved:
                     waited_since = time.monotonic()
                 elif time.monotonic() - waited_since >= self.config.poll_timeout_s:

@@ -9,7 +9,7 @@ Arrow gives exactly the row path's value (integers, floats, text checked as UTF-
 decimals of precision up to 38 from their unscaled integers), one by one through the
 decoder's own converters elsewhere (ENUM, SET, BIT, BIGINT UNSIGNED, DECIMAL as text).
 
-A record joins a run (`AvroRun.fits`) when it is Confluent-framed with a value schema
+A record joins a run (`AvroRun.extend`) when it is Confluent-framed with a value schema
 whose columns all carry a `tidb_type` and are the read's columns, of a selected table, and
 a key (if any) of a schema the generated readers read; a tombstone (no value) when its
 key schema's columns are among the read's. The row path stays the reference: when
@@ -62,6 +62,8 @@ _KEY = itemgetter(Record._fields.index("key"))
 _VALUE = itemgetter(Record._fields.index("value"))
 
 Finisher = Callable[[list[Any]], pa.Array]
+#: A record's key frame and value frame (magic byte and schema id; None: no key, no value).
+_Frames = tuple[bytes | None, bytes | None]
 
 
 def _tidb_type(leaf: Leaf) -> str | None:
@@ -190,7 +192,7 @@ def _image(
 
 
 class AvroRun:
-    """Consecutive avro records whose schemas fit the read (`fits`), turned into one
+    """Consecutive avro records whose schemas fit the read (`extend`), turned into one
     record batch of `arrow_schema(output)` by `take`. Single-threaded: one per task."""
 
     def __init__(
@@ -221,29 +223,56 @@ class AvroRun:
         # Plans by the frame (magic byte and schema id) of the records they read.
         self._values: dict[bytes, _ValuePlan | None] = {}
         self._keys: dict[bytes, _KeyPlan | None] = {}
+        # Whether records of a (key frame, value frame) fit (`_fits`, asked once per pair,
+        # not per record).
+        self._fit: dict[_Frames, bool] = {}
         # The run's records as plain tuples of their fields. A Record (a tuple subclass)
         # stays tracked by Python's garbage collector, a plain tuple of bytes and ints does
         # not: held until `take`, Records reached the collector's oldest generation and set
         # off its full collections, 7 in a read of 200 000 records, a sixth of its CPU (2
         # or 3 with plain tuples).
         self._held: list[tuple[Any, ...]] = []
+        self._frames: list[_Frames] = []  # each held record's, in order
 
     def __len__(self) -> int:
         return len(self._held)
 
-    def fits(self, record: Record) -> bool:
-        """Whether `record` may join the run (module docstring)."""
-        key, value = record.key, record.value
+    def extend(self, records: Sequence[Record], start: int, room: int) -> int:
+        """Add `records` from `start` on while they fit, at most `room` of them; the index
+        of the first not added (`len(records)`: all were). Whether a record fits follows
+        from its frames alone: asked in the records' order, once per pair of frames, and of
+        none past the first that does not fit (a schema is looked up where the record-by-
+        record read would)."""
+        chunk = records[start : start + room]
+        frames = [
+            (key[:5] if key else None, value[:5] if value else None)
+            for key, value in zip(map(_KEY, chunk), map(_VALUE, chunk), strict=True)
+        ]
+        fit = self._fit
+        taken = len(chunk)
+        for pair in dict.fromkeys(frames):  # each pair once, in the order first met
+            if not (fit[pair] if pair in fit else self._fits(pair)):
+                taken = frames.index(pair)
+                break
+        self._held += map(tuple, chunk[:taken])
+        self._frames += frames[:taken]
+        return start + taken
+
+    def _fits(self, pair: _Frames) -> bool:
+        """Whether records of a (key frame, value frame) may join the run (module
+        docstring), remembered."""
+        key, value = pair
         key_plan = self._key_plan(key) if key else None
         if key and key_plan is None:
-            return False
-        if value:
-            return self._value_plan(value) is not None
-        return key_plan is not None and key_plan.image is not None
-
-    def add(self, record: Record) -> None:
-        """Add a record that `fits`."""
-        self._held.append(tuple(record))
+            found = False
+        elif value:
+            found = self._value_plan(value) is not None
+        else:
+            found = key_plan is not None and key_plan.image is not None
+        if len(self._fit) >= self._max_schemas:
+            self._fit.clear()
+        self._fit[pair] = found
+        return found
 
     def take(
         self, admit: Callable[[int], bool] | None = None
@@ -253,8 +282,9 @@ class AvroRun:
         the row path must decode the records (module docstring), the run's records and no
         batch, and `admit` has then seen none of them."""
         held, self._held = self._held, []
+        frames, self._frames = self._frames, []
         try:
-            batch, commit_ts = self._batch(held)
+            batch, commit_ts = self._batch(held, frames)
         except _REFUSED:
             return [Record._make(fields) for fields in held], None
         if admit is not None:
@@ -284,6 +314,7 @@ class AvroRun:
         """Keep `plan` under its record's frame (magic byte and schema id)."""
         if len(plans) >= self._max_schemas:
             plans.clear()
+            self._fit.clear()  # a pair whose plan is gone is asked again
         plans[frame] = plan
         return plan
 
@@ -361,37 +392,42 @@ class AvroRun:
 
     # --- the batch ---------------------------------------------------------------------
 
-    def _batch(self, held: list[tuple[Any, ...]]) -> tuple[pa.RecordBatch, list[int]]:
-        """The batch of the records `held` (as tuples of their fields) and each row's
-        commit ts.
+    def _batch(
+        self, held: list[tuple[Any, ...]], frames: list[_Frames]
+    ) -> tuple[pa.RecordBatch, list[int]]:
+        """The batch of the records `held` (as tuples of their fields, with their
+        `frames`) and each row's commit ts.
 
         Raises:
             ValueError, ...: anything the row path must decide (module docstring).
         """
         # Records by schema: (key schema, value schema) of a row, (key schema, None) of a
         # tombstone; each group read at once, the groups' rows then put back in order.
-        key_bytes: list[bytes | None] = list(map(_KEY, held))
-        value_bytes: list[bytes | None] = list(map(_VALUE, held))
-        groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
-        for i, (key, value) in enumerate(zip(key_bytes, value_bytes, strict=True)):
-            group = (key[:5] if key else None, value[:5] if value else None)
-            groups.setdefault(group, []).append(i)
+        key_bytes: list[bytes] = list(map(_KEY, held))
+        value_bytes: list[bytes] = list(map(_VALUE, held))
+        groups: dict[_Frames, list[int]] = {}
+        if len(set(frames)) == 1:
+            groups[frames[0]] = list(range(len(frames)))
+        else:
+            for i, pair in enumerate(frames):
+                groups.setdefault(pair, []).append(i)
         parts: list[list[pa.Array]] = []
         order: list[int] = []
         commit_ts: list[int] = []
         for (key_id, value_id), indexes in groups.items():
+            # The records of a frame have the bytes framed (`_frames`): none is None.
             keys = None
             if key_id is not None:
                 key_plan = self._keys[key_id]
-                assert key_plan is not None  # fits took it
-                keys = key_plan.reader.read(*_joined([key_bytes[i] or b"" for i in indexes]))
+                assert key_plan is not None  # _fits took it
+                keys = key_plan.reader.read(*_joined(list(map(key_bytes.__getitem__, indexes))))
             if value_id is None:
                 assert key_id is not None and keys is not None
                 part, stamps = self._tombstones(self._keys[key_id], keys, len(indexes))
             else:
                 plan = self._values[value_id]
                 assert plan is not None
-                columns = plan.reader.read(*_joined([value_bytes[i] or b"" for i in indexes]))
+                columns = plan.reader.read(*_joined(list(map(value_bytes.__getitem__, indexes))))
                 part, stamps = self._rows(plan, columns, len(indexes))
             parts.append(part)
             order += indexes
@@ -458,7 +494,7 @@ class AvroRun:
     def _tombstones(
         self, plan: _KeyPlan | None, columns: list[list[Any]], rows: int
     ) -> tuple[list[pa.Array], list[int]]:
-        assert plan is not None and plan.image is not None  # fits took it
+        assert plan is not None and plan.image is not None  # _fits took it
         return [
             *plan.image.arrays(columns, rows, self._types),
             pa.array(["DELETE"] * rows, pa.string()),

@@ -26,7 +26,7 @@ Spark or Kafka (records arrive as `read.record.Record`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -233,6 +233,17 @@ class CanalJsonRun:
             return False  # one set of type entries a run: a column has one parser
         self._parsed = (record, message)
         return True
+
+    def extend(self, records: Sequence[Record], start: int, room: int) -> int:
+        """Add `records` from `start` on while they fit, at most `room` of them; the index
+        of the first not added (`len(records)`: all were)."""
+        end = min(len(records), start + room)
+        for at in range(start, end):
+            record = records[at]
+            if not self.fits(record):
+                return at
+            self.add(record)
+        return end
 
     def add(self, record: Record) -> None:
         """Add a record that `fits` (the last one asked about)."""

@@ -183,11 +183,9 @@ def _run(codec: CodecConfig, table: TableSchema, changes: list[RowChange]) -> Av
     run = AvroRun(
         decoder.writer_schema, table, selected=lambda d, t: True, kafka_columns=False, topic="t"
     )
-    for offset, change in enumerate(changes):
-        message = encoder.encode_row(change)
-        record = Record(0, offset, message.key, message.value, None)
-        assert run.fits(record)
-        run.add(record)
+    messages = [encoder.encode_row(change) for change in changes]
+    records = [Record(0, offset, m.key, m.value, None) for offset, m in enumerate(messages)]
+    assert run.extend(records, 0, len(records)) == len(records)  # every record fits
     return run
 
 
