@@ -141,18 +141,19 @@ class RecordRun(Protocol):
         ...
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits) and no
-        records, and an empty run; or, when the row path must decode the records, the
-        run's records and no batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them
+        all at once) and no records, and an empty run; or, when the row path must decode
+        the records, the run's records and no batch, and `admit` has then seen none of
+        them."""
         ...
 
 
 @runtime_checkable
 class RecordRunDecoder(Decoder, Protocol):
     """A decoder that reads whole records column-wise (`record_run`): those whose replays
-    the commit ts alone decides (`replay.ReplayFilter.admit_commit_ts`)."""
+    the commit ts alone decides (`replay.ReplayFilter.admit_commit_ts_each`)."""
 
     def record_run(
         self,
@@ -302,7 +303,7 @@ def read_range(
                 topic=config.topic,
                 headers=config.include_headers,
             )
-        admit = None if replays is None else replays.admit_commit_ts
+        admit = None if replays is None else replays.admit_commit_ts_each
 
         def end_run(
             taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True

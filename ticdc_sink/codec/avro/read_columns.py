@@ -275,10 +275,10 @@ class AvroRun:
         return found
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
         """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
+        `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty run; or, when
         the row path must decode the records (module docstring), the run's records and no
         batch, and `admit` has then seen none of them."""
         held, self._held = self._held, []
@@ -288,7 +288,7 @@ class AvroRun:
         except _REFUSED:
             return [Record._make(fields) for fields in held], None
         if admit is not None:
-            admitted = [admit(ts) for ts in commit_ts]
+            admitted = admit(commit_ts)
             if not all(admitted):
                 batch = batch.filter(pa.array(admitted, pa.bool_()))
         return [], batch

@@ -269,10 +269,10 @@ class CanalJsonRun:
             self._olds.append(self._no_old)
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
         """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
+        `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty run; or, when
         the row path must decode the records (module docstring), the run's records and no
         batch, and `admit` has then seen none of them."""
         records, commit_ts = self.records, self._commit_ts
@@ -283,7 +283,7 @@ class CanalJsonRun:
         finally:
             self._clear()
         if admit is not None:
-            admitted = [admit(ts) for ts in commit_ts]
+            admitted = admit(commit_ts)
             if not all(admitted):
                 batch = batch.filter(pa.array(admitted, pa.bool_()))
         return [], batch

@@ -225,6 +225,6 @@ def test_replays_are_dropped_by_commit_ts() -> None:
     table = attrs.evolve(ALL_TYPES_TABLE, columns=ALL_TYPES_TABLE.columns[:3])
     changes = [RowChange(table, Op.INSERT, ts, (ts, 2, 3), None) for ts in (10, 11, 12)]
     replays = ReplayFilter(11, identical=True)
-    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts)
+    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts_each)
     assert batch is not None and batch.column("_commit_ts").to_pylist() == [12]
     assert (replays.rows, replays.dropped) == (1, 2)
