@@ -62,6 +62,10 @@ _KEY = itemgetter(Record._fields.index("key"))
 _VALUE = itemgetter(Record._fields.index("value"))
 
 Finisher = Callable[[list[Any]], pa.Array]
+# The digits every 64-bit integer of that many digits has room for, and the decimal an
+# int64 array is cast to first (Arrow casts int64 only to a precision of 19 or more).
+_INT64_DIGITS = 18
+_DECIMAL_38 = pa.decimal128(38, 0)
 #: A record's key frame and value frame (magic byte and schema id; None: no key, no value).
 _Frames = tuple[bytes | None, bytes | None]
 
@@ -99,6 +103,10 @@ def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.Dat
         if not (plain and tidb == "DECIMAL" and arrow_type == pa.decimal128(precision, scale)):
             raise ValueError("a decimal the column-wise path does not build")
         whole = pa.decimal128(precision, 0)
+        # Arrow builds 64-bit integers from Python's a few times faster than decimals: a
+        # precision of up to 18 digits is built as those, then cast (a value of more digits
+        # than the precision is refused either way).
+        through = pa.int64() if precision <= _INT64_DIGITS else None
 
         def decimals(values: list[Any]) -> pa.Array:
             if b"" in values:
@@ -106,7 +114,9 @@ def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.Dat
             unscaled = [
                 None if v is None else int.from_bytes(v, "big", signed=True) for v in values
             ]
-            return pa.array(unscaled, whole).view(arrow_type)
+            if through is None:
+                return pa.array(unscaled, whole).view(arrow_type)
+            return pa.array(unscaled, through).cast(_DECIMAL_38).cast(whole).view(arrow_type)
 
         return decimals
     output = value_converter(column)
@@ -456,9 +466,9 @@ class AvroRun:
         if plan.op is None:
             ops = ["INSERT"] * rows
         else:
-            ops = [_OPS[op] for op in columns[plan.op]]  # KeyError: not c, u or d
+            ops = list(map(_OPS.__getitem__, columns[plan.op]))  # KeyError: not c, u or d
         commit_ts = [0] * rows if plan.commit_ts is None else columns[plan.commit_ts]
-        if any(ts < 0 for ts in commit_ts):
+        if min(commit_ts) < 0:  # a run has a row
             raise ValueError("a commit ts beyond 2^63")
         image = plan.image.arrays(columns, rows, self._types)
         before = None

@@ -5,7 +5,7 @@ batch sizes, or the same error naming topic, partition and offset, the same mess
 skipped under `on-bad-message=skip`; over tables of every MySQL type the avro writer
 supports, written with and without the TiDB extension, before values, row checksums, each
 decimal and unsigned-bigint mode, with tombstones, bad and altered messages and a schema
-of other columns among them."""
+of other columns among them; read in consume calls of any number of messages."""
 
 from __future__ import annotations
 
@@ -157,11 +157,13 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         options["on-bad-message"] = "skip"
     config = _config(**options)
     batch_rows = data.draw(st.sampled_from([1, 3, 10_000]))
+    chunk = data.draw(st.sampled_from([1, 2, 5, 500]))  # messages a consume call gives
     outcomes, logs = [], []
     for columnwise in (False, True):
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
             log = with_headers(FakeTopicLog({0: list(entries)}))
+            log.chunk = chunk
             outcomes.append(
                 read_outcome(
                     config,
