@@ -31,7 +31,7 @@ Knows Avro's binary encoding; nothing of TiCDC, Arrow, Spark or Kafka.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -48,6 +48,11 @@ _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "b
 _LIMIT = 1 << 64
 # The value of each one-byte zig-zag varint (0..127).
 _ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
+# Generated readers by their source: compiling one costs a couple of milliseconds, more
+# than a task of a few hundred records spends reading them, and each task's read (and a
+# Python worker runs many) asks for its schemas' readers anew. At most _COMPILED_KEPT.
+_COMPILED: dict[str, Callable[[bytes, Iterable[tuple[int, int]]], list[list[Any]]]] = {}
+_COMPILED_KEPT = 256
 
 
 def read_varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
@@ -112,9 +117,9 @@ class RecordReader:
 
     leaves: tuple[Leaf, ...]
     source: str
-    _read: Callable[[bytes, Sequence[tuple[int, int]]], list[list[Any]]] = attrs.field(repr=False)
+    _read: Callable[[bytes, Iterable[tuple[int, int]]], list[list[Any]]] = attrs.field(repr=False)
 
-    def read(self, buf: bytes, bounds: Sequence[tuple[int, int]]) -> list[list[Any]]:
+    def read(self, buf: bytes, bounds: Iterable[tuple[int, int]]) -> list[list[Any]]:
         """The records at `bounds` (start, end) of `buf`, each exactly one record, as
         one list per leaf: ints, floats, bools, bytes (strings raw), None for null.
 
@@ -272,6 +277,11 @@ def record_reader(schema: Any) -> RecordReader | None:
         "        if pos != end: raise ValueError('not exactly one record')\n"
         f"    return [{', '.join(columns)}]\n"
     )
-    namespace = _namespace()
-    exec(compile(source, "<avro record reader>", "exec"), namespace)  # noqa: S102 - our code
-    return RecordReader(tuple(leaves), source, namespace["read"])
+    read = _COMPILED.get(source)
+    if read is None:
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            _COMPILED.clear()
+        namespace = _namespace()
+        exec(compile(source, "<avro record reader>", "exec"), namespace)  # noqa: S102 - our code
+        read = _COMPILED[source] = namespace["read"]
+    return RecordReader(tuple(leaves), source, read)

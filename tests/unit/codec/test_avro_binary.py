@@ -221,3 +221,19 @@ def test_a_length_is_read_or_refused_below_zero(body: bytes, read: bytes | None)
             _read(schema, [body])
     else:
         assert _read(schema, [body]) == [[read]]
+
+
+def test_schemas_read_alike_share_compiled_code_but_not_their_leaves() -> None:
+    # A reader's code is compiled once per source; the leaves (with each field's own
+    # properties, which type its column) stay the schema's.
+    def schema(tidb_type: str) -> dict[str, Any]:
+        kind = {"type": "long", "connect.parameters": {"tidb_type": tidb_type}}
+        return {"type": "record", "name": "t", "fields": [{"name": "a", "type": kind}]}
+
+    ints, bigints = record_reader(schema("INT")), record_reader(schema("BIGINT"))
+    assert ints is not None and bigints is not None
+    assert ints.source == bigints.source
+    assert [leaf.schema["connect.parameters"] for leaf in bigints.leaves] == [
+        {"tidb_type": "BIGINT"}
+    ]
+    assert bigints.read(b"\x04\x05", [(0, 1), (1, 2)]) == [[2, -3]]

@@ -27,7 +27,7 @@ Kafka (records arrive as `read.record.Record`).
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, repeat
 from operator import add, itemgetter
 from typing import Any
@@ -294,13 +294,14 @@ class AvroRun:
         held, self._held = self._held, []
         frames, self._frames = self._frames, []
         try:
-            batch, commit_ts = self._batch(held, frames)
+            batch, commit_ts, back = self._batch(held, frames)
         except _REFUSED:
             return [Record._make(fields) for fields in held], None
         if admit is not None:
             admitted = admit(commit_ts)
             if not all(admitted):
-                batch = batch.filter(pa.array(admitted, pa.bool_()))
+                mask = pa.array(admitted, pa.bool_())
+                batch = batch.filter(mask if back is None else mask.take(back))
         return [], batch
 
     # --- schemas -----------------------------------------------------------------------
@@ -404,9 +405,10 @@ class AvroRun:
 
     def _batch(
         self, held: list[tuple[Any, ...]], frames: list[_Frames]
-    ) -> tuple[pa.RecordBatch, list[int]]:
+    ) -> tuple[pa.RecordBatch, list[int], pa.Array | None]:
         """The batch of the records `held` (as tuples of their fields, with their
-        `frames`) and each row's commit ts.
+        `frames`); each row's commit ts, by schema (the groups' order); and where each
+        row of the batch is in that order (None: the same order, one schema).
 
         Raises:
             ValueError, ...: anything the row path must decide (module docstring).
@@ -416,7 +418,8 @@ class AvroRun:
         key_bytes: list[bytes] = list(map(_KEY, held))
         value_bytes: list[bytes] = list(map(_VALUE, held))
         groups: dict[_Frames, list[int]] = {}
-        if len(set(frames)) == 1:
+        single = len(set(frames)) == 1
+        if single:
             groups[frames[0]] = list(range(len(frames)))
         else:
             for i, pair in enumerate(frames):
@@ -430,18 +433,21 @@ class AvroRun:
             if key_id is not None:
                 key_plan = self._keys[key_id]
                 assert key_plan is not None  # _fits took it
-                keys = key_plan.reader.read(*_joined(list(map(key_bytes.__getitem__, indexes))))
+                framed = key_bytes if single else list(map(key_bytes.__getitem__, indexes))
+                keys = key_plan.reader.read(*_joined(framed))
             if value_id is None:
                 assert key_id is not None and keys is not None
                 part, stamps = self._tombstones(self._keys[key_id], keys, len(indexes))
             else:
                 plan = self._values[value_id]
                 assert plan is not None
-                columns = plan.reader.read(*_joined(list(map(value_bytes.__getitem__, indexes))))
+                framed = value_bytes if single else list(map(value_bytes.__getitem__, indexes))
+                columns = plan.reader.read(*_joined(framed))
                 part, stamps = self._rows(plan, columns, len(indexes))
             parts.append(part)
             order += indexes
             commit_ts += stamps
+        back = None
         if len(parts) == 1:
             arrays = parts[0]
         else:
@@ -449,14 +455,13 @@ class AvroRun:
             arrays = [
                 pa.concat_arrays(list(pieces)).take(back) for pieces in zip(*parts, strict=True)
             ]
-            commit_ts = [commit_ts[i] for i in back.to_pylist()]
         records = (
             [Record._make(fields) for fields in held] if self.kafka_columns or self.headers else []
         )
         arrays += record_columns(
             records, self.topic, kafka_columns=self.kafka_columns, headers=self.headers
         )
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts, back
 
     def _rows(
         self, plan: _ValuePlan, columns: list[list[Any]], rows: int
@@ -515,10 +520,10 @@ class AvroRun:
         ], [0] * rows
 
 
-def _joined(framed: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
-    """Framed records as one buffer and each body's (start, end) in it: a record ends
-    where the lengths so far add up to, its body begins 5 bytes (its frame) after the
-    end of the one before."""
+def _joined(framed: list[bytes]) -> tuple[bytes, Iterator[tuple[int, int]]]:
+    """Framed records as one buffer and each body's (start, end) in it, to be read once:
+    a record ends where the lengths so far add up to, its body begins 5 bytes (its
+    frame) after the end of the one before."""
     ends = list(accumulate(map(len, framed)))
     starts = map(add, chain((0,), ends), repeat(5))
-    return b"".join(framed), list(zip(starts, ends, strict=False))
+    return b"".join(framed), zip(starts, ends, strict=False)

@@ -5,7 +5,8 @@ batch sizes, or the same error naming topic, partition and offset, the same mess
 skipped under `on-bad-message=skip`; over tables of every MySQL type the avro writer
 supports, written with and without the TiDB extension, before values, row checksums, each
 decimal and unsigned-bigint mode, with tombstones, bad and altered messages and a schema
-of other columns among them; read in consume calls of any number of messages."""
+of other columns among them; read in consume calls of any number of messages, with the
+replays below a resolved ts dropped."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from ticdc_sink.config import (
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import ReplayFilter, replay_filter
 from ticdc_sink.schema import TableSchema
 
 Entry = tuple[bytes | None, bytes | None]
@@ -158,6 +159,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
     config = _config(**options)
     batch_rows = data.draw(st.sampled_from([1, 3, 10_000]))
     chunk = data.draw(st.sampled_from([1, 2, 5, 500]))  # messages a consume call gives
+    resolved_ts = data.draw(st.sampled_from([0, 105, 120]))  # the rows' commit ts: 100..
     outcomes, logs = [], []
     for columnwise in (False, True):
         caplog.clear()
@@ -171,6 +173,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
                     schema_for_id=registry.schema_text,
                     batch_rows=batch_rows,
                     columnwise=columnwise,
+                    replays=replay_filter(config, resolved_ts),
                 )
             )
         logs.append([r.getMessage() for r in caplog.records])
