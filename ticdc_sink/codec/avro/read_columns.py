@@ -62,7 +62,7 @@ _KEY = itemgetter(Record._fields.index("key"))
 _VALUE = itemgetter(Record._fields.index("value"))
 
 Finisher = Callable[[list[Any]], pa.Array]
-# The digits every 64-bit integer of that many digits has room for, and the decimal an
+# The most digits of a decimal whose unscaled integers all fit 64 bits, and the decimal an
 # int64 array is cast to first (Arrow casts int64 only to a precision of 19 or more).
 _INT64_DIGITS = 18
 _DECIMAL_38 = pa.decimal128(38, 0)
@@ -287,10 +287,10 @@ class AvroRun:
     def take(
         self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty run; or, when
-        the row path must decode the records (module docstring), the run's records and no
-        batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them all
+        at once: `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty
+        run; or, when the row path must decode the records (module docstring), the run's
+        records and no batch, and `admit` has then seen none of them."""
         held, self._held = self._held, []
         frames, self._frames = self._frames, []
         try:
@@ -473,7 +473,7 @@ class AvroRun:
         else:
             ops = list(map(_OPS.__getitem__, columns[plan.op]))  # KeyError: not c, u or d
         commit_ts = [0] * rows if plan.commit_ts is None else columns[plan.commit_ts]
-        if min(commit_ts) < 0:  # a run has a row
+        if min(commit_ts) < 0:  # a group has a row
             raise ValueError("a commit ts beyond 2^63")
         image = plan.image.arrays(columns, rows, self._types)
         before = None

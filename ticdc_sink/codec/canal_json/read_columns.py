@@ -271,10 +271,10 @@ class CanalJsonRun:
     def take(
         self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty run; or, when
-        the row path must decode the records (module docstring), the run's records and no
-        batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them all
+        at once: `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty
+        run; or, when the row path must decode the records (module docstring), the run's
+        records and no batch, and `admit` has then seen none of them."""
         records, commit_ts = self.records, self._commit_ts
         try:
             batch = self._batch()
