@@ -13,6 +13,8 @@ TopicLog` (the same `topics()` / `bounds(topic)` / `all_bounds(topics)` /
 | a topic it lacks | `bounds` raises `DeliveryError` |
 | `read(range)` | the records with start <= offset < end, in offset order; one read at |
 |  | a time, as TopicLog's one consumer (a read begun during another fails) |
+| `read_chunks(range)` | `read`'s records as lists of `chunk` records (the last one fewer), |
+|  | as TopicLog's consume calls give them; `chunk` is 500 unless set |
 | `fork()` | a log over the same records whose reads are its own (`TopicLog.fork`) |
 | `offsets_for_times` | the first kept offset whose record's timestamp is at or after |
 |  | the one asked (records without a timestamp never match); None: none is |
@@ -28,6 +30,7 @@ order), for the streaming reader's tests.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
@@ -74,6 +77,7 @@ class FakeTopicLog:
         self.lows: dict[tuple[str, int], int] = {}
         self.reads: list[OffsetRange] = []
         self.times_asked: list[dict[tuple[str, int], int]] = []
+        self.chunk = 500
         self._reading = False
 
     @classmethod
@@ -116,15 +120,22 @@ class FakeTopicLog:
         return found
 
     def read(self, offsets: OffsetRange) -> Iterator[Record]:
+        with contextlib.closing(self.read_chunks(offsets)) as chunks:
+            for chunk in chunks:
+                yield from chunk
+
+    def read_chunks(self, offsets: OffsetRange) -> Iterator[list[Record]]:
         # As TopicLog's one consumer: one read at a time (a read started during another
         # would take its assignment away); a second one at once needs `fork`.
         assert not self._reading, f"a read of {offsets} began while another was under way"
         self.reads.append(offsets)
         key = (offsets.topic, offsets.partition)
         start = max(offsets.start, self.lows.get(key, 0))
+        found = self.records[key][start : offsets.end]
         self._reading = True
         try:
-            yield from self.records[key][start : offsets.end]
+            for at in range(0, len(found), self.chunk):
+                yield found[at : at + self.chunk]
         finally:
             self._reading = False
 

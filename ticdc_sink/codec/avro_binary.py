@@ -31,7 +31,7 @@ Knows Avro's binary encoding; nothing of TiCDC, Arrow, Spark or Kafka.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -46,6 +46,13 @@ __all__ = [
 
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _LIMIT = 1 << 64
+# The value of each one-byte zig-zag varint (0..127).
+_ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
+# Generated readers by their source: compiling one costs a couple of milliseconds, more
+# than a task of a few hundred records spends reading them, and each task's read (and a
+# Python worker runs many) asks for its schemas' readers anew. At most _COMPILED_KEPT.
+_COMPILED: dict[str, Callable[[bytes, Iterable[tuple[int, int]]], list[list[Any]]]] = {}
+_COMPILED_KEPT = 256
 
 
 def read_varint(buf: bytes, pos: int, first: int) -> tuple[int, int]:
@@ -110,9 +117,9 @@ class RecordReader:
 
     leaves: tuple[Leaf, ...]
     source: str
-    _read: Callable[[bytes, Sequence[tuple[int, int]]], list[list[Any]]] = attrs.field(repr=False)
+    _read: Callable[[bytes, Iterable[tuple[int, int]]], list[list[Any]]] = attrs.field(repr=False)
 
-    def read(self, buf: bytes, bounds: Sequence[tuple[int, int]]) -> list[list[Any]]:
+    def read(self, buf: bytes, bounds: Iterable[tuple[int, int]]) -> list[list[Any]]:
         """The records at `bounds` (start, end) of `buf`, each exactly one record, as
         one list per leaf: ints, floats, bools, bytes (strings raw), None for null.
 
@@ -148,21 +155,24 @@ class _Generator:
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
 
-    def long(self, depth: int, target: str) -> None:
+    def long(self, depth: int, target: str, *, length: bool = False) -> None:
         """`target` = the next varint: `read_varint`'s loop written out here, which saves a
-        call per value of more than one byte (commit ts, ids, lengths over 63)."""
+        call per value of more than one byte (commit ts, ids, lengths over 63); a value of
+        one byte is looked up (`zigzag`). `length`: the value is a length, refused below 0
+        (a one-byte length of 0..63 is an even byte: half of it)."""
         self.emit(depth, "b = buf[pos]; pos += 1")
-        self.emit(depth, "if b & 0x80:")
+        self.emit(depth, f"if b & {'0x81' if length else '0x80'}:")
         self.emit(depth + 1, "acc = b & 0x7F; shift = 7")
-        self.emit(depth + 1, "while True:")
+        self.emit(depth + 1, "while b & 0x80:")
         self.emit(depth + 2, "b = buf[pos]; pos += 1")
         self.emit(depth + 2, "acc |= (b & 0x7F) << shift")
-        self.emit(depth + 2, "if not b & 0x80: break")
         self.emit(depth + 2, "shift += 7")
         self.emit(depth + 1, "if acc >= _LIMIT: raise ValueError('a varint beyond 64 bits')")
         self.emit(depth + 1, f"{target} = (acc >> 1) ^ -(acc & 1)")
+        if length:
+            self.emit(depth + 1, f"if {target} < 0: raise ValueError('a negative length')")
         self.emit(depth, "else:")
-        self.emit(depth + 1, f"{target} = (b >> 1) ^ -(b & 1)")
+        self.emit(depth + 1, f"{target} = b >> 1" if length else f"{target} = zigzag[b]")
 
     def value(self, depth: int, kind: str, append: str) -> None:
         """Read one value of primitive `kind` and append it."""
@@ -180,9 +190,8 @@ class _Generator:
         elif kind == "double":
             self.emit(depth, f"{append}(_double(buf, pos)[0]); pos += 8")
         else:  # bytes, string
-            self.long(depth, "n")
-            self.emit(depth, "if n < 0: raise ValueError('a negative length')")
-            self.emit(depth, f"{append}(buf[pos:pos + n]); pos += n")
+            self.long(depth, "n", length=True)
+            self.emit(depth, f"n += pos; {append}(buf[pos:n]); pos = n")
 
     def nulls(self, depth: int, start: int) -> None:
         """The null branch: None for the leaves from `start` on (False: not present)."""
@@ -236,6 +245,7 @@ class _Generator:
 def _namespace() -> dict[str, Any]:
     return {
         "_LIMIT": _LIMIT,
+        "_ZIGZAG": _ZIGZAG,
         "_float": struct.Struct("<f").unpack_from,
         "_double": struct.Struct("<d").unpack_from,
     }
@@ -260,12 +270,18 @@ def record_reader(schema: Any) -> RecordReader | None:
     )
     source = (
         "def read(buf, bounds):\n"
+        "    zigzag = _ZIGZAG\n"
         f"{setup}"
         "    for pos, end in bounds:\n"
         f"{body}\n"
         "        if pos != end: raise ValueError('not exactly one record')\n"
         f"    return [{', '.join(columns)}]\n"
     )
-    namespace = _namespace()
-    exec(compile(source, "<avro record reader>", "exec"), namespace)  # noqa: S102 - our code
-    return RecordReader(tuple(leaves), source, namespace["read"])
+    read = _COMPILED.get(source)
+    if read is None:
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            _COMPILED.clear()
+        namespace = _namespace()
+        exec(compile(source, "<avro record reader>", "exec"), namespace)  # noqa: S102 - our code
+        read = _COMPILED[source] = namespace["read"]
+    return RecordReader(tuple(leaves), source, read)

@@ -23,6 +23,7 @@ is what it uses of a consumer (unit tests pass fakes as `consumer_factory`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection, Generator, Mapping
@@ -69,6 +70,9 @@ _FETCH_QUEUE_BACKOFF_MS = "10"
 # A log that follows a topic (`ticdc-sink decode --follow`) waits at its end by design:
 # librdkafka's default, so an idle follower does not ask the broker a thousand times a second.
 _FOLLOW_FETCH_WAIT_MAX_MS = "500"
+
+_NO_TIMESTAMP = confluent_kafka.TIMESTAMP_NOT_AVAILABLE
+_new_tuple = tuple.__new__
 
 
 class LibrdkafkaConsumer(Protocol):
@@ -368,13 +372,25 @@ class TopicLog:
                 raise self._unreachable(error)
             partition, offset = message.partition(), message.offset()
             assert partition is not None and offset is not None  # a fetched message has both
-            records.append(_record(message, partition, offset, headers=self._headers))
+            records.append(_record(message, partition, offset, self._headers))
         return records
 
     def read(self, offsets: OffsetRange) -> Generator[Record, None, None]:
         """The messages of `offsets` in offset order (offsets a compacted or transactional
         topic skips are simply absent; a range whose last offsets hold no message ends at
         the partition's end).
+
+        Raises:
+            DeliveryError: as `read_chunks`.
+        """
+        with contextlib.closing(self.read_chunks(offsets)) as chunks:
+            for chunk in chunks:
+                yield from chunk
+
+    def read_chunks(self, offsets: OffsetRange) -> Generator[list[Record], None, None]:
+        """The messages of `offsets` as `read` gives them, a list of those of one consume
+        call at a time (none empty): a read's task hands a list to a column-wise run at
+        once, instead of a message at a time.
 
         Raises:
             DeliveryError: a fetch fails; no message arrives within the poll timeout
@@ -385,6 +401,7 @@ class TopicLog:
         if offsets.empty:
             return
         consumer = self._consumer
+        headers = self._headers
         topic, partition = offsets.topic, offsets.partition
         consumer.assign([TopicPartition(topic, partition, offsets.start)])
         last = offsets.end - 1
@@ -394,7 +411,9 @@ class TopicLog:
         try:
             while position <= last:
                 wanted = min(_CONSUME_BATCH, last - position + 1)
-                moved = False
+                moved = lost = False
+                failed: DeliveryError | None = None
+                chunk: list[Record] = []
                 for message in consumer.consume(wanted, timeout=_CONSUME_WAIT_S):
                     if message.partition() != partition or message.topic() != topic:
                         continue  # an event of an earlier assignment
@@ -408,11 +427,11 @@ class TopicLog:
                         broker_end = end
                         continue
                     if error is not None and error.code() == KafkaError._AUTO_OFFSET_RESET:
-                        position = self._skip_lost(offsets, position)
-                        moved = True
+                        lost = moved = True
                         break
                     if error is not None:
-                        raise self._unreachable(error, topic)
+                        failed = self._unreachable(error, topic)
+                        break
                     moved = True
                     offset = message.offset()
                     assert offset is not None  # a fetched message has one
@@ -420,7 +439,13 @@ class TopicLog:
                         position = offset
                         break
                     position = offset + 1
-                    yield _record(message, partition, offset, headers=self._headers)
+                    chunk.append(_record(message, partition, offset, headers))
+                if chunk:  # the messages before an error are read before it is raised
+                    yield chunk
+                if failed is not None:
+                    raise failed
+                if lost:
+                    position = self._skip_lost(offsets, position)
                 if moved:
                     waited_since = time.monotonic()
                 elif time.monotonic() - waited_since >= self.config.poll_timeout_s:
@@ -522,19 +547,24 @@ class TopicLog:
         )
 
 
-def _record(message: Message, partition: int, offset: int, *, headers: bool = False) -> Record:
+def _record(message: Message, partition: int, offset: int, headers: bool = False) -> Record:
     """`message` (of `partition`, at `offset`: its caller asked them already) as a Record;
     its headers only when asked for (`includeHeaders`): parsing them costs every message
     of a read."""
     kind, timestamp = message.timestamp()
     found = message.headers() if headers else None
-    return Record(
-        partition,
-        offset,
-        message.key(),
-        message.value(),
-        timestamp if kind != confluent_kafka.TIMESTAMP_NOT_AVAILABLE else None,
-        _headers(found) if found else None,
+    # The tuple of a Record's fields made a Record as NamedTuple's own __new__ makes it,
+    # without that Python-level call: a third of a microsecond a message.
+    return _new_tuple(
+        Record,
+        (
+            partition,
+            offset,
+            message.key(),
+            message.value(),
+            timestamp if kind != _NO_TIMESTAMP else None,
+            _headers(found) if found else None,
+        ),
     )
 
 

@@ -33,6 +33,7 @@ batch and streaming reads share it, so all count the same rows.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import orjson
 
@@ -142,6 +143,16 @@ class ReplayFilter:
             return False
         self.rows += 1
         return True
+
+    def admit_commit_ts_each(self, commit_ts: Sequence[int]) -> list[bool]:
+        """`admit_commit_ts` of each of a run's rows, in one pass (the resolved ts does not
+        move within a run: its rows hold no watermark)."""
+        resolved = self.resolved_ts
+        admitted = [not ts or ts > resolved for ts in commit_ts]
+        kept = sum(admitted)
+        self.rows += kept
+        self.dropped += len(admitted) - kept
+        return admitted
 
 
 def replay_filter(config: ReadConfig, resolved_ts: int = 0) -> ReplayFilter | None:

@@ -129,33 +129,31 @@ class ColumnwiseDecoder(Decoder, Protocol):
 
 
 class RecordRun(Protocol):
-    """Consecutive records a decoder reads column-wise as they come (`fits`), without a
+    """Consecutive records a decoder reads column-wise as they come (`extend`), without a
     plain row per message, built into one record batch of `rows.arrow_schema(output)`.
     Single-threaded: one per task."""
 
     def __len__(self) -> int: ...
 
-    def fits(self, record: Record) -> bool:
-        """Whether `record` may join the run."""
-        ...
-
-    def add(self, record: Record) -> None:
-        """Add a record that `fits`."""
+    def extend(self, records: Sequence[Record], start: int, room: int) -> int:
+        """Add `records` from `start` on while each may join the run, at most `room` of
+        them; the index of the first not added (`len(records)`: all were)."""
         ...
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits) and no
-        records, and an empty run; or, when the row path must decode the records, the
-        run's records and no batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them
+        all at once) and no records, and an empty run; or, when the row path must decode
+        the records, the run's records and no batch, and `admit` has then seen none of
+        them."""
         ...
 
 
 @runtime_checkable
 class RecordRunDecoder(Decoder, Protocol):
     """A decoder that reads whole records column-wise (`record_run`): those whose replays
-    the commit ts alone decides (`replay.ReplayFilter.admit_commit_ts`)."""
+    the commit ts alone decides (`replay.ReplayFilter.admit_commit_ts_each`)."""
 
     def record_run(
         self,
@@ -305,7 +303,7 @@ def read_range(
                 topic=config.topic,
                 headers=config.include_headers,
             )
-        admit = None if replays is None else replays.admit_commit_ts
+        admit = None if replays is None else replays.admit_commit_ts_each
 
         def end_run(
             taken: tuple[list[Record], pa.RecordBatch | None], *, admitted: bool = True
@@ -321,34 +319,42 @@ def read_range(
                 yield held.take()
 
         fits: dict[tuple[str, str, int], bool] = {}
-        for record in source.read(offsets):
-            if records_run is not None:
-                if records_run.fits(record):
-                    records_run.add(record)
-                    if len(records_run) + len(held) >= batch_rows:
+        for chunk in source.read_chunks(offsets):
+            at, count = 0, len(chunk)
+            while at < count:
+                if records_run is not None:
+                    # As many as fit and the batch has room for: a batch is cut where the
+                    # row path would cut it.
+                    room = batch_rows - len(held) - len(records_run)
+                    added = records_run.extend(chunk, at, room)
+                    if added > at:
+                        at = added
+                        if len(records_run) + len(held) >= batch_rows:
+                            yield from end_run(records_run.take(admit), admitted=False)
+                        continue
+                    if len(records_run):
                         yield from end_run(records_run.take(admit), admitted=False)
-                    continue
-                if len(records_run):
-                    yield from end_run(records_run.take(admit), admitted=False)
-            plain = None if by_columns is None else by_columns.plain_row(record.value)
-            if plain is not None and run is not None:
-                version = (plain.database, plain.table, plain.schema_version)
-                fit = fits.get(version)
-                if fit is None and version in checked:
-                    assert by_columns is not None  # the plain row's decoder
-                    fit = fits[version] = _fits_exactly(by_columns, version, config, output)
-                if fit:
-                    # A replay is dropped here, before its values are typed.
-                    if replays is None or replays.admit(
-                        plain, keyed=replays.identical and keyed(plain)
-                    ):
-                        run.add(plain, record)
-                    if len(run) + len(held) >= batch_rows:
-                        yield from end_run(run.take())
-                    continue
-            if run is not None and len(run):
-                yield from end_run(run.take())
-            yield from decode_rows(record)
+                record = chunk[at]
+                at += 1
+                plain = None if by_columns is None else by_columns.plain_row(record.value)
+                if plain is not None and run is not None:
+                    version = (plain.database, plain.table, plain.schema_version)
+                    fit = fits.get(version)
+                    if fit is None and version in checked:
+                        assert by_columns is not None  # the plain row's decoder
+                        fit = fits[version] = _fits_exactly(by_columns, version, config, output)
+                    if fit:
+                        # A replay is dropped here, before its values are typed.
+                        if replays is None or replays.admit(
+                            plain, keyed=replays.identical and keyed(plain)
+                        ):
+                            run.add(plain, record)
+                        if len(run) + len(held) >= batch_rows:
+                            yield from end_run(run.take())
+                        continue
+                if run is not None and len(run):
+                    yield from end_run(run.take())
+                yield from decode_rows(record)
         if run is not None and len(run):
             yield from end_run(run.take())
         if records_run is not None and len(records_run):

@@ -200,3 +200,40 @@ def test_a_body_the_reader_does_not_vouch_for_is_refused(body: bytes, why: str) 
     schema = {"type": "record", "name": "t", "fields": [{"name": "a", "type": ["null", "long"]}]}
     with pytest.raises((ValueError, IndexError)):
         _read(schema, [body])
+
+
+@pytest.mark.parametrize(
+    ("body", "read"),
+    [
+        (b"\x00", b""),
+        (b"\x06abc", b"abc"),
+        (b"\x7e" + b"x" * 63, b"x" * 63),  # the longest one-byte length
+        (b"\x80\x01" + b"y" * 64, b"y" * 64),  # the shortest of two bytes
+        (b"\x01", None),  # -1 in one byte
+        (b"\x81\x00", None),  # -1 in two
+        (b"\x83\x00", None),  # -2
+    ],
+)
+def test_a_length_is_read_or_refused_below_zero(body: bytes, read: bytes | None) -> None:
+    schema = {"type": "record", "name": "t", "fields": [{"name": "a", "type": "bytes"}]}
+    if read is None:
+        with pytest.raises(ValueError, match="a negative length"):
+            _read(schema, [body])
+    else:
+        assert _read(schema, [body]) == [[read]]
+
+
+def test_schemas_read_alike_share_compiled_code_but_not_their_leaves() -> None:
+    # A reader's code is compiled once per source; the leaves (with each field's own
+    # properties, which type its column) stay the schema's.
+    def schema(tidb_type: str) -> dict[str, Any]:
+        kind = {"type": "long", "connect.parameters": {"tidb_type": tidb_type}}
+        return {"type": "record", "name": "t", "fields": [{"name": "a", "type": kind}]}
+
+    ints, bigints = record_reader(schema("INT")), record_reader(schema("BIGINT"))
+    assert ints is not None and bigints is not None
+    assert ints.source == bigints.source
+    assert [leaf.schema["connect.parameters"] for leaf in bigints.leaves] == [
+        {"tidb_type": "BIGINT"}
+    ]
+    assert bigints.read(b"\x04\x05", [(0, 1), (1, 2)]) == [[2, -3]]

@@ -1,7 +1,9 @@
 """The reader's consumer over a fake librdkafka consumer: a range stops at its end (and
 skips what lies past it, and the gaps at its end), a partition's end is found past a
 broker's lagging report, an explicit end the partition does not reach fails naming it,
-offsets gone from the brokers are data loss, a topic's partitions are checked, the decode
+offsets gone from the brokers are data loss, a topic's partitions are checked, a range's
+messages come a consume call at a time (`read_chunks`, cut where the tests' FakeTopicLog
+cuts them), the messages before a failed fetch are read before it fails, the decode
 command's quiet read is ordered, and broker failures are DeliveryErrors that name the
 brokers within broker-timeout-ms."""
 
@@ -13,7 +15,8 @@ import attrs
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from tests.support.fake_consumer import FakeConsumer, timestamp_of
+from tests.support.fake_consumer import FakeConsumer, FakeMessage, timestamp_of
+from tests.support.read_log import FakeTopicLog
 from ticdc_sink.errors import ConfigError, DeliveryError
 from ticdc_sink.read.consumer import TopicLog
 from ticdc_sink.read.offsets import OffsetRange
@@ -214,3 +217,43 @@ def test_assign_reads_the_partitions_it_names_only() -> None:
     with pytest.raises(ConfigError, match="assign names partition 5 of topic t") as caught:
         missing.all_bounds(["t"])
     assert caught.value.option == "assign"
+
+
+def test_a_ranges_chunks_are_its_messages_a_consume_call_at_a_time() -> None:
+    # read_chunks gives what read gives, cut where a consume call ends (500 messages, or
+    # fewer where the range ends or a gap is), none empty; the tests' FakeTopicLog cuts a
+    # range of every offset where TopicLog cuts it.
+    rng = OffsetRange("t", 0, 2, 1203)
+    gapless = [
+        [r.offset for r in c] for c in TopicLog(CONFIG, FakeConsumer({0: 1203})).read_chunks(rng)
+    ]
+    assert [(c[0], len(c)) for c in gapless] == [(2, 500), (502, 500), (1002, 201)]
+    fake = FakeTopicLog({0: [b"v"] * 1203})
+    assert [[r.offset for r in c] for c in fake.read_chunks(rng)] == gapless
+    gaps = frozenset({3, 700, 1202})
+    chunks = list(TopicLog(CONFIG, FakeConsumer({0: 1203}, gaps=gaps)).read_chunks(rng))
+    assert all(chunks)
+    assert [r.offset for c in chunks for r in c] == [
+        r.offset for r in TopicLog(CONFIG, FakeConsumer({0: 1203}, gaps=gaps)).read(rng)
+    ]
+    assert [r.offset for c in chunks for r in c] == [o for o in range(2, 1203) if o not in gaps]
+
+
+class _FailingConsumer(FakeConsumer):
+    """A consumer whose fetch fails after offset `fails_at` - 1, in the same consume call
+    as the messages before it."""
+
+    fails_at = 3
+
+    def assign(self, tps: list[Any]) -> None:
+        super().assign(tps)
+        failed = FakeMessage("t", 0, self.fails_at, KafkaError(KafkaError._TRANSPORT))
+        self.pending.insert(self.fails_at - tps[0].offset, failed)
+
+
+def test_the_messages_before_a_failed_fetch_are_read_before_it_fails() -> None:
+    read: list[int] = []
+    with pytest.raises(DeliveryError, match="cannot read topic t from Kafka brokers h:1"):
+        for record in TopicLog(CONFIG, _FailingConsumer({0: 10})).read(OffsetRange("t", 0, 0, 10)):
+            read.append(record.offset)
+    assert read == [0, 1, 2]

@@ -324,3 +324,18 @@ def test_rows_without_a_commit_ts_are_never_replays() -> None:
         ("INSERT", 0),
         ("DELETE", 0),
     ]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    resolved_ts=st.integers(0, 20),
+    commit_ts=st.lists(st.integers(0, 30), max_size=30),
+)
+def test_a_runs_commit_ts_are_admitted_as_each_alone(
+    resolved_ts: int, commit_ts: list[int]
+) -> None:
+    # The column-wise runs ask of their rows at once what the row path asks of each.
+    one_by_one, at_once = ReplayFilter(resolved_ts), ReplayFilter(resolved_ts)
+    expected = [one_by_one.admit_commit_ts(ts) for ts in commit_ts]
+    assert at_once.admit_commit_ts_each(commit_ts) == expected
+    assert (at_once.rows, at_once.dropped) == (one_by_one.rows, one_by_one.dropped)

@@ -9,7 +9,7 @@ Arrow gives exactly the row path's value (integers, floats, text checked as UTF-
 decimals of precision up to 38 from their unscaled integers), one by one through the
 decoder's own converters elsewhere (ENUM, SET, BIT, BIGINT UNSIGNED, DECIMAL as text).
 
-A record joins a run (`AvroRun.fits`) when it is Confluent-framed with a value schema
+A record joins a run (`AvroRun.extend`) when it is Confluent-framed with a value schema
 whose columns all carry a `tidb_type` and are the read's columns, of a selected table, and
 a key (if any) of a schema the generated readers read; a tombstone (no value) when its
 key schema's columns are among the read's. The row path stays the reference: when
@@ -27,7 +27,7 @@ Kafka (records arrive as `read.record.Record`).
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, repeat
 from operator import add, itemgetter
 from typing import Any
@@ -62,6 +62,12 @@ _KEY = itemgetter(Record._fields.index("key"))
 _VALUE = itemgetter(Record._fields.index("value"))
 
 Finisher = Callable[[list[Any]], pa.Array]
+# The most digits of a decimal whose unscaled integers all fit 64 bits, and the decimal an
+# int64 array is cast to first (Arrow casts int64 only to a precision of 19 or more).
+_INT64_DIGITS = 18
+_DECIMAL_38 = pa.decimal128(38, 0)
+#: A record's key frame and value frame (magic byte and schema id; None: no key, no value).
+_Frames = tuple[bytes | None, bytes | None]
 
 
 def _tidb_type(leaf: Leaf) -> str | None:
@@ -97,6 +103,10 @@ def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.Dat
         if not (plain and tidb == "DECIMAL" and arrow_type == pa.decimal128(precision, scale)):
             raise ValueError("a decimal the column-wise path does not build")
         whole = pa.decimal128(precision, 0)
+        # Arrow builds 64-bit integers from Python's a few times faster than decimals: a
+        # precision of up to 18 digits is built as those, then cast (a value of more digits
+        # than the precision is refused either way).
+        through = pa.int64() if precision <= _INT64_DIGITS else None
 
         def decimals(values: list[Any]) -> pa.Array:
             if b"" in values:
@@ -104,7 +114,9 @@ def _finisher(leaf: Leaf, convert: Converter, column: Column, arrow_type: pa.Dat
             unscaled = [
                 None if v is None else int.from_bytes(v, "big", signed=True) for v in values
             ]
-            return pa.array(unscaled, whole).view(arrow_type)
+            if through is None:
+                return pa.array(unscaled, whole).view(arrow_type)
+            return pa.array(unscaled, through).cast(_DECIMAL_38).cast(whole).view(arrow_type)
 
         return decimals
     output = value_converter(column)
@@ -190,7 +202,7 @@ def _image(
 
 
 class AvroRun:
-    """Consecutive avro records whose schemas fit the read (`fits`), turned into one
+    """Consecutive avro records whose schemas fit the read (`extend`), turned into one
     record batch of `arrow_schema(output)` by `take`. Single-threaded: one per task."""
 
     def __init__(
@@ -221,46 +233,75 @@ class AvroRun:
         # Plans by the frame (magic byte and schema id) of the records they read.
         self._values: dict[bytes, _ValuePlan | None] = {}
         self._keys: dict[bytes, _KeyPlan | None] = {}
+        # Whether records of a (key frame, value frame) fit (`_fits`, asked once per pair,
+        # not per record).
+        self._fit: dict[_Frames, bool] = {}
         # The run's records as plain tuples of their fields. A Record (a tuple subclass)
         # stays tracked by Python's garbage collector, a plain tuple of bytes and ints does
         # not: held until `take`, Records reached the collector's oldest generation and set
         # off its full collections, 7 in a read of 200 000 records, a sixth of its CPU (2
         # or 3 with plain tuples).
         self._held: list[tuple[Any, ...]] = []
+        self._frames: list[_Frames] = []  # each held record's, in order
 
     def __len__(self) -> int:
         return len(self._held)
 
-    def fits(self, record: Record) -> bool:
-        """Whether `record` may join the run (module docstring)."""
-        key, value = record.key, record.value
+    def extend(self, records: Sequence[Record], start: int, room: int) -> int:
+        """Add `records` from `start` on while they fit, at most `room` of them; the index
+        of the first not added (`len(records)`: all were). Whether a record fits follows
+        from its frames alone: asked in the records' order, once per pair of frames, and of
+        none past the first that does not fit (a schema is looked up where the record-by-
+        record read would)."""
+        chunk = records[start : start + room]
+        frames = [
+            (key[:5] if key else None, value[:5] if value else None)
+            for key, value in zip(map(_KEY, chunk), map(_VALUE, chunk), strict=True)
+        ]
+        fit = self._fit
+        taken = len(chunk)
+        for pair in dict.fromkeys(frames):  # each pair once, in the order first met
+            if not (fit[pair] if pair in fit else self._fits(pair)):
+                taken = frames.index(pair)
+                break
+        self._held += map(tuple, chunk[:taken])
+        self._frames += frames[:taken]
+        return start + taken
+
+    def _fits(self, pair: _Frames) -> bool:
+        """Whether records of a (key frame, value frame) may join the run (module
+        docstring), remembered."""
+        key, value = pair
         key_plan = self._key_plan(key) if key else None
         if key and key_plan is None:
-            return False
-        if value:
-            return self._value_plan(value) is not None
-        return key_plan is not None and key_plan.image is not None
-
-    def add(self, record: Record) -> None:
-        """Add a record that `fits`."""
-        self._held.append(tuple(record))
+            found = False
+        elif value:
+            found = self._value_plan(value) is not None
+        else:
+            found = key_plan is not None and key_plan.image is not None
+        if len(self._fit) >= self._max_schemas:
+            self._fit.clear()
+        self._fit[pair] = found
+        return found
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
-        the row path must decode the records (module docstring), the run's records and no
-        batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them all
+        at once: `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty
+        run; or, when the row path must decode the records (module docstring), the run's
+        records and no batch, and `admit` has then seen none of them."""
         held, self._held = self._held, []
+        frames, self._frames = self._frames, []
         try:
-            batch, commit_ts = self._batch(held)
+            batch, commit_ts, back = self._batch(held, frames)
         except _REFUSED:
             return [Record._make(fields) for fields in held], None
         if admit is not None:
-            admitted = [admit(ts) for ts in commit_ts]
+            admitted = admit(commit_ts)
             if not all(admitted):
-                batch = batch.filter(pa.array(admitted, pa.bool_()))
+                mask = pa.array(admitted, pa.bool_())
+                batch = batch.filter(mask if back is None else mask.take(back))
         return [], batch
 
     # --- schemas -----------------------------------------------------------------------
@@ -284,6 +325,7 @@ class AvroRun:
         """Keep `plan` under its record's frame (magic byte and schema id)."""
         if len(plans) >= self._max_schemas:
             plans.clear()
+            self._fit.clear()  # a pair whose plan is gone is asked again
         plans[frame] = plan
         return plan
 
@@ -361,41 +403,51 @@ class AvroRun:
 
     # --- the batch ---------------------------------------------------------------------
 
-    def _batch(self, held: list[tuple[Any, ...]]) -> tuple[pa.RecordBatch, list[int]]:
-        """The batch of the records `held` (as tuples of their fields) and each row's
-        commit ts.
+    def _batch(
+        self, held: list[tuple[Any, ...]], frames: list[_Frames]
+    ) -> tuple[pa.RecordBatch, list[int], pa.Array | None]:
+        """The batch of the records `held` (as tuples of their fields, with their
+        `frames`); each row's commit ts, by schema (the groups' order); and where each
+        row of the batch is in that order (None: the same order, one schema).
 
         Raises:
             ValueError, ...: anything the row path must decide (module docstring).
         """
         # Records by schema: (key schema, value schema) of a row, (key schema, None) of a
         # tombstone; each group read at once, the groups' rows then put back in order.
-        key_bytes: list[bytes | None] = list(map(_KEY, held))
-        value_bytes: list[bytes | None] = list(map(_VALUE, held))
-        groups: dict[tuple[bytes | None, bytes | None], list[int]] = {}
-        for i, (key, value) in enumerate(zip(key_bytes, value_bytes, strict=True)):
-            group = (key[:5] if key else None, value[:5] if value else None)
-            groups.setdefault(group, []).append(i)
+        key_bytes: list[bytes] = list(map(_KEY, held))
+        value_bytes: list[bytes] = list(map(_VALUE, held))
+        groups: dict[_Frames, list[int]] = {}
+        single = len(set(frames)) == 1
+        if single:
+            groups[frames[0]] = list(range(len(frames)))
+        else:
+            for i, pair in enumerate(frames):
+                groups.setdefault(pair, []).append(i)
         parts: list[list[pa.Array]] = []
         order: list[int] = []
         commit_ts: list[int] = []
         for (key_id, value_id), indexes in groups.items():
+            # The records of a frame have the bytes framed (`_frames`): none is None.
             keys = None
             if key_id is not None:
                 key_plan = self._keys[key_id]
-                assert key_plan is not None  # fits took it
-                keys = key_plan.reader.read(*_joined([key_bytes[i] or b"" for i in indexes]))
+                assert key_plan is not None  # _fits took it
+                framed = key_bytes if single else list(map(key_bytes.__getitem__, indexes))
+                keys = key_plan.reader.read(*_joined(framed))
             if value_id is None:
                 assert key_id is not None and keys is not None
                 part, stamps = self._tombstones(self._keys[key_id], keys, len(indexes))
             else:
                 plan = self._values[value_id]
                 assert plan is not None
-                columns = plan.reader.read(*_joined([value_bytes[i] or b"" for i in indexes]))
+                framed = value_bytes if single else list(map(value_bytes.__getitem__, indexes))
+                columns = plan.reader.read(*_joined(framed))
                 part, stamps = self._rows(plan, columns, len(indexes))
             parts.append(part)
             order += indexes
             commit_ts += stamps
+        back = None
         if len(parts) == 1:
             arrays = parts[0]
         else:
@@ -403,14 +455,13 @@ class AvroRun:
             arrays = [
                 pa.concat_arrays(list(pieces)).take(back) for pieces in zip(*parts, strict=True)
             ]
-            commit_ts = [commit_ts[i] for i in back.to_pylist()]
         records = (
             [Record._make(fields) for fields in held] if self.kafka_columns or self.headers else []
         )
         arrays += record_columns(
             records, self.topic, kafka_columns=self.kafka_columns, headers=self.headers
         )
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), commit_ts, back
 
     def _rows(
         self, plan: _ValuePlan, columns: list[list[Any]], rows: int
@@ -420,9 +471,9 @@ class AvroRun:
         if plan.op is None:
             ops = ["INSERT"] * rows
         else:
-            ops = [_OPS[op] for op in columns[plan.op]]  # KeyError: not c, u or d
+            ops = list(map(_OPS.__getitem__, columns[plan.op]))  # KeyError: not c, u or d
         commit_ts = [0] * rows if plan.commit_ts is None else columns[plan.commit_ts]
-        if any(ts < 0 for ts in commit_ts):
+        if min(commit_ts) < 0:  # a group has a row
             raise ValueError("a commit ts beyond 2^63")
         image = plan.image.arrays(columns, rows, self._types)
         before = None
@@ -458,7 +509,7 @@ class AvroRun:
     def _tombstones(
         self, plan: _KeyPlan | None, columns: list[list[Any]], rows: int
     ) -> tuple[list[pa.Array], list[int]]:
-        assert plan is not None and plan.image is not None  # fits took it
+        assert plan is not None and plan.image is not None  # _fits took it
         return [
             *plan.image.arrays(columns, rows, self._types),
             pa.array(["DELETE"] * rows, pa.string()),
@@ -469,10 +520,10 @@ class AvroRun:
         ], [0] * rows
 
 
-def _joined(framed: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
-    """Framed records as one buffer and each body's (start, end) in it: a record ends
-    where the lengths so far add up to, its body begins 5 bytes (its frame) after the
-    end of the one before."""
+def _joined(framed: list[bytes]) -> tuple[bytes, Iterator[tuple[int, int]]]:
+    """Framed records as one buffer and each body's (start, end) in it, to be read once:
+    a record ends where the lengths so far add up to, its body begins 5 bytes (its
+    frame) after the end of the one before."""
     ends = list(accumulate(map(len, framed)))
     starts = map(add, chain((0,), ends), repeat(5))
-    return b"".join(framed), list(zip(starts, ends, strict=False))
+    return b"".join(framed), zip(starts, ends, strict=False)

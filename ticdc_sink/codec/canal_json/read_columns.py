@@ -26,7 +26,7 @@ Spark or Kafka (records arrive as `read.record.Record`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -234,6 +234,17 @@ class CanalJsonRun:
         self._parsed = (record, message)
         return True
 
+    def extend(self, records: Sequence[Record], start: int, room: int) -> int:
+        """Add `records` from `start` on while they fit, at most `room` of them; the index
+        of the first not added (`len(records)`: all were)."""
+        end = min(len(records), start + room)
+        for at in range(start, end):
+            record = records[at]
+            if not self.fits(record):
+                return at
+            self.add(record)
+        return end
+
     def add(self, record: Record) -> None:
         """Add a record that `fits` (the last one asked about)."""
         assert self._parsed is not None and self._parsed[0] is record
@@ -258,12 +269,12 @@ class CanalJsonRun:
             self._olds.append(self._no_old)
 
     def take(
-        self, admit: Callable[[int], bool] | None = None
+        self, admit: Callable[[Sequence[int]], list[bool]] | None = None
     ) -> tuple[list[Record], pa.RecordBatch | None]:
-        """The run's record batch (the rows whose commit ts `admit` admits:
-        `replay.ReplayFilter.admit_commit_ts`) and no records, and an empty run; or, when
-        the row path must decode the records (module docstring), the run's records and no
-        batch, and `admit` has then seen none of them."""
+        """The run's record batch (the rows whose commit ts `admit` admits, given them all
+        at once: `replay.ReplayFilter.admit_commit_ts_each`) and no records, and an empty
+        run; or, when the row path must decode the records (module docstring), the run's
+        records and no batch, and `admit` has then seen none of them."""
         records, commit_ts = self.records, self._commit_ts
         try:
             batch = self._batch()
@@ -272,7 +283,7 @@ class CanalJsonRun:
         finally:
             self._clear()
         if admit is not None:
-            admitted = [admit(ts) for ts in commit_ts]
+            admitted = admit(commit_ts)
             if not all(admitted):
                 batch = batch.filter(pa.array(admitted, pa.bool_()))
         return [], batch

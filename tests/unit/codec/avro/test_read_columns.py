@@ -5,7 +5,8 @@ batch sizes, or the same error naming topic, partition and offset, the same mess
 skipped under `on-bad-message=skip`; over tables of every MySQL type the avro writer
 supports, written with and without the TiDB extension, before values, row checksums, each
 decimal and unsigned-bigint mode, with tombstones, bad and altered messages and a schema
-of other columns among them."""
+of other columns among them; read in consume calls of any number of messages, with the
+replays below a resolved ts dropped."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from ticdc_sink.config import (
 from ticdc_sink.events import Op, RowChange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.record import Record
-from ticdc_sink.read.replay import ReplayFilter
+from ticdc_sink.read.replay import ReplayFilter, replay_filter
 from ticdc_sink.schema import TableSchema
 
 Entry = tuple[bytes | None, bytes | None]
@@ -157,11 +158,14 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         options["on-bad-message"] = "skip"
     config = _config(**options)
     batch_rows = data.draw(st.sampled_from([1, 3, 10_000]))
+    chunk = data.draw(st.sampled_from([1, 2, 5, 500]))  # messages a consume call gives
+    resolved_ts = data.draw(st.sampled_from([0, 105, 120]))  # the rows' commit ts: 100..
     outcomes, logs = [], []
     for columnwise in (False, True):
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
             log = with_headers(FakeTopicLog({0: list(entries)}))
+            log.chunk = chunk
             outcomes.append(
                 read_outcome(
                     config,
@@ -169,6 +173,7 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
                     schema_for_id=registry.schema_text,
                     batch_rows=batch_rows,
                     columnwise=columnwise,
+                    replays=replay_filter(config, resolved_ts),
                 )
             )
         logs.append([r.getMessage() for r in caplog.records])
@@ -183,11 +188,9 @@ def _run(codec: CodecConfig, table: TableSchema, changes: list[RowChange]) -> Av
     run = AvroRun(
         decoder.writer_schema, table, selected=lambda d, t: True, kafka_columns=False, topic="t"
     )
-    for offset, change in enumerate(changes):
-        message = encoder.encode_row(change)
-        record = Record(0, offset, message.key, message.value, None)
-        assert run.fits(record)
-        run.add(record)
+    messages = [encoder.encode_row(change) for change in changes]
+    records = [Record(0, offset, m.key, m.value, None) for offset, m in enumerate(messages)]
+    assert run.extend(records, 0, len(records)) == len(records)  # every record fits
     return run
 
 
@@ -243,6 +246,6 @@ def test_replays_are_dropped_by_commit_ts() -> None:
     table = attrs.evolve(ALL_TYPES_TABLE, columns=ALL_TYPES_TABLE.columns[:3])
     changes = [RowChange(table, Op.INSERT, ts, (ts, 2, 3), None) for ts in (10, 11, 12)]
     replays = ReplayFilter(11, identical=True)
-    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts)
+    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts_each)
     assert batch is not None and batch.column("_commit_ts").to_pylist() == [12]
     assert (replays.rows, replays.dropped) == (1, 2)

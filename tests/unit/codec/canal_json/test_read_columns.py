@@ -5,7 +5,8 @@ and batch sizes, or the same error naming topic, partition and offset, the same 
 skipped under `on-bad-message=skip`, the same replays dropped; over tables of every MySQL
 type, written with and without the TiDB extension, content-compatible,
 only-output-updated-columns and handle-key-only DELETEs, with watermarks, DDL, bad
-messages, values and type entries changed, and rows of other columns among them."""
+messages, values and type entries changed, and rows of other columns among them; read
+in consume calls of any number of messages."""
 
 from __future__ import annotations
 
@@ -156,11 +157,13 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         options["on-bad-message"] = "skip"
     config = _config(**options)
     batch_rows = data.draw(st.sampled_from([1, 3, 10_000]))
+    chunk = data.draw(st.sampled_from([1, 2, 5, 500]))  # messages a consume call gives
     outcomes, logs = [], []
     for columnwise in (False, True):
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="ticdc_sink"):
             log = with_headers(FakeTopicLog({0: list(entries)}))
+            log.chunk = chunk
             outcomes.append(read_outcome(config, log, batch_rows=batch_rows, columnwise=columnwise))
         logs.append([r.getMessage() for r in caplog.records])
     assert_same_outcome(*outcomes)
@@ -225,6 +228,6 @@ def test_replays_are_dropped_by_commit_ts() -> None:
     table = attrs.evolve(ALL_TYPES_TABLE, columns=ALL_TYPES_TABLE.columns[:3])
     changes = [RowChange(table, Op.INSERT, ts, (ts, 2, 3), None) for ts in (10, 11, 12)]
     replays = ReplayFilter(11, identical=True)
-    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts)
+    _, batch = _run(codec, table, changes).take(replays.admit_commit_ts_each)
     assert batch is not None and batch.column("_commit_ts").to_pylist() == [12]
     assert (replays.rows, replays.dropped) == (1, 2)
