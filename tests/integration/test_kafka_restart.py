@@ -150,9 +150,10 @@ def check_topic(kafka: KafkaBroker, topic: str, ids: set[int]) -> int:
         elif isinstance(event, DecodedWatermark):
             watermarks.setdefault(record.partition, []).append(event.commit_ts)
     try:
-        assert_same_ids(found, ids, f"topic {topic} (ends {kafka.end_offsets(topic)})")
+        assert_same_ids(found, ids, f"topic {topic}")
     except AssertionError as missing:
-        raise AssertionError(f"{missing}\nthe broker's log:\n{kafka.log()}") from None
+        ends = kafka.end_offsets(topic)
+        raise AssertionError(f"{missing}\nends {ends}; the broker's log:\n{kafka.log()}") from None
     for records in found.values():
         first = records[0]
         assert {(r.partition, r.key, r.value) for r in records} == {

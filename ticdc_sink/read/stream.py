@@ -310,9 +310,10 @@ def check_consistency(config: ReadConfig) -> None:
         ConfigError: naming the protocol, the writer's option that adds watermarks, and
             consistency=none.
     """
+    if not config.watermark_consistency or config.carries_watermarks:
+        return  # an unknown protocol "carries" them: it is refused elsewhere
     spec = find_protocol(config.protocol)
-    if not config.watermark_consistency or spec is None or config.carries_watermarks:
-        return
+    assert spec is not None  # carries_watermarks is True without one
     watermark = spec.watermark_in(config.ticdc_version)
     if watermark is Watermark.WITH_TIDB_EXTENSION:
         why = (
