@@ -6,7 +6,8 @@ each partition's end, not the rows), in one run on the same topics.
 
     python benchmarks/bench_driver_scan.py --sizes 10000,100000 --rounds 3 [--trailing 500]
 
-Per protocol (`simple` JSON, `canal-json` and `debezium` with enable-tidb-extension) a
+Per protocol (`simple` JSON, `simple-avro` (Simple with encoding-format avro), `canal-json`
+and `debezium` with enable-tidb-extension) a
 topic of `--partitions` partitions on Apache Kafka (tests/support/kafka.py) holds, for
 each batch size and round, one micro-batch: `size` INSERTs of a 6-column table spread
 round-robin over the partitions, a watermark to every partition after each `--mark-every`
@@ -38,7 +39,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROTOCOLS = ("simple", "canal-json", "debezium")
+PROTOCOLS = ("simple", "simple-avro", "canal-json", "debezium")
+
+
+def _codec(protocol: str) -> Any:
+    from ticdc_sink.codec.choices import EncodingFormat
+    from ticdc_sink.config import CodecConfig
+
+    if protocol == "simple-avro":
+        return CodecConfig(protocol="simple", encoding_format=EncodingFormat.AVRO)
+    return CodecConfig(protocol=protocol, enable_tidb_extension=protocol != "simple")
+
+
+def _options(protocol: str) -> dict[str, str]:
+    """The read options of a `PROTOCOLS` name."""
+    if protocol == "simple-avro":
+        return {"protocol": "simple", "encoding-format": "avro"}
+    return {"protocol": protocol, "enable-tidb-extension": str(protocol != "simple").lower()}
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
@@ -61,8 +78,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         {
             "kafka.bootstrap.servers": spec["bootstrap"],
             "topic": spec["topic"],
-            "protocol": spec["protocol"],
-            "enable-tidb-extension": str(spec["protocol"] != "simple").lower(),
+            **_options(spec["protocol"]),
             "startingoffsets": "earliest",
             **spec.get("options", {}),
         }
@@ -116,7 +132,6 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
 
     from tests.support.read_log import table
     from ticdc_sink.codec.protocols import build_encoder, encode_watermark
-    from ticdc_sink.config import CodecConfig
     from ticdc_sink.events import Op, RowChange
 
     schema = table(
@@ -132,7 +147,7 @@ def write_topic(broker: Any, protocol: str, args: argparse.Namespace) -> dict[st
     topic = f"driver-scan-{protocol}"
     partitions = args.partitions
     broker.create_topic(topic, partitions)
-    codec = CodecConfig(protocol=protocol, enable_tidb_extension=protocol != "simple")
+    codec = _codec(protocol)
     encoder = build_encoder(codec, schema, build_ts_ms=1, topic=topic)
     producer = Producer(
         {

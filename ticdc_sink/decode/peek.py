@@ -13,6 +13,9 @@ Each protocol's peek lives in its decoder module (`codec/<protocol>/decoder.py`)
 - Simple JSON, canal-json: the message is parsed (orjson, as the decoder parses it, so
   the same fields win) and the envelope checked as the decoder checks it; no value is
   typed.
+- Simple Avro: the DML record read by the reader a task's column-wise read uses
+  (`codec/simple/avro_dml.py`: the envelope checked as it is read, the images as
+  fastavro reads them); no value is typed.
 - debezium: the message matches, from its first byte, the compact form TiCDC's encoder
   writes (the payload's fields in their order, every string a valid JSON string token,
   the images' values scalars), read by a regular expression over its structure, never by

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tests.support.hypothesis_profiles import examples
 from tests.support.read_log import FakeTopicLog, protocol_messages, table
 from ticdc_sink.codec.canal_json.decoder import CanalJsonDecoder
+from ticdc_sink.codec.choices import EncodingFormat
 from ticdc_sink.codec.debezium.decoder import DebeziumDecoder
 from ticdc_sink.codec.protocols import build_encoder
 from ticdc_sink.codec.simple.decoder import SimpleDecoder
@@ -32,11 +33,19 @@ from ticdc_sink.read.stream import Cut, StreamOffset, StreamScan
 
 USERS = table("users")
 PARTITIONS = (0, 1)
-PROTOCOLS = ["simple", "canal-json", "debezium"]
-DECODERS = {"simple": SimpleDecoder, "canal-json": CanalJsonDecoder, "debezium": DebeziumDecoder}
+#: The protocols with a peek; simple-avro: Simple with encoding-format avro.
+PROTOCOLS = ["simple", "simple-avro", "canal-json", "debezium"]
+DECODERS = {
+    "simple": SimpleDecoder,
+    "simple-avro": SimpleDecoder,
+    "canal-json": CanalJsonDecoder,
+    "debezium": DebeziumDecoder,
+}
 
 
 def _codec(protocol: str) -> CodecConfig:
+    if protocol == "simple-avro":
+        return CodecConfig(protocol="simple", encoding_format=EncodingFormat.AVRO)
     return CodecConfig(protocol=protocol, enable_tidb_extension=protocol != "simple")
 
 
@@ -82,6 +91,9 @@ def streams(draw: Any) -> dict[int, list[Any]]:
 
 
 def _config(protocol: str, **options: str) -> ReadConfig:
+    if protocol == "simple-avro":
+        options = {"encoding-format": "avro", **options}
+        protocol = "simple"
     return ReadConfig.from_options(
         {
             "kafka.bootstrap.servers": "unused:1",

@@ -109,6 +109,7 @@ __all__ = [
     "SimpleDecoder",
     "SimpleRowFields",
     "build_decoder",
+    "simple_avro_row",
     "simple_json_row",
     "simple_row_fields",
     "table_schema_from_avro",
@@ -614,14 +615,17 @@ class SimpleDecoder:
     def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
         """What a stream's driver needs of a row message, its values not decoded
         (`decode.peek`): typed when this decoder knows the row's schema version. None for
-        anything else (and for every Avro message), which `decode_message` decodes."""
-        if value is None or self.encoding_format == "avro":
+        anything else, which `decode_message` decodes."""
+        if value is None:
             return None
         try:
             value = decompress(self.compression, value)
         except DecodeError:
             return None
-        peek = simple_json_row(value)
+        if self.encoding_format == "avro":
+            peek = simple_avro_row(value)
+        else:
+            peek = simple_json_row(value)
         if peek is None:
             return None
         version = (peek.database, peek.table, peek.schema_version)
@@ -998,7 +1002,7 @@ def build_decoder(settings: DecoderSettings) -> SimpleDecoder:
     )
 
 
-# --- the peek (decode.peek), JSON encoding --------------------------------------------------
+# --- the peek (decode.peek) ----------------------------------------------------------
 
 #: A Simple row message's envelope (`simple_row_fields`): its type (INSERT, UPDATE or
 #: DELETE), commit ts, database, table, schema version, and `data` and `old` as it holds
@@ -1050,6 +1054,17 @@ def simple_json_row(value: bytes) -> RowPeek | None:
         fields = simple_row_fields(orjson.loads(value))
     except orjson.JSONDecodeError:
         return None
+    return _row_peek(fields)
+
+
+def simple_avro_row(value: bytes) -> RowPeek | None:
+    """A Simple Avro row message as `SimpleDecoder.plain_row` reads it (`avro_dml`: the
+    envelope checked, the images read as fastavro reads them, nothing typed); None for
+    anything else. `typed` and `images` as `simple_json_row`'s."""
+    return _row_peek(read_plain(value))
+
+
+def _row_peek(fields: SimpleRowFields | None) -> RowPeek | None:
     if fields is None:
         return None
     kind, commit_ts, database, table, version, data, old = fields
