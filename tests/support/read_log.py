@@ -177,10 +177,12 @@ def simple_messages(
     *,
     bootstrap: bool = True,
     watermark: int | None = None,
+    codec: CodecConfig | None = None,
 ) -> list[bytes | None]:
-    """Simple JSON values: a BOOTSTRAP, one message per (op, commit ts, row, before), then
-    a WATERMARK."""
-    encoder = build_encoder(CodecConfig(), schema, build_ts_ms=1)
+    """Simple values (JSON, or as `codec` says): a BOOTSTRAP, one message per (op, commit
+    ts, row, before), then a WATERMARK."""
+    codec = codec or CodecConfig()
+    encoder = build_encoder(codec, schema, build_ts_ms=1)
     values: list[bytes | None] = []
     if bootstrap:
         message = encoder.encode_bootstrap()
@@ -189,7 +191,7 @@ def simple_messages(
     for op, commit_ts, row, before in changes:
         values.append(encoder.encode_row(RowChange(schema, op, commit_ts, row, before)).value)
     if watermark is not None:
-        mark = encode_watermark(CodecConfig(), watermark, build_ts_ms=1)
+        mark = encode_watermark(codec, watermark, build_ts_ms=1)
         assert mark is not None
         values.append(mark.value)
     return values
@@ -225,15 +227,19 @@ def protocol_messages(
 
 
 def simple_stream(
-    schema: TableSchema, items: list[tuple[str, int] | tuple[Op, int, tuple]]
+    schema: TableSchema,
+    items: list[tuple[str, int] | tuple[Op, int, tuple]],
+    *,
+    codec: CodecConfig | None = None,
 ) -> list[bytes | None]:
-    """Simple JSON values, one per item: `(WATERMARK, ts)`, or `(op, commit ts, row)` of
-    `schema` (an UPDATE without its old row)."""
-    encoder = build_encoder(CodecConfig(), schema, build_ts_ms=1)
+    """Simple values (JSON, or as `codec` says), one per item: `(WATERMARK, ts)`, or
+    `(op, commit ts, row)` of `schema` (an UPDATE without its old row)."""
+    codec = codec or CodecConfig()
+    encoder = build_encoder(codec, schema, build_ts_ms=1)
     values: list[bytes | None] = []
     for item in items:
         if item[0] == WATERMARK:
-            mark = encode_watermark(CodecConfig(), item[1], build_ts_ms=1)
+            mark = encode_watermark(codec, item[1], build_ts_ms=1)
             assert mark is not None
             values.append(mark.value)
         else:

@@ -35,6 +35,7 @@ __all__ = [
     "describes_rows",
     "new_decoder",
     "range_decoder",
+    "row_message_test",
     "row_table",
 ]
 
@@ -149,6 +150,20 @@ def describes_rows(decoder: Decoder) -> bool:
     """Whether the protocol carries its column types in every row message (every protocol
     but simple: their decoders have `row_table`)."""
     return hasattr(decoder, "row_table")
+
+
+def row_message_test(decoder: Decoder) -> Callable[[Record], bool]:
+    """How a pass that wants only a partition's watermarks and schema messages (a batch
+    split's boundaries, a task's schemas before its range) tells a row message it may
+    skip unread: the decoder's `is_row` (a test of the first bytes), else its peek
+    (`decode.peek`); False for a message neither vouches for, which the pass decodes."""
+    is_row = getattr(decoder, "is_row", None)
+    if is_row is not None:
+        return lambda record: bool(is_row(record.value))
+    peek = getattr(decoder, "peek_row", None)
+    if peek is not None:
+        return lambda record: peek(record.key, record.value) is not None
+    return lambda record: False
 
 
 def row_table(decoder: Decoder, record: Record, topic: str) -> TableSchema | None:

@@ -21,6 +21,7 @@ from ticdc_sink.read.decoding import (
     decode_events,
     describes_rows,
     new_decoder,
+    row_message_test,
 )
 from ticdc_sink.read.discover import choose_table, discover_tables
 from ticdc_sink.read.evolution import describe_change
@@ -211,7 +212,8 @@ def find_boundaries(
     """Where in `offsets` a part may start (`split`): the offset just after each
     watermark that raised the resolved ts (from 0 at the range's start, as a batch read's
     replay rule), with that ts; and the table schemas the range's schema messages carry.
-    Row messages the decoder's peek reads (`decode.peek`) are not decoded.
+    Row messages are skipped undecoded where the decoder can tell them
+    (`decoding.row_message_test`).
 
     Raises:
         DecodeError: a message that is not of the protocol (unless on-bad-message=skip).
@@ -219,7 +221,7 @@ def find_boundaries(
     """
     config = config.for_topic(offsets.topic)
     decoder = new_decoder(config, known, schema_for_id=schema_for_id)
-    peek = getattr(decoder, "peek_row", None)
+    is_row = row_message_test(decoder)
     # Skipped here without a report: the tasks meet the same messages and report them.
     skipped = BadMessages() if config.skip_bad_messages else None
     resolved_ts = 0
@@ -227,8 +229,8 @@ def find_boundaries(
     tables: list[TableSchema] = []
     with contextlib.closing(log.read(offsets)) as records:
         for record in records:
-            if peek is not None and peek(record.key, record.value) is not None:
-                continue  # a row: no watermark, no schema
+            if is_row(record):
+                continue  # no watermark, no schema
             for event in decode_events(decoder, record, config.topic, skipped):
                 if isinstance(event, DecodedWatermark) and event.commit_ts > resolved_ts:
                     resolved_ts = event.commit_ts

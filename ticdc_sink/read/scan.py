@@ -58,6 +58,7 @@ from ticdc_sink.read.decoding import (
     describes_rows,
     new_decoder,
     range_decoder,
+    row_message_test,
 )
 from ticdc_sink.read.discover import is_selected
 from ticdc_sink.read.evolution import adds_columns_only, changes_columns
@@ -504,14 +505,14 @@ def _learn_schemas(
     rows) did not look up, as it does under `driver-scan=all`. The range's own read is
     under way on `log`, so the partition's beginning is read through a log of its own
     (`TopicLog.fork`)."""
-    peek = getattr(decoder, "peek_row", None)
+    is_row = row_message_test(decoder)
     skipped = BadMessages() if config.skip_bad_messages else None
     with contextlib.closing(log.fork()) as history:
         low = history.bounds(offsets.topic)[offsets.partition][0]
         before = OffsetRange(offsets.topic, offsets.partition, low, offsets.start)
         with contextlib.closing(history.read(before)) as records:
             for record in records:
-                if peek is None or peek(record.key, record.value) is None:
+                if not is_row(record):
                     for _ in decode_events(decoder, record, config.topic, skipped):
                         pass  # decoding a schema message teaches the decoder its table
 

@@ -1,10 +1,11 @@
-"""The decoders' peeks (`decode.peek`, `peek_row`): for every message the writer's encoders
-write (rows of tables and columns named with quotes, backslashes, unicode and the words
-WATERMARK and DDL, of every type the encoders render; BOOTSTRAP, DDL and watermark
-messages; Simple rows of a schema the decoder has not met), a peek is None or agrees with
-the full decode: op, commit ts, table, schema version, whether the values are typed, and
-the images a Simple row is compared by. The same for the golden messages of TiCDC's
-tests and documents, and for mutated messages that still decode; a peek never raises."""
+"""The decoders' peeks (`decode.peek`, `peek_row`) and Simple's `is_row`: for every
+message the writer's encoders write (rows of tables and columns named with quotes,
+backslashes, unicode and the words WATERMARK and DDL, of every type the encoders render;
+BOOTSTRAP, DDL and watermark messages; Simple rows of a schema the decoder has not met), a
+peek is None or agrees with the full decode: op, commit ts, table, schema version, whether
+the values are typed, and the images a Simple row is compared by; `is_row` is True for
+each row and no other message. The same for the golden messages of TiCDC's tests and
+documents, and for mutated messages that still decode; a peek never raises."""
 
 from __future__ import annotations
 
@@ -72,14 +73,24 @@ def agrees(peek: RowPeek | None, decoded: Any) -> bool:
     return same and peek.typed == decoded.typed and peek.images in (None, images)
 
 
+def a_row_if_said(decoder: Any, value: bytes | None, event: Any) -> bool:
+    """Whether the decoder's `is_row` (Simple's), where it says a message is a row, is
+    right about `event`, the message decoded."""
+    is_row = getattr(decoder, "is_row", None)
+    return is_row is None or not is_row(value) or isinstance(event, DecodedRow)
+
+
 def check(decoder: Any, records: list[Record]) -> int:
     """Peek, then decode, each record in order (a Simple BOOTSTRAP teaches the decoder a
-    schema); the number of rows the peek read."""
+    schema); the number of rows the peek read. `is_row`, where the decoder has it, is
+    True for each row and for no other message."""
     peeked = 0
     for key, value in records:
         peek = decoder.peek_row(key, value)
+        said = getattr(decoder, "is_row", lambda value: None)(value)
         events = decode_record(decoder, key, value)
         assert len(events) == 1 and agrees(peek, events[0]), (value, peek, events)
+        assert said in (None, isinstance(events[0], DecodedRow)), (value, said, events)
         peeked += peek is not None
     return peeked
 
@@ -196,6 +207,7 @@ def test_a_peek_of_a_golden_message_agrees_with_the_full_decode(
             assert peek is None, value
             continue
         assert len(events) == 1 and agrees(peek, events[0]), (value, peek)
+        assert a_row_if_said(decoder, value, events[0]), value
         peeked += peek is not None
     assert peeked or protocol != "simple"  # Simple's golden rows come after their schema
 
@@ -268,6 +280,7 @@ def test_a_peek_of_a_mutated_message_never_raises_and_agrees_when_it_decodes(
     except DecodeError:
         return  # a value the tasks' decode refuses; the peek may read its envelope
     assert len(events) == 1 and agrees(peek, events[0]), (value, peek, events)
+    assert a_row_if_said(decoder, value, events[0]), (value, events)
 
 
 def test_a_watermark_is_never_a_row() -> None:

@@ -23,10 +23,12 @@ from tests.support.read_log import (
     simple_stream,
     table,
 )
+from ticdc_sink.codec.choices import EncodingFormat
 from ticdc_sink.config import CodecConfig
 from ticdc_sink.errors import ConfigError
 from ticdc_sink.events import Op
-from ticdc_sink.read.decoding import SchemaLookup
+from ticdc_sink.read import plan as plan_module
+from ticdc_sink.read.decoding import SchemaLookup, decode_events
 from ticdc_sink.read.offsets import OffsetRange
 from ticdc_sink.read.options import ReadConfig
 from ticdc_sink.read.plan import find_boundaries, plan_parts, plan_read, plan_tasks
@@ -82,10 +84,17 @@ def test_cuts_move_to_the_nearest_boundary_and_carry_its_resolved_ts() -> None:
 # --- a split read gives the rows of the whole one ----------------------------------------
 
 
-def _topic(data: Any) -> FakeTopicLog:
+#: Simple's encodings: the read options and the writer's codec of each.
+_ENCODINGS = {
+    "json": ({}, CodecConfig()),
+    "avro": ({"encoding-format": "avro"}, CodecConfig(encoding_format=EncodingFormat.AVRO)),
+}
+
+
+def _topic(data: Any, encoding: str = "json") -> FakeTopicLog:
     """Transactions with rising commit ts in one partition, watermarks now and then, and
     at any point a retry (the last rows sent again) or a restart (everything since an
-    earlier point sent again, watermarks too)."""
+    earlier point sent again, watermarks too); Simple messages in `encoding`."""
     items: list[Any] = []
     ts, key = 100, 0
     for _ in range(data.draw(st.integers(1, 10), label="transactions")):
@@ -99,7 +108,9 @@ def _topic(data: Any) -> FakeTopicLog:
         if data.draw(st.booleans(), label="watermark"):
             items.append((WATERMARK, ts))
     items.append((WATERMARK, ts))
-    return FakeTopicLog({0: simple_messages(USERS, []) + simple_stream(USERS, items)})
+    codec = _ENCODINGS[encoding][1]
+    values = simple_messages(USERS, [], codec=codec) + simple_stream(USERS, items, codec=codec)
+    return FakeTopicLog({0: values})
 
 
 def _read(
@@ -130,12 +141,14 @@ _CONFIGS = st.sampled_from(
 )
 
 
+@pytest.mark.parametrize("encoding", sorted(_ENCODINGS))
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), extra=_CONFIGS, min_partitions=st.integers(1, 8))
 def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
-    data: Any, extra: dict[str, str], min_partitions: int
+    encoding: str, data: Any, extra: dict[str, str], min_partitions: int
 ) -> None:
-    log = _topic(data)
+    log = _topic(data, encoding)
+    extra = {**extra, **_ENCODINGS[encoding][0]}
     whole = ReadConfig.from_options({**_OPTIONS, **extra})
     plan = plan_read(whole, log)
     expected = _read(log, whole, plan.table, plan.known, [(r, 0) for r in plan.ranges])
@@ -148,13 +161,14 @@ def test_a_batch_read_split_for_min_partitions_gives_the_unsplit_rows(
         assert len(parts) == min(min_partitions, plan.ranges[0].end)
 
 
+@pytest.mark.parametrize("encoding", sorted(_ENCODINGS))
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), extra=_CONFIGS)
 def test_any_split_at_watermark_boundaries_gives_the_unsplit_rows(
-    data: Any, extra: dict[str, str]
+    encoding: str, data: Any, extra: dict[str, str]
 ) -> None:
-    log = _topic(data)
-    config = ReadConfig.from_options({**_OPTIONS, **extra})
+    log = _topic(data, encoding)
+    config = ReadConfig.from_options({**_OPTIONS, **extra, **_ENCODINGS[encoding][0]})
     plan = plan_read(config, log)
     [whole] = plan.ranges
     expected = _read(log, config, plan.table, plan.known, [(whole, 0)])
@@ -235,6 +249,32 @@ def test_a_split_of_a_topic_without_watermarks_reads_nothing_on_the_driver(
     assert log.reads == []
     assert len(parts) == min(min_partitions, len(changes))
     assert _read(log, config, split_plan.table, known, parts, lookup) == expected
+
+
+@pytest.mark.parametrize("encoding", sorted(_ENCODINGS))
+def test_the_driver_pass_of_a_split_decodes_no_row(
+    encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pass wants the watermarks and schema messages: it fetches every message and
+    # decodes those alone, the BOOTSTRAP and the three watermarks here.
+    items: list[Any] = []
+    for ts in (10, 20, 30):
+        items += [(Op.INSERT, ts, (n, "x")) for n in range(50)] + [(WATERMARK, ts)]
+    options, codec = _ENCODINGS[encoding]
+    values = simple_messages(USERS, [], codec=codec) + simple_stream(USERS, items, codec=codec)
+    log = FakeTopicLog({0: values})
+    config = ReadConfig.from_options({**_OPTIONS, **options, "minPartitions": "3"})
+    plan = plan_read(config, log)
+    decoded: list[int] = []
+
+    def counted(decoder: Any, record: Any, *args: Any) -> Any:
+        decoded.append(record.offset)
+        return decode_events(decoder, record, *args)
+
+    monkeypatch.setattr(plan_module, "decode_events", counted)
+    parts, _ = plan_parts(plan, log)
+    assert decoded == [0, 51, 102, 153]
+    assert [(r.start, ts) for r, ts in parts] == [(0, 0), (52, 10), (103, 20)]
 
 
 def test_a_split_elsewhere_than_after_a_watermark_would_keep_replays() -> None:

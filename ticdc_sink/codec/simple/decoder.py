@@ -81,7 +81,7 @@ import orjson
 from ticdc_sink.codec.checksum import RowChecksum, TableChecksum
 from ticdc_sink.codec.compression import Compression, compression_named, decompress
 from ticdc_sink.codec.mysql import ValueKind, value_kind
-from ticdc_sink.codec.simple.avro_dml import read_plain
+from ticdc_sink.codec.simple.avro_dml import DML_PREFIX, read_plain
 from ticdc_sink.codec.simple.avro_values import parsed_message_record, parsed_message_schema
 from ticdc_sink.codec.simple.values import PROTOCOL_VERSION
 from ticdc_sink.decode import (
@@ -633,6 +633,22 @@ class SimpleDecoder:
             return attrs.evolve(peek, typed=False)
         self._tables.move_to_end(version)  # used, as a decode uses it
         return peek
+
+    def is_row(self, value: bytes | None) -> bool:
+        """Whether `value` is certainly a row (DML) message, which holds no watermark and
+        no table schema: what a pass after those skips unread
+        (`read.decoding.row_message_test`). In Avro a message that starts as every DML
+        message does (`avro_dml.DML_PREFIX`); in JSON one the peek reads. Whether its
+        values decode is for the read of its rows to find."""
+        if value is None:
+            return False
+        try:
+            value = decompress(self.compression, value)
+        except DecodeError:
+            return False
+        if self.encoding_format == "avro":
+            return value.startswith(DML_PREFIX)
+        return simple_json_row(value) is not None
 
     def parser(self, column: Column) -> Parser:
         """How a raw value of `column` in this decoder's encoding becomes its typed value
