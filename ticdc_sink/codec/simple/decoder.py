@@ -616,16 +616,10 @@ class SimpleDecoder:
         """What a stream's driver needs of a row message, its values not decoded
         (`decode.peek`): typed when this decoder knows the row's schema version. None for
         anything else, which `decode_message` decodes."""
-        if value is None:
+        raw = self._decompressed(value)
+        if raw is None:
             return None
-        try:
-            value = decompress(self.compression, value)
-        except DecodeError:
-            return None
-        if self.encoding_format == "avro":
-            peek = simple_avro_row(value)
-        else:
-            peek = simple_json_row(value)
+        peek = simple_avro_row(raw) if self.encoding_format == "avro" else simple_json_row(raw)
         if peek is None:
             return None
         version = (peek.database, peek.table, peek.schema_version)
@@ -640,15 +634,22 @@ class SimpleDecoder:
         (`read.decoding.row_message_test`). In Avro a message that starts as every DML
         message does (`avro_dml.DML_PREFIX`); in JSON one the peek reads. Whether its
         values decode is for the read of its rows to find."""
-        if value is None:
-            return False
-        try:
-            value = decompress(self.compression, value)
-        except DecodeError:
+        raw = self._decompressed(value)
+        if raw is None:
             return False
         if self.encoding_format == "avro":
-            return value.startswith(DML_PREFIX)
-        return simple_json_row(value) is not None
+            return raw.startswith(DML_PREFIX)
+        return simple_json_row(raw) is not None
+
+    def _decompressed(self, value: bytes | None) -> bytes | None:
+        """A message's bytes for `peek_row` and `is_row`: None when there are none or they
+        do not decompress (`decode_message` then says why)."""
+        if value is None:
+            return None
+        try:
+            return decompress(self.compression, value)
+        except DecodeError:
+            return None
 
     def parser(self, column: Column) -> Parser:
         """How a raw value of `column` in this decoder's encoding becomes its typed value
