@@ -135,6 +135,11 @@ class ReplayFilter:
         self.rows += 1
         return True
 
+    def take_back_drop(self) -> None:
+        """Uncount the row `admit` dropped last: it turned out not to decode, and a read
+        that decodes before it asks `admit` counts such a message as bad, not replayed."""
+        self.dropped -= 1
+
     def admit_commit_ts(self, commit_ts: int) -> bool:
         """`admit` of a row whose identity is not compared (its table has no row key, or
         the filter compares none): the commit ts rule alone."""

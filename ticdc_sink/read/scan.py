@@ -345,11 +345,18 @@ def read_range(
                         assert by_columns is not None  # the plain row's decoder
                         fit = fits[version] = _fits_exactly(by_columns, version, config, output)
                     if fit:
-                        # A replay is dropped here, before its values are typed.
                         if replays is None or replays.admit(
                             plain, keyed=replays.identical and keyed(plain)
                         ):
                             run.add(plain, record)
+                        else:
+                            # A replay, dropped; the row path decodes before it drops, so
+                            # one whose values do not decode fails the read (naming its
+                            # offset) or, skipped, counts as a bad message, not a replay.
+                            if len(run):
+                                yield from end_run(run.take())
+                            if not decode_events(decoder, record, config.topic, skipped):
+                                replays.take_back_drop()
                         if len(run) + len(held) >= batch_rows:
                             yield from end_run(run.take())
                         continue

@@ -151,6 +151,48 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
     assert logs[0] == logs[1]  # the skipped messages: how many, and the first
 
 
+@pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
+def test_a_replay_whose_values_do_not_decode_is_a_bad_message_as_on_the_row_path(
+    skip: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The column-wise read drops a replay before typing its values; the row path decodes
+    # first. A replayed row (commit ts at the watermark) with a value its column refuses
+    # fails both reads at its offset, or is skipped by both and counted as a bad message,
+    # not as a replay (found by the test above: 6 messages skipped against 5).
+    encoder = build_encoder(PLAIN, ALL_TYPES_TABLE, build_ts_ms=1)
+    bootstrap = encoder.encode_bootstrap()
+    assert bootstrap is not None
+    key_only = (1,) + (None,) * (len(ALL_TYPES_TABLE.columns) - 1)
+    row = encoder.encode_row(RowChange(ALL_TYPES_TABLE, Op.INSERT, 10, key_only, None))
+    message = orjson.loads(row.value)
+    message["data"]["id"] = "one"
+    mark = encode_watermark(PLAIN, 10, build_ts_ms=1)
+    assert mark is not None
+    values = [bootstrap.value, row.value, mark.value, orjson.dumps(message), row.value]
+    config = _config(**({"on-bad-message": "skip"} if skip else {}))
+    outcomes, logs = [], []
+    for columnwise in (False, True):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="ticdc_sink"):
+            outcomes.append(
+                read_outcome(
+                    config,
+                    FakeTopicLog({0: values}),
+                    columnwise=columnwise,
+                    replays=replay_filter(config),
+                )
+            )
+        logs.append([r.getMessage() for r in caplog.records])
+    assert_same_outcome(*outcomes)
+    assert logs[0] == logs[1]
+    if skip:
+        assert outcomes[1][0].num_rows == 1
+        assert "skipped 1 message(s)" in " ".join(logs[1])
+        assert "dropped 1 row(s) TiCDC replayed" in " ".join(logs[1])  # offset 4 alone
+    else:
+        assert outcomes[1][0] is DecodeError and "offset 3" in outcomes[1][1]
+
+
 @pytest.mark.parametrize(("encoding", "raw_id"), [("json", "1"), ("avro", 1)])
 def test_writer_rows_are_plain_unless_they_carry_a_checksum(encoding: str, raw_id: Any) -> None:
     # Guards the test above: without plain rows it would compare the row path with itself.
