@@ -110,6 +110,33 @@ def _config(**options: str) -> ReadConfig:
     return ReadConfig.from_options({"kafka.bootstrap.servers": "unused:1", "topic": "t", **options})
 
 
+def _both_ways(
+    config: ReadConfig,
+    log: FakeTopicLog,
+    caplog: pytest.LogCaptureFixture,
+    *,
+    level: int = logging.WARNING,
+    batch_rows: int = 10_000,
+) -> tuple[list[Any], list[list[str]]]:
+    """The outcome of reading `log` by the row path, then column-wise (each range with a
+    replay filter, as a task reads it), and what each logged at `level` or above."""
+    outcomes, logs = [], []
+    for columnwise in (False, True):
+        caplog.clear()
+        with caplog.at_level(level, logger="ticdc_sink"):
+            outcomes.append(
+                read_outcome(
+                    config,
+                    log,
+                    batch_rows=batch_rows,
+                    columnwise=columnwise,
+                    replays=replay_filter(config),
+                )
+            )
+        logs.append([r.getMessage() for r in caplog.records])
+    return outcomes, logs
+
+
 @pytest.mark.parametrize("encoding", ["json", "avro"])
 @pytest.mark.parametrize("skip", [False, True], ids=["fail", "on-bad-message=skip"])
 @settings(
@@ -133,20 +160,9 @@ def test_the_column_wise_read_gives_what_the_row_path_gives(
         options["on-bad-message"] = "skip"
     config = _config(**options)
     batch_rows = data.draw(st.sampled_from([1, 3, 10_000]))
-    outcomes, logs = [], []
-    for columnwise in (False, True):
-        caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="ticdc_sink"):
-            outcomes.append(
-                read_outcome(
-                    config,
-                    with_headers(FakeTopicLog({0: values})),
-                    batch_rows=batch_rows,
-                    columnwise=columnwise,
-                    replays=replay_filter(config),  # as a task reads its one range
-                )
-            )
-        logs.append([r.getMessage() for r in caplog.records])
+    outcomes, logs = _both_ways(
+        config, with_headers(FakeTopicLog({0: values})), caplog, batch_rows=batch_rows
+    )
     assert_same_outcome(*outcomes)
     assert logs[0] == logs[1]  # the skipped messages: how many, and the first
 
@@ -170,19 +186,7 @@ def test_a_replay_whose_values_do_not_decode_is_a_bad_message_as_on_the_row_path
     assert mark is not None
     values = [bootstrap.value, row.value, mark.value, orjson.dumps(message), row.value]
     config = _config(**({"on-bad-message": "skip"} if skip else {}))
-    outcomes, logs = [], []
-    for columnwise in (False, True):
-        caplog.clear()
-        with caplog.at_level(logging.INFO, logger="ticdc_sink"):
-            outcomes.append(
-                read_outcome(
-                    config,
-                    FakeTopicLog({0: values}),
-                    columnwise=columnwise,
-                    replays=replay_filter(config),
-                )
-            )
-        logs.append([r.getMessage() for r in caplog.records])
+    outcomes, logs = _both_ways(config, FakeTopicLog({0: values}), caplog, level=logging.INFO)
     assert_same_outcome(*outcomes)
     assert logs[0] == logs[1]
     if skip:
