@@ -159,7 +159,7 @@ def row_message_test(decoder: Decoder) -> Callable[[Record], bool]:
     (`decode.peek`); False for a message neither vouches for, which the pass decodes."""
     is_row = getattr(decoder, "is_row", None)
     if is_row is not None:
-        return lambda record: bool(is_row(record.value))
+        return lambda record: is_row(record.value)
     peek = getattr(decoder, "peek_row", None)
     if peek is not None:
         return lambda record: peek(record.key, record.value) is not None

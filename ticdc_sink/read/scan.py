@@ -353,8 +353,6 @@ def read_range(
                             # A replay, dropped; the row path decodes before it drops, so
                             # one whose values do not decode fails the read (naming its
                             # offset) or, skipped, counts as a bad message, not a replay.
-                            if len(run):
-                                yield from end_run(run.take())
                             if not decode_events(decoder, record, config.topic, skipped):
                                 replays.take_back_drop()
                         if len(run) + len(held) >= batch_rows:

@@ -369,7 +369,7 @@ def build_decoder(settings: DecoderSettings) -> CanalJsonDecoder:
 def canal_json_row(value: bytes) -> RowPeek | None:
     """A canal-json row message without claim check: `data` (and an UPDATE's `old`) a
     list of one object, the commit ts from the TiDB extension (0 without it, as the
-    decoder reads it); None for anything else. Parsed as `simple_json_row`."""
+    decoder reads it); None for anything else. Parsed as Simple's peek parses."""
     try:
         message = orjson.loads(value)
     except orjson.JSONDecodeError:

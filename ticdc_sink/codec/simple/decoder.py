@@ -109,8 +109,6 @@ __all__ = [
     "SimpleDecoder",
     "SimpleRowFields",
     "build_decoder",
-    "simple_avro_row",
-    "simple_json_row",
     "simple_row_fields",
     "table_schema_from_avro",
     "table_schema_from_json",
@@ -592,17 +590,7 @@ class SimpleDecoder:
         that types them a run at a time (`parser`) and meets a value it does not take
         decodes those messages with `decode_message`, whose errors are the reference.
         """
-        if value is None:
-            return None
-        try:
-            if self.compression is not Compression.NONE:
-                value = decompress(self.compression, value)
-            if self.encoding_format == "avro":
-                fields = read_plain(value)  # None: decode_message reads it
-            else:
-                fields = simple_row_fields(orjson.loads(value))
-        except (orjson.JSONDecodeError, DecodeError):
-            return None
+        fields = self._row_fields(value)
         if fields is None:
             return None
         op, commit_ts, database, table, version, data, old = fields
@@ -615,13 +603,15 @@ class SimpleDecoder:
     def peek_row(self, key: bytes | None, value: bytes | None) -> RowPeek | None:
         """What a stream's driver needs of a row message, its values not decoded
         (`decode.peek`): typed when this decoder knows the row's schema version. None for
-        anything else, which `decode_message` decodes."""
-        raw = self._decompressed(value)
-        if raw is None:
+        anything else, which `decode_message` decodes. `images` are the images as the
+        message holds them; `typed` is whether this decoder knows the schema version."""
+        fields = self._row_fields(value)
+        if fields is None:
             return None
-        peek = simple_avro_row(raw) if self.encoding_format == "avro" else simple_json_row(raw)
-        if peek is None:
-            return None
+        kind, commit_ts, database, table, schema_version, data, old = fields
+        peek = RowPeek(
+            ROW_OPS[kind], commit_ts, database, table, schema_version, images=(data, old)
+        )
         version = (peek.database, peek.table, peek.schema_version)
         if version not in self._tables:
             return attrs.evolve(peek, typed=False)
@@ -632,23 +622,35 @@ class SimpleDecoder:
         """Whether `value` is certainly a row (DML) message, which holds no watermark and
         no table schema: what a pass after those skips unread
         (`read.decoding.row_message_test`). In Avro a message that starts as every DML
-        message does (`avro_dml.DML_PREFIX`); in JSON one the peek reads. Whether its
-        values decode is for the read of its rows to find."""
+        message does (`avro_dml.DML_PREFIX`); in JSON one whose envelope is a plain
+        row's. Whether its values decode is for the read of its rows to find."""
+        if self.encoding_format != "avro":
+            return self._row_fields(value) is not None
         raw = self._decompressed(value)
-        if raw is None:
-            return False
-        if self.encoding_format == "avro":
-            return raw.startswith(DML_PREFIX)
-        return simple_json_row(raw) is not None
+        return raw is not None and raw.startswith(DML_PREFIX)
 
     def _decompressed(self, value: bytes | None) -> bytes | None:
-        """A message's bytes for `peek_row` and `is_row`: None when there are none or they
-        do not decompress (`decode_message` then says why)."""
-        if value is None:
-            return None
+        """A message's bytes: None when there are none or they do not decompress
+        (`decode_message` then says why)."""
+        if value is None or self.compression is Compression.NONE:
+            return value
         try:
             return decompress(self.compression, value)
         except DecodeError:
+            return None
+
+    def _row_fields(self, value: bytes | None) -> SimpleRowFields | None:
+        """The envelope of a plain row message (`simple_row_fields`; in Avro as
+        `avro_dml.read_plain` reads it), nothing typed; None for anything else. Shared by
+        `plain_row`, `peek_row` and `is_row`."""
+        raw = self._decompressed(value)
+        if raw is None:
+            return None
+        if self.encoding_format == "avro":
+            return read_plain(raw)  # None: decode_message reads it
+        try:
+            return simple_row_fields(orjson.loads(raw))
+        except orjson.JSONDecodeError:
             return None
 
     def parser(self, column: Column) -> Parser:
@@ -1019,7 +1021,7 @@ def build_decoder(settings: DecoderSettings) -> SimpleDecoder:
     )
 
 
-# --- the peek (decode.peek) ----------------------------------------------------------
+# --- a row message's envelope (plain_row, peek_row, is_row) ---------------------------
 
 #: A Simple row message's envelope (`simple_row_fields`): its type (INSERT, UPDATE or
 #: DELETE), commit ts, database, table, schema version, and `data` and `old` as it holds
@@ -1032,7 +1034,7 @@ def simple_row_fields(message: Any) -> SimpleRowFields | None:
     `SimpleDecoder.decode_message` gives as a row and nothing more: no checksum to
     verify, no handle-key-only or claim-check row, the images an INSERT (data), UPDATE
     (data, maybe old) or DELETE (old) carries, every field of the expected type. None for
-    anything else. Shared by `simple_json_row` and `SimpleDecoder.plain_row`."""
+    anything else. Shared by the decoder's `plain_row`, `peek_row` and `is_row`."""
     if type(message) is not dict:
         return None
     get = message.get
@@ -1060,29 +1062,3 @@ def simple_row_fields(message: Any) -> SimpleRowFields | None:
     ):
         return None
     return kind, commit_ts, database, table, version, data, old
-
-
-def simple_json_row(value: bytes) -> RowPeek | None:
-    """A Simple JSON row message (`simple_row_fields`); None for anything else. The JSON is
-    parsed (orjson, as the decoder parses it: the same fields win) and nothing typed;
-    `typed` is left True, the decoder knows whether it has the schema. `images` are the
-    images as the message holds them."""
-    try:
-        fields = simple_row_fields(orjson.loads(value))
-    except orjson.JSONDecodeError:
-        return None
-    return _row_peek(fields)
-
-
-def simple_avro_row(value: bytes) -> RowPeek | None:
-    """A Simple Avro row message as `SimpleDecoder.plain_row` reads it (`avro_dml`: the
-    envelope checked, the images read as fastavro reads them, nothing typed); None for
-    anything else. `typed` and `images` as `simple_json_row`'s."""
-    return _row_peek(read_plain(value))
-
-
-def _row_peek(fields: SimpleRowFields | None) -> RowPeek | None:
-    if fields is None:
-        return None
-    kind, commit_ts, database, table, version, data, old = fields
-    return RowPeek(ROW_OPS[kind], commit_ts, database, table, version, images=(data, old))
